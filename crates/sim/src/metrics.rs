@@ -1,0 +1,225 @@
+//! What a run reports: one [`FctRecord`] per flow, switch counters, per-queue maxima, buffer
+//! occupancy samples and a [`Summary`].
+//!
+//! Pipeline position: `world -> metrics -> (py | bin)`. The drivers turn these into Parquet
+//! and JSON; nothing here does I/O.
+
+use serde::Serialize;
+
+/// One flow's outcome.
+///
+/// INVARIANT: `finished` implies `fct_ps >= ideal_fct_ps` (no flow beats the closed form).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FctRecord {
+    /// Flow id: the id from the flow list, or the index in start order for generated flows.
+    pub id: u64,
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes to transfer.
+    pub size_bytes: u64,
+    /// Start time, picoseconds.
+    pub start_ps: u64,
+    /// Flow completion time, picoseconds: from start until the sender has the ACK of the last
+    /// byte (TCP) or the receiver has the last byte (UDP). -1 if unfinished.
+    pub fct_ps: i64,
+    /// FCT of this flow alone in the network at line rate (see `ideal`), picoseconds.
+    pub ideal_fct_ps: u64,
+    /// `fct / ideal`; NaN if unfinished.
+    pub slowdown: f64,
+    /// Whether the flow completed before the run ended.
+    pub finished: bool,
+    /// Whether the flow belongs to an incast query.
+    pub incast: bool,
+    /// Priority class.
+    pub prio: u8,
+    /// Index of the workload entry that generated the flow.
+    pub workload: u16,
+    /// Retransmission timeouts the sender suffered.
+    pub num_rtos: u32,
+    /// Segments the sender retransmitted.
+    pub retx_segments: u32,
+    /// Distinct payload bytes the receiver got.
+    pub bytes_delivered: u64,
+}
+
+/// The role of a switch in its topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Leaf / top-of-rack / edge switch (hosts attach here).
+    Leaf,
+    /// Spine (leaf-spine) or aggregation (fat-tree) switch.
+    Spine,
+    /// Fat-tree core switch.
+    Core,
+}
+
+impl Tier {
+    /// Name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Core => "core",
+        }
+    }
+}
+
+/// Counters of one switch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SwitchStats {
+    /// Switch index (`0..num_switches`).
+    pub switch: u32,
+    /// Node id of the switch.
+    pub node: u32,
+    /// Tier name.
+    pub tier: &'static str,
+    /// Shared buffer size, bytes.
+    pub buffer_bytes: u64,
+    /// Packets that arrived at the switch (enqueue attempts).
+    pub arrivals: u64,
+    /// Packets dropped by the admission policy (shared buffer).
+    pub drops_admission: u64,
+    /// Packets dropped because their queue hit its static cap.
+    pub drops_queue_cap: u64,
+    /// Bytes dropped (all causes).
+    pub dropped_bytes: u64,
+    /// Packets marked CE at enqueue.
+    pub ecn_marks: u64,
+    /// Bytes that entered the buffer.
+    pub enqueued_bytes: u64,
+    /// Bytes that left the buffer onto a wire.
+    pub dequeued_bytes: u64,
+    /// Largest shared-buffer occupancy seen (exact, at every enqueue), bytes.
+    pub max_occupancy_bytes: u64,
+    /// Occupancy percentiles over the periodic samples, bytes (0 without sampling).
+    pub occ_p50_bytes: u64,
+    /// 90th percentile of sampled occupancy.
+    pub occ_p90_bytes: u64,
+    /// 99th percentile of sampled occupancy.
+    pub occ_p99_bytes: u64,
+    /// 99.99th percentile of sampled occupancy.
+    pub occ_p9999_bytes: u64,
+    /// Bytes in the buffer when the run ended.
+    pub final_occupancy_bytes: u64,
+}
+
+/// The largest backlog one switch queue reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueMax {
+    /// Switch index.
+    pub switch: u32,
+    /// Egress link id of the port.
+    pub link: u32,
+    /// Queue index within the port (priority class).
+    pub queue: u8,
+    /// Largest backlog, bytes.
+    pub max_bytes: u64,
+}
+
+/// Counters of one link (an egress port and its wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkStats {
+    /// Link id.
+    pub link: u32,
+    /// Transmitting node.
+    pub src: u32,
+    /// Receiving node.
+    pub dst: u32,
+    /// Line rate, bits per second.
+    pub rate_bps: u64,
+    /// Packets fully serialized onto the wire.
+    pub tx_packets: u64,
+    /// Bytes fully serialized onto the wire.
+    pub tx_bytes: u64,
+}
+
+/// One buffer occupancy sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OccupancySample {
+    /// Sample time, picoseconds.
+    pub time_ps: u64,
+    /// Switch index.
+    pub switch: u32,
+    /// Shared-buffer occupancy, bytes.
+    pub bytes: u64,
+}
+
+/// Run totals. Byte counters are wire bytes (payload + headers).
+///
+/// CORRECTNESS: `bytes_sent == bytes_delivered + bytes_dropped + bytes_in_flight` (checked by
+/// the conservation tests).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Flows in the run.
+    pub num_flows: u64,
+    /// Flows that completed.
+    pub finished_flows: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions over links (one packet crossing one link = one hop).
+    pub packet_hops: u64,
+    /// Simulated time at the end of the run, picoseconds.
+    pub sim_end_ps: u64,
+    /// Bytes hosts put on their NICs.
+    pub bytes_sent: u64,
+    /// Bytes that reached their destination host.
+    pub bytes_delivered: u64,
+    /// Bytes dropped anywhere (switches and NICs).
+    pub bytes_dropped: u64,
+    /// Bytes still queued or on a wire when the run ended.
+    pub bytes_in_flight: u64,
+    /// Packets dropped at switches.
+    pub switch_drops: u64,
+    /// Packets dropped at host NICs.
+    pub nic_drops: u64,
+    /// CE marks at switches and NICs.
+    pub ecn_marks: u64,
+    /// Retransmission timeouts over all flows.
+    pub num_rtos: u64,
+    /// Whether the run stopped at `run.stop_ms` with work left.
+    pub stopped_early: bool,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Output {
+    /// One record per flow, in flow-id order of the run (start order).
+    pub records: Vec<FctRecord>,
+    /// One entry per switch.
+    pub switches: Vec<SwitchStats>,
+    /// Per-queue maxima of every queue that held at least one packet.
+    pub queues: Vec<QueueMax>,
+    /// Periodic buffer occupancy samples.
+    pub occupancy: Vec<OccupancySample>,
+    /// One entry per link.
+    pub links: Vec<LinkStats>,
+    /// Totals.
+    pub summary: Summary,
+}
+
+/// Nearest-rank percentile of a sorted slice (`q` in [0, 1]); 0 for an empty slice.
+pub fn percentile_sorted(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile_sorted(&v, 0.5), 50);
+        assert_eq!(percentile_sorted(&v, 0.99), 99);
+        assert_eq!(percentile_sorted(&v, 1.0), 100);
+        assert_eq!(percentile_sorted(&v, 0.0), 1);
+        assert_eq!(percentile_sorted(&[], 0.5), 0);
+    }
+}

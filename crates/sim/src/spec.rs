@@ -1,0 +1,990 @@
+//! The scenario schema: what a user writes (TOML or JSON), validated into a [`ValidSpec`].
+//!
+//! Pipeline position: `spec -> (topo, workload) -> world -> metrics`. Rust owns this schema;
+//! `python/slacknet/config.py` mirrors it with pydantic and a round-trip test keeps the two
+//! in sync. Every default lives in a `default_*` function or `Default` impl in this file.
+//!
+//! INVARIANT: unknown keys are rejected everywhere (`deny_unknown_fields`), and every value a
+//! [`ValidSpec`] holds has passed [`Spec::validate`], whose errors name the offending key and
+//! value ([`SpecError`]).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The most queues an egress port supports (8 priority classes, as in commodity switches).
+pub const MAX_QUEUES: usize = 8;
+
+/// A whole scenario. Deserialize with [`Spec::from_toml_str`] or [`Spec::from_json_str`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Free-form scenario name, used for the results folder.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Master seed: every random choice of the run derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The network.
+    pub topology: TopologySpec,
+    /// Path selection.
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    /// Switch buffers, queues, scheduling, ECN and admission.
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    /// Host NIC queue.
+    #[serde(default)]
+    pub host: HostSpec,
+    /// The transport every flow uses.
+    #[serde(default)]
+    pub transport: TransportSpec,
+    /// Traffic sources; their flows are merged and sorted by start time.
+    #[serde(default)]
+    pub workload: Vec<WorkloadSpec>,
+    /// Run control.
+    #[serde(default)]
+    pub run: RunSpec,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// The network to build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// Two-tier leaf-spine. Oversubscription follows from the numbers:
+    /// `hosts_per_leaf * host_rate / (spines * links_per_spine * fabric_rate)`.
+    LeafSpine {
+        /// Number of leaf (top-of-rack) switches.
+        leaves: u32,
+        /// Hosts under each leaf.
+        hosts_per_leaf: u32,
+        /// Number of spine switches (0 only with a single leaf).
+        spines: u32,
+        /// Parallel links between each leaf and each spine.
+        #[serde(default = "one")]
+        links_per_spine: u32,
+        /// Host-to-leaf link rate.
+        host_rate_gbps: f64,
+        /// Leaf-to-spine link rate.
+        fabric_rate_gbps: f64,
+        /// Host-to-leaf propagation delay.
+        #[serde(default = "default_delay_ns")]
+        host_delay_ns: u64,
+        /// Leaf-to-spine propagation delay.
+        #[serde(default = "default_delay_ns")]
+        fabric_delay_ns: u64,
+    },
+    /// Three-tier k-ary fat-tree (Al-Fares et al.): k pods of k/2 edge and k/2 aggregation
+    /// switches, (k/2)^2 cores, k^3/4 hosts. All links at one rate and delay.
+    FatTree {
+        /// Switch radix; even, at least 2.
+        k: u32,
+        /// Rate of every link.
+        rate_gbps: f64,
+        /// Propagation delay of every link.
+        #[serde(default = "default_delay_ns")]
+        delay_ns: u64,
+    },
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_delay_ns() -> u64 {
+    1000
+}
+
+/// Path selection among equal-cost paths.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    /// `ecmp` (per-flow hash) or `spray` (per-packet).
+    #[serde(default)]
+    pub mode: RoutingMode,
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingMode {
+    /// Per-flow: a stable hash of (flow, switch) picks the next hop; a flow keeps its path.
+    #[default]
+    Ecmp,
+    /// Per-packet: a stable hash of (flow, sequence, switch) picks the next hop.
+    Spray,
+}
+
+/// Switch model: one shared buffer per switch, up to [`MAX_QUEUES`] queues per egress port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Shared buffer of every switch in bytes. Exclusive with `buffer_per_port_per_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_bytes: Option<u64>,
+    /// Shared buffer as bytes per port per Gbps of port rate (Broadcom Tomahawk-like chips
+    /// have about 5120 B): a switch's buffer = this x the sum of its egress port rates in Gbps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_per_port_per_gbps: Option<f64>,
+    /// Scheduling between the queues of one egress port.
+    #[serde(default)]
+    pub scheduler: SchedulerKind,
+    /// Buffer admission policy.
+    #[serde(default)]
+    pub admission: AdmissionSpec,
+    /// Queues per egress port, by priority class (index 0 = highest priority). Packets of a
+    /// class `>= queues.len()` go to the last queue.
+    #[serde(default = "default_queues")]
+    pub queues: Vec<QueueSpec>,
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer_bytes: None,
+            buffer_per_port_per_gbps: None,
+            scheduler: SchedulerKind::default(),
+            admission: AdmissionSpec::default(),
+            queues: default_queues(),
+        }
+    }
+}
+
+/// Default buffer when neither size key is given: 5120 B per port per Gbps.
+pub const DEFAULT_BUFFER_PER_PORT_PER_GBPS: f64 = 5120.0;
+
+fn default_queues() -> Vec<QueueSpec> {
+    vec![QueueSpec::default()]
+}
+
+/// Scheduling between the queues of one egress port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// Always serve the lowest-index non-empty queue.
+    #[default]
+    StrictPriority,
+    /// Deficit round robin with a quantum of one MTU: equal byte shares among busy queues.
+    RoundRobin,
+}
+
+/// One queue of an egress port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// DCTCP marking threshold K: an ECN-capable packet is marked CE if this queue holds more
+    /// than K bytes when it arrives. Absent: never mark.
+    #[serde(default = "default_ecn_k", skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// Static cap on this queue's bytes (on top of the admission policy). Absent: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_bytes: Option<u64>,
+    /// Dynamic Thresholds alpha of this queue (Choudhury and Hahne): admit while
+    /// `queue < alpha * (buffer - occupancy)`.
+    #[serde(default = "default_dt_alpha")]
+    pub dt_alpha: f64,
+}
+
+impl Default for QueueSpec {
+    fn default() -> Self {
+        QueueSpec { ecn_threshold_bytes: default_ecn_k(), cap_bytes: None, dt_alpha: 1.0 }
+    }
+}
+
+/// Default K: 65 full-size packets, the DCTCP paper's recommendation at 10 Gb/s (§3.4).
+fn default_ecn_k() -> Option<u64> {
+    Some(65 * 1500)
+}
+fn default_dt_alpha() -> f64 {
+    1.0
+}
+
+/// Buffer admission policy (which arriving packets a switch's shared buffer accepts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AdmissionSpec {
+    /// Accept while the shared buffer has room.
+    CompleteSharing,
+    /// Dynamic Thresholds with per-queue alpha (`queues[i].dt_alpha`).
+    #[default]
+    DynamicThresholds,
+    /// Static partitioning: each egress port owns buffer / ports bytes.
+    Static,
+}
+
+/// Host NIC model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// Byte cap of the NIC queue. Absent: unbounded (transports are window-limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_buffer_bytes: Option<u64>,
+    /// ECN marking threshold at the NIC queue (as ns-3's RED on host devices). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
+}
+
+/// The transport every flow uses, with its knobs. Defaults mirror `proto::TcpConfig::default`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportSpec {
+    /// `dctcp`, `newreno` or `udp`.
+    #[serde(default)]
+    pub kind: TransportKind,
+    /// Payload bytes per packet.
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes added to every packet on the wire (and the size of a pure ACK).
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    /// Initial congestion window in packets.
+    #[serde(default = "default_iw")]
+    pub init_cwnd_pkts: u32,
+    /// Minimum retransmission timeout.
+    #[serde(default = "default_min_rto_us")]
+    pub min_rto_us: u64,
+    /// Retransmission timeout before the first RTT sample.
+    #[serde(default = "default_min_rto_us")]
+    pub init_rto_us: u64,
+    /// Maximum retransmission timeout after backoff.
+    #[serde(default = "default_max_rto_us")]
+    pub max_rto_us: u64,
+    /// Duplicate ACKs that trigger fast retransmit.
+    #[serde(default = "default_dupack")]
+    pub dupack_threshold: u32,
+    /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
+    #[serde(default)]
+    pub delayed_ack_segments: u32,
+    /// Delayed ACK timeout.
+    #[serde(default = "default_delack_us")]
+    pub delayed_ack_timeout_us: u64,
+    /// Three-way handshake before data.
+    #[serde(default)]
+    pub handshake: bool,
+    /// DCTCP EWMA gain g (DCTCP eq. 1).
+    #[serde(default = "default_g")]
+    pub dctcp_g: f64,
+    /// DCTCP initial alpha.
+    #[serde(default = "default_alpha")]
+    pub dctcp_init_alpha: f64,
+    /// UDP sending rate; absent = the host's line rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_rate_gbps: Option<f64>,
+}
+
+impl Default for TransportSpec {
+    fn default() -> Self {
+        TransportSpec {
+            kind: TransportKind::default(),
+            mss_bytes: default_mss(),
+            header_bytes: default_header(),
+            init_cwnd_pkts: default_iw(),
+            min_rto_us: default_min_rto_us(),
+            init_rto_us: default_min_rto_us(),
+            max_rto_us: default_max_rto_us(),
+            dupack_threshold: default_dupack(),
+            delayed_ack_segments: 0,
+            delayed_ack_timeout_us: default_delack_us(),
+            handshake: false,
+            dctcp_g: default_g(),
+            dctcp_init_alpha: default_alpha(),
+            udp_rate_gbps: None,
+        }
+    }
+}
+
+fn default_mss() -> u32 {
+    1460
+}
+fn default_header() -> u32 {
+    40
+}
+fn default_iw() -> u32 {
+    10
+}
+fn default_min_rto_us() -> u64 {
+    10_000
+}
+fn default_max_rto_us() -> u64 {
+    1_000_000
+}
+fn default_dupack() -> u32 {
+    3
+}
+fn default_delack_us() -> u64 {
+    40
+}
+fn default_g() -> f64 {
+    1.0 / 16.0
+}
+fn default_alpha() -> f64 {
+    1.0
+}
+
+/// Transport protocol of every flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// DCTCP (ECN-based, per-packet echo).
+    #[default]
+    Dctcp,
+    /// TCP NewReno (loss-based, no ECN).
+    Newreno,
+    /// Unreliable UDP at line rate or `udp_rate_gbps`.
+    Udp,
+}
+
+/// One traffic source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// Poisson flow arrivals at a target load with sizes from a CDF.
+    Poisson {
+        /// Built-in distribution name (`websearch`, `fb_hadoop`, `google_rpc`) or a path to a
+        /// CDF file (relative paths are relative to the scenario file).
+        cdf: String,
+        /// Offered load as a fraction of `load_reference` capacity, in (0, 1].
+        load: f64,
+        /// Which capacity `load` refers to.
+        #[serde(default)]
+        load_reference: LoadReference,
+        /// Destination choice.
+        #[serde(default)]
+        destinations: Destinations,
+        /// First arrival not before this time.
+        #[serde(default)]
+        start_ms: f64,
+        /// Arrivals happen in `[start_ms, start_ms + duration_ms)`.
+        duration_ms: f64,
+        /// Priority class of these flows.
+        #[serde(default)]
+        prio: u8,
+    },
+    /// Incast: queries arrive at every receiver as a Poisson process; each makes `fan_in`
+    /// senders answer with `burst / fan_in` bytes at once.
+    Incast {
+        /// Queries per second per receiving host.
+        query_rate_per_host: f64,
+        /// Senders per query.
+        fan_in: u32,
+        /// Total response bytes per query. Exclusive with `burst_buffer_fraction`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        burst_bytes: Option<u64>,
+        /// Total response bytes per query as a fraction of the switch buffer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        burst_buffer_fraction: Option<f64>,
+        /// Which hosts answer a query.
+        #[serde(default)]
+        senders: IncastSenders,
+        /// First query not before this time.
+        #[serde(default)]
+        start_ms: f64,
+        /// Queries happen in `[start_ms, start_ms + duration_ms)`.
+        duration_ms: f64,
+        /// Priority class of these flows.
+        #[serde(default)]
+        prio: u8,
+    },
+    /// Replay a flow list (`id src dst start_s size_bytes incast` per line, `#` comments), as
+    /// written for the peer simulators in `shared/data/peer-bench/`.
+    FlowList {
+        /// Path to the file (relative paths are relative to the scenario file).
+        path: String,
+        /// Priority class of these flows.
+        #[serde(default)]
+        prio: u8,
+    },
+    /// Flows given inline.
+    Flows {
+        /// The flows.
+        flows: Vec<FlowEntry>,
+    },
+}
+
+/// One inline flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Bytes to transfer (at least 1).
+    pub size_bytes: u64,
+    /// Start time.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Priority class.
+    #[serde(default)]
+    pub prio: u8,
+    /// Tag the flow as incast in the records.
+    #[serde(default)]
+    pub incast: bool,
+}
+
+/// The capacity a Poisson load refers to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadReference {
+    /// Each host's access link: per-host arrival rate = load x host rate / mean size.
+    #[default]
+    HostLink,
+    /// Each leaf's (edge switch's) uplink capacity shared by its hosts: per-host arrival rate
+    /// = load x (uplink capacity / hosts per leaf) / mean size.
+    LeafUplink,
+}
+
+/// Destination choice of Poisson flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Destinations {
+    /// Any other host, uniformly.
+    #[default]
+    Uniform,
+    /// Any host under another leaf, uniformly.
+    OtherLeaf,
+    /// A fixed random permutation without fixed points: host i always sends to p(i).
+    Permutation,
+}
+
+/// Which hosts answer an incast query.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncastSenders {
+    /// `fan_in` distinct hosts other than the receiver, uniformly.
+    #[default]
+    Random,
+    /// `fan_in` distinct hosts under other leaves than the receiver's, uniformly.
+    OtherLeaf,
+}
+
+/// Run control.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Stop the simulation at this time even if flows are unfinished. Absent: run until
+    /// every flow has finished (or nothing is left to happen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_ms: Option<f64>,
+    /// Period of switch buffer occupancy samples (0 = no sampling).
+    #[serde(default = "default_sample_us")]
+    pub sample_interval_us: f64,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec { stop_ms: None, sample_interval_us: default_sample_us() }
+    }
+}
+
+fn default_sample_us() -> f64 {
+    10.0
+}
+
+/// A scenario that is wrong, with the key and value at fault.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    /// The text does not parse or has a key of the wrong type or name.
+    #[error("{key}: {message}")]
+    Parse {
+        /// Dotted path of the offending key (`workload[0].load`), or `<root>`.
+        key: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A value is out of range or inconsistent with others.
+    #[error("{key} = {value}: {message}")]
+    Invalid {
+        /// Dotted path of the offending key.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+impl SpecError {
+    /// The dotted path of the offending key.
+    pub fn key(&self) -> &str {
+        match self {
+            SpecError::Parse { key, .. } | SpecError::Invalid { key, .. } => key,
+        }
+    }
+
+    fn invalid(key: impl Into<String>, value: impl ToString, message: impl Into<String>) -> Self {
+        SpecError::Invalid { key: key.into(), value: value.to_string(), message: message.into() }
+    }
+}
+
+impl Spec {
+    /// Parse TOML. Errors name the key path (and the line, when the TOML parser knows it).
+    pub fn from_toml_str(text: &str) -> Result<Spec, SpecError> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = path_string(e.path());
+            let message = e.inner().message().to_string();
+            let message = match e.inner().span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].lines().count().max(1);
+                    format!("{message} (line {line})")
+                }
+                None => message,
+            };
+            SpecError::Parse { key, message }
+        })
+    }
+
+    /// Parse JSON (what the Python front end sends).
+    pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| SpecError::Parse {
+            key: path_string(e.path()),
+            message: e.inner().to_string(),
+        })
+    }
+
+    /// Serialize to JSON, with every default filled in.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a Spec always serializes")
+    }
+
+    /// Check every value and resolve file paths against `base_dir` (the scenario file's
+    /// folder). Errors name the key and the value.
+    pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
+        let num_hosts = self.check_topology()?;
+        self.check_switch()?;
+        self.check_transport()?;
+        if let Some(h) = &self.host.nic_buffer_bytes {
+            if *h == 0 {
+                return Err(SpecError::invalid("host.nic_buffer_bytes", h, "must be positive"));
+            }
+        }
+        for (i, w) in self.workload.iter_mut().enumerate() {
+            check_workload(i, w, num_hosts, base_dir, &self.transport)?;
+        }
+        if let Some(s) = self.run.stop_ms {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(SpecError::invalid("run.stop_ms", s, "must be a positive number"));
+            }
+        }
+        let si = self.run.sample_interval_us;
+        if !(si.is_finite() && si >= 0.0) {
+            return Err(SpecError::invalid(
+                "run.sample_interval_us",
+                si,
+                "must be >= 0 (0 disables sampling)",
+            ));
+        }
+        Ok(ValidSpec { spec: self })
+    }
+
+    fn check_topology(&self) -> Result<u32, SpecError> {
+        match &self.topology {
+            TopologySpec::LeafSpine {
+                leaves,
+                hosts_per_leaf,
+                spines,
+                links_per_spine,
+                host_rate_gbps,
+                fabric_rate_gbps,
+                ..
+            } => {
+                positive("topology.leaves", *leaves)?;
+                positive("topology.hosts_per_leaf", *hosts_per_leaf)?;
+                positive("topology.links_per_spine", *links_per_spine)?;
+                if *spines == 0 && *leaves > 1 {
+                    return Err(SpecError::invalid(
+                        "topology.spines",
+                        spines,
+                        "must be at least 1 when there is more than one leaf",
+                    ));
+                }
+                rate("topology.host_rate_gbps", *host_rate_gbps)?;
+                rate("topology.fabric_rate_gbps", *fabric_rate_gbps)?;
+                let hosts = *leaves as u64 * *hosts_per_leaf as u64;
+                if hosts > 1 << 20 {
+                    return Err(SpecError::invalid(
+                        "topology.hosts_per_leaf",
+                        hosts_per_leaf,
+                        "more than 2^20 hosts in total",
+                    ));
+                }
+                Ok(hosts as u32)
+            }
+            TopologySpec::FatTree { k, rate_gbps, .. } => {
+                if *k < 2 || k % 2 != 0 || *k > 128 {
+                    return Err(SpecError::invalid(
+                        "topology.k",
+                        k,
+                        "must be an even number between 2 and 128",
+                    ));
+                }
+                rate("topology.rate_gbps", *rate_gbps)?;
+                Ok(k * k * k / 4)
+            }
+        }
+    }
+
+    fn check_switch(&self) -> Result<(), SpecError> {
+        let s = &self.switch;
+        match (s.buffer_bytes, s.buffer_per_port_per_gbps) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::invalid(
+                    "switch.buffer_per_port_per_gbps",
+                    s.buffer_per_port_per_gbps.unwrap_or_default(),
+                    "give either switch.buffer_bytes or switch.buffer_per_port_per_gbps, not both",
+                ))
+            }
+            (Some(b), None) if b == 0 => {
+                return Err(SpecError::invalid("switch.buffer_bytes", b, "must be positive"))
+            }
+            (None, Some(f)) if !(f.is_finite() && f > 0.0) => {
+                return Err(SpecError::invalid(
+                    "switch.buffer_per_port_per_gbps",
+                    f,
+                    "must be a positive number",
+                ))
+            }
+            _ => {}
+        }
+        if s.queues.is_empty() || s.queues.len() > MAX_QUEUES {
+            return Err(SpecError::invalid(
+                "switch.queues",
+                format!("[{} entries]", s.queues.len()),
+                format!("between 1 and {MAX_QUEUES} queues per port are supported"),
+            ));
+        }
+        for (i, q) in s.queues.iter().enumerate() {
+            if let Some(c) = q.cap_bytes {
+                if c == 0 {
+                    return Err(SpecError::invalid(
+                        format!("switch.queues[{i}].cap_bytes"),
+                        c,
+                        "must be positive (omit the key for no cap)",
+                    ));
+                }
+            }
+            if !(q.dt_alpha.is_finite() && q.dt_alpha > 0.0) {
+                return Err(SpecError::invalid(
+                    format!("switch.queues[{i}].dt_alpha"),
+                    q.dt_alpha,
+                    "must be a positive number",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_transport(&self) -> Result<(), SpecError> {
+        let t = &self.transport;
+        if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
+            return Err(SpecError::invalid(
+                "transport.mss_bytes",
+                t.mss_bytes,
+                "must be between 1 and 65000",
+            ));
+        }
+        if t.header_bytes == 0 {
+            return Err(SpecError::invalid("transport.header_bytes", 0, "must be positive"));
+        }
+        positive("transport.init_cwnd_pkts", t.init_cwnd_pkts)?;
+        positive("transport.dupack_threshold", t.dupack_threshold)?;
+        if t.min_rto_us == 0 {
+            return Err(SpecError::invalid("transport.min_rto_us", 0, "must be positive"));
+        }
+        if t.init_rto_us == 0 {
+            return Err(SpecError::invalid("transport.init_rto_us", 0, "must be positive"));
+        }
+        if t.max_rto_us < t.min_rto_us {
+            return Err(SpecError::invalid(
+                "transport.max_rto_us",
+                t.max_rto_us,
+                format!("must be >= transport.min_rto_us ({})", t.min_rto_us),
+            ));
+        }
+        if !(t.dctcp_g > 0.0 && t.dctcp_g <= 1.0) {
+            return Err(SpecError::invalid("transport.dctcp_g", t.dctcp_g, "must be in (0, 1]"));
+        }
+        if !(0.0..=1.0).contains(&t.dctcp_init_alpha) {
+            return Err(SpecError::invalid(
+                "transport.dctcp_init_alpha",
+                t.dctcp_init_alpha,
+                "must be in [0, 1]",
+            ));
+        }
+        if let Some(r) = t.udp_rate_gbps {
+            rate("transport.udp_rate_gbps", r)?;
+        }
+        Ok(())
+    }
+}
+
+fn positive(key: &str, v: u32) -> Result<(), SpecError> {
+    if v == 0 {
+        Err(SpecError::invalid(key, v, "must be at least 1"))
+    } else {
+        Ok(())
+    }
+}
+
+fn rate(key: &str, gbps: f64) -> Result<(), SpecError> {
+    if !(gbps.is_finite() && gbps > 0.0) {
+        Err(SpecError::invalid(key, gbps, "a link rate must be a positive number of Gb/s"))
+    } else if gbps > 100_000.0 {
+        Err(SpecError::invalid(key, gbps, "rates above 100 Tb/s are not supported"))
+    } else {
+        Ok(())
+    }
+}
+
+fn window(prefix: &str, start_ms: f64, duration_ms: f64) -> Result<(), SpecError> {
+    if !(start_ms.is_finite() && start_ms >= 0.0) {
+        return Err(SpecError::invalid(format!("{prefix}.start_ms"), start_ms, "must be >= 0"));
+    }
+    if !(duration_ms.is_finite() && duration_ms > 0.0) {
+        return Err(SpecError::invalid(
+            format!("{prefix}.duration_ms"),
+            duration_ms,
+            "must be a positive number of milliseconds",
+        ));
+    }
+    Ok(())
+}
+
+/// Resolve `name` to a built-in CDF or an existing file; returns the canonical form stored in
+/// the resolved spec (the built-in name, or an absolute path).
+fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Result<String, SpecError> {
+    if builtins.contains(&name) {
+        return Ok(name.to_string());
+    }
+    let p = PathBuf::from(name);
+    let p = if p.is_absolute() { p } else { base_dir.join(p) };
+    if !p.is_file() {
+        let hint = if builtins.is_empty() {
+            String::new()
+        } else {
+            format!(" (built-in names: {})", builtins.join(", "))
+        };
+        return Err(SpecError::invalid(
+            key,
+            format!("{name:?}"),
+            format!("no such file: {}{hint}", p.display()),
+        ));
+    }
+    Ok(p.canonicalize().unwrap_or(p).to_string_lossy().into_owned())
+}
+
+fn check_workload(
+    i: usize,
+    w: &mut WorkloadSpec,
+    num_hosts: u32,
+    base_dir: &Path,
+    transport: &TransportSpec,
+) -> Result<(), SpecError> {
+    let prefix = format!("workload[{i}]");
+    let _ = transport;
+    match w {
+        WorkloadSpec::Poisson { cdf, load, start_ms, duration_ms, destinations, .. } => {
+            *cdf = resolve_file(&format!("{prefix}.cdf"), cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
+            if !(load.is_finite() && *load > 0.0 && *load <= 1.0) {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.load"),
+                    *load,
+                    "must be in (0, 1]: it is a fraction of link capacity",
+                ));
+            }
+            window(&prefix, *start_ms, *duration_ms)?;
+            if num_hosts < 2 {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.kind"),
+                    "poisson",
+                    "needs at least 2 hosts",
+                ));
+            }
+            let _ = destinations;
+        }
+        WorkloadSpec::Incast {
+            query_rate_per_host,
+            fan_in,
+            burst_bytes,
+            burst_buffer_fraction,
+            start_ms,
+            duration_ms,
+            ..
+        } => {
+            if !(query_rate_per_host.is_finite() && *query_rate_per_host > 0.0) {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.query_rate_per_host"),
+                    *query_rate_per_host,
+                    "must be a positive number of queries per second",
+                ));
+            }
+            if *fan_in == 0 || *fan_in >= num_hosts {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.fan_in"),
+                    *fan_in,
+                    format!("must be between 1 and the number of hosts - 1 ({})", num_hosts.saturating_sub(1)),
+                ));
+            }
+            match (*burst_bytes, *burst_buffer_fraction) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(SpecError::invalid(
+                        format!("{prefix}.burst_bytes"),
+                        burst_bytes.map(|b| b.to_string()).unwrap_or_else(|| "<absent>".into()),
+                        "give exactly one of burst_bytes and burst_buffer_fraction",
+                    ))
+                }
+                (Some(b), None) if b < *fan_in as u64 => {
+                    return Err(SpecError::invalid(
+                        format!("{prefix}.burst_bytes"),
+                        b,
+                        "must be at least fan_in bytes (each sender sends burst / fan_in)",
+                    ))
+                }
+                (None, Some(f)) if !(f.is_finite() && f > 0.0) => {
+                    return Err(SpecError::invalid(
+                        format!("{prefix}.burst_buffer_fraction"),
+                        f,
+                        "must be a positive fraction of the switch buffer",
+                    ))
+                }
+                _ => {}
+            }
+            window(&prefix, *start_ms, *duration_ms)?;
+        }
+        WorkloadSpec::FlowList { path, .. } => {
+            *path = resolve_file(&format!("{prefix}.path"), path, base_dir, &[])?;
+        }
+        WorkloadSpec::Flows { flows } => {
+            for (j, f) in flows.iter().enumerate() {
+                let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
+                if f.src >= num_hosts {
+                    return Err(SpecError::invalid(
+                        key("src"),
+                        f.src,
+                        format!("no such host (the topology has hosts 0..{})", num_hosts),
+                    ));
+                }
+                if f.dst >= num_hosts {
+                    return Err(SpecError::invalid(
+                        key("dst"),
+                        f.dst,
+                        format!("no such host (the topology has hosts 0..{})", num_hosts),
+                    ));
+                }
+                if f.src == f.dst {
+                    return Err(SpecError::invalid(key("dst"), f.dst, "must differ from src"));
+                }
+                if f.size_bytes == 0 {
+                    return Err(SpecError::invalid(key("size_bytes"), 0, "must be at least 1"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn path_string(p: &serde_path_to_error::Path) -> String {
+    let s = p.to_string();
+    if s == "." || s.is_empty() {
+        "<root>".into()
+    } else {
+        s
+    }
+}
+
+/// A scenario that passed [`Spec::validate`]: every value is in range, every file exists.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidSpec {
+    spec: Spec,
+}
+
+impl ValidSpec {
+    /// The validated scenario.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+    /// The resolved scenario as JSON (defaults filled, paths absolute).
+    pub fn to_json(&self) -> String {
+        self.spec.to_json()
+    }
+}
+
+/// The built-in default scenario (what `slacknet run` uses without an argument): a 2-leaf,
+/// 32-host leaf-spine at 10 Gb/s with DCTCP, web-search traffic at 40% load and incast.
+pub fn default_scenario_toml() -> &'static str {
+    include_str!("../data/default.toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> &'static Path {
+        Path::new(".")
+    }
+
+    const MINIMAL: &str = r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+"#;
+
+    #[test]
+    fn minimal_spec_gets_defaults() {
+        let s = Spec::from_toml_str(MINIMAL).unwrap();
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.switch.queues.len(), 1);
+        assert_eq!(s.transport.kind, TransportKind::Dctcp);
+        s.validate(base()).unwrap();
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let text = format!("{MINIMAL}\n[transport]\nmss = 1000\n");
+        let e = Spec::from_toml_str(&text).unwrap_err();
+        assert_eq!(e.key(), "transport.mss", "{e}");
+        assert!(e.to_string().contains("unknown field"), "{e}");
+        let text = MINIMAL.replace("spines = 2", "spines = 2\nspine = 3");
+        let e = Spec::from_toml_str(&text).unwrap_err();
+        assert!(e.to_string().contains("spine"), "{e}");
+    }
+
+    #[test]
+    fn impossible_values_are_named() {
+        let cases = [
+            (MINIMAL.replace("host_rate_gbps = 10", "host_rate_gbps = 0"), "topology.host_rate_gbps"),
+            (
+                format!("{MINIMAL}\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.5\nduration_ms = 1\n"),
+                "workload[0].load",
+            ),
+            (
+                format!("{MINIMAL}\n[[workload]]\nkind = \"poisson\"\ncdf = \"nope.csv\"\nload = 0.5\nduration_ms = 1\n"),
+                "workload[0].cdf",
+            ),
+            (format!("{MINIMAL}\n[switch]\nqueues = [{{}},{{}},{{}},{{}},{{}},{{}},{{}},{{}},{{}}]\n"), "switch.queues"),
+        ];
+        for (text, key) in cases {
+            let e = Spec::from_toml_str(&text).unwrap().validate(base()).unwrap_err();
+            assert_eq!(e.key(), key, "{e}");
+        }
+    }
+
+    #[test]
+    fn json_round_trip_is_identity() {
+        let s = Spec::from_toml_str(default_scenario_toml()).unwrap();
+        let j = s.to_json();
+        assert_eq!(Spec::from_json_str(&j).unwrap(), s);
+    }
+}

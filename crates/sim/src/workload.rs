@@ -1,0 +1,581 @@
+//! Workloads: flow-size CDFs, Poisson arrivals at a target load, incast queries, flow-list
+//! replay and inline flows, all seeded. Produces one sorted list of [`FlowSpec`]s.
+//!
+//! INVARIANT: the output is sorted by `(start, workload index, generation order)` and is a
+//! pure function of (spec, seed). Every flow has `size >= 1` and `src != dst`.
+
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use units::{Bps, Time};
+
+use crate::route::hash3;
+use crate::spec::{Destinations, IncastSenders, LoadReference, WorkloadSpec};
+use crate::topo::Topology;
+use crate::SimError;
+
+/// Names accepted as `cdf = "<name>"` without a file.
+pub const BUILTIN_CDFS: &[&str] = &["websearch", "fb_hadoop", "google_rpc"];
+
+fn builtin_text(name: &str) -> Option<&'static str> {
+    match name {
+        "websearch" => Some(include_str!("../data/websearch.csv")),
+        "fb_hadoop" => Some(include_str!("../data/fb_hadoop.txt")),
+        "google_rpc" => Some(include_str!("../data/google_rpc.txt")),
+        _ => None,
+    }
+}
+
+/// One flow to simulate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSpec {
+    /// Id reported in the records (flow-list id, or generation index).
+    pub id: u64,
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes.
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// Priority class.
+    pub prio: u8,
+    /// Part of an incast query.
+    pub incast: bool,
+    /// Index of the generating workload entry.
+    pub workload: u16,
+}
+
+/// A flow-size distribution: points `(size_bytes, cdf)` with cdf in [0, 1], non-decreasing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cdf {
+    points: Vec<(f64, f64)>,
+}
+
+impl Cdf {
+    /// Parse `size cdf` lines where cdf is a fraction (0..1) or a percentage (0..100): the
+    /// format is detected from the last point. Blank lines and `#` comments are skipped.
+    pub fn parse(text: &str) -> Result<Cdf, String> {
+        let mut points = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut it = line.split_whitespace();
+            let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else {
+                return Err(format!("line {}: expected two numbers `size cdf`, got {line:?}", i + 1));
+            };
+            let size: f64 = a.parse().map_err(|_| format!("line {}: bad size {a:?}", i + 1))?;
+            let cdf: f64 = b.parse().map_err(|_| format!("line {}: bad cdf value {b:?}", i + 1))?;
+            if !(size.is_finite() && size >= 0.0 && cdf.is_finite() && cdf >= 0.0) {
+                return Err(format!("line {}: values must be non-negative numbers", i + 1));
+            }
+            if let Some(&(ps, pc)) = points.last() {
+                if size < ps || cdf < pc {
+                    return Err(format!("line {}: sizes and cdf values must not decrease", i + 1));
+                }
+            }
+            points.push((size, cdf));
+        }
+        let Some(&(_, last)) = points.last() else {
+            return Err("no points".into());
+        };
+        let scale = if (last - 100.0).abs() < 1e-6 {
+            100.0
+        } else if (last - 1.0).abs() < 1e-9 {
+            1.0
+        } else {
+            return Err(format!("the last cdf value must be 1 (or 100 for percentages), got {last}"));
+        };
+        for p in &mut points {
+            p.1 /= scale;
+        }
+        Ok(Cdf { points })
+    }
+
+    /// A built-in distribution by name.
+    pub fn builtin(name: &str) -> Option<Cdf> {
+        builtin_text(name).map(|t| Cdf::parse(t).expect("built-in CDFs parse"))
+    }
+
+    /// Inverse-CDF sample for `u` in [0, 1): the first point with cdf >= u, interpolated
+    /// linearly from the previous point (from (0, 0) below the first point), as ns3-datacenter
+    /// `gen_random_cdf` and HPCC `custom_rand.py` do.
+    pub fn sample(&self, u: f64) -> f64 {
+        let i = self.points.partition_point(|&(_, c)| c < u);
+        if i >= self.points.len() {
+            return self.points[self.points.len() - 1].0;
+        }
+        let (x1, c1) = self.points[i];
+        let (x0, c0) = if i == 0 { (0.0, 0.0) } else { self.points[i - 1] };
+        if c1 <= c0 {
+            return x1;
+        }
+        x0 + (u - c0) / (c1 - c0) * (x1 - x0)
+    }
+
+    /// Mean of the piecewise-linear distribution (trapezoid rule), bytes.
+    pub fn mean(&self) -> f64 {
+        let mut prev = (0.0, 0.0);
+        let mut m = 0.0;
+        for &(x, c) in &self.points {
+            m += (c - prev.1) * (x + prev.0) / 2.0;
+            prev = (x, c);
+        }
+        m
+    }
+}
+
+/// What the generators need to know about the network.
+#[derive(Clone, Copy, Debug)]
+pub struct NetInfo<'a> {
+    /// The topology.
+    pub topo: &'a Topology,
+    /// Shared buffer of a leaf switch (for `burst_buffer_fraction`).
+    pub leaf_buffer: u64,
+}
+
+/// An RNG for one purpose of one workload, derived from the master seed.
+fn rng(seed: u64, workload: usize, purpose: u64) -> Pcg64 {
+    Pcg64::seed_from_u64(hash3(seed, workload as u64 + 1, purpose))
+}
+
+fn exp_sample(r: &mut Pcg64, rate_per_s: f64) -> f64 {
+    let u: f64 = r.gen();
+    -(1.0 - u).ln() / rate_per_s
+}
+
+/// Generate every flow of every workload entry, sorted by start time.
+pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Result<Vec<FlowSpec>, SimError> {
+    let mut flows = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        let key = |k: &str| format!("workload[{wi}].{k}");
+        match w {
+            WorkloadSpec::Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio } => {
+                let dist = load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?;
+                let per_host_bps = match load_reference {
+                    LoadReference::HostLink => net.topo.host_rate.get() as f64,
+                    LoadReference::LeafUplink => {
+                        net.topo.leaf_uplink.get() as f64 / net.topo.hosts_per_leaf as f64
+                    }
+                };
+                let mean_bits = dist.mean() * 8.0;
+                let rate = load * per_host_bps / mean_bits; // flows per second per host
+                poisson(&mut flows, wi, seed, net, &dist, rate, *destinations, *start_ms, *duration_ms, *prio);
+            }
+            WorkloadSpec::Incast {
+                query_rate_per_host,
+                fan_in,
+                burst_bytes,
+                burst_buffer_fraction,
+                senders,
+                start_ms,
+                duration_ms,
+                prio,
+            } => {
+                let burst = match (burst_bytes, burst_buffer_fraction) {
+                    (Some(b), _) => *b,
+                    (None, Some(f)) => (f * net.leaf_buffer as f64).round() as u64,
+                    (None, None) => unreachable!("validated: one of the two is set"),
+                };
+                let per_sender = (burst / *fan_in as u64).max(1);
+                incast(&mut flows, wi, seed, net, *query_rate_per_host, *fan_in, per_sender, *senders, *start_ms, *duration_ms, *prio)
+                    .map_err(|message| SimError::Workload { key: key("fan_in"), message })?;
+            }
+            WorkloadSpec::FlowList { path, prio } => {
+                let text = std::fs::read_to_string(path).map_err(|e| SimError::Workload {
+                    key: key("path"),
+                    message: format!("cannot read {path}: {e}"),
+                })?;
+                parse_flow_list(&text, wi as u16, *prio, net.topo.num_hosts, &mut flows)
+                    .map_err(|message| SimError::Workload { key: key("path"), message: format!("{path}: {message}") })?;
+            }
+            WorkloadSpec::Flows { flows: list } => {
+                for f in list {
+                    flows.push(FlowSpec {
+                        id: 0,
+                        src: f.src,
+                        dst: f.dst,
+                        size: f.size_bytes,
+                        start: Time::from_ns(f.start_ns),
+                        prio: f.prio,
+                        incast: f.incast,
+                        workload: wi as u16,
+                    });
+                }
+            }
+        }
+    }
+    // Stable sort keeps generation order among equal (start, workload).
+    flows.sort_by_key(|f| (f.start, f.workload));
+    let keep_ids = workloads.len() == 1 && matches!(workloads[0], WorkloadSpec::FlowList { .. });
+    if !keep_ids {
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.id = i as u64;
+        }
+    }
+    Ok(flows)
+}
+
+fn load_cdf(name: &str) -> Result<Cdf, String> {
+    if let Some(c) = Cdf::builtin(name) {
+        return Ok(c);
+    }
+    let text = std::fs::read_to_string(Path::new(name)).map_err(|e| format!("cannot read {name}: {e}"))?;
+    Cdf::parse(&text).map_err(|e| format!("{name}: {e}"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn poisson(
+    out: &mut Vec<FlowSpec>,
+    wi: usize,
+    seed: u64,
+    net: NetInfo<'_>,
+    dist: &Cdf,
+    rate: f64,
+    dests: Destinations,
+    start_ms: f64,
+    duration_ms: f64,
+    prio: u8,
+) {
+    let n = net.topo.num_hosts;
+    let mut r = rng(seed, wi, 1);
+    let perm = match dests {
+        Destinations::Permutation => Some(derangement(n, &mut r)),
+        _ => None,
+    };
+    let t0 = start_ms / 1e3;
+    let t1 = (start_ms + duration_ms) / 1e3;
+    for src in 0..n {
+        // One RNG per source host: adding hosts does not reshuffle the others' flows.
+        let mut r = rng(seed, wi, 1000 + src as u64);
+        let mut t = t0 + exp_sample(&mut r, rate);
+        while t < t1 {
+            let size = dist.sample(r.gen::<f64>()).round().max(1.0) as u64;
+            let dst = match (dests, &perm) {
+                (Destinations::Permutation, Some(p)) => p[src as usize],
+                (Destinations::OtherLeaf, _) => pick_other_leaf(&mut r, net.topo, src),
+                _ => pick_other(&mut r, n, src),
+            };
+            out.push(FlowSpec {
+                id: 0,
+                src,
+                dst,
+                size,
+                start: Time::from_secs_f64(t),
+                prio,
+                incast: false,
+                workload: wi as u16,
+            });
+            t += exp_sample(&mut r, rate);
+        }
+    }
+}
+
+fn pick_other(r: &mut Pcg64, n: u32, not: u32) -> u32 {
+    let d = r.gen_range(0..n - 1);
+    if d >= not {
+        d + 1
+    } else {
+        d
+    }
+}
+
+fn pick_other_leaf(r: &mut Pcg64, topo: &Topology, src: u32) -> u32 {
+    if topo.num_leaves < 2 {
+        return pick_other(r, topo.num_hosts, src);
+    }
+    let leaf = topo.leaf_of_host[src as usize];
+    let per = topo.hosts_per_leaf;
+    let outside = topo.num_hosts - per;
+    let d = r.gen_range(0..outside);
+    // Hosts of one leaf are contiguous: skip over the source's leaf.
+    if d >= leaf * per {
+        d + per
+    } else {
+        d
+    }
+}
+
+/// Sattolo's algorithm: a uniformly random cyclic permutation, so no host maps to itself.
+fn derangement(n: u32, r: &mut Pcg64) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n).collect();
+    for i in (1..n as usize).rev() {
+        let j = r.gen_range(0..i);
+        p.swap(i, j);
+    }
+    p
+}
+
+#[allow(clippy::too_many_arguments)]
+fn incast(
+    out: &mut Vec<FlowSpec>,
+    wi: usize,
+    seed: u64,
+    net: NetInfo<'_>,
+    rate: f64,
+    fan_in: u32,
+    per_sender: u64,
+    senders: IncastSenders,
+    start_ms: f64,
+    duration_ms: f64,
+    prio: u8,
+) -> Result<(), String> {
+    let topo = net.topo;
+    let n = topo.num_hosts;
+    let t0 = start_ms / 1e3;
+    let t1 = (start_ms + duration_ms) / 1e3;
+    for dst in 0..n {
+        let candidates: Vec<u32> = match senders {
+            IncastSenders::Random => (0..n).filter(|&h| h != dst).collect(),
+            IncastSenders::OtherLeaf => {
+                let leaf = topo.leaf_of_host[dst as usize];
+                (0..n).filter(|&h| topo.leaf_of_host[h as usize] != leaf).collect()
+            }
+        };
+        if (candidates.len() as u32) < fan_in {
+            return Err(format!(
+                "fan_in = {fan_in} but only {} hosts can answer a query to host {dst}",
+                candidates.len()
+            ));
+        }
+        let mut r = rng(seed, wi, 2000 + dst as u64);
+        let mut pool = candidates;
+        let mut t = t0 + exp_sample(&mut r, rate);
+        while t < t1 {
+            // Partial Fisher-Yates: the first fan_in entries become a uniform sample.
+            for i in 0..fan_in as usize {
+                let j = r.gen_range(i..pool.len());
+                pool.swap(i, j);
+            }
+            let start = Time::from_secs_f64(t);
+            for &src in &pool[..fan_in as usize] {
+                out.push(FlowSpec { id: 0, src, dst, size: per_sender, start, prio, incast: true, workload: wi as u16 });
+            }
+            t += exp_sample(&mut r, rate);
+        }
+    }
+    Ok(())
+}
+
+/// Parse a flow list: `id src dst start_s size_bytes incast` per line, `#` comments.
+pub fn parse_flow_list(
+    text: &str,
+    workload: u16,
+    prio: u8,
+    num_hosts: u32,
+    out: &mut Vec<FlowSpec>,
+) -> Result<(), String> {
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() < 5 {
+            return Err(format!(
+                "line {}: expected `id src dst start_s size_bytes [incast]`, got {line:?}",
+                i + 1
+            ));
+        }
+        let bad = |what: &str, v: &str| format!("line {}: bad {what} {v:?}", i + 1);
+        let id: u64 = cols[0].parse().map_err(|_| bad("id", cols[0]))?;
+        let src: u32 = cols[1].parse().map_err(|_| bad("src", cols[1]))?;
+        let dst: u32 = cols[2].parse().map_err(|_| bad("dst", cols[2]))?;
+        let start: f64 = cols[3].parse().map_err(|_| bad("start_s", cols[3]))?;
+        let size: f64 = cols[4].parse().map_err(|_| bad("size_bytes", cols[4]))?;
+        let incast = match cols.get(5) {
+            None => false,
+            Some(&"0") => false,
+            Some(&"1") => true,
+            Some(v) => return Err(bad("incast flag (0 or 1)", v)),
+        };
+        if src >= num_hosts || dst >= num_hosts {
+            return Err(format!(
+                "line {}: host {} does not exist (the topology has hosts 0..{num_hosts})",
+                i + 1,
+                src.max(dst)
+            ));
+        }
+        if src == dst {
+            return Err(format!("line {}: src and dst are both {src}", i + 1));
+        }
+        if !(start.is_finite() && start >= 0.0) {
+            return Err(bad("start_s", cols[3]));
+        }
+        if !(size.is_finite() && size >= 1.0) {
+            return Err(bad("size_bytes (must be >= 1)", cols[4]));
+        }
+        out.push(FlowSpec {
+            id,
+            src,
+            dst,
+            size: size.round() as u64,
+            start: Time::from_secs_f64(start),
+            prio,
+            incast,
+            workload,
+        });
+    }
+    Ok(())
+}
+
+/// Offered load in bits per second that a Poisson workload produces on average per host.
+pub fn offered_bps(load: f64, per_host: Bps) -> f64 {
+    load * per_host.get() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topo::leaf_spine;
+    use units::Dur;
+
+    #[test]
+    fn websearch_mean_matches_published() {
+        let c = Cdf::builtin("websearch").unwrap();
+        // shared/data/flowcdf/README.md: mean 1.71 MB (trapezoid).
+        assert!((c.mean() / 1e6 - 1.71).abs() < 0.01, "{}", c.mean());
+        let h = Cdf::builtin("fb_hadoop").unwrap();
+        assert!((h.mean() / 1e3 - 120.0).abs() < 2.0, "{}", h.mean());
+        let g = Cdf::builtin("google_rpc").unwrap();
+        assert!((g.mean() / 1e3 - 2.9).abs() < 0.1, "{}", g.mean());
+    }
+
+    #[test]
+    fn sampling_interpolates_linearly() {
+        let c = Cdf::parse("0 0\n100 50\n300 100\n").unwrap();
+        assert_eq!(c.sample(0.25), 50.0);
+        assert_eq!(c.sample(0.5), 100.0);
+        assert_eq!(c.sample(0.75), 200.0);
+        let f = Cdf::parse("100 0.5\n300 1\n").unwrap();
+        assert_eq!(f.sample(0.25), 50.0); // below the first point: from (0, 0)
+    }
+
+    #[test]
+    fn cdf_errors_name_the_line() {
+        assert!(Cdf::parse("1 0\n2 x\n").unwrap_err().contains("line 2"));
+        assert!(Cdf::parse("1 0.5\n0 1\n").unwrap_err().contains("decrease"));
+        assert!(Cdf::parse("1 0.5\n2 0.9\n").unwrap_err().contains("last cdf"));
+    }
+
+    fn topo() -> Topology {
+        leaf_spine(2, 16, 4, 1, Bps::from_gbps(10), Bps::from_gbps(10), Dur::from_us(3), Dur::from_us(3))
+    }
+
+    #[test]
+    fn poisson_hits_the_target_load() {
+        let t = topo();
+        let w = vec![WorkloadSpec::Poisson {
+            cdf: "websearch".into(),
+            load: 0.5,
+            load_reference: LoadReference::HostLink,
+            destinations: Destinations::Uniform,
+            start_ms: 0.0,
+            duration_ms: 2000.0,
+            prio: 0,
+        }];
+        let flows = generate(&w, 7, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
+        let bytes: u64 = flows.iter().map(|f| f.size).sum();
+        let offered = bytes as f64 * 8.0 / 2.0 / 32.0; // bits per second per host
+        let target = 0.5 * 10e9;
+        assert!((offered / target - 1.0).abs() < 0.1, "offered {offered} vs {target}");
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+        assert!(flows.iter().all(|f| f.src != f.dst && f.size >= 1));
+    }
+
+    #[test]
+    fn destinations_respect_their_rule() {
+        let t = topo();
+        for (d, check) in [
+            (Destinations::OtherLeaf, 0),
+            (Destinations::Permutation, 1),
+        ] {
+            let w = vec![WorkloadSpec::Poisson {
+                cdf: "google_rpc".into(),
+                load: 0.1,
+                load_reference: LoadReference::HostLink,
+                destinations: d,
+                start_ms: 0.0,
+                duration_ms: 1.0,
+                prio: 0,
+            }];
+            let flows = generate(&w, 3, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
+            assert!(!flows.is_empty());
+            let mut partner = vec![None; 32];
+            for f in &flows {
+                assert_ne!(f.src, f.dst);
+                if check == 0 {
+                    assert_ne!(f.src / 16, f.dst / 16);
+                } else {
+                    let p = partner[f.src as usize].get_or_insert(f.dst);
+                    assert_eq!(*p, f.dst);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn incast_queries_have_fan_in_distinct_senders() {
+        let t = topo();
+        let w = vec![WorkloadSpec::Incast {
+            query_rate_per_host: 100.0,
+            fan_in: 8,
+            burst_bytes: None,
+            burst_buffer_fraction: Some(0.5),
+            senders: IncastSenders::OtherLeaf,
+            start_ms: 0.0,
+            duration_ms: 100.0,
+            prio: 0,
+        }];
+        let flows = generate(&w, 1, NetInfo { topo: &t, leaf_buffer: 1_000_000 }).unwrap();
+        assert!(!flows.is_empty());
+        assert_eq!(flows.len() % 8, 0);
+        for f in &flows {
+            assert!(f.incast);
+            assert_eq!(f.size, 62_500);
+            assert_ne!(f.src / 16, f.dst / 16);
+        }
+        let mut by_query = std::collections::BTreeMap::new();
+        for f in &flows {
+            by_query.entry((f.start, f.dst)).or_insert_with(Vec::new).push(f.src);
+        }
+        for srcs in by_query.values() {
+            let mut s = srcs.clone();
+            s.sort();
+            s.dedup();
+            assert_eq!(s.len(), 8);
+        }
+    }
+
+    #[test]
+    fn flow_list_parses_and_rejects_with_line_numbers() {
+        let mut out = Vec::new();
+        parse_flow_list("# c\n0 6 19 0.000323008 13026 0\n5 1 2 0.5 100 1\n", 0, 0, 32, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].start, Time(323_008_000));
+        assert!(out[1].incast);
+        assert!(parse_flow_list("0 40 1 0 10 0\n", 0, 0, 32, &mut out).unwrap_err().contains("line 1"));
+        assert!(parse_flow_list("\n0 1 1 0 10 0\n", 0, 0, 32, &mut out).unwrap_err().contains("line 2"));
+    }
+
+    #[test]
+    fn same_seed_same_flows_other_seed_other_flows() {
+        let t = topo();
+        let w = vec![WorkloadSpec::Poisson {
+            cdf: "websearch".into(),
+            load: 0.3,
+            load_reference: LoadReference::LeafUplink,
+            destinations: Destinations::Uniform,
+            start_ms: 0.0,
+            duration_ms: 20.0,
+            prio: 0,
+        }];
+        let net = NetInfo { topo: &t, leaf_buffer: 1 };
+        assert_eq!(generate(&w, 1, net).unwrap(), generate(&w, 1, net).unwrap());
+        assert_ne!(generate(&w, 1, net).unwrap(), generate(&w, 2, net).unwrap());
+    }
+}

@@ -1,0 +1,705 @@
+//! The event loop: links, switches and hosts as dense arrays, and [`Simulation`], which drives
+//! `proto` endpoints with virtual time.
+//!
+//! Model:
+//! - A [`Link`] is an egress port (queues from `queue`) plus the wire behind it. A packet
+//!   leaves its queue (and its switch's shared buffer) when its serialization starts, is on
+//!   the wire `tx_time` later, and arrives `delay` after that.
+//! - Switches are output-queued with one shared buffer per switch, asked through `admission`.
+//!   Forwarding is a direct call inside the arrival handler: arrive -> route -> enqueue.
+//! - Hosts have one NIC link. Transports push every segment they may send into the NIC queue
+//!   (unbounded unless `host.nic_buffer_bytes` is set); the NIC serializes at line rate.
+//!
+//! INVARIANT (htsim): at most one `TxDone` and one `Arrive` event are pending per link,
+//! however many packets are queued or in flight, so the heap holds O(links + flows) entries.
+//! CORRECTNESS: bytes are conserved: sent = delivered + dropped + in flight (tested).
+
+use std::collections::VecDeque;
+
+use proto::{CcKind, Endpoint, Event as EpEvent, TcpConfig, TransportConfig, UdpConfig};
+use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
+
+use crate::admission::{AdmitCtx, AnyAdmission, BufferAdmission};
+use crate::ideal::{ideal_fct, Hop, IdealModel};
+use crate::metrics::{
+    percentile_sorted, FctRecord, LinkStats, OccupancySample, Output, QueueMax, Summary, SwitchStats, Tier,
+};
+use crate::packet::Packet;
+use crate::queue::{Port, QueueConf};
+use crate::route::Routes;
+use crate::sched::{Event, Sched};
+use crate::spec::{Spec, TransportKind, TransportSpec, ValidSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::topo::Topology;
+use crate::workload::{self, FlowSpec, NetInfo};
+use crate::SimError;
+
+const NO_SWITCH: u32 = u32::MAX;
+
+/// An egress port and the wire behind it.
+#[derive(Debug)]
+struct Link {
+    dst: NodeId,
+    rate: Bps,
+    delay: Dur,
+    /// Owning switch index, or `NO_SWITCH` for a host NIC.
+    switch: u32,
+    port: Port,
+    /// The packet being serialized, if any.
+    in_tx: Option<Packet>,
+    /// Packets on the wire with their arrival times. FIFO: arrival times never decrease.
+    wire: VecDeque<(Time, Packet)>,
+    wire_bytes: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+}
+
+/// Per-switch shared buffer and counters.
+#[derive(Debug)]
+struct Switch {
+    stats: SwitchStats,
+    occupancy: u64,
+    num_ports: u32,
+    ports: Vec<LinkId>,
+    admission: AnyAdmission,
+}
+
+/// A lazily re-armed timer slot of one endpoint (generation-counter cancellation).
+#[derive(Clone, Copy, Debug, Default)]
+struct TimerSlot {
+    scheduled: Option<Time>,
+    generation: u32,
+}
+
+/// Runtime state of one flow.
+#[derive(Debug, Default)]
+struct FlowRt {
+    sender: Option<Endpoint>,
+    receiver: Option<Endpoint>,
+    timers: [TimerSlot; 2],
+    finished_at: Option<Time>,
+    /// Counters captured when the flow finished (its endpoints are then freed).
+    final_rtos: u32,
+    final_retx: u32,
+    final_delivered: u64,
+}
+
+/// One simulation: build with [`Simulation::new`], run with [`Simulation::advance`] or
+/// [`Simulation::run_to_end`], read with [`Simulation::output`].
+#[derive(Debug)]
+pub struct Simulation {
+    sched: Sched,
+    topo: Topology,
+    routes: Routes,
+    links: Vec<Link>,
+    switches: Vec<Switch>,
+    flows: Vec<FlowSpec>,
+    rt: Vec<FlowRt>,
+    next_flow: usize,
+    finished: u64,
+    transport: TransportConfig,
+    header: u32,
+    ideal: IdealModel,
+    stop: Option<Time>,
+    stopped_early: bool,
+    sample_every: Option<Dur>,
+    samples: Vec<OccupancySample>,
+    events: u64,
+    hops: u64,
+    bytes_sent: u64,
+    bytes_delivered: u64,
+    bytes_dropped: u64,
+    nic_drops: u64,
+    nic_marks: u64,
+    txbuf: Vec<proto::SegmentRepr>,
+}
+
+/// The transport configuration a spec asks for (defaults documented in `spec`).
+pub fn transport_config(t: &TransportSpec) -> TransportConfig {
+    match t.kind {
+        TransportKind::Dctcp | TransportKind::Newreno => TransportConfig::Tcp(TcpConfig {
+            cc: if t.kind == TransportKind::Dctcp {
+                CcKind::Dctcp { g: t.dctcp_g, init_alpha: t.dctcp_init_alpha }
+            } else {
+                CcKind::NewReno
+            },
+            mss: t.mss_bytes,
+            init_cwnd_pkts: t.init_cwnd_pkts,
+            min_rto: Dur::from_us(t.min_rto_us),
+            init_rto: Dur::from_us(t.init_rto_us),
+            max_rto: Dur::from_us(t.max_rto_us),
+            dupack_threshold: t.dupack_threshold,
+            delayed_ack: (t.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
+                count: t.delayed_ack_segments,
+                timeout: Dur::from_us(t.delayed_ack_timeout_us),
+            }),
+            handshake: t.handshake,
+            prio: 0,
+        }),
+        TransportKind::Udp => TransportConfig::Udp(UdpConfig {
+            mss: t.mss_bytes,
+            rate: t.udp_rate_gbps.map(Bps::from_gbps_f64),
+            header_bytes: t.header_bytes,
+            prio: 0,
+        }),
+    }
+}
+
+/// Shared buffer of switch `s` per the spec.
+fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: NodeId) -> u64 {
+    if let Some(b) = spec.switch.buffer_bytes {
+        return b;
+    }
+    let per = spec.switch.buffer_per_port_per_gbps.unwrap_or(DEFAULT_BUFFER_PER_PORT_PER_GBPS);
+    let gbps: f64 = out_links[node.idx()].iter().map(|l| topo.links[l.idx()].rate.as_gbps_f64()).sum();
+    (per * gbps).round() as u64
+}
+
+impl Simulation {
+    /// Build the network, generate the workload and schedule the first events.
+    pub fn new(valid: &ValidSpec) -> Result<Simulation, SimError> {
+        let spec = valid.spec();
+        let topo = Topology::build(&spec.topology);
+        let routes = Routes::build(&topo, spec.routing.mode);
+        let mut out_links: Vec<Vec<LinkId>> = vec![Vec::new(); topo.num_nodes() as usize];
+        for (i, l) in topo.links.iter().enumerate() {
+            out_links[l.src.idx()].push(LinkId::from_idx(i));
+        }
+        let t = &spec.transport;
+        let quantum = (t.mss_bytes + t.header_bytes) as u64;
+        let sw_conf: Vec<QueueConf> = spec
+            .switch
+            .queues
+            .iter()
+            .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
+            .collect();
+        let nic_conf = vec![QueueConf {
+            ecn_threshold: spec.host.ecn_threshold_bytes,
+            cap: spec.host.nic_buffer_bytes,
+            dt_alpha: 1.0,
+        }];
+        let links: Vec<Link> = topo
+            .links
+            .iter()
+            .map(|l| {
+                let sw = topo.switch_of(l.src);
+                Link {
+                    dst: l.dst,
+                    rate: l.rate,
+                    delay: l.delay,
+                    switch: sw.map_or(NO_SWITCH, |s| s.0),
+                    port: Port::new(
+                        if sw.is_some() { sw_conf.clone() } else { nic_conf.clone() },
+                        spec.switch.scheduler,
+                        quantum,
+                    ),
+                    in_tx: None,
+                    wire: VecDeque::new(),
+                    wire_bytes: 0,
+                    tx_packets: 0,
+                    tx_bytes: 0,
+                }
+            })
+            .collect();
+        let switches: Vec<Switch> = topo
+            .tiers
+            .iter()
+            .enumerate()
+            .map(|(s, tier)| {
+                let node = NodeId(topo.num_hosts + s as u32);
+                let ports = out_links[node.idx()].clone();
+                let buffer = buffer_of(spec, &topo, &out_links, node);
+                Switch {
+                    stats: SwitchStats {
+                        switch: s as u32,
+                        node: node.0,
+                        tier: tier.as_str(),
+                        buffer_bytes: buffer,
+                        ..Default::default()
+                    },
+                    occupancy: 0,
+                    num_ports: ports.len() as u32,
+                    ports,
+                    admission: AnyAdmission::from_spec(&spec.switch.admission),
+                }
+            })
+            .collect();
+        let leaf_buffer = switches
+            .iter()
+            .find(|s| s.stats.tier == Tier::Leaf.as_str())
+            .map_or(0, |s| s.stats.buffer_bytes);
+        let flows = workload::generate(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer })?;
+        let transport = transport_config(t);
+        let ideal = IdealModel {
+            mss: t.mss_bytes as u64,
+            header: t.header_bytes as u64,
+            handshake: t.handshake && t.kind != TransportKind::Udp,
+            acked: t.kind != TransportKind::Udp,
+        };
+        let mut sched = Sched::new();
+        if let Some(f) = flows.first() {
+            sched.at(f.start, Event::FlowStart);
+        }
+        let sample_every = (spec.run.sample_interval_us > 0.0)
+            .then(|| Dur::from_secs_f64(spec.run.sample_interval_us * 1e-6))
+            .filter(|d| *d > Dur::ZERO);
+        if sample_every.is_some() && !flows.is_empty() {
+            sched.at(Time::ZERO, Event::Sample);
+        }
+        let rt = (0..flows.len()).map(|_| FlowRt::default()).collect();
+        Ok(Simulation {
+            sched,
+            routes,
+            links,
+            switches,
+            rt,
+            flows,
+            next_flow: 0,
+            finished: 0,
+            transport,
+            header: t.header_bytes,
+            ideal,
+            stop: spec.run.stop_ms.map(|ms| Time::from_secs_f64(ms * 1e-3)),
+            stopped_early: false,
+            sample_every,
+            samples: Vec::new(),
+            events: 0,
+            hops: 0,
+            bytes_sent: 0,
+            bytes_delivered: 0,
+            bytes_dropped: 0,
+            nic_drops: 0,
+            nic_marks: 0,
+            txbuf: Vec::new(),
+            topo,
+        })
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.sched.now()
+    }
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    /// Packet transmissions over links so far.
+    pub fn packet_hops(&self) -> u64 {
+        self.hops
+    }
+    /// Flows in the run.
+    pub fn num_flows(&self) -> u64 {
+        self.flows.len() as u64
+    }
+    /// Flows finished so far.
+    pub fn finished_flows(&self) -> u64 {
+        self.finished
+    }
+    /// An estimate of the end time for progress displays: the stop time, or the last flow's
+    /// start time (or now, if later).
+    pub fn horizon(&self) -> Time {
+        match self.stop {
+            Some(s) => s,
+            None => self.flows.last().map_or(Time::ZERO, |f| f.start).max(self.now()),
+        }
+    }
+
+    /// Whether the run has ended: every flow finished, nothing left to happen, or the stop
+    /// time reached.
+    pub fn is_done(&self) -> bool {
+        (self.finished == self.flows.len() as u64) || self.sched.is_empty() || self.stopped_early
+    }
+
+    /// Process up to `max_events` events. Returns whether work remains.
+    pub fn advance(&mut self, max_events: u64) -> bool {
+        let until = self.stop.unwrap_or(Time::MAX);
+        for _ in 0..max_events {
+            if self.is_done() {
+                return false;
+            }
+            let Some((_, ev)) = self.sched.pop_until(until) else {
+                // Events remain beyond the stop time.
+                self.sched.advance_clock(until);
+                self.stopped_early = true;
+                return false;
+            };
+            self.events += 1;
+            match ev {
+                Event::TxDone { link } => self.on_tx_done(link),
+                Event::Arrive { link } => self.on_arrive(link),
+                Event::Timer { ep, generation } => self.on_timer(ep, generation),
+                Event::FlowStart => self.on_flow_start(),
+                Event::Sample => self.on_sample(),
+            }
+        }
+        !self.is_done()
+    }
+
+    /// Run until [`Simulation::is_done`].
+    pub fn run_to_end(&mut self) {
+        while self.advance(1 << 20) {}
+    }
+
+    // ---- event handlers -------------------------------------------------------------------
+
+    fn on_flow_start(&mut self) {
+        let now = self.sched.now();
+        while self.next_flow < self.flows.len() && self.flows[self.next_flow].start <= now {
+            let f = self.next_flow;
+            self.next_flow += 1;
+            let spec = self.flows[f];
+            self.rt[f].sender = Some(Endpoint::sender(&self.transport, f as u32, Bytes(spec.size), now));
+            self.flush(f, 0);
+        }
+        if let Some(next) = self.flows.get(self.next_flow) {
+            self.sched.at(next.start, Event::FlowStart);
+        }
+    }
+
+    fn on_tx_done(&mut self, l: LinkId) {
+        let now = self.sched.now();
+        let link = &mut self.links[l.idx()];
+        let pkt = link.in_tx.take().expect("TxDone implies a packet in transmission");
+        self.hops += 1;
+        link.tx_packets += 1;
+        link.tx_bytes += pkt.size as u64;
+        let at = now + link.delay;
+        link.wire.push_back((at, pkt));
+        link.wire_bytes += pkt.size as u64;
+        if link.wire.len() == 1 {
+            self.sched.at(at, Event::Arrive { link: l });
+        }
+        self.start_tx(l);
+    }
+
+    fn on_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let (_, mut pkt) = link.wire.pop_front().expect("Arrive implies a packet on the wire");
+        link.wire_bytes -= pkt.size as u64;
+        if let Some(&(next, _)) = link.wire.front() {
+            self.sched.at(next, Event::Arrive { link: l });
+        }
+        let node = link.dst;
+        match self.topo.switch_of(node) {
+            None => self.deliver(pkt),
+            Some(s) => {
+                let out = self.routes.next_hop(s.0, pkt.dst, pkt.seg.conn, pkt.seg.seq);
+                pkt.hops = pkt.hops.saturating_add(1);
+                self.enqueue(out, pkt);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, ep: u32, generation: u32) {
+        let (f, side) = ((ep / 2) as usize, (ep % 2) as usize);
+        let slot = &mut self.rt[f].timers[side];
+        if slot.generation != generation {
+            return; // cancelled (re-armed earlier) since
+        }
+        slot.scheduled = None;
+        let now = self.sched.now();
+        let rt = &mut self.rt[f];
+        let ep = if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() };
+        if let Some(ep) = ep {
+            ep.handle_timeout(now);
+            self.flush(f, side);
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.sched.now();
+        for (s, sw) in self.switches.iter().enumerate() {
+            self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.occupancy });
+        }
+        // Only keep sampling while something else can still happen.
+        if let (Some(d), false) = (self.sample_every, self.sched.is_empty()) {
+            self.sched.after(d, Event::Sample);
+        }
+    }
+
+    // ---- mechanism ------------------------------------------------------------------------
+
+    /// Hand a packet to link `l`'s egress port: static cap, shared-buffer admission, ECN
+    /// marking, then start serialization if the link is idle.
+    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let q = link.port.queue_of(pkt.seg.prio);
+        let size = pkt.size as u64;
+        if link.switch == NO_SWITCH {
+            if link.port.check_cap(q, size).is_err() {
+                self.nic_drops += 1;
+                self.bytes_dropped += size;
+                return;
+            }
+            if link.port.enqueue(q, pkt) {
+                self.nic_marks += 1;
+            }
+        } else {
+            let sw = &mut self.switches[link.switch as usize];
+            sw.stats.arrivals += 1;
+            if link.port.check_cap(q, size).is_err() {
+                sw.stats.drops_queue_cap += 1;
+                sw.stats.dropped_bytes += size;
+                self.bytes_dropped += size;
+                return;
+            }
+            let ctx = AdmitCtx {
+                buffer: sw.stats.buffer_bytes,
+                occupancy: sw.occupancy,
+                queue_bytes: link.port.queue_bytes(q),
+                port_bytes: link.port.total_bytes(),
+                num_ports: sw.num_ports,
+                queue: q as u8,
+                dt_alpha: link.port.conf(q).dt_alpha,
+                size,
+            };
+            if !sw.admission.admit(&ctx) {
+                sw.stats.drops_admission += 1;
+                sw.stats.dropped_bytes += size;
+                self.bytes_dropped += size;
+                return;
+            }
+            // INVARIANT: the shared buffer never holds more than its size.
+            debug_assert!(sw.occupancy + size <= sw.stats.buffer_bytes, "admission overfilled the buffer");
+            sw.occupancy += size;
+            sw.stats.enqueued_bytes += size;
+            if sw.occupancy > sw.stats.max_occupancy_bytes {
+                sw.stats.max_occupancy_bytes = sw.occupancy;
+            }
+            if link.port.enqueue(q, pkt) {
+                sw.stats.ecn_marks += 1;
+            }
+        }
+        if link.in_tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    fn start_tx(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        debug_assert!(link.in_tx.is_none());
+        let Some((_, pkt)) = link.port.dequeue() else { return };
+        if link.switch != NO_SWITCH {
+            let sw = &mut self.switches[link.switch as usize];
+            sw.occupancy -= pkt.size as u64;
+            sw.stats.dequeued_bytes += pkt.size as u64;
+        }
+        let d = link.rate.tx_time(Bytes(pkt.size as u64));
+        link.in_tx = Some(pkt);
+        self.sched.after(d, Event::TxDone { link: l });
+    }
+
+    /// A packet reached its destination host: hand it to the flow's endpoint.
+    fn deliver(&mut self, pkt: Packet) {
+        self.bytes_delivered += pkt.size as u64;
+        let f = pkt.seg.conn as usize;
+        let rt = &mut self.rt[f];
+        if rt.finished_at.is_some() {
+            return; // a late duplicate for a finished flow
+        }
+        let now = self.sched.now();
+        let side = if pkt.to_receiver { 1 } else { 0 };
+        let ep = if side == 1 {
+            let t = &self.transport;
+            rt.receiver.get_or_insert_with(|| Endpoint::receiver(t, f as u32))
+        } else {
+            match rt.sender.as_mut() {
+                Some(s) => s,
+                None => return,
+            }
+        };
+        ep.handle_segment(now, &pkt.seg);
+        self.flush(f, side);
+    }
+
+    /// Drain an endpoint after an input: transmit, re-arm its timer, handle its events.
+    fn flush(&mut self, f: usize, side: usize) {
+        let now = self.sched.now();
+        let spec = self.flows[f];
+        let mut txbuf = std::mem::take(&mut self.txbuf);
+        let rt = &mut self.rt[f];
+        let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else {
+            self.txbuf = txbuf;
+            return;
+        };
+        while let Some(seg) = ep.poll_transmit(now) {
+            txbuf.push(seg);
+        }
+        let deadline = ep.poll_timeout();
+        let mut finish = false;
+        while let Some(ev) = ep.poll_event() {
+            match ev {
+                EpEvent::Completed => finish |= self.ideal.acked && side == 0,
+                EpEvent::ReceivedAll => finish |= !self.ideal.acked && side == 1,
+            }
+        }
+        // Timer: arm only if earlier than what is already pending (lazy re-arm on fire).
+        if let Some(d) = deadline {
+            let slot = &mut rt.timers[side];
+            if slot.scheduled.is_none_or(|s| d < s) {
+                slot.generation = slot.generation.wrapping_add(1);
+                slot.scheduled = Some(d);
+                let ep_idx = (f * 2 + side) as u32;
+                self.sched.at(d.max(now), Event::Timer { ep: ep_idx, generation: slot.generation });
+            }
+        }
+        let (host, dst) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
+        let nic = self.routes.nic(NodeId(host));
+        for mut seg in txbuf.drain(..) {
+            seg.prio = spec.prio;
+            let pkt = Packet {
+                size: seg.len + self.header,
+                seg,
+                dst: NodeId(dst),
+                to_receiver: side == 0,
+                hops: 0,
+            };
+            self.bytes_sent += pkt.size as u64;
+            self.enqueue(nic, pkt);
+        }
+        self.txbuf = txbuf;
+        if finish {
+            self.finish_flow(f);
+        }
+    }
+
+    fn finish_flow(&mut self, f: usize) {
+        let now = self.sched.now();
+        let rt = &mut self.rt[f];
+        debug_assert!(rt.finished_at.is_none());
+        rt.finished_at = Some(now);
+        let (rtos, retx) = rt.sender.as_ref().map_or((0, 0), |s| {
+            let st = s.stats();
+            (st.num_rtos as u32, st.segments_retx as u32)
+        });
+        rt.final_rtos = rtos;
+        rt.final_retx = retx;
+        rt.final_delivered = rt.receiver.as_ref().map_or(0, |r| r.stats().bytes_received);
+        // Free the state machines: a finished flow ignores late packets and timers.
+        rt.sender = None;
+        rt.receiver = None;
+        self.finished += 1;
+    }
+
+    // ---- output ---------------------------------------------------------------------------
+
+    /// The path a packet from host `src` to host `dst` takes if every switch picks the first
+    /// equal-cost next hop (all equal-cost paths have the same rates and delays in the
+    /// topologies built here).
+    fn path(&self, src: u32, dst: u32) -> Vec<Hop> {
+        let mut hops = Vec::new();
+        let mut l = self.routes.nic(NodeId(src));
+        loop {
+            let spec = &self.topo.links[l.idx()];
+            hops.push(Hop { rate: spec.rate, delay: spec.delay });
+            match self.topo.switch_of(spec.dst) {
+                None => return hops,
+                Some(s) => l = self.routes.group(s.0, NodeId(dst))[0],
+            }
+        }
+    }
+
+    /// Everything the run produced so far.
+    pub fn output(&self) -> Output {
+        let mut records = Vec::with_capacity(self.flows.len());
+        let mut num_rtos = 0u64;
+        for (f, spec) in self.flows.iter().enumerate() {
+            let rt = &self.rt[f];
+            let fwd = self.path(spec.src, spec.dst);
+            let rev = self.path(spec.dst, spec.src);
+            let ideal = ideal_fct(&fwd, &rev, spec.size, &self.ideal).ps();
+            let (rtos, retx, delivered) = match rt.finished_at {
+                Some(_) => (rt.final_rtos, rt.final_retx, rt.final_delivered),
+                None => {
+                    let (a, b) = rt.sender.as_ref().map_or((0, 0), |s| {
+                        let st = s.stats();
+                        (st.num_rtos as u32, st.segments_retx as u32)
+                    });
+                    (a, b, rt.receiver.as_ref().map_or(0, |r| r.stats().bytes_received))
+                }
+            };
+            num_rtos += rtos as u64;
+            let fct = rt.finished_at.map(|t| t.since(spec.start).ps());
+            records.push(FctRecord {
+                id: spec.id,
+                src: spec.src,
+                dst: spec.dst,
+                size_bytes: spec.size,
+                start_ps: spec.start.ps(),
+                fct_ps: fct.map_or(-1, |x| x as i64),
+                ideal_fct_ps: ideal,
+                slowdown: fct.map_or(f64::NAN, |x| x as f64 / ideal as f64),
+                finished: fct.is_some(),
+                incast: spec.incast,
+                prio: spec.prio,
+                workload: spec.workload,
+                num_rtos: rtos,
+                retx_segments: retx,
+                bytes_delivered: delivered,
+            });
+        }
+        let mut per_switch: Vec<Vec<u64>> = vec![Vec::new(); self.switches.len()];
+        for s in &self.samples {
+            per_switch[s.switch as usize].push(s.bytes);
+        }
+        let mut switches = Vec::with_capacity(self.switches.len());
+        let mut queues = Vec::new();
+        let mut switch_drops = 0;
+        let mut ecn_marks = self.nic_marks;
+        for (s, sw) in self.switches.iter().enumerate() {
+            let mut st = sw.stats.clone();
+            let v = &mut per_switch[s];
+            v.sort_unstable();
+            st.occ_p50_bytes = percentile_sorted(v, 0.5);
+            st.occ_p90_bytes = percentile_sorted(v, 0.9);
+            st.occ_p99_bytes = percentile_sorted(v, 0.99);
+            st.occ_p9999_bytes = percentile_sorted(v, 0.9999);
+            st.final_occupancy_bytes = sw.occupancy;
+            switch_drops += st.drops_admission + st.drops_queue_cap;
+            ecn_marks += st.ecn_marks;
+            switches.push(st);
+            for &l in &sw.ports {
+                for (q, &m) in self.links[l.idx()].port.max_bytes().iter().enumerate() {
+                    if m > 0 {
+                        queues.push(QueueMax { switch: s as u32, link: l.0, queue: q as u8, max_bytes: m });
+                    }
+                }
+            }
+        }
+        let in_flight: u64 = self
+            .links
+            .iter()
+            .map(|l| l.port.total_bytes() + l.in_tx.map_or(0, |p| p.size as u64) + l.wire_bytes)
+            .sum();
+        let summary = Summary {
+            num_flows: self.flows.len() as u64,
+            finished_flows: self.finished,
+            events: self.events,
+            packet_hops: self.hops,
+            sim_end_ps: self.sched.now().ps(),
+            bytes_sent: self.bytes_sent,
+            bytes_delivered: self.bytes_delivered,
+            bytes_dropped: self.bytes_dropped,
+            bytes_in_flight: in_flight,
+            switch_drops,
+            nic_drops: self.nic_drops,
+            ecn_marks,
+            num_rtos,
+            stopped_early: self.stopped_early,
+        };
+        let links = self
+            .links
+            .iter()
+            .zip(&self.topo.links)
+            .enumerate()
+            .map(|(i, (l, spec))| LinkStats {
+                link: i as u32,
+                src: spec.src.0,
+                dst: spec.dst.0,
+                rate_bps: l.rate.get(),
+                tx_packets: l.tx_packets,
+                tx_bytes: l.tx_bytes,
+            })
+            .collect();
+        Output { records, switches, queues, occupancy: self.samples.clone(), links, summary }
+    }
+}

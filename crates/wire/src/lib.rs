@@ -1,0 +1,295 @@
+//! slacknet's transport header: the parsed [`SegmentRepr`] that the sans-I/O core speaks, and
+//! its byte format for the UDP driver.
+//!
+//! Pipeline position: `units <- wire <- proto`. The simulator never serializes: it carries
+//! `SegmentRepr` values by value. Only the UDP driver calls [`SegmentRepr::parse`] and
+//! [`SegmentRepr::emit`].
+//!
+//! Byte layout (network byte order), [`HEADER_LEN`] = 44 bytes, then `len` payload bytes:
+//!
+//! ```text
+//!  0      1      2      3      4            8                16               24        28               36               44
+//!  +------+------+------+------+------------+----------------+----------------+---------+----------------+----------------+
+//!  | ver  |flags | ecn  | prio |  conn u32  |    seq u64     |    ack u64     | len u32 |  ts_ps u64     | ts_echo_ps u64 |
+//!  +------+------+------+------+------------+----------------+----------------+---------+----------------+----------------+
+//! ```
+//!
+//! INVARIANT: `parse(emit(r)) == r` for every `r` whose `ecn` and `flags` are valid; `parse`
+//! never panics on any input (fuzzed).
+
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+
+/// Length of the fixed header in bytes.
+pub const HEADER_LEN: usize = 44;
+/// Header format version.
+pub const VERSION: u8 = 1;
+
+/// Why a buffer is not a valid segment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// Fewer bytes than the header needs, or than the header's `len` says follow.
+    #[error("truncated segment: {have} bytes, need {need}")]
+    Truncated {
+        /// Bytes available.
+        have: usize,
+        /// Bytes required.
+        need: usize,
+    },
+    /// Unknown version byte.
+    #[error("unknown header version {0}")]
+    BadVersion(u8),
+    /// Unknown ECN codepoint or flag bits.
+    #[error("malformed header field {0}")]
+    Malformed(&'static str),
+}
+
+/// Header flags (a byte of bits, TCP-like).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    /// No flags.
+    pub const NONE: Flags = Flags(0);
+    /// Connection open request.
+    pub const SYN: Flags = Flags(0x01);
+    /// The `ack` field is valid.
+    pub const ACK: Flags = Flags(0x02);
+    /// Last segment of the transfer (no extra sequence space).
+    pub const FIN: Flags = Flags(0x04);
+    /// ECN-Echo: the receiver saw a CE mark (per-packet echo in DCTCP).
+    pub const ECE: Flags = Flags(0x08);
+    /// Congestion window reduced.
+    pub const CWR: Flags = Flags(0x10);
+    /// Mask of all defined bits.
+    pub const ALL: Flags = Flags(0x1f);
+
+    /// Whether every bit of `other` is set.
+    #[inline]
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// Union.
+    #[inline]
+    pub const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+    /// Difference.
+    #[inline]
+    pub const fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
+    }
+}
+
+/// The IP ECN codepoint (RFC 3168) carried by a segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct = 0,
+    /// ECN-capable, codepoint ECT(1).
+    Ect1 = 1,
+    /// ECN-capable, codepoint ECT(0).
+    Ect0 = 2,
+    /// Congestion experienced (set by a switch).
+    Ce = 3,
+}
+
+impl Ecn {
+    /// Whether a switch may mark this packet instead of dropping it.
+    #[inline]
+    pub const fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+    fn from_u8(b: u8) -> Result<Ecn, WireError> {
+        Ok(match b {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            3 => Ecn::Ce,
+            _ => return Err(WireError::Malformed("ecn")),
+        })
+    }
+}
+
+/// A parsed segment header. Payload is abstract: `len` bytes starting at byte offset `seq`.
+///
+/// Sequence numbers are 64-bit byte offsets from the start of the transfer and never wrap.
+/// `ts_ps`/`ts_echo_ps` implement RFC 7323-style timestamps in picoseconds of the sender's
+/// clock, used for RTT samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SegmentRepr {
+    /// Connection id (the flow id in the simulator).
+    pub conn: u32,
+    /// Byte offset of the first payload byte.
+    pub seq: u64,
+    /// Cumulative acknowledgement: the next byte expected (valid with [`Flags::ACK`]).
+    pub ack: u64,
+    /// Payload length in bytes.
+    pub len: u32,
+    /// Header flags.
+    pub flags: Flags,
+    /// ECN codepoint.
+    pub ecn: Ecn,
+    /// Priority class (0 = highest); maps to a switch queue.
+    pub prio: u8,
+    /// Sender timestamp, picoseconds.
+    pub ts_ps: u64,
+    /// Echo of the peer's latest timestamp, picoseconds.
+    pub ts_echo_ps: u64,
+}
+
+impl SegmentRepr {
+    /// Bytes needed to emit this segment with its payload.
+    #[inline]
+    pub const fn buffer_len(&self) -> usize {
+        HEADER_LEN + self.len as usize
+    }
+
+    /// Parse a header from `buf`. The payload is `buf[HEADER_LEN..HEADER_LEN + len]`.
+    pub fn parse(buf: &[u8]) -> Result<SegmentRepr, WireError> {
+        if buf.len() < HEADER_LEN {
+            return Err(WireError::Truncated { have: buf.len(), need: HEADER_LEN });
+        }
+        if buf[0] != VERSION {
+            return Err(WireError::BadVersion(buf[0]));
+        }
+        let flags = Flags(buf[1]);
+        if flags.0 & !Flags::ALL.0 != 0 {
+            return Err(WireError::Malformed("flags"));
+        }
+        let ecn = Ecn::from_u8(buf[2])?;
+        let u32_at = |i: usize| u32::from_be_bytes(buf[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_be_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+        let repr = SegmentRepr {
+            conn: u32_at(4),
+            seq: u64_at(8),
+            ack: u64_at(16),
+            len: u32_at(24),
+            flags,
+            ecn,
+            prio: buf[3],
+            ts_ps: u64_at(28),
+            ts_echo_ps: u64_at(36),
+        };
+        let need = HEADER_LEN.saturating_add(repr.len as usize);
+        if buf.len() < need {
+            return Err(WireError::Truncated { have: buf.len(), need });
+        }
+        if repr.seq.checked_add(repr.len as u64).is_none() {
+            return Err(WireError::Malformed("seq + len overflows"));
+        }
+        Ok(repr)
+    }
+
+    /// Write the header into `buf[..HEADER_LEN]` and return [`HEADER_LEN`]. The caller copies
+    /// the payload after it. PRECONDITION: `buf.len() >= HEADER_LEN` (panics otherwise).
+    pub fn emit(&self, buf: &mut [u8]) -> usize {
+        assert!(buf.len() >= HEADER_LEN, "emit: buffer shorter than the header");
+        buf[0] = VERSION;
+        buf[1] = self.flags.0;
+        buf[2] = self.ecn as u8;
+        buf[3] = self.prio;
+        buf[4..8].copy_from_slice(&self.conn.to_be_bytes());
+        buf[8..16].copy_from_slice(&self.seq.to_be_bytes());
+        buf[16..24].copy_from_slice(&self.ack.to_be_bytes());
+        buf[24..28].copy_from_slice(&self.len.to_be_bytes());
+        buf[28..36].copy_from_slice(&self.ts_ps.to_be_bytes());
+        buf[36..44].copy_from_slice(&self.ts_echo_ps.to_be_bytes());
+        HEADER_LEN
+    }
+
+    /// One past the last payload byte.
+    #[inline]
+    pub const fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BYTES: [u8; 46] = [
+        1, 0x0a, 2, 3, // ver, ACK|ECE, ECT(0), prio 3
+        0, 0, 0, 7, // conn 7
+        0, 0, 0, 0, 0, 0, 0x05, 0xdc, // seq 1500
+        0, 0, 0, 0, 0, 0, 0x0b, 0xb8, // ack 3000
+        0, 0, 0, 2, // len 2
+        0, 0, 0, 0, 0, 0, 0, 9, // ts 9
+        0, 0, 0, 0, 0, 0, 0, 4, // ts_echo 4
+        0xaa, 0xbb, // payload
+    ];
+
+    fn repr() -> SegmentRepr {
+        SegmentRepr {
+            conn: 7,
+            seq: 1500,
+            ack: 3000,
+            len: 2,
+            flags: Flags::ACK.with(Flags::ECE),
+            ecn: Ecn::Ect0,
+            prio: 3,
+            ts_ps: 9,
+            ts_echo_ps: 4,
+        }
+    }
+
+    #[test]
+    fn parse_literal_bytes() {
+        assert_eq!(SegmentRepr::parse(&BYTES), Ok(repr()));
+    }
+
+    #[test]
+    fn emit_matches_literal_bytes() {
+        let mut buf = [0u8; 46];
+        let n = repr().emit(&mut buf);
+        buf[n..].copy_from_slice(&[0xaa, 0xbb]);
+        assert_eq!(buf, BYTES);
+        assert_eq!(repr().buffer_len(), 46);
+    }
+
+    #[test]
+    fn rejects_truncated_payload_and_header() {
+        assert_eq!(
+            SegmentRepr::parse(&BYTES[..45]),
+            Err(WireError::Truncated { have: 45, need: 46 })
+        );
+        assert_eq!(
+            SegmentRepr::parse(&BYTES[..10]),
+            Err(WireError::Truncated { have: 10, need: HEADER_LEN })
+        );
+    }
+
+    #[test]
+    fn rejects_bad_fields() {
+        let mut b = BYTES;
+        b[0] = 9;
+        assert_eq!(SegmentRepr::parse(&b), Err(WireError::BadVersion(9)));
+        let mut b = BYTES;
+        b[2] = 4;
+        assert_eq!(SegmentRepr::parse(&b), Err(WireError::Malformed("ecn")));
+        let mut b = BYTES;
+        b[1] = 0x80;
+        assert_eq!(SegmentRepr::parse(&b), Err(WireError::Malformed("flags")));
+    }
+
+    #[test]
+    fn parse_never_panics_on_prefixes_and_mutations() {
+        // A cheap in-test fuzz: every prefix and every single-byte mutation.
+        for n in 0..=BYTES.len() {
+            let _ = SegmentRepr::parse(&BYTES[..n]);
+        }
+        for i in 0..BYTES.len() {
+            for v in [0u8, 1, 0x7f, 0xff] {
+                let mut b = BYTES;
+                b[i] = v;
+                if let Ok(r) = SegmentRepr::parse(&b) {
+                    let mut out = vec![0u8; r.buffer_len()];
+                    r.emit(&mut out);
+                    assert_eq!(SegmentRepr::parse(&out).map(|p| p.len), Ok(r.len));
+                }
+            }
+        }
+    }
+}
