@@ -102,17 +102,17 @@ mod tests {
     /// Brute force: simulate the tandem of store-and-forward queues packet by packet.
     fn brute(fwd: &[Hop], size: u64, m: &IdealModel) -> Dur {
         let n = size.div_ceil(m.mss);
-        let mut finish_prev_hop: Vec<Dur> = vec![Dur::ZERO; n as usize]; // arrival times at hop 0
+        let mut arrive: Vec<Dur> = vec![Dur::ZERO; n as usize]; // arrival times at the next hop
         for h in fwd {
             let mut free = Dur::ZERO;
-            for i in 0..n as usize {
+            for (i, a) in arrive.iter_mut().enumerate() {
                 let payload = if i as u64 == n - 1 { size - (n - 1) * m.mss } else { m.mss };
-                let start = if finish_prev_hop[i] > free { finish_prev_hop[i] } else { free };
+                let start = if *a > free { *a } else { free };
                 free = start + h.rate.tx_time(Bytes(payload + m.header));
-                finish_prev_hop[i] = free + h.delay;
+                *a = free + h.delay;
             }
         }
-        finish_prev_hop[n as usize - 1]
+        arrive[n as usize - 1]
     }
 
     #[test]

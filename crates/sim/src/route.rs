@@ -121,7 +121,7 @@ impl Routes {
             RoutingMode::Spray => hash3(flow as u64, s as u64, seq.wrapping_add(1)),
         };
         // Lemire's multiply-shift reduction: unbiased enough and free of division.
-        g[((key >> 32) * g.len() as u64 >> 32) as usize]
+        g[(((key >> 32) * g.len() as u64) >> 32) as usize]
     }
 }
 

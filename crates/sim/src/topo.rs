@@ -107,7 +107,7 @@ pub fn leaf_spine(
 ) -> Topology {
     let num_hosts = leaves * hosts_per_leaf;
     let mut tiers = vec![Tier::Leaf; leaves as usize];
-    tiers.extend(std::iter::repeat(Tier::Spine).take(spines as usize));
+    tiers.extend(std::iter::repeat_n(Tier::Spine, spines as usize));
     let mut t = Topology {
         num_hosts,
         tiers,
@@ -143,8 +143,8 @@ pub fn fat_tree(k: u32, rate: Bps, delay: Dur) -> Topology {
     let num_agg = k * half;
     let num_core = half * half;
     let mut tiers = vec![Tier::Leaf; num_edge as usize];
-    tiers.extend(std::iter::repeat(Tier::Spine).take(num_agg as usize));
-    tiers.extend(std::iter::repeat(Tier::Core).take(num_core as usize));
+    tiers.extend(std::iter::repeat_n(Tier::Spine, num_agg as usize));
+    tiers.extend(std::iter::repeat_n(Tier::Core, num_core as usize));
     let mut t = Topology {
         num_hosts,
         tiers,

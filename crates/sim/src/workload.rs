@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use units::{Bps, Time};
+use units::Time;
 
 use crate::route::hash3;
 use crate::spec::{Destinations, IncastSenders, LoadReference, WorkloadSpec};
@@ -423,16 +423,11 @@ pub fn parse_flow_list(
     Ok(())
 }
 
-/// Offered load in bits per second that a Poisson workload produces on average per host.
-pub fn offered_bps(load: f64, per_host: Bps) -> f64 {
-    load * per_host.get() as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topo::leaf_spine;
-    use units::Dur;
+    use units::{Bps, Dur};
 
     #[test]
     fn websearch_mean_matches_published() {

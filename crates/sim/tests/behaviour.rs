@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use sim::metrics::Output;
-use sim::{Simulation, Spec};
+use sim::Spec;
 
 fn run_toml(text: &str) -> Output {
     let spec = Spec::from_toml_str(text).unwrap_or_else(|e| panic!("bad test spec: {e}"));
