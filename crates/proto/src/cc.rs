@@ -1,0 +1,166 @@
+//! Congestion control: the [`CongestionControl`] contract and its implementations, one per
+//! file ([`NewReno`], [`Dctcp`]), dispatched through [`AnyCc`] (a `match`, no vtable).
+//!
+//! Pipeline position: owned by a TCP sender ([`crate::tcp::Conn`]). The sender owns loss
+//! *detection* and retransmission (duplicate-ACK counting, RFC 6582's `recover`, the RTO
+//! timer, go-back-N); the controller owns the *window*: it is told what happened through the
+//! `on_*` callbacks and answers [`CongestionControl::window`].
+//!
+//! Windows and thresholds are in bytes. A window is never below one SMSS.
+//!
+//! # Call order per ACK (enforced by the sender)
+//! For every ACK that acknowledges new data or is a duplicate ACK:
+//! 1. [`CongestionControl::on_ecn`] (always; it returns whether the window was cut),
+//! 2. then at most one of: [`CongestionControl::on_ack`] (new data outside recovery, and not
+//!    cut in step 1), [`CongestionControl::on_congestion_event`] (the duplicate ACK that
+//!    triggers fast retransmit), [`CongestionControl::on_recovery_dup_ack`],
+//!    [`CongestionControl::on_partial_ack`] or [`CongestionControl::on_recovery_exit`].
+//!
+//! Timer events call [`CongestionControl::on_rto`] or [`CongestionControl::on_syn_timeout`].
+
+use units::Time;
+
+use crate::tcp::{CcKind, TcpConfig};
+
+mod dctcp;
+mod new_reno;
+
+pub use dctcp::Dctcp;
+pub use new_reno::NewReno;
+
+/// What one ACK told the sender, as seen by [`CongestionControl::on_ecn`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckInfo {
+    /// Bytes newly acknowledged by the cumulative ACK (0 for a duplicate ACK).
+    pub bytes_acked: u64,
+    /// Whether the ACK carried ECN-Echo.
+    pub ece: bool,
+    /// `SND.UNA` after processing the ACK.
+    pub snd_una: u64,
+    /// The highest sequence number sent so far (one past the last byte), i.e. `SND.NXT`
+    /// in the absence of go-back-N.
+    pub snd_max: u64,
+}
+
+/// The contract every congestion controller meets. See the module docs for the call order.
+pub trait CongestionControl {
+    /// Congestion window in bytes, including NewReno's fast-recovery inflation (RFC 6582
+    /// inflates `cwnd` itself). The sender keeps `SND.NXT - SND.UNA + next_len <= window()`.
+    fn window(&self) -> u64;
+
+    /// Slow-start threshold in bytes (`u64::MAX` until the first congestion event).
+    fn ssthresh(&self) -> u64;
+
+    /// DCTCP's congestion estimate alpha; 0 for controllers without one.
+    fn alpha(&self) -> f64 {
+        0.0
+    }
+
+    /// ECN feedback, called on every new or duplicate ACK before any other callback.
+    /// `may_cut` is false while the sender is in loss recovery (RFC 3168 §6.1.2: respond
+    /// at most once per window to loss and ECN together). Returns whether it cut the window.
+    fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool;
+
+    /// `bytes_acked` new bytes were cumulatively acknowledged outside loss recovery: grow.
+    fn on_ack(&mut self, now: Time, bytes_acked: u64);
+
+    /// Fast retransmit: `dupack_threshold` duplicate ACKs arrived and the sender enters
+    /// NewReno fast recovery. `flight` is FlightSize; `snd_max` the highest byte sent.
+    fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64);
+
+    /// A further duplicate ACK during fast recovery.
+    fn on_recovery_dup_ack(&mut self);
+
+    /// A partial ACK during fast recovery acknowledged `bytes_acked` new bytes.
+    fn on_partial_ack(&mut self, bytes_acked: u64);
+
+    /// A full ACK ended fast recovery; `flight` is FlightSize after the ACK.
+    fn on_recovery_exit(&mut self, flight: u64);
+
+    /// The retransmission timer fired for data. `flight` is FlightSize before go-back-N,
+    /// `snd_max` the highest byte sent, and `is_repeat` is true if the segment at `SND.UNA`
+    /// had already been retransmitted by the timer.
+    fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool);
+
+    /// The retransmission timer fired for the SYN: data will start with one segment.
+    fn on_syn_timeout(&mut self);
+}
+
+/// The controller of one connection, dispatched by `match` on the hot path.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    /// TCP NewReno.
+    NewReno(NewReno),
+    /// DCTCP.
+    Dctcp(Dctcp),
+}
+
+impl AnyCc {
+    /// The controller `cfg` asks for, with an initial window of `init_cwnd_pkts · mss`.
+    pub fn new(cfg: &TcpConfig) -> AnyCc {
+        let mss = u64::from(cfg.mss);
+        let init_cwnd = mss * u64::from(cfg.init_cwnd_pkts.max(1));
+        match cfg.cc {
+            CcKind::NewReno => AnyCc::NewReno(NewReno::new(mss, init_cwnd)),
+            CcKind::Dctcp { g, init_alpha } => {
+                AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha))
+            }
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::NewReno($c) => $e,
+            AnyCc::Dctcp($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    #[inline]
+    fn window(&self) -> u64 {
+        dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    #[inline]
+    fn alpha(&self) -> f64 {
+        dispatch!(self, c => c.alpha())
+    }
+    #[inline]
+    fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool {
+        dispatch!(self, c => c.on_ecn(now, ack, may_cut))
+    }
+    #[inline]
+    fn on_ack(&mut self, now: Time, bytes_acked: u64) {
+        dispatch!(self, c => c.on_ack(now, bytes_acked))
+    }
+    #[inline]
+    fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64) {
+        dispatch!(self, c => c.on_congestion_event(now, flight, snd_max))
+    }
+    #[inline]
+    fn on_recovery_dup_ack(&mut self) {
+        dispatch!(self, c => c.on_recovery_dup_ack())
+    }
+    #[inline]
+    fn on_partial_ack(&mut self, bytes_acked: u64) {
+        dispatch!(self, c => c.on_partial_ack(bytes_acked))
+    }
+    #[inline]
+    fn on_recovery_exit(&mut self, flight: u64) {
+        dispatch!(self, c => c.on_recovery_exit(flight))
+    }
+    #[inline]
+    fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
+        dispatch!(self, c => c.on_rto(now, flight, snd_max, is_repeat))
+    }
+    #[inline]
+    fn on_syn_timeout(&mut self) {
+        dispatch!(self, c => c.on_syn_timeout())
+    }
+}

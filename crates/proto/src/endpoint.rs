@@ -1,0 +1,150 @@
+//! The one type drivers hold: [`Endpoint`], an enum over every transport's state machine,
+//! dispatched with a `match` (no vtable on the hot path).
+
+use units::{Bytes, Time};
+use wire::SegmentRepr;
+
+use crate::tcp::{Conn, TcpConfig};
+use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
+
+/// Which transport a flow uses, with its knobs. Defaults live in each config's `Default`.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum TransportConfig {
+    /// Reliable byte stream: DCTCP or NewReno (see [`TcpConfig::cc`]).
+    Tcp(TcpConfig),
+    /// Unreliable source at a fixed rate.
+    Udp(UdpConfig),
+}
+
+/// Something an endpoint wants its driver (and the application) to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Sender: every byte of the transfer has been acknowledged (TCP), or handed to the
+    /// network (UDP). Emitted exactly once.
+    Completed,
+    /// Receiver: every byte of the transfer has arrived (in order, for TCP). Emitted exactly
+    /// once; the receiver learns the total from the `FIN` flag on the last segment.
+    ReceivedAll,
+}
+
+/// Counters every endpoint keeps (fields that do not apply stay zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Data segments transmitted, including retransmissions.
+    pub segments_sent: u64,
+    /// Payload bytes transmitted, including retransmissions.
+    pub bytes_sent: u64,
+    /// Data segments retransmitted (fast retransmit, recovery and after RTO).
+    pub segments_retx: u64,
+    /// Retransmission timeouts that fired.
+    pub num_rtos: u64,
+    /// Fast retransmits (entries into loss recovery on duplicate ACKs).
+    pub num_fast_retx: u64,
+    /// ACKs received with ECE set (sender), or CE-marked data segments received (receiver).
+    pub num_ecn: u64,
+    /// Window reductions caused by ECN.
+    pub num_ecn_cuts: u64,
+    /// Distinct payload bytes received (receiver; in-order or buffered).
+    pub bytes_received: u64,
+    /// Current congestion window in bytes (TCP sender).
+    pub cwnd: u64,
+    /// Current DCTCP alpha (DCTCP sender), else 0.
+    pub alpha: f64,
+    /// Smoothed RTT in picoseconds (TCP sender), 0 before the first sample.
+    pub srtt_ps: u64,
+}
+
+/// One side of one transfer. See the crate docs for the call order.
+// PERF: `Conn` (~360 B) is stored inline, not boxed: the simulator holds endpoints in a `Vec`
+// and touches one per packet, so a pointer chase per call costs more than the padding of the
+// rarer UDP variants.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Endpoint {
+    /// TCP (DCTCP or NewReno), either side.
+    Tcp(Conn),
+    /// UDP source.
+    UdpTx(UdpSender),
+    /// UDP sink.
+    UdpRx(UdpReceiver),
+}
+
+impl Endpoint {
+    /// The sending side of a transfer of `size` bytes on connection `conn`, starting at `now`
+    /// (with a SYN if the config asks for a handshake, else with data).
+    pub fn sender(cfg: &TransportConfig, conn: u32, size: Bytes, now: Time) -> Endpoint {
+        match cfg {
+            TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender(c, conn, size, now)),
+            TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
+        }
+    }
+
+    /// The receiving side of connection `conn`. Created by the driver when the first segment
+    /// of the connection arrives (or beforehand); it then expects `handle_segment`.
+    pub fn receiver(cfg: &TransportConfig, conn: u32) -> Endpoint {
+        match cfg {
+            TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::receiver(c, conn)),
+            TransportConfig::Udp(c) => Endpoint::UdpRx(UdpReceiver::new(c, conn)),
+        }
+    }
+
+    /// Input: a segment from the peer arrived at `now`.
+    #[inline]
+    pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+        match self {
+            Endpoint::Tcp(c) => c.handle_segment(now, seg),
+            Endpoint::UdpTx(_) => {} // a pure source ignores anything it is sent
+            Endpoint::UdpRx(r) => r.handle_segment(now, seg),
+        }
+    }
+
+    /// Input: time passed. A no-op unless a deadline from `poll_timeout` has been reached.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: Time) {
+        match self {
+            Endpoint::Tcp(c) => c.handle_timeout(now),
+            Endpoint::UdpTx(s) => s.handle_timeout(now),
+            Endpoint::UdpRx(_) => {}
+        }
+    }
+
+    /// Output: the next segment to send now, if any.
+    #[inline]
+    pub fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+        match self {
+            Endpoint::Tcp(c) => c.poll_transmit(now),
+            Endpoint::UdpTx(s) => s.poll_transmit(now),
+            Endpoint::UdpRx(_) => None,
+        }
+    }
+
+    /// Output: when `handle_timeout` must next be called, if ever.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match self {
+            Endpoint::Tcp(c) => c.poll_timeout(),
+            Endpoint::UdpTx(s) => s.poll_timeout(),
+            Endpoint::UdpRx(_) => None,
+        }
+    }
+
+    /// Output: the next event, if any.
+    #[inline]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        match self {
+            Endpoint::Tcp(c) => c.poll_event(),
+            Endpoint::UdpTx(s) => s.poll_event(),
+            Endpoint::UdpRx(r) => r.poll_event(),
+        }
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        match self {
+            Endpoint::Tcp(c) => c.stats(),
+            Endpoint::UdpTx(s) => s.stats(),
+            Endpoint::UdpRx(r) => r.stats(),
+        }
+    }
+}

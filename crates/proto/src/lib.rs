@@ -1,0 +1,37 @@
+//! slacknet's transports as sans-I/O state machines.
+//!
+//! Pipeline position: `units <- wire <- proto <- {sim, udp}`. Nothing here owns a socket,
+//! reads a clock or touches a global RNG: every input carries `now`, every output is pulled.
+//! The simulator and the UDP driver are two drivers of this same code.
+//!
+//! # Driving an endpoint
+//!
+//! An [`Endpoint`] is one side of one transfer (sender or receiver). After creating it and after
+//! every `handle_*` call, the driver drains, in this order:
+//! 1. [`Endpoint::poll_transmit`] until `None` (segments to put on the wire now),
+//! 2. [`Endpoint::poll_timeout`] (the earliest time `handle_timeout` must be called; re-read
+//!    after every drain, since it may move earlier or later),
+//! 3. [`Endpoint::poll_event`] until `None` (completion notices).
+//!
+//! `handle_timeout` is safe to call spuriously (before any deadline): it is then a no-op.
+//!
+//! # Transports
+//! - [`TransportConfig::Tcp`] with [`CcKind::Dctcp`]: DCTCP (Alizadeh et al., SIGCOMM'10).
+//! - [`TransportConfig::Tcp`] with [`CcKind::NewReno`]: TCP NewReno (RFC 6582), no ECN.
+//! - [`TransportConfig::Udp`]: an unreliable source at line rate or a paced rate.
+
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+
+pub mod cc;
+mod endpoint;
+pub mod rtt;
+pub mod tcp;
+pub mod udp;
+
+#[cfg(test)]
+mod tests;
+
+pub use endpoint::{Endpoint, Event, Stats, TransportConfig};
+pub use tcp::{CcKind, TcpConfig};
+pub use udp::UdpConfig;
+pub use wire::{Ecn, Flags, SegmentRepr};

@@ -1,0 +1,256 @@
+//! TCP-like reliable transport (DCTCP or NewReno) as a sans-I/O state machine: [`Conn`],
+//! one side (sender or receiver) of a one-way transfer, and its [`TcpConfig`].
+//!
+//! Pipeline position: wrapped by [`crate::Endpoint`]; driven by the simulator (virtual time)
+//! or the UDP driver (wall clock). Speaks [`SegmentRepr`], never bytes.
+//!
+//! Model (what differs from a kernel TCP, on purpose):
+//! - Sequence numbers are 64-bit byte offsets `0..size` that never wrap; the SYN takes no
+//!   sequence space; the last data segment carries `FIN` and tells the receiver the size.
+//! - The transfer is one-way: the sender's segments carry `ACK` with `ack = 0`, the
+//!   receiver's ACKs carry no payload.
+//! - No SACK, no window scaling or receive window (the receiver buffers everything), no
+//!   limited transmit, no PRR: NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO.
+//!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
+//!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
+//!   partial ACK up to `recover` (see `reorder_by_three_positions_triggers_fast_retransmit`).
+//! - A [`DelayedAck`] with `count <= 1` means "ACK every segment" (same as `None`).
+//! - RTT samples come only from timestamps (RFC 7323 RTTM): the sender stamps `ts_ps = now`
+//!   on every segment and the receiver echoes per RFC 7323 §4.3 (see [`Conn`]).
+//!
+//! Submodules: `sender` (windowed data, loss recovery, RTO), `receiver` (reassembly, ACK
+//! policy, DCTCP echo), `timer` (the timer table).
+
+use units::{Bytes, Dur, Time};
+use wire::SegmentRepr;
+
+use crate::cc::AnyCc;
+use crate::rtt::RttEstimator;
+use crate::{Event, Stats};
+
+mod receiver;
+mod sender;
+mod timer;
+
+use receiver::Receiver;
+use sender::Sender;
+
+/// Congestion control algorithm of a [`TcpConfig`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum CcKind {
+    /// TCP NewReno (RFC 5681 + RFC 6582); data is sent Not-ECT, ECE is ignored.
+    NewReno,
+    /// DCTCP (Alizadeh et al. SIGCOMM'10): data is sent ECT(0), the receiver echoes CE per
+    /// packet, and the window is cut by `alpha/2` at most once per window of data.
+    Dctcp {
+        /// EWMA gain g of DCTCP eq. (1); the paper uses 1/16.
+        g: f64,
+        /// Initial alpha (Linux uses 1.0: the first mark halves the window).
+        init_alpha: f64,
+    },
+}
+
+/// Delayed-ACK policy of a TCP receiver (RFC 1122 4.2.3.2 / RFC 5681 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DelayedAck {
+    /// ACK at least every this many full segments (2 in RFC 5681).
+    pub count: u32,
+    /// ACK at the latest this long after the first unacknowledged segment.
+    pub timeout: Dur,
+}
+
+/// Knobs of the TCP transport. Every default is here and documented in one place.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TcpConfig {
+    /// Congestion control. Default: DCTCP with g = 1/16, initial alpha 1.
+    pub cc: CcKind,
+    /// Maximum payload bytes per segment. Default 1460 (a 1500 B MTU with 40 B of headers).
+    pub mss: u32,
+    /// Initial congestion window in segments. Default 10 (RFC 6928).
+    pub init_cwnd_pkts: u32,
+    /// Lower bound of the retransmission timeout (RFC 6298 (2.4) says 1 s; datacenters use
+    /// far less). Default 10 ms.
+    pub min_rto: Dur,
+    /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 10 ms.
+    pub init_rto: Dur,
+    /// Upper bound of the RTO after exponential backoff. Default 1 s.
+    pub max_rto: Dur,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681). Default 3.
+    pub dupack_threshold: u32,
+    /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
+    pub delayed_ack: Option<DelayedAck>,
+    /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
+    /// `true` makes FCTs comparable with ns-3.
+    pub handshake: bool,
+    /// Priority class stamped on every segment (0 = highest). Default 0.
+    pub prio: u8,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0 },
+            mss: 1460,
+            init_cwnd_pkts: 10,
+            min_rto: Dur::from_ms(10),
+            init_rto: Dur::from_ms(10),
+            max_rto: Dur::from_ms(1000),
+            dupack_threshold: 3,
+            delayed_ack: None,
+            handshake: false,
+            prio: 0,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Whether data segments are sent ECN-capable.
+    pub fn is_ecn_capable(&self) -> bool {
+        matches!(self.cc, CcKind::Dctcp { .. })
+    }
+}
+
+/// One side of one TCP transfer (a sender or a receiver). Owns no socket and reads no clock:
+/// every input carries `now`, every output is pulled.
+///
+/// # Call order
+/// After construction and after every `handle_*` call, drain in this order:
+/// 1. [`Conn::poll_transmit`] until `None` (segments to put on the wire now),
+/// 2. [`Conn::poll_timeout`] (when to call [`Conn::handle_timeout`] next; it may move
+///    earlier or later, or become `None`),
+/// 3. [`Conn::poll_event`] until `None`.
+///
+/// `handle_timeout` before the deadline is a no-op. Segments of another `conn` are ignored.
+/// If the driver does not drain a receiver after every input, consecutive ACKs are
+/// coalesced (at most two are queued), never lost.
+///
+/// # Sender
+/// - With [`TcpConfig::handshake`]: a SYN (len 0, `Not-ECT`) at the first `poll_transmit`,
+///   retransmitted on RTO with backoff; data starts when the SYN-ACK arrives, with
+///   `init_cwnd_pkts` segments, or one segment if the SYN had to be retransmitted
+///   (RFC 5681 §3.1). Without: data starts at the first `poll_transmit`.
+/// - Data segments carry `ACK`, `ecn = Ect0` (DCTCP) or `NotEct` (NewReno), `prio` from the
+///   config, `ts_ps = now`. Retransmissions are marked the same way.
+/// - [`Event::Completed`] is emitted once, from the `handle_segment` whose ACK reaches
+///   `size`; afterwards the sender transmits nothing and has no timer.
+///
+/// # Receiver
+/// - Replies SYN-ACK (`SYN|ACK`, echoing the SYN's `ts_ps`) to every SYN.
+/// - ACKs: flags `ACK` (+ `ECE`), `len 0`, `Not-ECT`, `ack` = next byte expected,
+///   `ts_echo_ps` per RFC 7323 §4.3: the `ts_ps` of the earliest in-order segment not yet
+///   acknowledged when the ACK was generated (without delayed ACK: the segment that
+///   triggered it, if in order); duplicate ACKs for out-of-order data echo the last in-order
+///   segment; the ACK that fills a hole echoes the retransmission.
+/// - [`Event::ReceivedAll`] is emitted once, from the `handle_segment` after which every byte
+///   up to the `FIN` segment's end has arrived. The receiver keeps acknowledging afterwards
+///   (its last ACK may be lost) and never arms a timer except the delayed-ACK one.
+#[derive(Debug)]
+pub struct Conn {
+    side: Side,
+}
+
+/// Sender and receiver state are disjoint; one `Conn` is one of them.
+#[derive(Debug)]
+enum Side {
+    Tx(Sender),
+    Rx(Receiver),
+}
+
+impl Conn {
+    /// The sending side of a transfer of `size` bytes on connection `conn`, created at
+    /// `now`. PRECONDITION: `size >= 1` (an empty flow has no segment to carry `FIN`).
+    pub fn sender(cfg: &TcpConfig, conn: u32, size: Bytes, now: Time) -> Conn {
+        Conn { side: Side::Tx(Sender::new(cfg, conn, size.get(), now)) }
+    }
+
+    /// The receiving side of connection `conn`.
+    pub fn receiver(cfg: &TcpConfig, conn: u32) -> Conn {
+        Conn { side: Side::Rx(Receiver::new(cfg, conn)) }
+    }
+
+    /// Whether this is the sending side.
+    pub fn is_sender(&self) -> bool {
+        matches!(self.side, Side::Tx(_))
+    }
+
+    /// Input: a segment from the peer arrived at `now`.
+    #[inline]
+    pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+        match &mut self.side {
+            Side::Tx(s) => s.handle_segment(now, seg),
+            Side::Rx(r) => r.handle_segment(now, seg),
+        }
+    }
+
+    /// Input: time passed. Fires the timers whose deadline is `<= now`; otherwise a no-op.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: Time) {
+        match &mut self.side {
+            Side::Tx(s) => s.handle_timeout(now),
+            Side::Rx(r) => r.handle_timeout(now),
+        }
+    }
+
+    /// Output: the next segment to send at `now`, if any. Cheap when there is nothing to send.
+    #[inline]
+    pub fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+        match &mut self.side {
+            Side::Tx(s) => s.poll_transmit(now),
+            Side::Rx(r) => r.poll_transmit(now),
+        }
+    }
+
+    /// Output: the earliest time `handle_timeout` must be called, if any.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match &self.side {
+            Side::Tx(s) => s.poll_timeout(),
+            Side::Rx(r) => r.poll_timeout(),
+        }
+    }
+
+    /// Output: the next event, if any.
+    #[inline]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        match &mut self.side {
+            Side::Tx(s) => s.poll_event(),
+            Side::Rx(r) => r.poll_event(),
+        }
+    }
+
+    /// Counters; for a sender also the current `cwnd`, `alpha` and `srtt_ps`.
+    pub fn stats(&self) -> Stats {
+        match &self.side {
+            Side::Tx(s) => s.stats(),
+            Side::Rx(r) => r.stats(),
+        }
+    }
+
+    /// The sender's congestion controller (`None` for a receiver).
+    pub fn cc(&self) -> Option<&AnyCc> {
+        match &self.side {
+            Side::Tx(s) => Some(s.cc()),
+            Side::Rx(_) => None,
+        }
+    }
+
+    /// `(snd_una, snd_nxt, snd_max)` of a sender, for tests.
+    #[cfg(test)]
+    pub(crate) fn seq_state(&self) -> Option<(u64, u64, u64)> {
+        match &self.side {
+            Side::Tx(s) => Some(s.seq_state()),
+            Side::Rx(_) => None,
+        }
+    }
+
+    /// The sender's RTT estimator (`None` for a receiver).
+    pub fn rtt(&self) -> Option<&RttEstimator> {
+        match &self.side {
+            Side::Tx(s) => Some(s.rtt()),
+            Side::Rx(_) => None,
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The sending side of a TCP transfer: optional SYN, windowed data, NewReno loss recovery
+//! (RFC 5681, RFC 6582), the RFC 6298 retransmission timer with go-back-N, and the
+//! congestion controller's callbacks (DCTCP or NewReno).
+//!
+//! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
+//! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
+//!
+//! INVARIANT: `snd_una <= snd_nxt <= snd_max <= size`. `snd_nxt` is where new transmissions
+//! continue (it falls back to `snd_una` on an RTO: go-back-N), `snd_max` is one past the
+//! highest byte ever sent.
+
+use units::{Dur, Time};
+use wire::{Ecn, Flags, SegmentRepr};
+
+use super::timer::{Timer, TimerTable};
+use super::TcpConfig;
+use crate::cc::{AckInfo, AnyCc, CongestionControl};
+use crate::rtt::RttEstimator;
+use crate::{Event, Stats};
+
+/// Connection state of a sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// SYN sent (or due), waiting for SYN-ACK.
+    SynSent,
+    /// Sending data.
+    Established,
+    /// Every byte acknowledged; silent, no timers.
+    Done,
+}
+
+#[derive(Debug)]
+pub(super) struct Sender {
+    conn: u32,
+    mss: u32,
+    prio: u8,
+    /// Codepoint of data segments (ECT(0) for DCTCP, Not-ECT for NewReno).
+    data_ecn: Ecn,
+    dupack_threshold: u32,
+    state: State,
+    size: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// A single segment (by start) to send ahead of new data, outside the window:
+    /// fast retransmit or a NewReno partial-ACK retransmission.
+    rtx: Option<u64>,
+    /// The SYN must be (re)transmitted.
+    is_syn_due: bool,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: one past the highest byte sent when recovery (or an RTO) began.
+    recover: u64,
+    /// A partial ACK has already restarted the RTO timer in this recovery.
+    has_partial_acked: bool,
+    /// `snd_una` at the last RTO: a second RTO at the same `snd_una` is a repeat.
+    rto_una: Option<u64>,
+    cc: AnyCc,
+    rtt: RttEstimator,
+    timers: TimerTable,
+    event: Option<Event>,
+    stats: Stats,
+}
+
+impl Sender {
+    pub(super) fn new(cfg: &TcpConfig, conn: u32, size: u64, _now: Time) -> Sender {
+        // PRECONDITION: a transfer has at least one byte (the simulator rejects empty flows);
+        // an empty transfer would have no segment to carry FIN.
+        debug_assert!(size > 0, "TCP transfer of 0 bytes");
+        debug_assert!(cfg.mss > 0 && cfg.dupack_threshold > 0);
+        Sender {
+            conn,
+            mss: cfg.mss,
+            prio: cfg.prio,
+            data_ecn: if cfg.is_ecn_capable() { Ecn::Ect0 } else { Ecn::NotEct },
+            dupack_threshold: cfg.dupack_threshold,
+            state: if cfg.handshake { State::SynSent } else { State::Established },
+            size,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            rtx: None,
+            is_syn_due: cfg.handshake,
+            dupacks: 0,
+            in_recovery: false,
+            // RFC 6582 §3.2 (1): recover starts at the initial send sequence number.
+            recover: 0,
+            has_partial_acked: false,
+            rto_una: None,
+            cc: AnyCc::new(cfg),
+            rtt: RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto),
+            timers: TimerTable::default(),
+            event: None,
+            stats: Stats::default(),
+        }
+    }
+
+    pub(super) fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
+
+    pub(super) fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    #[cfg(test)]
+    pub(super) fn seq_state(&self) -> (u64, u64, u64) {
+        (self.snd_una, self.snd_nxt, self.snd_max)
+    }
+
+    pub(super) fn stats(&self) -> Stats {
+        Stats {
+            cwnd: self.cc.window(),
+            alpha: self.cc.alpha(),
+            srtt_ps: self.rtt.srtt().map_or(0, Dur::ps),
+            ..self.stats
+        }
+    }
+
+    #[inline]
+    pub(super) fn poll_timeout(&self) -> Option<Time> {
+        self.timers.earliest()
+    }
+
+    #[inline]
+    pub(super) fn poll_event(&mut self) -> Option<Event> {
+        self.event.take()
+    }
+
+    /// Payload length of the segment starting at `seq`.
+    #[inline]
+    fn seg_len(&self, seq: u64) -> u64 {
+        (self.size - seq).min(u64::from(self.mss))
+    }
+
+    /// RFC 6298 (5.1): start the timer on a transmission if it is not running.
+    #[inline]
+    fn arm_rto_if_idle(&mut self, now: Time) {
+        if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    pub(super) fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+        match self.state {
+            State::Done => None,
+            State::SynSent => {
+                if !self.is_syn_due {
+                    return None;
+                }
+                self.is_syn_due = false;
+                self.arm_rto_if_idle(now);
+                Some(SegmentRepr {
+                    conn: self.conn,
+                    flags: Flags::SYN,
+                    prio: self.prio,
+                    ts_ps: now.ps(),
+                    ..SegmentRepr::default()
+                })
+            }
+            State::Established => {
+                if let Some(seq) = self.rtx.take() {
+                    // RFC 5681 §3.2 (2) / RFC 6582 §3.2 (5): the retransmission is sent
+                    // regardless of the window.
+                    debug_assert!(seq < self.snd_nxt);
+                    return Some(self.emit_data(now, seq, true));
+                }
+                if self.snd_nxt >= self.size {
+                    return None;
+                }
+                let len = self.seg_len(self.snd_nxt);
+                // RFC 5681 §3: FlightSize + the new segment must fit in cwnd (which includes
+                // the RFC 6582 recovery inflation).
+                if self.snd_nxt - self.snd_una + len > self.cc.window() {
+                    return None;
+                }
+                let seq = self.snd_nxt;
+                // Below the highest byte ever sent means go-back-N after an RTO.
+                let is_retx = seq < self.snd_max;
+                self.snd_nxt += len;
+                self.snd_max = self.snd_max.max(self.snd_nxt);
+                Some(self.emit_data(now, seq, is_retx))
+            }
+        }
+    }
+
+    fn emit_data(&mut self, now: Time, seq: u64, is_retx: bool) -> SegmentRepr {
+        let len = self.seg_len(seq);
+        let end = seq + len;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        if is_retx {
+            self.stats.segments_retx += 1;
+        }
+        self.arm_rto_if_idle(now);
+        let mut flags = Flags::ACK;
+        if end == self.size {
+            flags = flags.with(Flags::FIN);
+        }
+        SegmentRepr {
+            conn: self.conn,
+            seq,
+            ack: 0,
+            len: len as u32,
+            flags,
+            ecn: self.data_ecn,
+            prio: self.prio,
+            ts_ps: now.ps(),
+            ts_echo_ps: 0,
+        }
+    }
+
+    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+        if seg.conn != self.conn || !seg.flags.contains(Flags::ACK) {
+            return;
+        }
+        match self.state {
+            // A late ACK after completion changes nothing.
+            State::Done => {}
+            State::SynSent => {
+                if seg.flags.contains(Flags::SYN) {
+                    self.on_syn_ack(now, seg);
+                }
+            }
+            State::Established => {
+                // A duplicate SYN-ACK (our SYN was retransmitted) carries no news.
+                if !seg.flags.contains(Flags::SYN) {
+                    self.on_ack(now, seg);
+                }
+            }
+        }
+        self.debug_check();
+    }
+
+    /// INVARIANT (module docs): `snd_una <= snd_nxt <= snd_max <= size`; a retransmission
+    /// is only pending inside the outstanding range.
+    #[inline]
+    fn debug_check(&self) {
+        debug_assert!(self.snd_una <= self.snd_nxt, "{self:?}");
+        debug_assert!(self.snd_nxt <= self.snd_max && self.snd_max <= self.size, "{self:?}");
+        debug_assert!(!matches!(self.rtx, Some(s) if s < self.snd_una || s >= self.snd_nxt));
+    }
+
+    fn on_syn_ack(&mut self, now: Time, seg: &SegmentRepr) {
+        self.state = State::Established;
+        self.is_syn_due = false;
+        self.timers.stop(Timer::Rto);
+        // RFC 7323 §4: the SYN-ACK echoes the SYN's timestamp, so even after a SYN
+        // retransmission the sample is unambiguous.
+        self.rtt.on_sample(now.saturating_since(Time(seg.ts_echo_ps)));
+    }
+
+    fn on_ack(&mut self, now: Time, seg: &SegmentRepr) {
+        let ack = seg.ack;
+        // RFC 5681 / RFC 793: an ACK for data never sent is ignored.
+        if ack > self.snd_max {
+            return;
+        }
+        let ece = seg.flags.contains(Flags::ECE);
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, ece, seg.ts_echo_ps);
+        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
+            // RFC 5681 §2 "duplicate acknowledgment": no new data acknowledged, data
+            // outstanding, no payload (and no SYN, filtered by the caller).
+            self.on_dup_ack(now, ece);
+        }
+        // Otherwise an old, reordered ACK: ignore.
+    }
+
+    fn on_ecn(&mut self, now: Time, bytes_acked: u64, ece: bool) -> bool {
+        if ece {
+            self.stats.num_ecn += 1;
+        }
+        let info = AckInfo { bytes_acked, ece, snd_una: self.snd_una, snd_max: self.snd_max };
+        let cut = self.cc.on_ecn(now, &info, !self.in_recovery);
+        if cut {
+            self.stats.num_ecn_cuts += 1;
+        }
+        cut
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u64, ece: bool, ts_echo_ps: u64) {
+        let bytes_acked = ack - self.snd_una;
+        self.snd_una = ack;
+        // A retransmission not yet handed out may have just been acknowledged.
+        if self.rtx.is_some_and(|s| s < ack) {
+            self.rtx = None;
+        }
+        // After go-back-N the receiver may acknowledge data it had buffered beyond snd_nxt.
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.dupacks = 0;
+        // RFC 7323 §4 RTTM + RFC 6298 (2.3): one sample per ACK of new data.
+        self.rtt.on_sample(now.saturating_since(Time(ts_echo_ps)));
+        let is_cut = self.on_ecn(now, bytes_acked, ece);
+
+        if self.snd_una >= self.size {
+            self.finish();
+            return;
+        }
+        let mut restart_rto = true;
+        if self.in_recovery {
+            if ack >= self.recover {
+                // RFC 6582 §3.2 (3): a full ACK (everything up to `recover`) ends recovery.
+                self.in_recovery = false;
+                self.cc.on_recovery_exit(self.snd_nxt - self.snd_una);
+            } else {
+                // RFC 6582 §3.2 (5): a partial ACK retransmits the first unacknowledged
+                // segment, and restarts the timer only for the first partial ACK.
+                self.rtx = Some(self.snd_una);
+                self.cc.on_partial_ack(bytes_acked);
+                restart_rto = !self.has_partial_acked;
+                self.has_partial_acked = true;
+            }
+        } else if !is_cut {
+            self.cc.on_ack(now, bytes_acked);
+        }
+        if self.snd_nxt == self.snd_una {
+            // RFC 6298 (5.2): all outstanding data acknowledged, stop the timer (the next
+            // transmission restarts it).
+            self.timers.stop(Timer::Rto);
+        } else if restart_rto {
+            // RFC 6298 (5.3): restart the timer on an ACK of new data.
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    fn on_dup_ack(&mut self, now: Time, ece: bool) {
+        self.on_ecn(now, 0, ece);
+        if self.in_recovery {
+            // RFC 6582 §3.2 (4).
+            self.cc.on_recovery_dup_ack();
+            return;
+        }
+        self.dupacks += 1;
+        // RFC 6582 §3.2 (2): enter fast retransmit only if the ACK covers more than
+        // `recover` (ours is exclusive, so `>=`), i.e. at most one recovery per window and
+        // none for the duplicates that go-back-N provokes after an RTO.
+        if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover {
+            self.in_recovery = true;
+            self.has_partial_acked = false;
+            self.recover = self.snd_max;
+            self.cc.on_congestion_event(now, self.snd_nxt - self.snd_una, self.snd_max);
+            // RFC 5681 §3.2 (3): retransmit the lost segment.
+            self.rtx = Some(self.snd_una);
+            self.stats.num_fast_retx += 1;
+        }
+    }
+
+    pub(super) fn handle_timeout(&mut self, now: Time) {
+        if !self.timers.take_expired(Timer::Rto, now) {
+            return;
+        }
+        self.stats.num_rtos += 1;
+        match self.state {
+            State::SynSent => {
+                // Retransmit the SYN with a backed-off timer. RFC 6298 (5.7) would also reset
+                // the RTO to 3 s once data starts; here the SYN-ACK's RTT sample re-initializes
+                // it instead (datacenter RTOs are far below 3 s).
+                self.is_syn_due = true;
+                self.cc.on_syn_timeout();
+            }
+            State::Established => {
+                let is_repeat = self.rto_una == Some(self.snd_una);
+                self.rto_una = Some(self.snd_una);
+                self.cc.on_rto(now, self.snd_nxt - self.snd_una, self.snd_max, is_repeat);
+                // RFC 6582 §3.2: after a timeout, `recover` = highest sequence number sent.
+                self.recover = self.snd_max;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.rtx = None;
+                // Go-back-N: resend everything from SND.UNA as the window allows.
+                self.snd_nxt = self.snd_una;
+            }
+            State::Done => unreachable!("a finished sender has no timers"),
+        }
+        // RFC 6298 (5.5)-(5.6): back off and restart the timer for the retransmission.
+        self.rtt.on_timeout();
+        self.timers.set(Timer::Rto, now + self.rtt.rto());
+        self.debug_check();
+    }
+
+    fn finish(&mut self) {
+        // POSTCONDITION: nothing more to send, no timers, Completed emitted once.
+        self.state = State::Done;
+        self.rtx = None;
+        self.timers.stop_all();
+        self.event = Some(Event::Completed);
+    }
+}
