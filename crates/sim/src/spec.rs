@@ -60,38 +60,48 @@ fn default_seed() -> u64 {
 pub enum TopologySpec {
     /// Two-tier leaf-spine. Oversubscription follows from the numbers:
     /// `hosts_per_leaf * host_rate / (spines * links_per_spine * fabric_rate)`.
-    LeafSpine {
-        /// Number of leaf (top-of-rack) switches.
-        leaves: u32,
-        /// Hosts under each leaf.
-        hosts_per_leaf: u32,
-        /// Number of spine switches (0 only with a single leaf).
-        spines: u32,
-        /// Parallel links between each leaf and each spine.
-        #[serde(default = "one")]
-        links_per_spine: u32,
-        /// Host-to-leaf link rate.
-        host_rate_gbps: f64,
-        /// Leaf-to-spine link rate.
-        fabric_rate_gbps: f64,
-        /// Host-to-leaf propagation delay.
-        #[serde(default = "default_delay_ns")]
-        host_delay_ns: u64,
-        /// Leaf-to-spine propagation delay.
-        #[serde(default = "default_delay_ns")]
-        fabric_delay_ns: u64,
-    },
+    LeafSpine(LeafSpine),
     /// Three-tier k-ary fat-tree (Al-Fares et al.): k pods of k/2 edge and k/2 aggregation
     /// switches, (k/2)^2 cores, k^3/4 hosts. All links at one rate and delay.
-    FatTree {
-        /// Switch radix; even, at least 2.
-        k: u32,
-        /// Rate of every link.
-        rate_gbps: f64,
-        /// Propagation delay of every link.
-        #[serde(default = "default_delay_ns")]
-        delay_ns: u64,
-    },
+    FatTree(FatTree),
+}
+
+/// Keys of `kind = "leaf_spine"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpine {
+    /// Number of leaf (top-of-rack) switches.
+    pub leaves: u32,
+    /// Hosts under each leaf.
+    pub hosts_per_leaf: u32,
+    /// Number of spine switches (0 only with a single leaf).
+    pub spines: u32,
+    /// Parallel links between each leaf and each spine.
+    #[serde(default = "one")]
+    pub links_per_spine: u32,
+    /// Host-to-leaf link rate.
+    pub host_rate_gbps: f64,
+    /// Leaf-to-spine link rate.
+    pub fabric_rate_gbps: f64,
+    /// Host-to-leaf propagation delay.
+    #[serde(default = "default_delay_ns")]
+    pub host_delay_ns: u64,
+    /// Leaf-to-spine propagation delay.
+    #[serde(default = "default_delay_ns")]
+    pub fabric_delay_ns: u64,
+}
+
+/// Keys of `kind = "fat_tree"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTree {
+    /// Switch radix; even, at least 2.
+    pub k: u32,
+    /// Rate of every link.
+    pub rate_gbps: f64,
+    /// Propagation delay of every link.
+    #[serde(default = "default_delay_ns")]
+    pub delay_ns: u64,
 }
 
 fn one() -> u32 {
@@ -159,8 +169,10 @@ impl Default for SwitchSpec {
 /// Default buffer when neither size key is given: 5120 B per port per Gbps.
 pub const DEFAULT_BUFFER_PER_PORT_PER_GBPS: f64 = 5120.0;
 
+/// Without a `queues` key: one queue marking at K = 65 full-size packets, the DCTCP paper's
+/// recommendation at 10 Gb/s (§3.4).
 fn default_queues() -> Vec<QueueSpec> {
-    vec![QueueSpec::default()]
+    vec![QueueSpec { ecn_threshold_bytes: Some(65 * 1500), ..QueueSpec::default() }]
 }
 
 /// Scheduling between the queues of one egress port.
@@ -179,8 +191,8 @@ pub enum SchedulerKind {
 #[serde(deny_unknown_fields)]
 pub struct QueueSpec {
     /// DCTCP marking threshold K: an ECN-capable packet is marked CE if this queue holds more
-    /// than K bytes when it arrives. Absent: never mark.
-    #[serde(default = "default_ecn_k", skip_serializing_if = "Option::is_none")]
+    /// than K bytes when it arrives. Absent: this queue never marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold_bytes: Option<u64>,
     /// Static cap on this queue's bytes (on top of the admission policy). Absent: no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,14 +204,10 @@ pub struct QueueSpec {
 }
 
 impl Default for QueueSpec {
+    /// A queue without marking or cap, with DT alpha 1.
     fn default() -> Self {
-        QueueSpec { ecn_threshold_bytes: default_ecn_k(), cap_bytes: None, dt_alpha: 1.0 }
+        QueueSpec { ecn_threshold_bytes: None, cap_bytes: None, dt_alpha: 1.0 }
     }
-}
-
-/// Default K: 65 full-size packets, the DCTCP paper's recommendation at 10 Gb/s (§3.4).
-fn default_ecn_k() -> Option<u64> {
-    Some(65 * 1500)
 }
 fn default_dt_alpha() -> f64 {
     1.0
@@ -345,66 +353,86 @@ pub enum TransportKind {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WorkloadSpec {
     /// Poisson flow arrivals at a target load with sizes from a CDF.
-    Poisson {
-        /// Built-in distribution name (`websearch`, `fb_hadoop`, `google_rpc`) or a path to a
-        /// CDF file (relative paths are relative to the scenario file).
-        cdf: String,
-        /// Offered load as a fraction of `load_reference` capacity, in (0, 1].
-        load: f64,
-        /// Which capacity `load` refers to.
-        #[serde(default)]
-        load_reference: LoadReference,
-        /// Destination choice.
-        #[serde(default)]
-        destinations: Destinations,
-        /// First arrival not before this time.
-        #[serde(default)]
-        start_ms: f64,
-        /// Arrivals happen in `[start_ms, start_ms + duration_ms)`.
-        duration_ms: f64,
-        /// Priority class of these flows.
-        #[serde(default)]
-        prio: u8,
-    },
+    Poisson(Poisson),
     /// Incast: queries arrive at every receiver as a Poisson process; each makes `fan_in`
     /// senders answer with `burst / fan_in` bytes at once.
-    Incast {
-        /// Queries per second per receiving host.
-        query_rate_per_host: f64,
-        /// Senders per query.
-        fan_in: u32,
-        /// Total response bytes per query. Exclusive with `burst_buffer_fraction`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        burst_bytes: Option<u64>,
-        /// Total response bytes per query as a fraction of the switch buffer.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        burst_buffer_fraction: Option<f64>,
-        /// Which hosts answer a query.
-        #[serde(default)]
-        senders: IncastSenders,
-        /// First query not before this time.
-        #[serde(default)]
-        start_ms: f64,
-        /// Queries happen in `[start_ms, start_ms + duration_ms)`.
-        duration_ms: f64,
-        /// Priority class of these flows.
-        #[serde(default)]
-        prio: u8,
-    },
+    Incast(Incast),
     /// Replay a flow list (`id src dst start_s size_bytes incast` per line, `#` comments), as
     /// written for the peer simulators in `shared/data/peer-bench/`.
-    FlowList {
-        /// Path to the file (relative paths are relative to the scenario file).
-        path: String,
-        /// Priority class of these flows.
-        #[serde(default)]
-        prio: u8,
-    },
+    FlowList(FlowList),
     /// Flows given inline.
-    Flows {
-        /// The flows.
-        flows: Vec<FlowEntry>,
-    },
+    Flows(Flows),
+}
+
+/// Keys of `kind = "poisson"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Poisson {
+    /// Built-in distribution name (`websearch`, `fb_hadoop`, `google_rpc`) or a path to a
+    /// CDF file (relative paths are relative to the scenario file).
+    pub cdf: String,
+    /// Offered load as a fraction of `load_reference` capacity, in (0, 1].
+    pub load: f64,
+    /// Which capacity `load` refers to.
+    #[serde(default)]
+    pub load_reference: LoadReference,
+    /// Destination choice.
+    #[serde(default)]
+    pub destinations: Destinations,
+    /// First arrival not before this time.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Arrivals happen in `[start_ms, start_ms + duration_ms)`.
+    pub duration_ms: f64,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "incast"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incast {
+    /// Queries per second per receiving host.
+    pub query_rate_per_host: f64,
+    /// Senders per query.
+    pub fan_in: u32,
+    /// Total response bytes per query. Exclusive with `burst_buffer_fraction`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_bytes: Option<u64>,
+    /// Total response bytes per query as a fraction of the switch buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_buffer_fraction: Option<f64>,
+    /// Which hosts answer a query.
+    #[serde(default)]
+    pub senders: IncastSenders,
+    /// First query not before this time.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Queries happen in `[start_ms, start_ms + duration_ms)`.
+    pub duration_ms: f64,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "flow_list"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowList {
+    /// Path to the file (relative paths are relative to the scenario file).
+    pub path: String,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "flows"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flows {
+    /// The flows.
+    pub flows: Vec<FlowEntry>,
 }
 
 /// One inline flow.
@@ -529,13 +557,20 @@ impl Spec {
         let de = toml::Deserializer::new(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let key = path_string(e.path());
+            let refined = toml::from_str::<toml::Value>(text)
+                .ok()
+                .and_then(|v| serde_json::to_value(v).ok())
+                .and_then(|root| refine_tagged_error(&root, &key));
+            if let Some(r) = refined {
+                return r;
+            }
             let message = e.inner().message().to_string();
             let message = match e.inner().span() {
-                Some(span) => {
+                Some(span) if !key.starts_with("topology") && !key.starts_with("workload") => {
                     let line = text[..span.start.min(text.len())].lines().count().max(1);
                     format!("{message} (line {line})")
                 }
-                None => message,
+                _ => message,
             };
             SpecError::Parse { key, message }
         })
@@ -544,9 +579,12 @@ impl Spec {
     /// Parse JSON (what the Python front end sends).
     pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| SpecError::Parse {
-            key: path_string(e.path()),
-            message: e.inner().to_string(),
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = path_string(e.path());
+            serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|root| refine_tagged_error(&root, &key))
+                .unwrap_or_else(|| SpecError::Parse { key, message: e.inner().to_string() })
         })
     }
 
@@ -587,7 +625,7 @@ impl Spec {
 
     fn check_topology(&self) -> Result<u32, SpecError> {
         match &self.topology {
-            TopologySpec::LeafSpine {
+            TopologySpec::LeafSpine(LeafSpine {
                 leaves,
                 hosts_per_leaf,
                 spines,
@@ -595,7 +633,7 @@ impl Spec {
                 host_rate_gbps,
                 fabric_rate_gbps,
                 ..
-            } => {
+            }) => {
                 positive("topology.leaves", *leaves)?;
                 positive("topology.hosts_per_leaf", *hosts_per_leaf)?;
                 positive("topology.links_per_spine", *links_per_spine)?;
@@ -618,7 +656,7 @@ impl Spec {
                 }
                 Ok(hosts as u32)
             }
-            TopologySpec::FatTree { k, rate_gbps, .. } => {
+            TopologySpec::FatTree(FatTree { k, rate_gbps, .. }) => {
                 if *k < 2 || k % 2 != 0 || *k > 128 {
                     return Err(SpecError::invalid(
                         "topology.k",
@@ -791,7 +829,7 @@ fn check_workload(
     let prefix = format!("workload[{i}]");
     let _ = transport;
     match w {
-        WorkloadSpec::Poisson { cdf, load, start_ms, duration_ms, destinations, .. } => {
+        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, destinations, .. }) => {
             *cdf = resolve_file(&format!("{prefix}.cdf"), cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
             if !(load.is_finite() && *load > 0.0 && *load <= 1.0) {
                 return Err(SpecError::invalid(
@@ -810,7 +848,7 @@ fn check_workload(
             }
             let _ = destinations;
         }
-        WorkloadSpec::Incast {
+        WorkloadSpec::Incast(Incast {
             query_rate_per_host,
             fan_in,
             burst_bytes,
@@ -818,7 +856,7 @@ fn check_workload(
             start_ms,
             duration_ms,
             ..
-        } => {
+        }) => {
             if !(query_rate_per_host.is_finite() && *query_rate_per_host > 0.0) {
                 return Err(SpecError::invalid(
                     format!("{prefix}.query_rate_per_host"),
@@ -859,10 +897,10 @@ fn check_workload(
             }
             window(&prefix, *start_ms, *duration_ms)?;
         }
-        WorkloadSpec::FlowList { path, .. } => {
+        WorkloadSpec::FlowList(FlowList { path, .. }) => {
             *path = resolve_file(&format!("{prefix}.path"), path, base_dir, &[])?;
         }
-        WorkloadSpec::Flows { flows } => {
+        WorkloadSpec::Flows(Flows { flows }) => {
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
                 if f.src >= num_hosts {
@@ -889,6 +927,50 @@ fn check_workload(
         }
     }
     Ok(())
+}
+
+/// serde buffers internally tagged enums, so an error inside `topology` or `workload[i]`
+/// loses its key path. Re-deserialize that table into the variant named by its `kind` to
+/// name the exact key.
+fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError> {
+    fn try_de<T: serde::de::DeserializeOwned>(
+        v: serde_json::Value,
+        prefix: &str,
+    ) -> Option<SpecError> {
+        serde_path_to_error::deserialize::<_, T>(v).err().map(|e| {
+            let inner = e.path().to_string();
+            let key = if inner == "." { prefix.to_string() } else { format!("{prefix}.{inner}") };
+            SpecError::Parse { key, message: e.inner().to_string() }
+        })
+    }
+    let (section, sub) = if key == "topology" {
+        ("topology", root.get("topology")?)
+    } else {
+        let i: usize = key.strip_prefix("workload[")?.strip_suffix(']')?.parse().ok()?;
+        ("workload", root.get("workload")?.get(i)?)
+    };
+    let mut table = sub.as_object()?.clone();
+    let kind = table.remove("kind")?;
+    let kind = kind.as_str()?.to_string();
+    let v = serde_json::Value::Object(table);
+    match (section, kind.as_str()) {
+        ("topology", "leaf_spine") => try_de::<LeafSpine>(v, key),
+        ("topology", "fat_tree") => try_de::<FatTree>(v, key),
+        ("workload", "poisson") => try_de::<Poisson>(v, key),
+        ("workload", "incast") => try_de::<Incast>(v, key),
+        ("workload", "flow_list") => try_de::<FlowList>(v, key),
+        ("workload", "flows") => try_de::<Flows>(v, key),
+        ("topology", other) => Some(SpecError::invalid(
+            format!("{key}.kind"),
+            format!("{other:?}"),
+            "unknown topology kind; expected \"leaf_spine\" or \"fat_tree\"",
+        )),
+        (_, other) => Some(SpecError::invalid(
+            format!("{key}.kind"),
+            format!("{other:?}"),
+            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\" or \"flows\"",
+        )),
+    }
 }
 
 fn path_string(p: &serde_path_to_error::Path) -> String {
@@ -959,6 +1041,23 @@ fabric_rate_gbps = 10
         let text = MINIMAL.replace("spines = 2", "spines = 2\nspine = 3");
         let e = Spec::from_toml_str(&text).unwrap_err();
         assert!(e.to_string().contains("spine"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_tagged_tables_name_the_exact_key() {
+        let e = Spec::from_toml_str(&MINIMAL.replace("leaves = 2", "leaves = \"x\"")).unwrap_err();
+        assert_eq!(e.key(), "topology.leaves", "{e}");
+        let e = Spec::from_toml_str(&MINIMAL.replace("leaves = 2", "leaves = 2\nleafs = 3")).unwrap_err();
+        assert!(e.key().starts_with("topology"), "{e}");
+        assert!(e.to_string().contains("leafs"), "{e}");
+        let e = Spec::from_toml_str(&MINIMAL.replace("leaf_spine", "leaf_spin")).unwrap_err();
+        assert_eq!(e.key(), "topology.kind", "{e}");
+        let text = format!("{MINIMAL}\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = \"high\"\nduration_ms = 1\n");
+        let e = Spec::from_toml_str(&text).unwrap_err();
+        assert_eq!(e.key(), "workload[0].load", "{e}");
+        let json = serde_json::to_string(&toml::from_str::<toml::Value>(&text).unwrap()).unwrap();
+        let e = Spec::from_json_str(&json).unwrap_err();
+        assert_eq!(e.key(), "workload[0].load", "{e}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use units::{Bps, Dur, NodeId, SwitchId};
 
 use crate::metrics::Tier;
-use crate::spec::TopologySpec;
+use crate::spec::{FatTree, LeafSpine, TopologySpec};
 
 /// One unidirectional link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl Topology {
     /// Build the network a spec describes.
     pub fn build(spec: &TopologySpec) -> Topology {
         match *spec {
-            TopologySpec::LeafSpine {
+            TopologySpec::LeafSpine(LeafSpine {
                 leaves,
                 hosts_per_leaf,
                 spines,
@@ -56,7 +56,7 @@ impl Topology {
                 fabric_rate_gbps,
                 host_delay_ns,
                 fabric_delay_ns,
-            } => leaf_spine(
+            }) => leaf_spine(
                 leaves,
                 hosts_per_leaf,
                 spines,
@@ -66,7 +66,7 @@ impl Topology {
                 Dur::from_ns(host_delay_ns),
                 Dur::from_ns(fabric_delay_ns),
             ),
-            TopologySpec::FatTree { k, rate_gbps, delay_ns } => {
+            TopologySpec::FatTree(FatTree { k, rate_gbps, delay_ns }) => {
                 fat_tree(k, Bps::from_gbps_f64(rate_gbps), Dur::from_ns(delay_ns))
             }
         }

@@ -11,7 +11,7 @@ use rand_pcg::Pcg64;
 use units::Time;
 
 use crate::route::hash3;
-use crate::spec::{Destinations, IncastSenders, LoadReference, WorkloadSpec};
+use crate::spec::{Destinations, FlowList, Flows, Incast, IncastSenders, LoadReference, Poisson, WorkloadSpec};
 use crate::topo::Topology;
 use crate::SimError;
 
@@ -154,7 +154,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
     for (wi, w) in workloads.iter().enumerate() {
         let key = |k: &str| format!("workload[{wi}].{k}");
         match w {
-            WorkloadSpec::Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio } => {
+            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio }) => {
                 let dist = load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?;
                 let per_host_bps = match load_reference {
                     LoadReference::HostLink => net.topo.host_rate.get() as f64,
@@ -166,7 +166,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 let rate = load * per_host_bps / mean_bits; // flows per second per host
                 poisson(&mut flows, wi, seed, net, &dist, rate, *destinations, *start_ms, *duration_ms, *prio);
             }
-            WorkloadSpec::Incast {
+            WorkloadSpec::Incast(Incast {
                 query_rate_per_host,
                 fan_in,
                 burst_bytes,
@@ -175,7 +175,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 start_ms,
                 duration_ms,
                 prio,
-            } => {
+            }) => {
                 let burst = match (burst_bytes, burst_buffer_fraction) {
                     (Some(b), _) => *b,
                     (None, Some(f)) => (f * net.leaf_buffer as f64).round() as u64,
@@ -185,7 +185,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 incast(&mut flows, wi, seed, net, *query_rate_per_host, *fan_in, per_sender, *senders, *start_ms, *duration_ms, *prio)
                     .map_err(|message| SimError::Workload { key: key("fan_in"), message })?;
             }
-            WorkloadSpec::FlowList { path, prio } => {
+            WorkloadSpec::FlowList(FlowList { path, prio }) => {
                 let text = std::fs::read_to_string(path).map_err(|e| SimError::Workload {
                     key: key("path"),
                     message: format!("cannot read {path}: {e}"),
@@ -193,7 +193,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 parse_flow_list(&text, wi as u16, *prio, net.topo.num_hosts, &mut flows)
                     .map_err(|message| SimError::Workload { key: key("path"), message: format!("{path}: {message}") })?;
             }
-            WorkloadSpec::Flows { flows: list } => {
+            WorkloadSpec::Flows(Flows { flows: list }) => {
                 for f in list {
                     flows.push(FlowSpec {
                         id: 0,
@@ -211,7 +211,7 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
     }
     // Stable sort keeps generation order among equal (start, workload).
     flows.sort_by_key(|f| (f.start, f.workload));
-    let keep_ids = workloads.len() == 1 && matches!(workloads[0], WorkloadSpec::FlowList { .. });
+    let keep_ids = workloads.len() == 1 && matches!(workloads[0], WorkloadSpec::FlowList(_));
     if !keep_ids {
         for (i, f) in flows.iter_mut().enumerate() {
             f.id = i as u64;
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn poisson_hits_the_target_load() {
         let t = topo();
-        let w = vec![WorkloadSpec::Poisson {
+        let w = vec![WorkloadSpec::Poisson(Poisson {
             cdf: "websearch".into(),
             load: 0.5,
             load_reference: LoadReference::HostLink,
@@ -472,7 +472,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 2000.0,
             prio: 0,
-        }];
+        })];
         let flows = generate(&w, 7, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
         let bytes: u64 = flows.iter().map(|f| f.size).sum();
         let offered = bytes as f64 * 8.0 / 2.0 / 32.0; // bits per second per host
@@ -489,7 +489,7 @@ mod tests {
             (Destinations::OtherLeaf, 0),
             (Destinations::Permutation, 1),
         ] {
-            let w = vec![WorkloadSpec::Poisson {
+            let w = vec![WorkloadSpec::Poisson(Poisson {
                 cdf: "google_rpc".into(),
                 load: 0.1,
                 load_reference: LoadReference::HostLink,
@@ -497,7 +497,7 @@ mod tests {
                 start_ms: 0.0,
                 duration_ms: 1.0,
                 prio: 0,
-            }];
+            })];
             let flows = generate(&w, 3, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
             assert!(!flows.is_empty());
             let mut partner = vec![None; 32];
@@ -516,7 +516,7 @@ mod tests {
     #[test]
     fn incast_queries_have_fan_in_distinct_senders() {
         let t = topo();
-        let w = vec![WorkloadSpec::Incast {
+        let w = vec![WorkloadSpec::Incast(Incast {
             query_rate_per_host: 100.0,
             fan_in: 8,
             burst_bytes: None,
@@ -525,7 +525,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 100.0,
             prio: 0,
-        }];
+        })];
         let flows = generate(&w, 1, NetInfo { topo: &t, leaf_buffer: 1_000_000 }).unwrap();
         assert!(!flows.is_empty());
         assert_eq!(flows.len() % 8, 0);
@@ -560,7 +560,7 @@ mod tests {
     #[test]
     fn same_seed_same_flows_other_seed_other_flows() {
         let t = topo();
-        let w = vec![WorkloadSpec::Poisson {
+        let w = vec![WorkloadSpec::Poisson(Poisson {
             cdf: "websearch".into(),
             load: 0.3,
             load_reference: LoadReference::LeafUplink,
@@ -568,7 +568,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 20.0,
             prio: 0,
-        }];
+        })];
         let net = NetInfo { topo: &t, leaf_buffer: 1 };
         assert_eq!(generate(&w, 1, net).unwrap(), generate(&w, 1, net).unwrap());
         assert_ne!(generate(&w, 1, net).unwrap(), generate(&w, 2, net).unwrap());

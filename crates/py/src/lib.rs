@@ -1,0 +1,465 @@
+//! `slacknet._native`: the PyO3 boundary between the Rust simulator and the Python package.
+//!
+//! Pipeline position: `python/slacknet -> (this crate) -> sim`. This crate is deliberately thin
+//! (STYLE.md §6): it converts Python values into owned Rust values while attached to the
+//! interpreter, lets `sim` validate them (Rust owns the schema and its error messages), runs the
+//! simulation with the interpreter detached (`Python::detach`, so other Python threads keep
+//! running), and converts the results back as columns of little-endian bytes that Python wraps
+//! with `numpy.frombuffer`. There is no simulation logic here.
+//!
+//! Errors are typed: [`SpecError`] (a `ValueError`: the scenario is wrong) carries `key`,
+//! `value` and `message` attributes; [`SimError`] (a `RuntimeError`: the run could not be set
+//! up or failed) carries `key` and `message`. `python/slacknet/_native.pyi` documents the
+//! Python-visible surface and is checked against this module by `mypy.stubtest`.
+
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+create_exception!(
+    slacknet._native,
+    SpecError,
+    PyValueError,
+    "The scenario is wrong: a key is unknown, has the wrong type, or its value is out of range.\n\n\
+     Attributes: ``key`` (dotted path such as ``workload[0].load``), ``value`` (the value as \
+     written, or None when the text did not parse) and ``message`` (what is wrong)."
+);
+create_exception!(
+    slacknet._native,
+    SimError,
+    PyRuntimeError,
+    "A valid scenario could not be run (for example a CDF file is malformed).\n\n\
+     Attributes: ``key`` (the scenario key at fault) and ``message``."
+);
+
+/// Build a Python `SpecError` with structured attributes from the Rust error.
+fn spec_error(py: Python<'_>, e: sim::SpecError) -> PyErr {
+    let (key, value, message) = match &e {
+        sim::SpecError::Parse { key, message } => (key.clone(), None, message.clone()),
+        sim::SpecError::Invalid {
+            key,
+            value,
+            message,
+        } => (key.clone(), Some(value.clone()), message.clone()),
+    };
+    let err = SpecError::new_err(e.to_string());
+    let exc = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion;
+    // if it does, the error still carries its message.
+    let _ = exc.setattr("key", key);
+    let _ = exc.setattr("value", value);
+    let _ = exc.setattr("message", message);
+    err
+}
+
+/// Build a Python `SimError` with `key` and `message` attributes.
+fn sim_error(py: Python<'_>, key: &str, message: &str) -> PyErr {
+    let err = SimError::new_err(format!("{key}: {message}"));
+    let exc = err.value(py);
+    let _ = exc.setattr("key", key);
+    let _ = exc.setattr("message", message);
+    err
+}
+
+fn from_sim_error(py: Python<'_>, e: sim::SimError) -> PyErr {
+    match &e {
+        sim::SimError::Workload { key, message } => sim_error(py, key, message),
+    }
+}
+
+fn resolve(
+    py: Python<'_>,
+    spec: Result<sim::Spec, sim::SpecError>,
+    base_dir: &str,
+) -> PyResult<String> {
+    let spec = spec.map_err(|e| spec_error(py, e))?;
+    let valid = spec
+        .validate(Path::new(base_dir))
+        .map_err(|e| spec_error(py, e))?;
+    Ok(valid.to_json())
+}
+
+fn valid_from_json(py: Python<'_>, json: &str) -> PyResult<sim::ValidSpec> {
+    // The JSON is already resolved (paths absolute), so the base directory is irrelevant; "."
+    // keeps any relative path that slipped through relative to the working directory.
+    let spec = sim::Spec::from_json_str(json).map_err(|e| spec_error(py, e))?;
+    spec.validate(Path::new(".")).map_err(|e| spec_error(py, e))
+}
+
+/// Parse and validate a TOML scenario; return the resolved scenario as JSON (every default
+/// filled in, relative paths made absolute against `base_dir`).
+///
+/// Raises `SpecError` naming the offending key and value.
+#[pyfunction]
+fn resolve_toml(py: Python<'_>, text: &str, base_dir: &str) -> PyResult<String> {
+    resolve(py, sim::Spec::from_toml_str(text), base_dir)
+}
+
+/// Parse and validate a JSON scenario (what `Scenario.to_json()` writes); return the resolved
+/// scenario as JSON. Raises `SpecError`.
+#[pyfunction]
+fn resolve_json(py: Python<'_>, text: &str, base_dir: &str) -> PyResult<String> {
+    resolve(py, sim::Spec::from_json_str(text), base_dir)
+}
+
+/// The built-in default scenario as TOML text (what `slacknet run` runs without an argument).
+#[pyfunction]
+fn default_scenario_toml() -> &'static str {
+    sim::spec::default_scenario_toml()
+}
+
+/// Version of the native extension (the Cargo package version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// One column of a result table, encoded off the interpreter.
+enum Col {
+    /// numpy dtype string and little-endian bytes.
+    Num(&'static str, Vec<u8>),
+    /// A string column.
+    Str(Vec<&'static str>),
+}
+
+/// A primitive that has a numpy dtype and a little-endian encoding.
+trait Le: Copy {
+    const DTYPE: &'static str;
+    fn put(self, out: &mut Vec<u8>);
+}
+
+macro_rules! le_int {
+    ($($t:ty => $d:literal),* $(,)?) => {$(
+        impl Le for $t {
+            const DTYPE: &'static str = $d;
+            fn put(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()) }
+        }
+    )*};
+}
+le_int!(u64 => "<u8", i64 => "<i8", f64 => "<f8", u32 => "<u4", u16 => "<u2", u8 => "|u1");
+
+impl Le for bool {
+    const DTYPE: &'static str = "|b1";
+    fn put(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+}
+
+/// Columns of one table, in a fixed order.
+struct Table<'a, R> {
+    rows: &'a [R],
+    cols: Vec<(&'static str, Col)>,
+}
+
+impl<'a, R> Table<'a, R> {
+    fn new(rows: &'a [R]) -> Self {
+        Table {
+            rows,
+            cols: Vec::new(),
+        }
+    }
+    fn num<T: Le>(mut self, name: &'static str, f: impl Fn(&R) -> T) -> Self {
+        let mut buf = Vec::with_capacity(self.rows.len() * std::mem::size_of::<T>());
+        for r in self.rows {
+            f(r).put(&mut buf);
+        }
+        self.cols.push((name, Col::Num(T::DTYPE, buf)));
+        self
+    }
+    fn text(mut self, name: &'static str, f: impl Fn(&R) -> &'static str) -> Self {
+        self.cols
+            .push((name, Col::Str(self.rows.iter().map(f).collect())));
+        self
+    }
+    fn done(self) -> Vec<(&'static str, Col)> {
+        self.cols
+    }
+}
+
+/// Every table of an `Output`, encoded; built without the interpreter.
+struct Encoded {
+    records: Vec<(&'static str, Col)>,
+    switches: Vec<(&'static str, Col)>,
+    queues: Vec<(&'static str, Col)>,
+    occupancy: Vec<(&'static str, Col)>,
+    links: Vec<(&'static str, Col)>,
+    summary: serde_json::Value,
+}
+
+fn encode(out: &sim::Output) -> Encoded {
+    let records = Table::new(&out.records)
+        .num("id", |r| r.id)
+        .num("src", |r| r.src)
+        .num("dst", |r| r.dst)
+        .num("size_bytes", |r| r.size_bytes)
+        .num("start_ps", |r| r.start_ps)
+        .num("fct_ps", |r| r.fct_ps)
+        .num("ideal_fct_ps", |r| r.ideal_fct_ps)
+        .num("slowdown", |r| r.slowdown)
+        .num("finished", |r| r.finished)
+        .num("incast", |r| r.incast)
+        .num("prio", |r| r.prio)
+        .num("workload", |r| r.workload)
+        .num("num_rtos", |r| r.num_rtos)
+        .num("retx_segments", |r| r.retx_segments)
+        .num("bytes_delivered", |r| r.bytes_delivered)
+        .done();
+    let switches = Table::new(&out.switches)
+        .num("switch", |s| s.switch)
+        .num("node", |s| s.node)
+        .text("tier", |s| s.tier)
+        .num("buffer_bytes", |s| s.buffer_bytes)
+        .num("arrivals", |s| s.arrivals)
+        .num("drops_admission", |s| s.drops_admission)
+        .num("drops_queue_cap", |s| s.drops_queue_cap)
+        .num("dropped_bytes", |s| s.dropped_bytes)
+        .num("ecn_marks", |s| s.ecn_marks)
+        .num("enqueued_bytes", |s| s.enqueued_bytes)
+        .num("dequeued_bytes", |s| s.dequeued_bytes)
+        .num("max_occupancy_bytes", |s| s.max_occupancy_bytes)
+        .num("occ_p50_bytes", |s| s.occ_p50_bytes)
+        .num("occ_p90_bytes", |s| s.occ_p90_bytes)
+        .num("occ_p99_bytes", |s| s.occ_p99_bytes)
+        .num("occ_p9999_bytes", |s| s.occ_p9999_bytes)
+        .num("final_occupancy_bytes", |s| s.final_occupancy_bytes)
+        .done();
+    let queues = Table::new(&out.queues)
+        .num("switch", |q| q.switch)
+        .num("link", |q| q.link)
+        .num("queue", |q| q.queue)
+        .num("max_bytes", |q| q.max_bytes)
+        .done();
+    let occupancy = Table::new(&out.occupancy)
+        .num("time_ps", |o| o.time_ps)
+        .num("switch", |o| o.switch)
+        .num("bytes", |o| o.bytes)
+        .done();
+    let links = Table::new(&out.links)
+        .num("link", |l| l.link)
+        .num("src", |l| l.src)
+        .num("dst", |l| l.dst)
+        .num("rate_bps", |l| l.rate_bps)
+        .num("tx_packets", |l| l.tx_packets)
+        .num("tx_bytes", |l| l.tx_bytes)
+        .done();
+    let summary = serde_json::to_value(&out.summary).expect("Summary serializes to JSON");
+    Encoded {
+        records,
+        switches,
+        queues,
+        occupancy,
+        links,
+        summary,
+    }
+}
+
+fn table_to_py<'py>(
+    py: Python<'py>,
+    cols: Vec<(&'static str, Col)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in cols {
+        match col {
+            Col::Num(dtype, bytes) => d.set_item(name, (dtype, PyBytes::new(py, &bytes)))?,
+            Col::Str(v) => d.set_item(name, PyList::new(py, v)?)?,
+        }
+    }
+    Ok(d)
+}
+
+fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(a) => {
+            let items = a
+                .iter()
+                .map(|x| json_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// A running simulation of one resolved scenario.
+///
+/// Call-order contract: construct, call `advance` until it returns `False` (or until you have
+/// seen enough), then `results()`. `results()` may be called at any time; it reports the state
+/// so far. After an internal error (a panic in the simulator, reported as `SimError` with key
+/// `<internal>`) the object refuses further calls.
+#[pyclass(name = "Simulation", module = "slacknet._native")]
+struct PySimulation {
+    inner: sim::Simulation,
+    is_poisoned: bool,
+}
+
+impl PySimulation {
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        if self.is_poisoned {
+            Err(sim_error(
+                py,
+                "<internal>",
+                "the simulation failed earlier and cannot continue",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    /// Build the network and the workload of a resolved scenario (the output of
+    /// `resolve_toml` / `resolve_json`). Raises `SpecError` or `SimError`.
+    #[new]
+    fn new(py: Python<'_>, resolved_json: &str) -> PyResult<Self> {
+        let spec = valid_from_json(py, resolved_json)?;
+        let built =
+            py.detach(move || catch_unwind(AssertUnwindSafe(|| sim::Simulation::new(&spec))));
+        match built {
+            Ok(Ok(inner)) => Ok(PySimulation {
+                inner,
+                is_poisoned: false,
+            }),
+            Ok(Err(e)) => Err(from_sim_error(py, e)),
+            Err(p) => Err(sim_error(
+                py,
+                "<internal>",
+                &format!("simulator panicked: {}", panic_message(&*p)),
+            )),
+        }
+    }
+
+    /// Process up to `max_events` events with the interpreter released. Returns True while
+    /// work remains.
+    fn advance(&mut self, py: Python<'_>, max_events: u64) -> PyResult<bool> {
+        self.check(py)?;
+        let inner = &mut self.inner;
+        match py.detach(move || catch_unwind(AssertUnwindSafe(|| inner.advance(max_events)))) {
+            Ok(more) => Ok(more),
+            Err(p) => {
+                self.is_poisoned = true;
+                Err(sim_error(
+                    py,
+                    "<internal>",
+                    &format!("simulator panicked: {}", panic_message(&*p)),
+                ))
+            }
+        }
+    }
+
+    /// Results so far as columns: a dict with keys `records`, `switches`, `queues`,
+    /// `occupancy`, `links` (each `{column: (numpy dtype string, little-endian bytes) | list[str]}`)
+    /// and `summary` (a dict of totals).
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.check(py)?;
+        let out = self.inner.output();
+        let enc = py.detach(move || encode(&out));
+        let d = PyDict::new(py);
+        d.set_item("records", table_to_py(py, enc.records)?)?;
+        d.set_item("switches", table_to_py(py, enc.switches)?)?;
+        d.set_item("queues", table_to_py(py, enc.queues)?)?;
+        d.set_item("occupancy", table_to_py(py, enc.occupancy)?)?;
+        d.set_item("links", table_to_py(py, enc.links)?)?;
+        d.set_item("summary", json_to_py(py, &enc.summary)?)?;
+        Ok(d)
+    }
+
+    /// Simulated time now, picoseconds.
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.inner.now().ps()
+    }
+
+    /// Events processed so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.inner.events()
+    }
+
+    /// Packet transmissions over links so far.
+    #[getter]
+    fn packet_hops(&self) -> u64 {
+        self.inner.packet_hops()
+    }
+
+    /// Flows in the run.
+    #[getter]
+    fn num_flows(&self) -> u64 {
+        self.inner.num_flows()
+    }
+
+    /// Flows completed so far.
+    #[getter]
+    fn finished_flows(&self) -> u64 {
+        self.inner.finished_flows()
+    }
+
+    /// Estimated end time for progress display, picoseconds (the stop time or the end of
+    /// arrivals; the run may go on past it while flows drain).
+    #[getter]
+    fn horizon_ps(&self) -> u64 {
+        self.inner.horizon().ps()
+    }
+
+    /// Whether the run is over.
+    #[getter]
+    fn is_done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Simulation now_ps={} events={} finished_flows={}/{} is_done={}>",
+            self.inner.now().ps(),
+            self.inner.events(),
+            self.inner.finished_flows(),
+            self.inner.num_flows(),
+            self.inner.is_done()
+        )
+    }
+}
+
+/// The native core of slacknet. Private: use the `slacknet` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("SimError", py.get_type::<SimError>())?;
+    m.add_class::<PySimulation>()?;
+    m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(default_scenario_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,89 @@
+"""slacknet: a fast, deterministic packet-level datacenter network simulator.
+
+The simulator is written in Rust (``slacknet._native``); this package holds the user-facing
+parts: scenario models (:mod:`slacknet.config`), :func:`run`, :class:`Results` as pandas
+DataFrames, summaries (:mod:`slacknet.analysis`), plots (:mod:`slacknet.plot`) and the
+``slacknet`` command line (:mod:`slacknet.cli`).
+
+>>> import slacknet
+>>> res = slacknet.run("examples/fat_tree_k4.toml", seed=2)   # doctest: +SKIP
+>>> res.records[["size_bytes", "fct_us", "slowdown"]].describe()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+
+from . import _native
+from ._native import SimError, SpecError
+from .config import (
+    MAX_QUEUES,
+    Admission,
+    CompleteSharing,
+    DynamicThresholds,
+    FatTreeTopology,
+    FlowEntry,
+    FlowListWorkload,
+    FlowsWorkload,
+    HostSpec,
+    IncastWorkload,
+    LeafSpineTopology,
+    PoissonWorkload,
+    QueueSpec,
+    RoutingSpec,
+    RunSpec,
+    Scenario,
+    StaticPartitioning,
+    SwitchSpec,
+    Topology,
+    TransportSpec,
+    Workload,
+    default_scenario_toml,
+    load_scenario,
+)
+
+
+def _version() -> str:
+    try:
+        return _metadata.version("slacknet")
+    except _metadata.PackageNotFoundError:
+        return _native.version()
+
+
+__version__: str = _version()
+
+# Imported after __version__: results records it in summary.json.
+from .results import Results, ResultsError  # noqa: E402
+from .sim import run  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "run",
+    "load_scenario",
+    "default_scenario_toml",
+    "Results",
+    "ResultsError",
+    "SpecError",
+    "SimError",
+    "Scenario",
+    "Topology",
+    "LeafSpineTopology",
+    "FatTreeTopology",
+    "RoutingSpec",
+    "SwitchSpec",
+    "QueueSpec",
+    "Admission",
+    "CompleteSharing",
+    "DynamicThresholds",
+    "StaticPartitioning",
+    "HostSpec",
+    "TransportSpec",
+    "Workload",
+    "PoissonWorkload",
+    "IncastWorkload",
+    "FlowListWorkload",
+    "FlowsWorkload",
+    "FlowEntry",
+    "RunSpec",
+    "MAX_QUEUES",
+]

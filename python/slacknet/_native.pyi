@@ -1,0 +1,99 @@
+"""The native core of slacknet (``crates/py``). Private: use the ``slacknet`` package.
+
+Checked against the compiled module by ``python -m mypy.stubtest slacknet._native``
+(``tests/test_stubs.py``).
+"""
+
+from typing import Any, final
+
+__all__ = [
+    "SpecError",
+    "SimError",
+    "Simulation",
+    "resolve_toml",
+    "resolve_json",
+    "default_scenario_toml",
+    "version",
+]
+
+class SpecError(ValueError):
+    """The scenario is wrong: a key is unknown, has the wrong type, or its value is out of range."""
+
+    key: str
+    """Dotted path of the offending key, such as ``workload[0].load`` (``<root>`` for the
+    whole document, or the file name for a TOML syntax error)."""
+    value: str | None
+    """The offending value as written, or ``None`` when the text did not parse."""
+    message: str
+    """What is wrong and how to fix it."""
+
+class SimError(RuntimeError):
+    """A valid scenario could not be run (for example a CDF file is malformed)."""
+
+    key: str
+    """The scenario key at fault (``<internal>`` for a simulator bug)."""
+    message: str
+    """What went wrong."""
+
+def resolve_toml(text: str, base_dir: str) -> str:
+    """Parse and validate a TOML scenario; return the resolved scenario as JSON (every default
+    filled in, relative paths made absolute against ``base_dir``). Raises :class:`SpecError`."""
+
+def resolve_json(text: str, base_dir: str) -> str:
+    """Parse and validate a JSON scenario; return the resolved scenario as JSON.
+    Raises :class:`SpecError`."""
+
+def default_scenario_toml() -> str:
+    """The built-in default scenario as TOML text."""
+
+def version() -> str:
+    """Version of the native extension."""
+
+@final
+class Simulation:
+    """A running simulation of one resolved scenario.
+
+    Construct it, call :meth:`advance` until it returns ``False``, then :meth:`results`.
+    """
+
+    def __new__(cls, resolved_json: str) -> Simulation:
+        """Build the network and workload of a resolved scenario (the output of
+        :func:`resolve_toml` / :func:`resolve_json`). Raises :class:`SpecError` or
+        :class:`SimError`."""
+
+    def advance(self, max_events: int) -> bool:
+        """Process up to ``max_events`` events with the interpreter released; ``True`` while
+        work remains."""
+
+    def results(self) -> dict[str, Any]:
+        """Results so far: ``records``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict
+        ``{column: (numpy dtype str, little-endian bytes) | list[str]}``) and ``summary``
+        (a dict of totals)."""
+
+    @property
+    def now_ps(self) -> int:
+        """Simulated time now, picoseconds."""
+
+    @property
+    def events(self) -> int:
+        """Events processed so far."""
+
+    @property
+    def packet_hops(self) -> int:
+        """Packet transmissions over links so far."""
+
+    @property
+    def num_flows(self) -> int:
+        """Flows in the run."""
+
+    @property
+    def finished_flows(self) -> int:
+        """Flows completed so far."""
+
+    @property
+    def horizon_ps(self) -> int:
+        """Estimated end time for progress display, picoseconds."""
+
+    @property
+    def is_done(self) -> bool:
+        """Whether the run is over."""

@@ -1,0 +1,171 @@
+"""Summaries of a run: FCT slowdown percentiles per flow class and switch counters per tier.
+
+Flow classes (by size in bytes, 1 KB = 1000 B):
+
+- ``short``: < 100 KB and not incast;
+- ``long``: >= 1 MB and not incast;
+- ``incast``: flows of incast queries, whatever their size;
+- ``all``: every flow.
+
+Slowdown percentiles are over finished flows only; the ``unfinished`` column counts the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+__all__ = [
+    "SHORT_MAX_BYTES",
+    "LONG_MIN_BYTES",
+    "FLOW_CLASSES",
+    "class_masks",
+    "fct_table",
+    "switch_table",
+    "summary_table",
+    "render_summary",
+]
+
+#: Flows below this size (and not incast) are ``short``.
+SHORT_MAX_BYTES = 100_000
+#: Flows at least this size (and not incast) are ``long``.
+LONG_MIN_BYTES = 1_000_000
+#: Class names in display order.
+FLOW_CLASSES = ("short", "long", "incast", "all")
+
+_TIER_ORDER = {"leaf": 0, "spine": 1, "core": 2}
+
+
+def class_masks(records: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Boolean row masks of ``records`` for each class of :data:`FLOW_CLASSES`."""
+    size = records["size_bytes"].to_numpy()
+    incast = records["incast"].to_numpy(dtype=bool)
+    return {
+        "short": (size < SHORT_MAX_BYTES) & ~incast,
+        "long": (size >= LONG_MIN_BYTES) & ~incast,
+        "incast": incast,
+        "all": np.ones(len(records), dtype=bool),
+    }
+
+
+def fct_table(records: pd.DataFrame) -> pd.DataFrame:
+    """Per flow class: ``flows``, ``finished``, ``unfinished`` and the p50/p95/p99 slowdown
+    of finished flows (NaN when a class has no finished flow). Indexed by class name."""
+    finished = records["finished"].to_numpy(dtype=bool)
+    slowdown = records["slowdown"].to_numpy(dtype=np.float64)
+    rows = []
+    for name, mask in class_masks(records).items():
+        sd = slowdown[mask & finished]
+        pct = np.percentile(sd, [50, 95, 99]) if sd.size else [math.nan] * 3
+        rows.append(
+            {
+                "class": name,
+                "flows": int(mask.sum()),
+                "finished": int((mask & finished).sum()),
+                "unfinished": int((mask & ~finished).sum()),
+                "p50_slowdown": float(pct[0]),
+                "p95_slowdown": float(pct[1]),
+                "p99_slowdown": float(pct[2]),
+            }
+        )
+    return pd.DataFrame(rows).set_index("class")
+
+
+def switch_table(switches: pd.DataFrame) -> pd.DataFrame:
+    """Per switch tier: ``switches``, total ``drops`` (admission + queue cap), ``ecn_marks``,
+    the largest per-switch p99 of sampled occupancy (``occ_p99_bytes``), the largest occupancy
+    seen (``max_occupancy_bytes``) and the buffer size (``buffer_bytes``, the largest in the
+    tier). Indexed by tier, leaf first."""
+    cols = ["switches", "drops", "ecn_marks", "occ_p99_bytes", "max_occupancy_bytes", "buffer_bytes"]
+    if switches.empty:
+        return pd.DataFrame(columns=cols, index=pd.Index([], name="tier"))
+    s = switches.assign(
+        drops=switches["drops_admission"].astype(np.int64) + switches["drops_queue_cap"].astype(np.int64),
+        tier=switches["tier"].astype(str),
+    )
+    g = s.groupby("tier", sort=False)
+    out = pd.DataFrame(
+        {
+            "switches": g.size(),
+            "drops": g["drops"].sum(),
+            "ecn_marks": g["ecn_marks"].sum(),
+            "occ_p99_bytes": g["occ_p99_bytes"].max(),
+            "max_occupancy_bytes": g["max_occupancy_bytes"].max(),
+            "buffer_bytes": g["buffer_bytes"].max(),
+        }
+    ).astype(np.int64)
+    out = out.loc[sorted(out.index, key=lambda t: (_TIER_ORDER.get(t, 99), t))]
+    out.index.name = "tier"
+    return out
+
+
+def summary_table(records: pd.DataFrame, switches: pd.DataFrame) -> pd.DataFrame:
+    """Both tables stacked: a two-level index ``(section, group)`` with section ``fct`` (rows
+    of :func:`fct_table`) and ``switch`` (rows of :func:`switch_table`); columns that do not
+    apply to a section are NaN."""
+    f = fct_table(records)
+    s = switch_table(switches)
+    parts = {"fct": f, "switch": s}
+    frames = []
+    for section, t in parts.items():
+        t = t.copy()
+        t.index = pd.MultiIndex.from_arrays(
+            [[section] * len(t), list(t.index)], names=["section", "group"]
+        )
+        frames.append(t.astype(np.float64))
+    return pd.concat(frames, axis=0, sort=False)
+
+
+def _fmt_num(x: float, fmt: Callable[[float], str]) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return fmt(x)
+
+
+def _fmt_bytes(b: float) -> str:
+    b = float(b)
+    for unit, scale in (("MB", 1e6), ("KB", 1e3)):
+        if abs(b) >= scale:
+            return f"{b / scale:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
+def render_summary(records: pd.DataFrame, switches: pd.DataFrame) -> list[RenderableType]:
+    """Rich tables of :func:`fct_table` and :func:`switch_table`, for the CLI."""
+    from rich.table import Table
+
+    f = fct_table(records)
+    t1 = Table(title="FCT slowdown (finished flows)", title_justify="left")
+    t1.add_column("class")
+    for c in ("flows", "unfinished", "p50", "p95", "p99"):
+        t1.add_column(c, justify="right")
+    for name, row in f.iterrows():
+        t1.add_row(
+            str(name),
+            f"{int(row['flows'])}",
+            f"{int(row['unfinished'])}",
+            *(_fmt_num(row[f"p{q}_slowdown"], lambda x: f"{x:.2f}") for q in (50, 95, 99)),
+        )
+
+    s = switch_table(switches)
+    t2 = Table(title="Switches by tier", title_justify="left")
+    t2.add_column("tier")
+    for c in ("switches", "drops", "ECN marks", "occ p99", "occ max", "buffer"):
+        t2.add_column(c, justify="right")
+    for tier, row in s.iterrows():
+        t2.add_row(
+            str(tier),
+            f"{int(row['switches'])}",
+            f"{int(row['drops'])}",
+            f"{int(row['ecn_marks'])}",
+            _fmt_bytes(row["occ_p99_bytes"]),
+            _fmt_bytes(row["max_occupancy_bytes"]),
+            _fmt_bytes(row["buffer_bytes"]),
+        )
+    return [t1, t2]

@@ -1,0 +1,215 @@
+"""The ``slacknet`` command line.
+
+    slacknet run [SCENARIO] [--out DIR] [--seed N] [--progress | --no-progress] [--no-plot]
+    slacknet validate [SCENARIO]
+    slacknet summary RESULTS_DIR
+    slacknet plot RESULTS_DIR [--out DIR]
+
+Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
+``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
+scenario) unless ``--out`` is given.
+
+Errors in the user's input (an invalid scenario, a missing file, a folder that is not a results
+folder) print one line ``error: <key> = <value>: <message>`` and a hint on stderr and exit
+with status 2; usage errors also exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import re
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from ._native import SimError, SpecError
+from .results import ResultsError
+
+__all__ = ["main", "EXIT_USER_ERROR"]
+
+#: Exit status for any error in the user's input.
+EXIT_USER_ERROR = 2
+
+_SPEC_HINT = (
+    "`slacknet validate` without a file prints the built-in default scenario with every key "
+    "and its default; examples/*.toml has more"
+)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="slacknet",
+        description="slacknet: a fast, deterministic packet-level datacenter network simulator.",
+    )
+    p.add_argument("--version", action="version", version=f"slacknet {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", help="run a scenario and save its results", description="Run a scenario.")
+    r.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML (default: built-in)")
+    r.add_argument("--out", metavar="DIR", help="results folder (default: results/<name>/<run id>)")
+    r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show the progress bar even when stderr is not a terminal")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    r.add_argument("--no-plot", action="store_true", help="do not write plots")
+
+    v = sub.add_parser("validate", help="validate a scenario and print it resolved, as JSON",
+                       description="Validate a scenario; print it with every default filled in.")
+    v.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML (default: built-in)")
+
+    s = sub.add_parser("summary", help="print the summary tables of a results folder")
+    s.add_argument("results", metavar="RESULTS_DIR")
+
+    pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
+    pl.add_argument("results", metavar="RESULTS_DIR")
+    pl.add_argument("--out", metavar="DIR", help="where to write the PNGs (default: RESULTS_DIR)")
+    return p
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= v < 2**64:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2^64 - 1: {text}")
+    return v
+
+
+def _safe_name(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return s or "scenario"
+
+
+def _run_id(resolved_json: str, started: _dt.datetime) -> str:
+    digest = hashlib.sha256(resolved_json.encode()).hexdigest()[:8]
+    return f"{started:%Y%m%d-%H%M%S}-{digest}"
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .analysis import render_summary
+    from .config import load_scenario
+    from .sim import run
+
+    scenario = load_scenario(args.scenario)
+    if args.seed is not None:
+        scenario = scenario.model_copy(update={"seed": args.seed})
+    started = _dt.datetime.now()
+    progress = sys.stderr.isatty() if args.progress is None else bool(args.progress)
+    res = run(scenario, progress=progress)
+
+    if args.out is not None:
+        out = Path(args.out)
+    else:
+        run_id = _run_id(res.scenario.to_json(), started)
+        out = Path("results") / _safe_name(res.scenario.name) / run_id
+    res.save(out)
+    plots = []
+    if not args.no_plot:
+        from .plot import plot_results
+
+        plots = plot_results(res, out)
+
+    console = Console()
+    for table in render_summary(res.records, res.switches):
+        console.print(table)
+    s = res.summary
+    print(
+        f"{s['finished_flows']}/{s['num_flows']} flows finished"
+        + (" (stopped early)" if s.get("stopped_early") else "")
+        + f"; simulated {s['sim_time_ms']:.3f} ms in {s['wall_time_s']:.2f} s wall"
+    )
+    print(
+        f"{s['events'] / 1e6:.2f} M events at {s['events_per_s'] / 1e6:.2f} M events/s, "
+        f"{s['packet_hops'] / 1e6:.2f} M packet-hops at {s['packet_hops_per_s'] / 1e6:.2f} M/s"
+    )
+    if plots:
+        print("plots: " + ", ".join(p.name for p in plots))
+    print(f"results: {out}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .config import load_scenario
+
+    sc = load_scenario(args.scenario)
+    sys.stdout.write(sc.to_json(indent=2) + "\n")
+    return 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .analysis import render_summary
+    from .results import Results
+
+    res = Results.load(args.results)
+    console = Console()
+    for table in render_summary(res.records, res.switches):
+        console.print(table)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot_results
+
+    for p in plot_results(args.results, args.out):
+        print(p)
+    return 0
+
+
+def _describe(e: BaseException, source: str | None) -> tuple[str, str | None]:
+    """The one-line message and an optional hint for an error in the user's input."""
+    where = f" (in {source})" if source else ""
+    if isinstance(e, SpecError):
+        key = getattr(e, "key", None)
+        if key == source:
+            where = ""
+        value = getattr(e, "value", None)
+        message = getattr(e, "message", None)
+        if key is None or message is None:
+            return f"{e}{where}", _SPEC_HINT
+        head = f"{key} = {value}" if value is not None else f"{key}"
+        return f"{head}: {message}{where}", _SPEC_HINT
+    if isinstance(e, SimError):
+        key = getattr(e, "key", None)
+        message = getattr(e, "message", None)
+        text = f"{key}: {message}" if key is not None and message is not None else str(e)
+        return f"{text}{where}", None
+    if isinstance(e, ResultsError):
+        return str(e), "a results folder is what `slacknet run` writes (scenario.json, records.parquet, ...)"
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.strerror or e}: {e.filename}", None
+    return str(e), None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``slacknet`` command; returns the exit status."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help / --version (0) or a usage error (2)
+        return e.code if isinstance(e.code, int) else EXIT_USER_ERROR
+    handlers = {"run": _cmd_run, "validate": _cmd_validate, "summary": _cmd_summary, "plot": _cmd_plot}
+    source = getattr(args, "scenario", None) or getattr(args, "results", None)
+    try:
+        return handlers[args.command](args)
+    except (SpecError, SimError, ResultsError, OSError) as e:
+        line, hint = _describe(e, source if isinstance(e, (SpecError, SimError)) else None)
+        print(f"error: {line}", file=sys.stderr)
+        if hint:
+            print(f"hint: {hint}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+"""Scenario models: pydantic mirrors of the Rust ``sim::Spec`` schema (``crates/sim/src/spec.rs``).
+
+Rust owns the schema, the validation and the error messages. These models exist so that Python
+users can build, inspect and modify scenarios with types and completion, and so that results
+carry a typed copy of the scenario they came from. Field names, defaults and the unknown-key
+policy (``extra="forbid"``) match the Rust structs exactly; ``tests/test_config.py`` checks this by
+round-tripping every committed example through both sides.
+
+Loading always goes through Rust: :meth:`Scenario.from_toml` sends the TOML *text* to
+``_native.resolve_toml``, which parses, validates and fills every default, and the resolved JSON
+is then read into these models. A scenario built in Python is validated by Rust the same way
+before it runs (:meth:`Scenario.resolve`).
+
+``None`` means "absent": optional keys that are ``None`` are left out of :meth:`Scenario.to_json`,
+as Rust leaves them out of its JSON (see :class:`QueueSpec` for the one key where that matters).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import _native
+from ._native import SpecError
+
+__all__ = [
+    "Scenario",
+    "Topology",
+    "LeafSpineTopology",
+    "FatTreeTopology",
+    "RoutingSpec",
+    "SwitchSpec",
+    "QueueSpec",
+    "Admission",
+    "CompleteSharing",
+    "DynamicThresholds",
+    "StaticPartitioning",
+    "HostSpec",
+    "TransportSpec",
+    "Workload",
+    "PoissonWorkload",
+    "IncastWorkload",
+    "FlowListWorkload",
+    "FlowsWorkload",
+    "FlowEntry",
+    "RunSpec",
+    "MAX_QUEUES",
+    "DEFAULT_ECN_THRESHOLD_BYTES",
+    "default_scenario_toml",
+    "load_scenario",
+    "spec_error",
+]
+
+#: The most queues an egress port supports (``sim::spec::MAX_QUEUES``).
+MAX_QUEUES = 8
+#: Default DCTCP marking threshold: 65 full-size packets (DCTCP paper §3.4).
+DEFAULT_ECN_THRESHOLD_BYTES = 65 * 1500
+
+U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
+U8 = Annotated[int, Field(ge=0, le=255)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# --- topology -------------------------------------------------------------------------------
+
+
+class LeafSpineTopology(_Model):
+    """Two-tier leaf-spine. Oversubscription follows from the numbers:
+    ``hosts_per_leaf * host_rate / (spines * links_per_spine * fabric_rate)``."""
+
+    kind: Literal["leaf_spine"] = "leaf_spine"
+    leaves: U32
+    hosts_per_leaf: U32
+    spines: U32
+    links_per_spine: U32 = 1
+    host_rate_gbps: float
+    fabric_rate_gbps: float
+    host_delay_ns: U64 = 1000
+    fabric_delay_ns: U64 = 1000
+
+
+class FatTreeTopology(_Model):
+    """Three-tier k-ary fat-tree: k pods, (k/2)^2 cores, k^3/4 hosts; one rate and delay."""
+
+    kind: Literal["fat_tree"] = "fat_tree"
+    k: U32
+    rate_gbps: float
+    delay_ns: U64 = 1000
+
+
+Topology = Annotated[Union[LeafSpineTopology, FatTreeTopology], Field(discriminator="kind")]
+
+
+# --- routing, switch, host ------------------------------------------------------------------
+
+
+class RoutingSpec(_Model):
+    """Path selection among equal-cost paths: per-flow ``ecmp`` or per-packet ``spray``."""
+
+    mode: Literal["ecmp", "spray"] = "ecmp"
+
+
+class QueueSpec(_Model):
+    """One queue of an egress port. Without ``ecn_threshold_bytes`` the queue never marks.
+    (Without a ``queues`` key the switch has one queue marking at
+    :data:`DEFAULT_ECN_THRESHOLD_BYTES`.)"""
+
+    ecn_threshold_bytes: U64 | None = None
+    cap_bytes: U64 | None = None
+    dt_alpha: float = 1.0
+
+
+class CompleteSharing(_Model):
+    """Accept while the shared buffer has room."""
+
+    policy: Literal["complete_sharing"] = "complete_sharing"
+
+
+class DynamicThresholds(_Model):
+    """Dynamic Thresholds (Choudhury and Hahne) with per-queue ``dt_alpha``."""
+
+    policy: Literal["dynamic_thresholds"] = "dynamic_thresholds"
+
+
+class StaticPartitioning(_Model):
+    """Each egress port owns buffer / ports bytes."""
+
+    policy: Literal["static"] = "static"
+
+
+Admission = Annotated[
+    Union[CompleteSharing, DynamicThresholds, StaticPartitioning], Field(discriminator="policy")
+]
+
+
+class SwitchSpec(_Model):
+    """One shared buffer per switch, up to :data:`MAX_QUEUES` queues per egress port.
+
+    Give at most one of ``buffer_bytes`` and ``buffer_per_port_per_gbps`` (neither: 5120 B per
+    port per Gbps)."""
+
+    buffer_bytes: U64 | None = None
+    buffer_per_port_per_gbps: float | None = None
+    scheduler: Literal["strict_priority", "round_robin"] = "strict_priority"
+    admission: Admission = Field(default_factory=DynamicThresholds)
+    queues: list[QueueSpec] = Field(
+        default_factory=lambda: [QueueSpec(ecn_threshold_bytes=DEFAULT_ECN_THRESHOLD_BYTES)]
+    )
+
+
+class HostSpec(_Model):
+    """Host NIC queue: byte cap and ECN threshold (absent: unbounded, no marking)."""
+
+    nic_buffer_bytes: U64 | None = None
+    ecn_threshold_bytes: U64 | None = None
+
+
+class TransportSpec(_Model):
+    """The transport every flow uses, with its knobs."""
+
+    kind: Literal["dctcp", "newreno", "udp"] = "dctcp"
+    mss_bytes: U32 = 1460
+    header_bytes: U32 = 40
+    init_cwnd_pkts: U32 = 10
+    min_rto_us: U64 = 10_000
+    init_rto_us: U64 = 10_000
+    max_rto_us: U64 = 1_000_000
+    dupack_threshold: U32 = 3
+    delayed_ack_segments: U32 = 0
+    delayed_ack_timeout_us: U64 = 40
+    handshake: bool = False
+    dctcp_g: float = 1.0 / 16.0
+    dctcp_init_alpha: float = 1.0
+    udp_rate_gbps: float | None = None
+
+
+# --- workload -------------------------------------------------------------------------------
+
+
+class PoissonWorkload(_Model):
+    """Poisson flow arrivals at a target load with sizes from a CDF (a built-in name such as
+    ``websearch``, ``fb_hadoop``, ``google_rpc``, or a file path)."""
+
+    kind: Literal["poisson"] = "poisson"
+    cdf: str
+    load: float
+    load_reference: Literal["host_link", "leaf_uplink"] = "host_link"
+    destinations: Literal["uniform", "other_leaf", "permutation"] = "uniform"
+    start_ms: float = 0.0
+    duration_ms: float
+    prio: U8 = 0
+
+
+class IncastWorkload(_Model):
+    """Incast queries: each makes ``fan_in`` senders answer with ``burst / fan_in`` bytes."""
+
+    kind: Literal["incast"] = "incast"
+    query_rate_per_host: float
+    fan_in: U32
+    burst_bytes: U64 | None = None
+    burst_buffer_fraction: float | None = None
+    senders: Literal["random", "other_leaf"] = "random"
+    start_ms: float = 0.0
+    duration_ms: float
+    prio: U8 = 0
+
+
+class FlowListWorkload(_Model):
+    """Replay a flow list file (``id src dst start_s size_bytes incast`` per line)."""
+
+    kind: Literal["flow_list"] = "flow_list"
+    path: str
+    prio: U8 = 0
+
+
+class FlowEntry(_Model):
+    """One inline flow."""
+
+    src: U32
+    dst: U32
+    size_bytes: U64
+    start_ns: U64 = 0
+    prio: U8 = 0
+    incast: bool = False
+
+
+class FlowsWorkload(_Model):
+    """Flows given inline."""
+
+    kind: Literal["flows"] = "flows"
+    flows: list[FlowEntry]
+
+
+Workload = Annotated[
+    Union[PoissonWorkload, IncastWorkload, FlowListWorkload, FlowsWorkload],
+    Field(discriminator="kind"),
+]
+
+
+class RunSpec(_Model):
+    """Run control: optional stop time and the buffer occupancy sampling period."""
+
+    stop_ms: float | None = None
+    sample_interval_us: float = 10.0
+
+
+# --- scenario -------------------------------------------------------------------------------
+
+
+def spec_error(key: str, value: str | None, message: str) -> SpecError:
+    """Build a :class:`SpecError` with the same attributes the native module sets."""
+    text = f"{key}: {message}" if value is None else f"{key} = {value}: {message}"
+    err = SpecError(text)
+    err.key = key
+    err.value = value
+    err.message = message
+    return err
+
+
+class Scenario(_Model):
+    """A whole scenario (``sim::Spec``). Load one with :meth:`from_toml` or :meth:`default`,
+    or build one in Python; :func:`slacknet.run` runs it."""
+
+    name: str = "scenario"
+    seed: U64 = 1
+    topology: Topology
+    routing: RoutingSpec = Field(default_factory=RoutingSpec)
+    switch: SwitchSpec = Field(default_factory=SwitchSpec)
+    host: HostSpec = Field(default_factory=HostSpec)
+    transport: TransportSpec = Field(default_factory=TransportSpec)
+    workload: list[Workload] = Field(default_factory=list)
+    run: RunSpec = Field(default_factory=RunSpec)
+
+    # -- loading (always through Rust) --
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Load, validate and resolve a TOML scenario file. Relative paths in it (CDF files,
+        flow lists) are relative to the file's folder.
+
+        Raises ``FileNotFoundError`` and :class:`SpecError` (naming the key and value)."""
+        p = Path(path)
+        text = _read_text(p)
+        return cls.from_toml_text(text, p.resolve().parent, source=str(p))
+
+    @classmethod
+    def from_toml_text(
+        cls, text: str, base_dir: str | os.PathLike[str] | None = None, *, source: str = "<toml>"
+    ) -> Scenario:
+        """Validate and resolve TOML text; relative paths are relative to ``base_dir``
+        (default: the working directory). ``source`` names the text in syntax errors."""
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise spec_error(source, None, f"invalid TOML: {e}") from None
+        resolved = _native.resolve_toml(text, _base(base_dir))
+        return cls.model_validate_json(resolved)
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Load, validate and resolve a JSON scenario file (such as a results folder's
+        ``scenario.json``)."""
+        p = Path(path)
+        return cls.from_json_text(_read_text(p), p.resolve().parent)
+
+    @classmethod
+    def from_json_text(cls, text: str, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
+        """Validate and resolve JSON text (the format of :meth:`to_json`)."""
+        return cls.model_validate_json(_native.resolve_json(text, _base(base_dir)))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Load a scenario file: ``.json`` as JSON, anything else as TOML."""
+        if Path(path).suffix.lower() == ".json":
+            return cls.from_json(path)
+        return cls.from_toml(path)
+
+    @classmethod
+    def default(cls) -> Scenario:
+        """The built-in default scenario (what ``slacknet run`` runs without an argument)."""
+        return cls.from_toml_text(default_scenario_toml(), source="<built-in default>")
+
+    # -- output --
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """JSON in the Rust schema: absent (``None``) optional keys are left out."""
+        return self.model_dump_json(exclude_none=True, indent=indent)
+
+    def resolve(self, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
+        """Validate with Rust and return the resolved copy (defaults filled, relative paths
+        made absolute against ``base_dir``, default the working directory).
+
+        Raises :class:`SpecError`."""
+        return self.from_json_text(self.to_json(), base_dir)
+
+    @property
+    def num_hosts(self) -> int:
+        """Number of hosts of the topology."""
+        t = self.topology
+        if isinstance(t, LeafSpineTopology):
+            return t.leaves * t.hosts_per_leaf
+        return t.k**3 // 4
+
+
+def default_scenario_toml() -> str:
+    """The built-in default scenario as TOML text."""
+    return _native.default_scenario_toml()
+
+
+def load_scenario(path: str | os.PathLike[str] | None = None) -> Scenario:
+    """Load a scenario file (TOML, or JSON by suffix); ``None`` gives the built-in default."""
+    if path is None:
+        return Scenario.default()
+    return Scenario.load(path)
+
+
+def _base(base_dir: str | os.PathLike[str] | None) -> str:
+    return str(Path(base_dir) if base_dir is not None else Path.cwd())
+
+
+def _read_text(p: Path) -> str:
+    if not p.exists():
+        raise FileNotFoundError(f"no such scenario file: {p}")
+    if p.is_dir():
+        raise IsADirectoryError(f"not a scenario file but a folder: {p}")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None

@@ -1,0 +1,58 @@
+"""Shared fixtures: paths and tiny scenarios (each runs in well under a second)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import slacknet
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "examples").glob("*.toml"))
+#: Every committed scenario file: examples and experiment specs.
+SCENARIO_FILES = EXAMPLES + sorted((REPO / "experiments").glob("**/*.toml"))
+
+#: 8 hosts, random (seeded) Poisson traffic and one incast workload: exercises every table.
+TINY_TOML = """
+name = "tiny"
+seed = 7
+
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+
+[[workload]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.3
+duration_ms = 2.0
+
+[[workload]]
+kind = "incast"
+query_rate_per_host = 500.0
+fan_in = 4
+burst_bytes = 200000
+duration_ms = 2.0
+"""
+
+
+@pytest.fixture
+def tiny_scenario() -> slacknet.Scenario:
+    return slacknet.Scenario.from_toml_text(TINY_TOML)
+
+
+@pytest.fixture
+def tiny_toml(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY_TOML)
+    return p
+
+
+@pytest.fixture(scope="session")
+def tiny_results() -> slacknet.Results:
+    return slacknet.run(slacknet.Scenario.from_toml_text(TINY_TOML))

@@ -1,0 +1,76 @@
+"""slacknet.analysis: flow classes, percentiles and per-tier switch counters."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+import slacknet
+from slacknet.analysis import (
+    FLOW_CLASSES,
+    class_masks,
+    fct_table,
+    render_summary,
+    summary_table,
+    switch_table,
+)
+
+
+def _records(sizes: list[int], incast: list[bool], slowdown: list[float]) -> pd.DataFrame:
+    sd = np.array(slowdown, dtype=float)
+    return pd.DataFrame(
+        {"size_bytes": np.array(sizes, dtype=np.uint64), "incast": incast,
+         "finished": ~np.isnan(sd), "slowdown": sd}
+    )
+
+
+def test_classes_and_percentiles() -> None:
+    r = _records(
+        [1_000, 50_000, 99_999, 100_000, 2_000_000, 1_000_000, 10_000],
+        [False, False, False, False, False, False, True],
+        [1.0, 2.0, math.nan, 5.0, 3.0, 4.0, 10.0],
+    )
+    m = class_masks(r)
+    assert list(m) == list(FLOW_CLASSES)
+    assert m["short"].tolist() == [True, True, True, False, False, False, False]
+    assert m["long"].tolist() == [False, False, False, False, True, True, False]
+    t = fct_table(r)
+    assert t.loc["short", "flows"] == 3 and t.loc["short", "unfinished"] == 1
+    assert t.loc["short", "p50_slowdown"] == 1.5
+    assert t.loc["long", "p50_slowdown"] == 3.5
+    assert t.loc["incast", "p99_slowdown"] == 10.0
+    assert t.loc["all", "flows"] == 7 and t.loc["all", "finished"] == 6
+
+
+def test_empty_class_is_nan() -> None:
+    t = fct_table(_records([1_000], [False], [1.0]))
+    assert t.loc["long", "flows"] == 0 and math.isnan(t.loc["long", "p99_slowdown"])
+
+
+def test_switch_table(tiny_results: slacknet.Results) -> None:
+    s = switch_table(tiny_results.switches)
+    assert list(s.index) == ["leaf", "spine"]
+    assert s["switches"].sum() == len(tiny_results.switches)
+    sw = tiny_results.switches
+    assert s["drops"].sum() == int(sw["drops_admission"].sum() + sw["drops_queue_cap"].sum())
+    assert s.loc["leaf", "max_occupancy_bytes"] == sw[sw["tier"] == "leaf"]["max_occupancy_bytes"].max()
+
+
+def test_summary_table_stacks_both(tiny_results: slacknet.Results) -> None:
+    t = summary_table(tiny_results.records, tiny_results.switches)
+    assert t.index.names == ["section", "group"]
+    assert [g for s, g in t.index if s == "fct"] == list(FLOW_CLASSES)
+    assert ("switch", "leaf") in t.index
+    assert t.loc[("fct", "all"), "flows"] == len(tiny_results.records)
+
+
+def test_render_summary(tiny_results: slacknet.Results) -> None:
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    for table in render_summary(tiny_results.records, tiny_results.switches):
+        console.print(table)
+    text = console.export_text()
+    assert "short" in text and "incast" in text and "leaf" in text and "p99" in text

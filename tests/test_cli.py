@@ -1,0 +1,147 @@
+"""slacknet.cli: happy paths, and bad input gives one clear line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slacknet.cli import main
+
+from .conftest import TINY_TOML
+
+GOOD = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+
+[[workload]]
+kind = "poisson"
+cdf = "google_rpc"
+load = 0.2
+duration_ms = 0.5
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# (scenario text or None for a missing file, key that must be named, value that must be named)
+BAD_CASES = {
+    "unknown_key": (GOOD.replace("spines = 2", "spines = 2\nspine_count = 3"), "topology", "spine_count"),
+    "load_1.5": (GOOD.replace("load = 0.2", "load = 1.5"), "workload[0].load", "1.5"),
+    "zero_rate": (GOOD.replace("host_rate_gbps = 10", "host_rate_gbps = 0"), "topology.host_rate_gbps", "0"),
+    "nine_queues": (GOOD + "\n[switch]\nqueues = [{},{},{},{},{},{},{},{},{}]\n", "switch.queues", "9 entries"),
+    "missing_cdf": (GOOD.replace('"google_rpc"', '"no_such.cdf"'), "workload[0].cdf", "no_such.cdf"),
+    "wrong_type": (GOOD + '\n[transport]\nmss_bytes = "big"\n', "transport.mss_bytes", '"big"'),
+    "toml_syntax": (GOOD.replace("[topology]", "[topology"), "s.toml", "line 2"),
+    "nonexistent_path": (None, "no such scenario file", "nope.toml"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CASES))
+def test_bad_scenario_exits_2_with_one_clear_line(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, key, value = BAD_CASES[case]
+    path = tmp_path / "nope.toml" if text is None else _write(tmp_path, text)
+    for command in (["run", str(path), "--out", str(tmp_path / "out")], ["validate", str(path)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        first = err.splitlines()[0]
+        assert first.startswith("error: ")
+        assert key in first and value in first, first
+        assert not (tmp_path / "out").exists()
+
+
+def test_bad_input_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
+    p = _write(tmp_path, GOOD.replace("load = 0.2", "load = 1.5"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "slacknet.cli", "run", str(p)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: workload[0].load = 1.5: ")
+    assert "Traceback" not in proc.stderr
+    assert "hint:" in proc.stderr
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert main(["frobnicate"]) == 2
+    assert main(["run", "--seed", "abc"]) == 2
+    assert main(["run", "--seed", "-1"]) == 2
+    assert main(["plot"]) == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_bad_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["plot", str(tmp_path / "missing")], ["plot", str(tmp_path)], ["summary", str(tmp_path)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "Traceback" not in err
+
+
+def test_run_writes_results_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = _write(tmp_path, TINY_TOML)
+    out = tmp_path / "out"
+    assert main(["run", str(p), "--out", str(out), "--seed", "3", "--no-progress"]) == 0
+    stdout = capsys.readouterr().out
+    assert "FCT slowdown" in stdout and "events/s" in stdout and "packet-hops" in stdout
+    assert f"results: {out}" in stdout
+    for f in ("records.parquet", "summary.json", "scenario.json", "slowdown_cdf.png", "slowdown_by_size.png"):
+        assert (out / f).is_file(), f
+    assert json.loads((out / "summary.json").read_text())["seed"] == 3
+
+
+def test_run_default_folder_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    p = _write(tmp_path, TINY_TOML)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(p), "--no-plot"]) == 0
+    runs = list((tmp_path / "results" / "tiny").iterdir())
+    assert len(runs) == 1
+    run_id = runs[0].name
+    assert len(run_id.split("-")) == 3  # date-time-hash
+    assert not (runs[0] / "slowdown_cdf.png").exists()
+    assert str(Path("results") / "tiny" / run_id) in capsys.readouterr().out
+
+
+def test_validate_prints_resolved_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(_write(tmp_path, GOOD))]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["transport"]["kind"] == "dctcp" and d["seed"] == 1
+    assert main(["validate"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "default"
+
+
+def test_plot_and_summary_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(_write(tmp_path, TINY_TOML)), "--out", str(out), "--no-plot"]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(out), "--out", str(tmp_path / "plots")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert len(printed) == 2 and all(Path(p).stat().st_size > 0 for p in printed)
+    assert main(["summary", str(out)]) == 0
+    assert "Switches by tier" in capsys.readouterr().out
+
+
+def test_console_script_entry_point(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("slacknet")
+    if not exe.exists():
+        pytest.skip("slacknet console script not installed next to this interpreter")
+    proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 0 and proc.stdout.startswith("slacknet ")

@@ -1,0 +1,262 @@
+"""slacknet.config: the pydantic mirror of sim::Spec agrees with Rust on names and defaults."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+import slacknet
+from slacknet import _native
+from slacknet.config import Scenario
+
+from .conftest import EXAMPLES, REPO, SCENARIO_FILES, TINY_TOML
+
+# Every workload kind and both topologies, with only the required keys: Rust and Python must
+# fill in the same defaults everywhere else.
+MINIMAL_LEAF_SPINE = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 40
+
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.5
+duration_ms = 1
+
+[[workload]]
+kind = "incast"
+query_rate_per_host = 10
+fan_in = 3
+burst_bytes = 30000
+duration_ms = 1
+
+[[workload]]
+kind = "flows"
+flows = [{ src = 0, dst = 5, size_bytes = 1000 }]
+"""
+
+MINIMAL_FAT_TREE = """
+[topology]
+kind = "fat_tree"
+k = 4
+rate_gbps = 10
+"""
+
+EVERY_SECTION = """
+name = "every-section"
+seed = 3
+
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+links_per_spine = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 40
+host_delay_ns = 500
+fabric_delay_ns = 700
+
+[routing]
+mode = "spray"
+
+[switch]
+buffer_bytes = 1000000
+scheduler = "round_robin"
+admission = { policy = "static" }
+queues = [{ ecn_threshold_bytes = 1000, cap_bytes = 50000, dt_alpha = 2.0 }, { dt_alpha = 0.25 }]
+
+[host]
+nic_buffer_bytes = 500000
+ecn_threshold_bytes = 30000
+
+[transport]
+kind = "udp"
+udp_rate_gbps = 5.0
+handshake = true
+delayed_ack_segments = 2
+
+[[workload]]
+kind = "incast"
+query_rate_per_host = 10
+fan_in = 3
+burst_buffer_fraction = 0.25
+senders = "other_leaf"
+start_ms = 0.5
+duration_ms = 1
+prio = 1
+
+[run]
+stop_ms = 10.0
+sample_interval_us = 0
+"""
+
+
+def _python_side(text: str) -> Scenario:
+    """Load TOML with Python's defaults only (no Rust involved)."""
+    return Scenario.model_validate(tomllib.loads(text))
+
+
+BUILTIN_CDFS = {"websearch", "fb_hadoop", "google_rpc"}
+
+
+def _resolve_paths(d: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """What Rust does to file names: relative paths become absolute, built-in names stay."""
+    for w in d.get("workload", []):
+        for key in ("cdf", "path"):
+            if key in w and w[key] not in BUILTIN_CDFS:
+                w[key] = str((base_dir / w[key]).resolve())
+    return d
+
+
+def _assert_same_defaults(text: str, base_dir: Path) -> None:
+    py = _python_side(text)
+    py_dump: dict[str, Any] = _resolve_paths(json.loads(py.to_json()), base_dir)
+    # Python -> JSON -> Rust -> JSON
+    via_rust = json.loads(_native.resolve_json(py.to_json(), str(base_dir)))
+    assert via_rust == py_dump
+    # Rust's own reading of the TOML fills the same defaults as Python's.
+    from_rust = json.loads(_native.resolve_toml(text, str(base_dir)))
+    assert from_rust == py_dump
+    # And the resolved JSON reads back into the models unchanged.
+    assert json.loads(Scenario.model_validate_json(json.dumps(from_rust)).to_json()) == from_rust
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_committed_scenario_round_trips_through_rust(path: Path) -> None:
+    _assert_same_defaults(path.read_text(), path.parent)
+
+
+def test_there_are_examples() -> None:
+    names = {p.name for p in EXAMPLES}
+    assert {
+        "leaf_spine_websearch.toml",
+        "fat_tree_k4.toml",
+        "incast_small_buffer.toml",
+        "multi_queue_rr.toml",
+        "udp_line_rate.toml",
+    } <= names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml()],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default"],
+)
+def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
+    _assert_same_defaults(text, tmp_path)
+
+
+def test_flow_list_path_is_resolved_against_the_scenario_folder(tmp_path: Path) -> None:
+    (tmp_path / "flows.txt").write_text("0 0 1 0.0 1000 0\n")
+    (tmp_path / "s.toml").write_text(
+        MINIMAL_FAT_TREE + '\n[[workload]]\nkind = "flow_list"\npath = "flows.txt"\n'
+    )
+    sc = Scenario.from_toml(tmp_path / "s.toml")
+    wl = sc.workload[0]
+    assert isinstance(wl, slacknet.FlowListWorkload)
+    assert Path(wl.path).is_absolute() and Path(wl.path).name == "flows.txt"
+    assert wl.prio == 0
+
+
+def test_default_scenario_matches_builtin_text() -> None:
+    d = Scenario.default()
+    assert d.name == "default"
+    assert isinstance(d.topology, slacknet.LeafSpineTopology)
+    assert d.num_hosts == 32
+    assert d == Scenario.from_toml_text(slacknet.default_scenario_toml())
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "colour": "blue"},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10, "radix": 4}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "transport": {"mss": 1000}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"queues": [{"k": 1}]}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"admission": {"policy": "lqd"}}},
+        {"topology": {"kind": "torus", "k": 4}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "workload": [{"kind": "poisson", "cdf": "x"}]},
+    ],
+)
+def test_pydantic_rejects_unknown_keys_and_kinds(data: dict[str, Any]) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        Scenario.model_validate(data)
+
+
+def test_validate_assignment() -> None:
+    sc = Scenario.from_toml_text(MINIMAL_FAT_TREE)
+    with pytest.raises(pydantic.ValidationError):
+        sc.seed = -1
+
+
+def test_rust_errors_carry_key_value_message() -> None:
+    text = MINIMAL_LEAF_SPINE.replace("load = 0.5", "load = 1.5")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(text)
+    e = ei.value
+    assert isinstance(e, ValueError)
+    assert e.key == "workload[0].load"
+    assert e.value == "1.5"
+    assert "(0, 1]" in e.message
+    assert str(e).startswith("workload[0].load = 1.5: ")
+
+
+def test_unknown_key_error_names_key_and_line() -> None:
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(MINIMAL_FAT_TREE + "\n[transport]\nmss = 1000\n")
+    assert ei.value.key == "transport.mss"
+    assert ei.value.value is None
+    assert "unknown field" in ei.value.message and "line" in ei.value.message
+
+
+def test_toml_syntax_error_is_a_spec_error_with_line(tmp_path: Path) -> None:
+    p = tmp_path / "broken.toml"
+    p.write_text("[topology\nkind = 1\n")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml(p)
+    assert ei.value.key == str(p)
+    assert "line 1" in ei.value.message
+
+
+def test_missing_file() -> None:
+    with pytest.raises(FileNotFoundError):
+        Scenario.from_toml("/nonexistent/scenario.toml")
+
+
+def test_python_built_scenario_resolves(tmp_path: Path) -> None:
+    cdf = tmp_path / "sizes.cdf"
+    cdf.write_text("1000 0\n2000 1\n")
+    sc = Scenario(
+        name="py",
+        topology=slacknet.FatTreeTopology(k=4, rate_gbps=10),
+        workload=[slacknet.PoissonWorkload(cdf="sizes.cdf", load=0.2, duration_ms=1)],
+    )
+    r = sc.resolve(tmp_path)
+    wl = r.workload[0]
+    assert isinstance(wl, slacknet.PoissonWorkload)
+    assert wl.cdf == str(cdf.resolve())
+    assert r.switch.queues == [slacknet.QueueSpec(ecn_threshold_bytes=97_500)]
+    # A Python-built scenario that Rust rejects raises SpecError, not a pydantic error.
+    bad = sc.model_copy(update={"switch": slacknet.SwitchSpec(queues=[slacknet.QueueSpec()] * 9)})
+    with pytest.raises(slacknet.SpecError) as ei:
+        bad.resolve(tmp_path)
+    assert ei.value.key == "switch.queues"
+
+
+def test_to_json_leaves_out_none() -> None:
+    sc = Scenario.from_toml_text(MINIMAL_FAT_TREE)
+    d = json.loads(sc.to_json())
+    assert "buffer_bytes" not in d["switch"] and "stop_ms" not in d["run"]
+    assert d["switch"]["admission"] == {"policy": "dynamic_thresholds"}
+    assert d["switch"]["queues"] == [{"ecn_threshold_bytes": 97500, "dt_alpha": 1.0}]

@@ -1,0 +1,166 @@
+"""slacknet.run and the native Simulation: columns, determinism, GIL release, errors."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import slacknet
+from slacknet import _native
+
+from .conftest import EXAMPLES, TINY_TOML
+
+RECORD_COLUMNS = {
+    "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
+    "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "bytes_delivered",
+    "start_us", "fct_us", "ideal_fct_us",
+}
+SWITCH_COLUMNS = {
+    "switch", "node", "tier", "buffer_bytes", "arrivals", "drops_admission", "drops_queue_cap",
+    "dropped_bytes", "ecn_marks", "enqueued_bytes", "dequeued_bytes", "max_occupancy_bytes",
+    "occ_p50_bytes", "occ_p90_bytes", "occ_p99_bytes", "occ_p9999_bytes", "final_occupancy_bytes",
+}
+
+
+def test_run_returns_frames(tiny_results: slacknet.Results) -> None:
+    r = tiny_results
+    s = r.summary
+    assert set(r.records.columns) == RECORD_COLUMNS
+    assert set(r.switches.columns) == SWITCH_COLUMNS
+    assert set(r.queues.columns) == {"switch", "link", "queue", "max_bytes"}
+    assert set(r.occupancy.columns) == {"time_ps", "switch", "bytes"}
+    assert len(r.records) == s["num_flows"] > 0
+    assert r.num_flows == s["num_flows"]
+    assert s["finished_flows"] == int(r.records["finished"].sum())
+    assert len(r.switches) == 4  # 2 leaves + 2 spines
+    assert set(r.switches["tier"]) == {"leaf", "spine"}
+    assert r.records["incast"].any() and (~r.records["incast"]).any()
+    assert r.records["size_bytes"].dtype == np.uint64
+    assert r.records["fct_ps"].dtype == np.int64
+    assert r.records["finished"].dtype == bool
+    assert r.records["workload"].dtype == np.uint16
+    fin = r.records[r.records["finished"]]
+    assert (fin["slowdown"] >= 1.0 - 1e-9).all()
+    np.testing.assert_allclose(fin["fct_us"], fin["fct_ps"] / 1e6)
+    for key in ("wall_time_s", "events_per_s", "packet_hops_per_s", "events", "packet_hops", "seed"):
+        assert key in s
+    assert s["seed"] == 7 and s["scenario"] == "tiny"
+    assert s["slacknet_version"] == slacknet.__version__
+    assert r.scenario.name == "tiny"
+
+
+def test_unfinished_flows_have_nan_fct() -> None:
+    sc = slacknet.Scenario.from_toml_text(TINY_TOML)
+    sc = sc.model_copy(update={"run": slacknet.RunSpec(stop_ms=0.5)})
+    r = slacknet.run(sc)
+    assert r.summary["stopped_early"]
+    unf = r.records[~r.records["finished"]]
+    assert len(unf) > 0
+    assert unf["fct_us"].isna().all() and unf["slowdown"].isna().all()
+    assert (unf["fct_ps"] == -1).all()
+
+
+def test_same_seed_same_records_different_seed_different(tiny_scenario: slacknet.Scenario) -> None:
+    a = slacknet.run(tiny_scenario)
+    b = slacknet.run(tiny_scenario)
+    pd.testing.assert_frame_equal(a.records, b.records)
+    pd.testing.assert_frame_equal(a.switches, b.switches)
+    c = slacknet.run(tiny_scenario, seed=8)
+    assert c.scenario.seed == 8 and c.summary["seed"] == 8
+    assert not (
+        len(a.records) == len(c.records)
+        and a.records[["size_bytes", "start_ps"]].equals(c.records[["size_bytes", "start_ps"]])
+    )
+
+
+def test_run_accepts_path_and_saves(tiny_toml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = slacknet.run(tiny_toml, out_dir=out)
+    assert r.scenario.name == "tiny"
+    assert (out / "records.parquet").is_file() and (out / "summary.json").is_file()
+
+
+def test_run_with_progress_bar(tiny_scenario: slacknet.Scenario, capsys: pytest.CaptureFixture[str]) -> None:
+    r = slacknet.run(tiny_scenario, progress=True, chunk_events=5_000)
+    assert r.summary["finished_flows"] == r.summary["num_flows"]
+
+
+def test_chunking_does_not_change_results(tiny_scenario: slacknet.Scenario) -> None:
+    a = slacknet.run(tiny_scenario, chunk_events=1_000)
+    b = slacknet.run(tiny_scenario, chunk_events=10**12)
+    pd.testing.assert_frame_equal(a.records, b.records)
+    assert a.summary["events"] == b.summary["events"]
+
+
+def test_native_simulation_protocol(tiny_scenario: slacknet.Scenario) -> None:
+    sim = _native.Simulation(_native.resolve_json(tiny_scenario.to_json(), "."))
+    assert sim.events == 0 and not sim.is_done
+    assert sim.num_flows > 0 and sim.horizon_ps > 0
+    assert sim.advance(2_000)
+    partial = sim.results()  # allowed mid-run: the state so far
+    assert partial["summary"]["events"] == sim.events
+    last = 0
+    while sim.advance(2_000):
+        assert sim.now_ps >= last
+        last = sim.now_ps
+        assert sim.events > 0
+    assert sim.is_done
+    assert sim.finished_flows == sim.num_flows
+    assert sim.packet_hops > 0
+    assert not sim.advance(1000)
+    raw = sim.results()
+    assert set(raw) >= {"records", "switches", "queues", "occupancy", "summary"}
+    dtype, data = raw["records"]["size_bytes"]
+    assert dtype == "<u8" and len(data) == 8 * sim.num_flows
+    assert isinstance(raw["switches"]["tier"], list)
+    assert "Simulation" in repr(sim)
+
+
+def test_advance_releases_the_gil() -> None:
+    sc = slacknet.Scenario.from_toml_text(TINY_TOML.replace("duration_ms = 2.0", "duration_ms = 40.0"))
+    sim = _native.Simulation(_native.resolve_json(sc.to_json(), "."))
+    t = threading.Thread(target=sim.advance, args=(10**12,))
+    spins = 0
+    t.start()
+    while t.is_alive():
+        spins += 1
+    t.join()
+    assert sim.is_done
+    # With the GIL held for the whole call this loop could not run while the thread works.
+    assert spins > 1000
+
+
+def test_bad_json_is_spec_error() -> None:
+    with pytest.raises(slacknet.SpecError) as ei:
+        _native.Simulation('{"topology": {"kind": "fat_tree", "k": 3, "rate_gbps": 1}}')
+    assert ei.value.key == "topology.k" and ei.value.value == "3"
+    with pytest.raises(slacknet.SpecError) as ei:
+        _native.resolve_json("{not json", ".")
+    assert ei.value.value is None
+
+
+def test_malformed_cdf_is_sim_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.cdf").write_text("abc def\n")
+    p = tmp_path / "s.toml"
+    p.write_text(TINY_TOML.replace('cdf = "fb_hadoop"', 'cdf = "bad.cdf"'))
+    with pytest.raises(slacknet.SimError) as ei:
+        slacknet.run(p)
+    assert isinstance(ei.value, RuntimeError)
+    assert ei.value.key == "workload[0].cdf"
+    assert "bad.cdf" in ei.value.message
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_run(path: Path) -> None:
+    r = slacknet.run(path)
+    assert r.summary["num_flows"] > 0
+    assert r.summary["wall_time_s"] < 5.0
+    if path.name == "udp_line_rate.toml":
+        assert r.records["finished"].all()
+        np.testing.assert_allclose(r.records["slowdown"], 1.0, rtol=0.02)
+    if path.name == "multi_queue_rr.toml":
+        assert set(r.records["prio"]) == {0, 1}
