@@ -260,3 +260,28 @@ def test_to_json_leaves_out_none() -> None:
     assert "buffer_bytes" not in d["switch"] and "stop_ms" not in d["run"]
     assert d["switch"]["admission"] == {"policy": "dynamic_thresholds"}
     assert d["switch"]["queues"] == [{"ecn_threshold_bytes": 97500, "dt_alpha": 1.0}]
+
+
+def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
+    """A profile's defaults sit beneath the keys given, identically in Python and Rust."""
+    topo = slacknet.LeafSpineTopology(
+        leaves=2, hosts_per_leaf=4, spines=2, host_rate_gbps=10, fabric_rate_gbps=10
+    )
+    sc = Scenario(profile="ns3_compat", topology=topo, transport=slacknet.TransportSpec(mss_bytes=1000))
+    assert sc.transport.mss_bytes == 1000  # the user's key wins
+    assert sc.transport.handshake and sc.transport.header_bytes == 54
+    assert isinstance(sc.switch.admission, slacknet.StaticPartitioning)
+    assert sc.switch.admission.port_bytes == 350_000
+    assert sc.host.ecn_threshold_bytes == 14_540
+    assert sc.resolve(tmp_path) == sc
+    toml = (
+        'profile = "ns3_compat"\n[topology]\nkind = "leaf_spine"\nleaves = 2\nhosts_per_leaf = 4\n'
+        "spines = 2\nhost_rate_gbps = 10\nfabric_rate_gbps = 10\n[transport]\nmss_bytes = 1000\n"
+    )
+    assert Scenario.from_toml_text(toml, tmp_path) == sc
+
+
+def test_unknown_profile_is_a_spec_error():
+    with pytest.raises(slacknet.SpecError) as ei:
+        slacknet._native.profile_defaults("ns4")
+    assert ei.value.key == "profile"

@@ -13,6 +13,7 @@ __all__ = [
     "resolve_toml",
     "resolve_json",
     "default_scenario_toml",
+    "profile_defaults",
     "version",
 ]
 
@@ -46,6 +47,11 @@ def resolve_json(text: str, base_dir: str) -> str:
 def default_scenario_toml() -> str:
     """The built-in default scenario as TOML text."""
 
+def profile_defaults(name: str) -> str:
+    """The defaults a model profile (``"default"``, ``"ns3_compat"``) applies beneath a
+    scenario's own keys, as JSON (a partial scenario). Raises :class:`SpecError` for an unknown
+    name."""
+
 def version() -> str:
     """Version of the native extension."""
 
@@ -64,6 +70,11 @@ class Simulation:
     def advance(self, max_events: int) -> bool:
         """Process up to ``max_events`` events with the interpreter released; ``True`` while
         work remains."""
+
+    def flow_list_text(self) -> str:
+        """The run's flows as a flow list (``id src dst start_s size_bytes incast`` per line,
+        start times to the picosecond), the input format of a ``flow_list`` workload and of
+        the peer simulators."""
 
     def results(self) -> dict[str, Any]:
         """Results so far: ``records``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict

@@ -17,12 +17,13 @@ as Rust leaves them out of its JSON (see :class:`QueueSpec` for the one key wher
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from . import _native
 from ._native import SpecError
@@ -131,9 +132,11 @@ class DynamicThresholds(_Model):
 
 
 class StaticPartitioning(_Model):
-    """Each egress port owns buffer / ports bytes."""
+    """Each egress port owns ``port_bytes`` (default: the buffer / ports) bytes. With
+    ``port_bytes`` and no buffer key, a switch's buffer is ports x ``port_bytes``."""
 
     policy: Literal["static"] = "static"
+    port_bytes: U64 | None = None
 
 
 Admission = Annotated[
@@ -271,6 +274,7 @@ class Scenario(_Model):
 
     name: str = "scenario"
     seed: U64 = 1
+    profile: Literal["default", "ns3_compat"] = "default"
     topology: Topology
     routing: RoutingSpec = Field(default_factory=RoutingSpec)
     switch: SwitchSpec = Field(default_factory=SwitchSpec)
@@ -278,6 +282,17 @@ class Scenario(_Model):
     transport: TransportSpec = Field(default_factory=TransportSpec)
     workload: list[Workload] = Field(default_factory=list)
     run: RunSpec = Field(default_factory=RunSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        """A non-default ``profile`` puts its defaults (owned by Rust, see
+        ``_native.profile_defaults``) beneath the keys given, exactly as Rust does."""
+        if isinstance(data, dict) and data.get("profile", "default") != "default":
+            merged = json.loads(_native.profile_defaults(str(data["profile"])))
+            _merge_beneath(merged, _plain(data))
+            return merged
+        return data
 
     # -- loading (always through Rust) --
 
@@ -348,6 +363,34 @@ class Scenario(_Model):
         if isinstance(t, LeafSpineTopology):
             return t.leaves * t.hosts_per_leaf
         return t.k**3 // 4
+
+
+def _plain(v: Any) -> Any:
+    """Models inside a kwargs dict as plain dicts of the keys that were set, plus their
+    union tags (``kind``/``policy`` fields typed with a single literal)."""
+    if isinstance(v, BaseModel):
+        out = {k: _plain(x) for k, x in v.model_dump(exclude_unset=True, exclude_none=True).items()}
+        for tag in ("kind", "policy"):
+            field = type(v).model_fields.get(tag)
+            if field is not None and len(get_args(field.annotation)) == 1:
+                out[tag] = getattr(v, tag)
+        return out
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _merge_beneath(defaults: dict[str, Any], user: dict[str, Any]) -> None:
+    """Overlay ``user`` on ``defaults`` in place: tables merge, anything else the user set wins
+    (``sim::spec::merge_beneath``)."""
+    for k, uv in user.items():
+        dv = defaults.get(k)
+        if isinstance(dv, dict) and isinstance(uv, dict):
+            _merge_beneath(dv, uv)
+        else:
+            defaults[k] = uv
 
 
 def default_scenario_toml() -> str:

@@ -114,6 +114,27 @@ fn default_scenario_toml() -> &'static str {
     sim::spec::default_scenario_toml()
 }
 
+/// The defaults a model profile applies beneath a scenario's own keys, as JSON (a partial
+/// scenario). Raises `SpecError` for an unknown profile name.
+#[pyfunction]
+fn profile_defaults(py: Python<'_>, name: &str) -> PyResult<String> {
+    let profile: sim::spec::Profile = serde_json::from_value(serde_json::Value::String(name.into()))
+        .map_err(|_| {
+            spec_error(
+                py,
+                sim::SpecError::Invalid {
+                    key: "profile".into(),
+                    value: format!("{name:?}"),
+                    message: format!(
+                        "unknown profile; expected one of {}",
+                        sim::spec::Profile::NAMES.join(", ")
+                    ),
+                },
+            )
+        })?;
+    Ok(sim::spec::profile_defaults(profile).to_string())
+}
+
 /// Version of the native extension (the Cargo package version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -395,6 +416,14 @@ impl PySimulation {
         Ok(d)
     }
 
+    /// The run's flows as a flow list (`id src dst start_s size_bytes incast` per line,
+    /// start times to the picosecond): the format of a `flow_list` workload and of the peer
+    /// simulators' inputs.
+    fn flow_list_text(&self, py: Python<'_>) -> PyResult<String> {
+        self.check(py)?;
+        Ok(self.inner.flow_list_text())
+    }
+
     /// Simulated time now, picoseconds.
     #[getter]
     fn now_ps(&self) -> u64 {
@@ -461,5 +490,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario_toml, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_defaults, m)?)?;
     Ok(())
 }

@@ -67,14 +67,18 @@ impl BufferAdmission for DynamicThresholds {
     }
 }
 
-/// Static partitioning: each egress port owns `B / ports` bytes, shared by its queues.
+/// Static partitioning: each egress port owns `port_bytes` (default `B / ports`) bytes,
+/// shared by its queues.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StaticPartition;
+pub struct StaticPartition {
+    /// Bytes per port; `None` means an equal share of the buffer.
+    pub port_bytes: Option<u64>,
+}
 
 impl BufferAdmission for StaticPartition {
     #[inline]
     fn admit(&mut self, c: &AdmitCtx) -> bool {
-        let share = c.buffer / c.num_ports.max(1) as u64;
+        let share = self.port_bytes.unwrap_or(c.buffer / c.num_ports.max(1) as u64);
         c.port_bytes + c.size <= share && c.occupancy + c.size <= c.buffer
     }
 }
@@ -96,7 +100,7 @@ impl AnyAdmission {
         match spec {
             AdmissionSpec::CompleteSharing => AnyAdmission::CompleteSharing(CompleteSharing),
             AdmissionSpec::DynamicThresholds => AnyAdmission::DynamicThresholds(DynamicThresholds),
-            AdmissionSpec::Static => AnyAdmission::Static(StaticPartition),
+            AdmissionSpec::Static { port_bytes } => AnyAdmission::Static(StaticPartition { port_bytes: *port_bytes }),
         }
     }
 }
@@ -165,7 +169,7 @@ mod tests {
 
     #[test]
     fn static_partition_gives_each_port_a_quarter() {
-        let mut p = StaticPartition;
+        let mut p = StaticPartition::default();
         assert!(p.admit(&ctx(1_500, 1_500, 1_500))); // 2500 <= 2500
         assert!(!p.admit(&ctx(1_600, 1_600, 1_600)));
         // Other ports' bytes do not matter below the buffer size.

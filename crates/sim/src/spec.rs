@@ -25,6 +25,10 @@ pub struct Spec {
     /// Master seed: every random choice of the run derives from it.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Model profile: a named set of defaults applied beneath the keys the scenario sets
+    /// (see [`profile_defaults`]).
+    #[serde(default)]
+    pub profile: Profile,
     /// The network.
     pub topology: TopologySpec,
     /// Path selection.
@@ -45,6 +49,63 @@ pub struct Spec {
     /// Run control.
     #[serde(default)]
     pub run: RunSpec,
+}
+
+/// A named set of defaults for keys a scenario leaves out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// slacknet's own defaults (as documented on each key).
+    #[default]
+    Default,
+    /// Match vanilla ns-3.44's semantics (`data/profiles/ns3_compat.toml` lists and explains
+    /// every value): handshake, IW 10, 1400 B segments, 54 B headers, 10 ms minimum RTO,
+    /// no delayed ACK, ECN marking at NICs, static 350 KB per-port buffers.
+    Ns3Compat,
+}
+
+impl Profile {
+    /// All profile names, for error messages.
+    pub const NAMES: &'static [&'static str] = &["default", "ns3_compat"];
+}
+
+/// The defaults a profile applies, as a partial scenario tree (JSON object).
+pub fn profile_defaults(p: Profile) -> serde_json::Value {
+    match p {
+        Profile::Default => serde_json::Value::Object(Default::default()),
+        Profile::Ns3Compat => {
+            let t: toml::Value = toml::from_str(include_str!("../data/profiles/ns3_compat.toml"))
+                .expect("the built-in profile parses");
+            serde_json::to_value(t).expect("TOML converts to JSON")
+        }
+    }
+}
+
+/// Put `defaults` beneath `user`: tables merge recursively, anything else the user set wins.
+fn merge_beneath(user: &mut serde_json::Value, defaults: &serde_json::Value) {
+    if let (Some(u), Some(d)) = (user.as_object_mut(), defaults.as_object()) {
+        for (k, dv) in d {
+            match u.get_mut(k) {
+                Some(uv) => merge_beneath(uv, dv),
+                None => {
+                    u.insert(k.clone(), dv.clone());
+                }
+            }
+        }
+    }
+}
+
+/// If the tree names a non-default profile, merge its defaults in. Errors name the key.
+fn apply_profile(tree: &mut serde_json::Value) -> Result<bool, SpecError> {
+    let Some(p) = tree.get("profile") else { return Ok(false) };
+    let profile: Profile = serde_json::from_value(p.clone()).map_err(|_| {
+        SpecError::invalid("profile", p, format!("unknown profile; expected one of {}", Profile::NAMES.join(", ")))
+    })?;
+    if profile == Profile::Default {
+        return Ok(false);
+    }
+    merge_beneath(tree, &profile_defaults(profile));
+    Ok(true)
 }
 
 fn default_name() -> String {
@@ -222,8 +283,13 @@ pub enum AdmissionSpec {
     /// Dynamic Thresholds with per-queue alpha (`queues[i].dt_alpha`).
     #[default]
     DynamicThresholds,
-    /// Static partitioning: each egress port owns buffer / ports bytes.
-    Static,
+    /// Static partitioning: each egress port owns `port_bytes`, or buffer / ports bytes.
+    Static {
+        /// Bytes each egress port owns. Absent: the switch buffer divided by its ports. With
+        /// this key and no `switch.buffer_*` key, a switch's buffer is ports x port_bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        port_bytes: Option<u64>,
+    },
 }
 
 /// Host NIC model.
@@ -554,6 +620,14 @@ impl SpecError {
 impl Spec {
     /// Parse TOML. Errors name the key path (and the line, when the TOML parser knows it).
     pub fn from_toml_str(text: &str) -> Result<Spec, SpecError> {
+        if let Ok(mut tree) = toml::from_str::<toml::Value>(text)
+            .map_err(|_| ())
+            .and_then(|v| serde_json::to_value(v).map_err(|_| ()))
+        {
+            if apply_profile(&mut tree)? {
+                return Spec::from_json_str(&tree.to_string());
+            }
+        }
         let de = toml::Deserializer::new(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let key = path_string(e.path());
@@ -578,6 +652,16 @@ impl Spec {
 
     /// Parse JSON (what the Python front end sends).
     pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
+        if let Ok(mut tree) = serde_json::from_str::<serde_json::Value>(text) {
+            if apply_profile(&mut tree)? {
+                let merged = tree.to_string();
+                return Spec::from_json_plain(&merged);
+            }
+        }
+        Spec::from_json_plain(text)
+    }
+
+    fn from_json_plain(text: &str) -> Result<Spec, SpecError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let key = path_string(e.path());
@@ -691,6 +775,9 @@ impl Spec {
                 ))
             }
             _ => {}
+        }
+        if let AdmissionSpec::Static { port_bytes: Some(0) } = s.admission {
+            return Err(SpecError::invalid("switch.admission.port_bytes", 0, "must be positive"));
         }
         if s.queues.is_empty() || s.queues.len() > MAX_QUEUES {
             return Err(SpecError::invalid(
@@ -1078,6 +1165,22 @@ fabric_rate_gbps = 10
             let e = Spec::from_toml_str(&text).unwrap().validate(base()).unwrap_err();
             assert_eq!(e.key(), key, "{e}");
         }
+    }
+
+    #[test]
+    fn ns3_compat_profile_fills_defaults_beneath_the_user() {
+        let text = format!("profile = \"ns3_compat\"\n{MINIMAL}\n[transport]\nmss_bytes = 1000\n");
+        let s = Spec::from_toml_str(&text).unwrap();
+        assert_eq!(s.profile, Profile::Ns3Compat);
+        assert_eq!(s.transport.mss_bytes, 1000, "the user's key wins");
+        assert!(s.transport.handshake);
+        assert_eq!(s.transport.header_bytes, 54);
+        assert_eq!(s.switch.admission, AdmissionSpec::Static { port_bytes: Some(350_000) });
+        assert_eq!(s.host.ecn_threshold_bytes, Some(14_540));
+        // The resolved JSON reproduces the same scenario.
+        assert_eq!(Spec::from_json_str(&s.to_json()).unwrap(), s);
+        let e = Spec::from_toml_str(&format!("profile = \"ns4\"\n{MINIMAL}")).unwrap_err();
+        assert_eq!(e.key(), "profile", "{e}");
     }
 
     #[test]
