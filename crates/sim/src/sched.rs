@@ -13,7 +13,7 @@ use units::{Dur, LinkId, Time};
 /// Everything that can happen. Small and `Copy`: ids, never pointers or closures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// The packet being serialized onto `link` is fully on the wire.
+    /// `link` finished serializing a packet and has more waiting: start the next.
     TxDone {
         /// The link.
         link: LinkId,
