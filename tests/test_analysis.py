@@ -54,7 +54,9 @@ def test_switch_table(tiny_results: slacknet.Results) -> None:
     assert list(s.index) == ["leaf", "spine"]
     assert s["switches"].sum() == len(tiny_results.switches)
     sw = tiny_results.switches
-    assert s["drops"].sum() == int(sw["drops_admission"].sum() + sw["drops_queue_cap"].sum())
+    assert s["drops"].sum() == int(
+        sw["drops_admission"].sum() + sw["drops_queue_cap"].sum() + sw["drops_pushout"].sum()
+    )
     assert s.loc["leaf", "max_occupancy_bytes"] == sw[sw["tier"] == "leaf"]["max_occupancy_bytes"].max()
 
 

@@ -184,7 +184,7 @@ def test_default_scenario_matches_builtin_text() -> None:
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10, "radix": 4}},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "transport": {"mss": 1000}},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"queues": [{"k": 1}]}},
-        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"admission": {"policy": "lqd"}}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"admission": {"policy": "pushout_everything"}}},
         {"topology": {"kind": "torus", "k": 4}},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "workload": [{"kind": "poisson", "cdf": "x"}]},
     ],

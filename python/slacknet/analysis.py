@@ -86,7 +86,9 @@ def switch_table(switches: pd.DataFrame) -> pd.DataFrame:
     if switches.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="tier"))
     s = switches.assign(
-        drops=switches["drops_admission"].astype(np.int64) + switches["drops_queue_cap"].astype(np.int64),
+        drops=switches["drops_admission"].astype(np.int64)
+        + switches["drops_queue_cap"].astype(np.int64)
+        + switches["drops_pushout"].astype(np.int64),
         tier=switches["tier"].astype(str),
     )
     g = s.groupby("tier", sort=False)

@@ -4,6 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
+    slacknet compare SCENARIO [--out DIR]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -26,6 +27,7 @@ from typing import Sequence
 
 from . import __version__
 from ._native import SimError, SpecError
+from .compare import CompareError
 from .results import ResultsError
 
 __all__ = ["main", "EXIT_USER_ERROR"]
@@ -63,6 +65,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("summary", help="print the summary tables of a results folder")
     s.add_argument("results", metavar="RESULTS_DIR")
+
+    c = sub.add_parser(
+        "compare",
+        help="replay a scenario's flows in slacknet and ns-3.44 and compare them",
+        description="Replay one flow list in slacknet and in ns-3.44 (installed privately on first "
+        "use; needs a source checkout) and print FCT slowdowns, drops and wall times side by side.",
+    )
+    c.add_argument("scenario", metavar="SCENARIO", help="leaf-spine scenario TOML (e.g. experiments/compare/s1.toml)")
+    c.add_argument("--out", metavar="DIR", help="output folder (default: results/compare/<name>)")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -156,6 +167,21 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare, render
+    from .config import load_scenario
+
+    sc = load_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("results") / "compare" / _safe_name(sc.name)
+    print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows (ns-3 may take minutes)...",
+          file=sys.stderr)
+    cmp = compare(sc, out)
+    print(render(cmp))
+    print(f"plot: {out / 'compare_cdf.png'}")
+    print(f"results: {out}")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -196,11 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help / --version (0) or a usage error (2)
         return e.code if isinstance(e.code, int) else EXIT_USER_ERROR
-    handlers = {"run": _cmd_run, "validate": _cmd_validate, "summary": _cmd_summary, "plot": _cmd_plot}
+    handlers = {
+        "run": _cmd_run,
+        "validate": _cmd_validate,
+        "summary": _cmd_summary,
+        "plot": _cmd_plot,
+        "compare": _cmd_compare,
+    }
     source = getattr(args, "scenario", None) or getattr(args, "results", None)
     try:
         return handlers[args.command](args)
-    except (SpecError, SimError, ResultsError, OSError) as e:
+    except (SpecError, SimError, ResultsError, CompareError, OSError) as e:
         line, hint = _describe(e, source if isinstance(e, (SpecError, SimError)) else None)
         print(f"error: {line}", file=sys.stderr)
         if hint:

@@ -40,6 +40,7 @@ __all__ = [
     "CompleteSharing",
     "DynamicThresholds",
     "StaticPartitioning",
+    "LongestQueueDrop",
     "HostSpec",
     "TransportSpec",
     "Workload",
@@ -131,6 +132,13 @@ class DynamicThresholds(_Model):
     policy: Literal["dynamic_thresholds"] = "dynamic_thresholds"
 
 
+class LongestQueueDrop(_Model):
+    """Longest Queue Drop: accept everything; when full, push out from the tail of the longest
+    queue."""
+
+    policy: Literal["lqd"] = "lqd"
+
+
 class StaticPartitioning(_Model):
     """Each egress port owns ``port_bytes`` (default: the buffer / ports) bytes. With
     ``port_bytes`` and no buffer key, a switch's buffer is ports x ``port_bytes``."""
@@ -140,7 +148,8 @@ class StaticPartitioning(_Model):
 
 
 Admission = Annotated[
-    Union[CompleteSharing, DynamicThresholds, StaticPartitioning], Field(discriminator="policy")
+    Union[CompleteSharing, DynamicThresholds, StaticPartitioning, LongestQueueDrop],
+    Field(discriminator="policy"),
 ]
 
 

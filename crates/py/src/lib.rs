@@ -239,6 +239,8 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("arrivals", |s| s.arrivals)
         .num("drops_admission", |s| s.drops_admission)
         .num("drops_queue_cap", |s| s.drops_queue_cap)
+        .num("drops_pushout", |s| s.drops_pushout)
+        .num("pushed_out_bytes", |s| s.pushed_out_bytes)
         .num("dropped_bytes", |s| s.dropped_bytes)
         .num("ecn_marks", |s| s.ecn_marks)
         .num("enqueued_bytes", |s| s.enqueued_bytes)

@@ -1,90 +1,108 @@
-//! Shared-buffer admission: which arriving packets a switch's buffer accepts.
+//! Shared-buffer admission: which arriving packets a switch's buffer accepts, and, for push-out
+//! policies, which queued packets make room for them.
 //!
-//! Mechanism vs policy: the switch (in `world`) owns the occupancy counters and asks the
-//! policy, through [`BufferAdmission::admit`], before every enqueue. Policies see a read-only
-//! [`AdmitCtx`] and may keep state updated by the `on_*` callbacks. The hot path dispatches
-//! through [`AnyAdmission`] (a `match`), not a vtable.
+//! Mechanism vs policy: the owner of the buffer (a switch in `world`, or the discrete-time
+//! model of Credence's Appendix A) keeps the occupancy counters and exposes them through
+//! [`BufferView`]; before every enqueue it asks the policy through [`BufferAdmission::admit`]
+//! and then carries out the [`Verdict`]. Policies keep their own state, updated by the `on_*`
+//! callbacks. Because policies see only a [`BufferView`], the same decision code runs in the
+//! packet-level simulator (lengths in bytes) and in the discrete-time model (lengths in
+//! packets). The hot path dispatches through [`AnyAdmission`] (a `match`), not a vtable.
 //!
-//! Units: every threshold here is in bytes.
+//! Queues are numbered densely per buffer: queue `q` is class `q % queues_per_port` of port
+//! `q / queues_per_port`.
+
+mod complete_sharing;
+mod dynamic_thresholds;
+mod lqd;
+mod static_partition;
+
+pub use complete_sharing::CompleteSharing;
+pub use dynamic_thresholds::DynamicThresholds;
+pub use lqd::Lqd;
+pub use static_partition::StaticPartition;
+
+use units::Time;
 
 use crate::spec::AdmissionSpec;
 
-/// What a policy sees when a packet arrives.
+/// Read-only state of one shared buffer.
+pub trait BufferView {
+    /// Buffer size B.
+    fn capacity(&self) -> u64;
+    /// Total occupancy (all queues).
+    fn occupancy(&self) -> u64;
+    /// Number of queues N (ports x queues per port).
+    fn num_queues(&self) -> usize;
+    /// Queues per port.
+    fn queues_per_port(&self) -> usize;
+    /// Length of queue `q`.
+    fn queue_len(&self, q: usize) -> u64;
+    /// Number of ports.
+    fn num_ports(&self) -> usize {
+        self.num_queues() / self.queues_per_port()
+    }
+    /// Total length of the queues of port `p`.
+    fn port_len(&self, p: usize) -> u64 {
+        let k = self.queues_per_port();
+        (p * k..(p + 1) * k).map(|q| self.queue_len(q)).sum()
+    }
+    /// The longest queue and its length; ties go to the lowest index. `(0, 0)` if all empty.
+    fn longest_queue(&self) -> (usize, u64) {
+        let mut best = (0, 0);
+        for q in 0..self.num_queues() {
+            let l = self.queue_len(q);
+            if l > best.1 {
+                best = (q, l);
+            }
+        }
+        best
+    }
+}
+
+/// A packet asking to enter the buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AdmitCtx {
-    /// The switch's shared buffer, bytes.
-    pub buffer: u64,
-    /// Bytes currently held by the switch (all ports, all queues).
-    pub occupancy: u64,
-    /// Bytes in the destination queue.
-    pub queue_bytes: u64,
-    /// Bytes in all queues of the destination port.
-    pub port_bytes: u64,
-    /// Egress ports of the switch.
-    pub num_ports: u32,
-    /// Destination queue index (priority class).
-    pub queue: u8,
-    /// Dynamic Thresholds alpha of the destination queue.
-    pub dt_alpha: f64,
-    /// Size of the arriving packet, bytes.
+pub struct Arrival {
+    /// Destination queue.
+    pub queue: usize,
+    /// Size in the buffer's unit.
     pub size: u64,
+    /// Arrival time.
+    pub now: Time,
+    /// Whether the packet belongs to its flow's first round trip (its initial window); ABM
+    /// gives such packets a larger share.
+    pub first_rtt: bool,
+}
+
+/// What the buffer does with an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Enqueue it. POSTCONDITION (checked by the owner): it fits, `occupancy + size <= B`.
+    Accept,
+    /// Drop it.
+    Drop,
+    /// Enqueue it, then while the buffer is over capacity drop from the tail of the longest
+    /// queue (which may be the arriving packet itself): push-out, as LQD does.
+    PushOut,
 }
 
 /// The contract of a buffer admission policy.
 pub trait BufferAdmission {
-    /// Whether to accept the packet described by `ctx`.
-    ///
-    /// POSTCONDITION (checked by the switch): an accepted packet fits in the buffer,
-    /// `occupancy + size <= buffer`.
-    fn admit(&mut self, ctx: &AdmitCtx) -> bool;
-}
-
-/// Complete Sharing: accept while the buffer has room.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CompleteSharing;
-
-impl BufferAdmission for CompleteSharing {
+    /// Decide on an arrival.
+    fn admit<V: BufferView>(&mut self, view: &V, a: &Arrival) -> Verdict;
+    /// A packet of `size` entered queue `q` (after `admit`, before any push-out).
     #[inline]
-    fn admit(&mut self, c: &AdmitCtx) -> bool {
-        c.occupancy + c.size <= c.buffer
-    }
-}
-
-/// Dynamic Thresholds (Choudhury and Hahne, ToN 1998): a queue may grow to
-/// `T(t) = alpha * (B - Q(t))`, where `Q(t)` is the total occupancy. A packet is accepted if
-/// the queue including it stays within `T(t)` and the buffer has room.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DynamicThresholds;
-
-impl BufferAdmission for DynamicThresholds {
+    fn on_enqueue(&mut self, _q: usize, _size: u64, _now: Time) {}
+    /// A packet of `size` left queue `q` for the wire.
     #[inline]
-    fn admit(&mut self, c: &AdmitCtx) -> bool {
-        if c.occupancy + c.size > c.buffer {
-            return false;
-        }
-        let threshold = c.dt_alpha * (c.buffer - c.occupancy) as f64;
-        (c.queue_bytes + c.size) as f64 <= threshold
-    }
-}
-
-/// Static partitioning: each egress port owns `port_bytes` (default `B / ports`) bytes,
-/// shared by its queues.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StaticPartition {
-    /// Bytes per port; `None` means an equal share of the buffer.
-    pub port_bytes: Option<u64>,
-}
-
-impl BufferAdmission for StaticPartition {
+    fn on_dequeue(&mut self, _q: usize, _size: u64, _now: Time) {}
+    /// A packet of `size` was pushed out of the tail of queue `q`.
     #[inline]
-    fn admit(&mut self, c: &AdmitCtx) -> bool {
-        let share = self.port_bytes.unwrap_or(c.buffer / c.num_ports.max(1) as u64);
-        c.port_bytes + c.size <= share && c.occupancy + c.size <= c.buffer
-    }
+    fn on_push_out(&mut self, _q: usize, _size: u64, _now: Time) {}
 }
 
 /// Every policy, for dispatch by `match`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyAdmission {
     /// See [`CompleteSharing`].
     CompleteSharing(CompleteSharing),
@@ -92,87 +110,125 @@ pub enum AnyAdmission {
     DynamicThresholds(DynamicThresholds),
     /// See [`StaticPartition`].
     Static(StaticPartition),
+    /// See [`Lqd`].
+    Lqd(Lqd),
 }
 
 impl AnyAdmission {
-    /// The policy a spec asks for.
-    pub fn from_spec(spec: &AdmissionSpec) -> AnyAdmission {
+    /// The policy a spec asks for; `dt_alpha[c]` is the DT alpha of class `c`.
+    pub fn from_spec(spec: &AdmissionSpec, dt_alpha: &[f64]) -> AnyAdmission {
         match spec {
             AdmissionSpec::CompleteSharing => AnyAdmission::CompleteSharing(CompleteSharing),
-            AdmissionSpec::DynamicThresholds => AnyAdmission::DynamicThresholds(DynamicThresholds),
-            AdmissionSpec::Static { port_bytes } => AnyAdmission::Static(StaticPartition { port_bytes: *port_bytes }),
+            AdmissionSpec::DynamicThresholds => {
+                AnyAdmission::DynamicThresholds(DynamicThresholds::new(dt_alpha.to_vec()))
+            }
+            AdmissionSpec::Static { port_bytes } => {
+                AnyAdmission::Static(StaticPartition { port_bytes: *port_bytes })
+            }
+            AdmissionSpec::Lqd => AnyAdmission::Lqd(Lqd),
         }
     }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            AnyAdmission::CompleteSharing($p) => $e,
+            AnyAdmission::DynamicThresholds($p) => $e,
+            AnyAdmission::Static($p) => $e,
+            AnyAdmission::Lqd($p) => $e,
+        }
+    };
 }
 
 impl BufferAdmission for AnyAdmission {
     #[inline]
-    fn admit(&mut self, c: &AdmitCtx) -> bool {
-        match self {
-            AnyAdmission::CompleteSharing(p) => p.admit(c),
-            AnyAdmission::DynamicThresholds(p) => p.admit(c),
-            AnyAdmission::Static(p) => p.admit(c),
-        }
+    fn admit<V: BufferView>(&mut self, view: &V, a: &Arrival) -> Verdict {
+        dispatch!(self, p => p.admit(view, a))
+    }
+    #[inline]
+    fn on_enqueue(&mut self, q: usize, size: u64, now: Time) {
+        dispatch!(self, p => p.on_enqueue(q, size, now))
+    }
+    #[inline]
+    fn on_dequeue(&mut self, q: usize, size: u64, now: Time) {
+        dispatch!(self, p => p.on_dequeue(q, size, now))
+    }
+    #[inline]
+    fn on_push_out(&mut self, q: usize, size: u64, now: Time) {
+        dispatch!(self, p => p.on_push_out(q, size, now))
+    }
+}
+
+/// A plain buffer state for tests and the discrete-time model: queue lengths in a `Vec`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimpleBuffer {
+    /// Capacity B.
+    pub capacity: u64,
+    /// Queues per port.
+    pub queues_per_port: usize,
+    /// Length of every queue.
+    pub len: Vec<u64>,
+}
+
+impl SimpleBuffer {
+    /// `n` empty single-queue ports sharing `capacity`.
+    pub fn new(capacity: u64, n: usize) -> SimpleBuffer {
+        SimpleBuffer { capacity, queues_per_port: 1, len: vec![0; n] }
+    }
+}
+
+impl BufferView for SimpleBuffer {
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn occupancy(&self) -> u64 {
+        self.len.iter().sum()
+    }
+    fn num_queues(&self) -> usize {
+        self.len.len()
+    }
+    fn queues_per_port(&self) -> usize {
+        self.queues_per_port
+    }
+    fn queue_len(&self, q: usize) -> u64 {
+        self.len[q]
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn ctx(occupancy: u64, queue_bytes: u64, port_bytes: u64) -> AdmitCtx {
-        AdmitCtx {
-            buffer: 10_000,
-            occupancy,
-            queue_bytes,
-            port_bytes,
-            num_ports: 4,
-            queue: 0,
-            dt_alpha: 1.0,
-            size: 1000,
+    /// Offer `size` to queue `q` of `b` under `p` and carry out the verdict like a switch does.
+    /// Returns the verdict and the queues pushed out from.
+    pub(crate) fn offer<P: BufferAdmission>(
+        p: &mut P,
+        b: &mut SimpleBuffer,
+        q: usize,
+        size: u64,
+    ) -> (Verdict, Vec<usize>) {
+        let a = Arrival { queue: q, size, now: Time::ZERO, first_rtt: false };
+        let v = p.admit(b, &a);
+        let mut pushed = Vec::new();
+        match v {
+            Verdict::Drop => {}
+            Verdict::Accept => {
+                assert!(b.occupancy() + size <= b.capacity, "accepted beyond the buffer");
+                b.len[q] += size;
+                p.on_enqueue(q, size, Time::ZERO);
+            }
+            Verdict::PushOut => {
+                b.len[q] += size;
+                p.on_enqueue(q, size, Time::ZERO);
+                while b.occupancy() > b.capacity {
+                    let (victim, _) = b.longest_queue();
+                    b.len[victim] -= size.min(b.len[victim]);
+                    p.on_push_out(victim, size, Time::ZERO);
+                    pushed.push(victim);
+                }
+            }
         }
-    }
-
-    #[test]
-    fn complete_sharing_fills_the_buffer_exactly() {
-        let mut p = CompleteSharing;
-        assert!(p.admit(&ctx(9_000, 9_000, 9_000)));
-        assert!(!p.admit(&ctx(9_001, 9_001, 9_001)));
-    }
-
-    #[test]
-    fn dynamic_thresholds_one_queue_gets_half_with_alpha_one() {
-        // A single queue alone converges to alpha/(1+alpha) of B = 5000 B.
-        let mut p = DynamicThresholds;
-        let mut q = 0u64;
-        while p.admit(&ctx(q, q, q)) {
-            q += 1000;
-        }
-        assert_eq!(q, 5000);
-        // alpha = 2: up to 2/3 of B; with 1000 B packets 7000 is admitted (7000 <= 2*(10000-6000))
-        // and 8000 is not (8000 > 2*(10000-7000)).
-        let mut q = 0u64;
-        while p.admit(&AdmitCtx { dt_alpha: 2.0, ..ctx(q, q, q) }) {
-            q += 1000;
-        }
-        assert_eq!(q, 7000);
-    }
-
-    #[test]
-    fn dynamic_thresholds_shrink_as_the_buffer_fills() {
-        let mut p = DynamicThresholds;
-        // Another queue holds 6000 B: this queue may hold up to 1 * (10000 - 6000 - own).
-        assert!(p.admit(&ctx(6_000, 0, 0)));
-        assert!(p.admit(&ctx(7_000, 1_000, 1_000)));
-        assert!(!p.admit(&ctx(8_000, 2_000, 2_000))); // 3000 > 2000
-    }
-
-    #[test]
-    fn static_partition_gives_each_port_a_quarter() {
-        let mut p = StaticPartition::default();
-        assert!(p.admit(&ctx(1_500, 1_500, 1_500))); // 2500 <= 2500
-        assert!(!p.admit(&ctx(1_600, 1_600, 1_600)));
-        // Other ports' bytes do not matter below the buffer size.
-        assert!(p.admit(&ctx(8_000, 0, 0)));
+        (v, pushed)
     }
 }

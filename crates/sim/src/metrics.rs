@@ -84,11 +84,17 @@ pub struct SwitchStats {
     pub drops_admission: u64,
     /// Packets dropped because their queue hit its static cap.
     pub drops_queue_cap: u64,
+    /// Packets pushed out of a queue after they were accepted (push-out policies).
+    pub drops_pushout: u64,
+    /// Bytes pushed out.
+    pub pushed_out_bytes: u64,
     /// Bytes dropped (all causes).
     pub dropped_bytes: u64,
     /// Packets marked CE at enqueue.
     pub ecn_marks: u64,
     /// Bytes that entered the buffer.
+    ///
+    /// CORRECTNESS: `enqueued = dequeued + pushed_out + final_occupancy`.
     pub enqueued_bytes: u64,
     /// Bytes that left the buffer onto a wire.
     pub dequeued_bytes: u64,

@@ -160,6 +160,15 @@ impl Port {
         Some((q, pkt))
     }
 
+    /// Remove the packet at the tail of queue `q` (push-out), if any.
+    pub fn pop_back(&mut self, q: usize) -> Option<Packet> {
+        let pkt = self.queues[q].pop_back()?;
+        let size = pkt.size as u64;
+        self.bytes[q] -= size;
+        self.total -= size;
+        Some(pkt)
+    }
+
     /// Deficit round robin (Shreedhar and Varghese, SIGCOMM'95): a queue earns one quantum
     /// when its turn begins and sends while its deficit covers the head packet; then the turn
     /// passes on. An emptied queue forfeits its deficit.

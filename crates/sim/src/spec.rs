@@ -290,6 +290,8 @@ pub enum AdmissionSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         port_bytes: Option<u64>,
     },
+    /// Longest Queue Drop: push-out from the tail of the longest queue when full.
+    Lqd,
 }
 
 /// Host NIC model.

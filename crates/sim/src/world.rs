@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use proto::{CcKind, Endpoint, Event as EpEvent, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
 
-use crate::admission::{AdmitCtx, AnyAdmission, BufferAdmission};
+use crate::admission::{AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
 use crate::ideal::{ideal_fct, Hop, IdealModel};
 use crate::metrics::{
     percentile_sorted, FctRecord, LinkStats, OccupancySample, Output, QueueMax, Summary, SwitchStats, Tier,
@@ -44,6 +44,8 @@ struct Link {
     delay: Dur,
     /// Owning switch index, or `NO_SWITCH` for a host NIC.
     switch: u32,
+    /// Index of this port among its switch's ports.
+    port_idx: u32,
     port: Port,
     /// The end of the current (or last) serialization: the link is idle from then on.
     busy_until: Time,
@@ -61,10 +63,44 @@ struct Link {
 #[derive(Debug)]
 struct Switch {
     stats: SwitchStats,
-    occupancy: u64,
-    num_ports: u32,
+    buf: SwitchBuf,
     ports: Vec<LinkId>,
     admission: AnyAdmission,
+}
+
+/// What an admission policy sees of a switch: its buffer and every queue's length in bytes.
+///
+/// INVARIANT: `qlen[p * qpp + c]` equals the bytes queued in class `c` of port `p`, and
+/// `occupancy` their sum.
+#[derive(Debug)]
+struct SwitchBuf {
+    capacity: u64,
+    occupancy: u64,
+    qpp: usize,
+    qlen: Vec<u64>,
+}
+
+impl BufferView for SwitchBuf {
+    #[inline]
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    #[inline]
+    fn occupancy(&self) -> u64 {
+        self.occupancy
+    }
+    #[inline]
+    fn num_queues(&self) -> usize {
+        self.qlen.len()
+    }
+    #[inline]
+    fn queues_per_port(&self) -> usize {
+        self.qpp
+    }
+    #[inline]
+    fn queue_len(&self, q: usize) -> u64 {
+        self.qlen[q]
+    }
 }
 
 /// A lazily re-armed timer slot of one endpoint (generation-counter cancellation).
@@ -115,6 +151,8 @@ pub struct Simulation {
     nic_drops: u64,
     nic_marks: u64,
     txbuf: Vec<proto::SegmentRepr>,
+    /// Data bytes of a flow's initial window: packets below it are "first RTT" for ABM.
+    first_rtt_bytes: u64,
 }
 
 /// The transport configuration a spec asks for (defaults documented in `spec`).
@@ -189,13 +227,16 @@ impl Simulation {
         let links: Vec<Link> = topo
             .links
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let sw = topo.switch_of(l.src);
+                let port_idx = out_links[l.src.idx()].iter().position(|&x| x == LinkId::from_idx(i));
                 Link {
                     dst: l.dst,
                     rate: l.rate,
                     delay: l.delay,
                     switch: sw.map_or(NO_SWITCH, |s| s.0),
+                    port_idx: port_idx.expect("a link is a port of its source") as u32,
                     port: Port::new(
                         if sw.is_some() { sw_conf.clone() } else { nic_conf.clone() },
                         spec.switch.scheduler,
@@ -210,6 +251,7 @@ impl Simulation {
                 }
             })
             .collect();
+        let dt_alpha: Vec<f64> = spec.switch.queues.iter().map(|q| q.dt_alpha).collect();
         let switches: Vec<Switch> = topo
             .tiers
             .iter()
@@ -218,6 +260,7 @@ impl Simulation {
                 let node = NodeId(topo.num_hosts + s as u32);
                 let ports = out_links[node.idx()].clone();
                 let buffer = buffer_of(spec, &topo, &out_links, node);
+                let qpp = sw_conf.len();
                 Switch {
                     stats: SwitchStats {
                         switch: s as u32,
@@ -226,10 +269,9 @@ impl Simulation {
                         buffer_bytes: buffer,
                         ..Default::default()
                     },
-                    occupancy: 0,
-                    num_ports: ports.len() as u32,
+                    buf: SwitchBuf { capacity: buffer, occupancy: 0, qpp, qlen: vec![0; ports.len() * qpp] },
                     ports,
-                    admission: AnyAdmission::from_spec(&spec.switch.admission),
+                    admission: AnyAdmission::from_spec(&spec.switch.admission, &dt_alpha),
                 }
             })
             .collect();
@@ -280,6 +322,7 @@ impl Simulation {
             nic_drops: 0,
             nic_marks: 0,
             txbuf: Vec::new(),
+            first_rtt_bytes: t.init_cwnd_pkts as u64 * t.mss_bytes as u64,
             topo,
         })
     }
@@ -435,7 +478,7 @@ impl Simulation {
     fn on_sample(&mut self) {
         let now = self.sched.now();
         for (s, sw) in self.switches.iter().enumerate() {
-            self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.occupancy });
+            self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }
         // Only keep sampling while something else can still happen.
         if let (Some(d), false) = (self.sample_every, self.sched.is_empty()) {
@@ -461,7 +504,8 @@ impl Simulation {
                 self.nic_marks += 1;
             }
         } else {
-            let sw = &mut self.switches[link.switch as usize];
+            let s = link.switch as usize;
+            let sw = &mut self.switches[s];
             sw.stats.arrivals += 1;
             if link.port.check_cap(q, size).is_err() {
                 sw.stats.drops_queue_cap += 1;
@@ -469,33 +513,37 @@ impl Simulation {
                 self.bytes_dropped += size;
                 return;
             }
-            let ctx = AdmitCtx {
-                buffer: sw.stats.buffer_bytes,
-                occupancy: sw.occupancy,
-                queue_bytes: link.port.queue_bytes(q),
-                port_bytes: link.port.total_bytes(),
-                num_ports: sw.num_ports,
-                queue: q as u8,
-                dt_alpha: link.port.conf(q).dt_alpha,
-                size,
-            };
-            if !sw.admission.admit(&ctx) {
+            let now = self.sched.now();
+            let qi = link.port_idx as usize * sw.buf.qpp + q;
+            let first_rtt = pkt.to_receiver && pkt.seg.seq < self.first_rtt_bytes;
+            let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
+            if verdict == Verdict::Drop {
                 sw.stats.drops_admission += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
                 return;
             }
-            // INVARIANT: the shared buffer never holds more than its size.
-            debug_assert!(sw.occupancy + size <= sw.stats.buffer_bytes, "admission overfilled the buffer");
-            sw.occupancy += size;
+            // INVARIANT: the shared buffer never holds more than its size (after push-out).
+            debug_assert!(
+                verdict == Verdict::PushOut || sw.buf.occupancy + size <= sw.buf.capacity,
+                "admission overfilled the buffer"
+            );
+            sw.buf.occupancy += size;
+            sw.buf.qlen[qi] += size;
             sw.stats.enqueued_bytes += size;
-            if sw.occupancy > sw.stats.max_occupancy_bytes {
-                sw.stats.max_occupancy_bytes = sw.occupancy;
-            }
+            sw.admission.on_enqueue(qi, size, now);
             if link.port.enqueue(q, pkt) {
                 sw.stats.ecn_marks += 1;
             }
+            if verdict == Verdict::PushOut {
+                self.push_out(s);
+            }
+            let sw = &mut self.switches[s];
+            if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
+                sw.stats.max_occupancy_bytes = sw.buf.occupancy;
+            }
         }
+        let link = &mut self.links[l.idx()];
         // PERF: an idle link starts at once; a busy one gets a TxDone only now that a packet
         // waits, so uncongested links never schedule one (about a third fewer events on the
         // 256-host comparison scenario).
@@ -510,6 +558,27 @@ impl Simulation {
         }
     }
 
+    /// Drop from the tail of the longest queue of switch `s` until its buffer fits (LQD's
+    /// push-out; the arriving packet itself goes if its queue is the longest).
+    fn push_out(&mut self, s: usize) {
+        let now = self.sched.now();
+        let sw = &mut self.switches[s];
+        while sw.buf.occupancy > sw.buf.capacity {
+            let (victim, _) = sw.buf.longest_queue();
+            let (port, class) = (victim / sw.buf.qpp, victim % sw.buf.qpp);
+            let link = &mut self.links[sw.ports[port].idx()];
+            let pkt = link.port.pop_back(class).expect("the longest queue of a full buffer is not empty");
+            let size = pkt.size as u64;
+            sw.buf.occupancy -= size;
+            sw.buf.qlen[victim] -= size;
+            sw.stats.drops_pushout += 1;
+            sw.stats.pushed_out_bytes += size;
+            sw.stats.dropped_bytes += size;
+            self.bytes_dropped += size;
+            sw.admission.on_push_out(victim, size, now);
+        }
+    }
+
     /// Dequeue the next packet and put it on the wire: it arrives at the far end after its
     /// serialization and the propagation delay. If more packets wait, the link's next start
     /// is scheduled at the end of this serialization.
@@ -517,12 +586,15 @@ impl Simulation {
         let now = self.sched.now();
         let link = &mut self.links[l.idx()];
         debug_assert!(link.busy_until <= now && !link.tx_done_pending);
-        let Some((_, pkt)) = link.port.dequeue() else { return };
+        let Some((q, pkt)) = link.port.dequeue() else { return };
         let size = pkt.size as u64;
         if link.switch != NO_SWITCH {
             let sw = &mut self.switches[link.switch as usize];
-            sw.occupancy -= size;
+            let qi = link.port_idx as usize * sw.buf.qpp + q;
+            sw.buf.occupancy -= size;
+            sw.buf.qlen[qi] -= size;
             sw.stats.dequeued_bytes += size;
+            sw.admission.on_dequeue(qi, size, now);
         }
         let end = now + link.rate.tx_time(Bytes(size));
         link.busy_until = end;
@@ -706,8 +778,8 @@ impl Simulation {
             st.occ_p90_bytes = percentile_sorted(v, 0.9);
             st.occ_p99_bytes = percentile_sorted(v, 0.99);
             st.occ_p9999_bytes = percentile_sorted(v, 0.9999);
-            st.final_occupancy_bytes = sw.occupancy;
-            switch_drops += st.drops_admission + st.drops_queue_cap;
+            st.final_occupancy_bytes = sw.buf.occupancy;
+            switch_drops += st.drops_admission + st.drops_queue_cap + st.drops_pushout;
             ecn_marks += st.ecn_marks;
             switches.push(st);
             for &l in &sw.ports {

@@ -143,9 +143,15 @@ fn dctcp_flows_share_a_bottleneck_with_queue_near_k() {
 
 #[test]
 fn bytes_are_conserved_everywhere() {
+    for policy in ["dynamic_thresholds", "lqd", "complete_sharing", "static"] {
+        conservation_under(policy);
+    }
+}
+
+fn conservation_under(policy: &str) {
     // A loaded leaf-spine with drops, stopped mid-run so that bytes are still in flight.
     let text = format!(
-        "{LEAF_SPINE}\n[switch]\nbuffer_bytes = 60000\n[run]\nstop_ms = 3\n\
+        "{LEAF_SPINE}\n[switch]\nbuffer_bytes = 60000\nadmission = {{ policy = \"{policy}\" }}\n[run]\nstop_ms = 3\n\
          [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.8\nduration_ms = 5\n\
          [[workload]]\nkind = \"incast\"\nquery_rate_per_host = 2000\nfan_in = 6\nburst_bytes = 300000\nduration_ms = 5\n"
     );
@@ -155,8 +161,18 @@ fn bytes_are_conserved_everywhere() {
     assert!(s.switch_drops > 0, "the scenario should drop");
     assert!(s.bytes_in_flight > 0);
     assert_eq!(s.bytes_sent, s.bytes_delivered + s.bytes_dropped + s.bytes_in_flight);
+    if policy == "lqd" {
+        assert!(out.switches.iter().any(|s| s.drops_pushout > 0), "LQD should push out");
+    } else {
+        assert!(out.switches.iter().all(|s| s.drops_pushout == 0));
+    }
     for sw in &out.switches {
-        assert_eq!(sw.enqueued_bytes, sw.dequeued_bytes + sw.final_occupancy_bytes, "switch {}", sw.switch);
+        assert_eq!(
+            sw.enqueued_bytes,
+            sw.dequeued_bytes + sw.pushed_out_bytes + sw.final_occupancy_bytes,
+            "{policy}: switch {}",
+            sw.switch
+        );
         assert!(sw.max_occupancy_bytes <= sw.buffer_bytes);
     }
     // Every byte a switch forwarded crossed one of its links.
