@@ -272,7 +272,7 @@ def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
     assert sc.transport.handshake and sc.transport.header_bytes == 54
     assert isinstance(sc.switch.admission, slacknet.StaticPartitioning)
     assert sc.switch.admission.port_bytes == 350_000
-    assert sc.host.ecn_threshold_bytes == 14_540
+    assert sc.host.ecn_threshold_bytes == 14_000
     assert sc.resolve(tmp_path) == sc
     toml = (
         'profile = "ns3_compat"\n[topology]\nkind = "leaf_spine"\nleaves = 2\nhosts_per_leaf = 4\n'

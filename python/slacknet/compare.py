@@ -134,6 +134,13 @@ def _peer_args(sc: Scenario) -> list[str]:
     ]
     if sc.run.stop_ms is not None:
         args += ["--stop-s", repr(sc.run.stop_ms / 1e3)]
+    if sc.routing.mode == "flow_index":
+        # The same path for every flow in both simulators: spine = flow id mod spines.
+        args += ["--ecmp-seed", "0", "--", "--ecmp=flowid"]
+    elif sc.routing.mode != "ecmp":
+        raise CompareError("the ns-3 peer routes per flow: routing.mode must be ecmp or flow_index")
+    if sc.run.fct_at != "receiver":
+        args += ([] if "--" in args else ["--"]) + ["--fctAt=sender"]
     return args
 
 

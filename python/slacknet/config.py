@@ -105,9 +105,11 @@ Topology = Annotated[Union[LeafSpineTopology, FatTreeTopology], Field(discrimina
 
 
 class RoutingSpec(_Model):
-    """Path selection among equal-cost paths: per-flow ``ecmp`` or per-packet ``spray``."""
+    """Path selection among equal-cost paths: per-flow ``ecmp`` (stable hash), per-packet
+    ``spray``, or ``flow_index`` (flow index mod paths, both directions; reproducible by other
+    simulators for A/B comparisons)."""
 
-    mode: Literal["ecmp", "spray"] = "ecmp"
+    mode: Literal["ecmp", "spray", "flow_index"] = "ecmp"
 
 
 class QueueSpec(_Model):
@@ -258,10 +260,13 @@ Workload = Annotated[
 
 
 class RunSpec(_Model):
-    """Run control: optional stop time and the buffer occupancy sampling period."""
+    """Run control: optional stop time, the buffer occupancy sampling period, and where a TCP
+    flow's completion time is measured (``sender``: ACK of the last byte; ``receiver``: last
+    byte received)."""
 
     stop_ms: float | None = None
     sample_interval_us: float = 10.0
+    fct_at: Literal["sender", "receiver"] = "sender"
 
 
 # --- scenario -------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ impl Routes {
         let key = match self.mode {
             RoutingMode::Ecmp => hash3(flow as u64, s as u64, 0),
             RoutingMode::Spray => hash3(flow as u64, s as u64, seq.wrapping_add(1)),
+            RoutingMode::FlowIndex => return g[flow as usize % g.len()],
         };
         // Lemire's multiply-shift reduction: unbiased enough and free of division.
         g[(((key >> 32) * g.len() as u64) >> 32) as usize]
@@ -180,6 +181,19 @@ mod tests {
         let used: std::collections::BTreeSet<_> =
             (0..100).map(|seq| s.next_hop(0, NodeId(5), 7, seq * 1460)).collect();
         assert_eq!(used.len(), 4);
+    }
+
+    #[test]
+    fn flow_index_pins_both_directions_to_one_spine() {
+        let t = leaf_spine(2, 4, 4, 1, Bps::from_gbps(10), Bps::from_gbps(10), Dur(1), Dur(1));
+        let r = Routes::build(&t, RoutingMode::FlowIndex);
+        for flow in 0..8u32 {
+            // Leaf 0 (node 8) up toward host 5, and leaf 1 (node 9) up toward host 0.
+            let up = t.links[r.next_hop(0, NodeId(5), flow, 0).idx()].dst;
+            let back = t.links[r.next_hop(1, NodeId(0), flow, 0).idx()].dst;
+            assert_eq!(up, NodeId(10 + flow % 4));
+            assert_eq!(back, up);
+        }
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn default_delay_ns() -> u64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSpec {
-    /// `ecmp` (per-flow hash) or `spray` (per-packet).
+    /// `ecmp` (per-flow hash), `spray` (per-packet) or `flow_index` (flow index mod paths).
     #[serde(default)]
     pub mode: RoutingMode,
 }
@@ -190,6 +190,10 @@ pub enum RoutingMode {
     Ecmp,
     /// Per-packet: a stable hash of (flow, sequence, switch) picks the next hop.
     Spray,
+    /// Per-flow without hashing: member `flow index mod group size`, in both directions. A
+    /// deterministic path choice that another simulator can reproduce exactly (the ns-3 peer's
+    /// `--ecmp=flowid`), for A/B comparisons free of hash-collision noise.
+    FlowIndex,
 }
 
 /// Switch model: one shared buffer per switch, up to [`MAX_QUEUES`] queues per egress port.
@@ -571,12 +575,27 @@ pub struct RunSpec {
     /// Period of switch buffer occupancy samples (0 = no sampling).
     #[serde(default = "default_sample_us")]
     pub sample_interval_us: f64,
+    /// Where a TCP flow's completion time is measured (UDP flows always end at the receiver).
+    #[serde(default)]
+    pub fct_at: FctAt,
 }
 
 impl Default for RunSpec {
     fn default() -> Self {
-        RunSpec { stop_ms: None, sample_interval_us: default_sample_us() }
+        RunSpec { stop_ms: None, sample_interval_us: default_sample_us(), fct_at: FctAt::default() }
     }
+}
+
+/// Where a TCP flow's completion time is measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FctAt {
+    /// When the sender holds the ACK of the last byte (a full round trip after the data).
+    #[default]
+    Sender,
+    /// When the receiver has every byte (what ns-3 programs usually measure, via the sink
+    /// application).
+    Receiver,
 }
 
 fn default_sample_us() -> f64 {
@@ -1178,7 +1197,7 @@ fabric_rate_gbps = 10
         assert!(s.transport.handshake);
         assert_eq!(s.transport.header_bytes, 54);
         assert_eq!(s.switch.admission, AdmissionSpec::Static { port_bytes: Some(350_000) });
-        assert_eq!(s.host.ecn_threshold_bytes, Some(14_540));
+        assert_eq!(s.host.ecn_threshold_bytes, Some(14_000));
         // The resolved JSON reproduces the same scenario.
         assert_eq!(Spec::from_json_str(&s.to_json()).unwrap(), s);
         let e = Spec::from_toml_str(&format!("profile = \"ns4\"\n{MINIMAL}")).unwrap_err();

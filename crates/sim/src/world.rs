@@ -29,7 +29,7 @@ use crate::packet::Packet;
 use crate::queue::{Port, QueueConf};
 use crate::route::Routes;
 use crate::sched::{Event, Sched};
-use crate::spec::{Spec, TransportKind, TransportSpec, ValidSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{FctAt, Spec, TransportKind, TransportSpec, ValidSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::topo::Topology;
 use crate::workload::{self, FlowSpec, NetInfo};
 use crate::SimError;
@@ -117,7 +117,9 @@ struct FlowRt {
     receiver: Option<Endpoint>,
     timers: [TimerSlot; 2],
     finished_at: Option<Time>,
-    /// Counters captured when the flow finished (its endpoints are then freed).
+    /// Whether the endpoints are done and freed (late packets and timers are ignored).
+    released: bool,
+    /// Counters captured when the endpoints were freed.
     final_rtos: u32,
     final_retx: u32,
     final_delivered: u64,
@@ -139,6 +141,7 @@ pub struct Simulation {
     transport: TransportConfig,
     header: u32,
     ideal: IdealModel,
+    is_tcp: bool,
     stop: Option<Time>,
     stopped_early: bool,
     sample_every: Option<Dur>,
@@ -281,11 +284,12 @@ impl Simulation {
             .map_or(0, |s| s.stats.buffer_bytes);
         let flows = workload::generate(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer })?;
         let transport = transport_config(t);
+        let is_tcp = t.kind != TransportKind::Udp;
         let ideal = IdealModel {
             mss: t.mss_bytes as u64,
             header: t.header_bytes as u64,
-            handshake: t.handshake && t.kind != TransportKind::Udp,
-            acked: t.kind != TransportKind::Udp,
+            handshake: t.handshake && is_tcp,
+            acked: is_tcp && spec.run.fct_at == FctAt::Sender,
         };
         let mut sched = Sched::new();
         if let Some(f) = flows.first() {
@@ -310,6 +314,7 @@ impl Simulation {
             transport,
             header: t.header_bytes,
             ideal,
+            is_tcp,
             stop: spec.run.stop_ms.map(|ms| Time::from_secs_f64(ms * 1e-3)),
             stopped_early: false,
             sample_every,
@@ -618,7 +623,7 @@ impl Simulation {
         self.bytes_delivered += pkt.size as u64;
         let f = pkt.seg.conn as usize;
         let rt = &mut self.rt[f];
-        if rt.finished_at.is_some() {
+        if rt.released {
             return; // a late duplicate for a finished flow
         }
         let now = self.sched.now();
@@ -650,11 +655,23 @@ impl Simulation {
             txbuf.push(seg);
         }
         let deadline = ep.poll_timeout();
-        let mut finish = false;
+        let (mut measure, mut release) = (false, false);
         while let Some(ev) = ep.poll_event() {
             match ev {
-                EpEvent::Completed => finish |= self.ideal.acked && side == 0,
-                EpEvent::ReceivedAll => finish |= !self.ideal.acked && side == 1,
+                // TCP sender: every byte acknowledged. The FCT ends here with fct_at =
+                // "sender"; either way the transfer is over.
+                EpEvent::Completed if self.is_tcp => {
+                    measure |= self.ideal.acked;
+                    release = true;
+                }
+                // A UDP source handed out its last datagram: the receiver decides.
+                EpEvent::Completed => {}
+                // Receiver has every byte: the FCT ends here with fct_at = "receiver" (and
+                // always for UDP, which then has nothing left to do).
+                EpEvent::ReceivedAll => {
+                    measure |= !self.ideal.acked;
+                    release |= !self.is_tcp;
+                }
             }
         }
         // Timer: arm only if earlier than what is already pending (lazy re-arm on fire).
@@ -682,16 +699,22 @@ impl Simulation {
             self.enqueue(nic, pkt);
         }
         self.txbuf = txbuf;
-        if finish {
-            self.finish_flow(f);
+        if measure {
+            let rt = &mut self.rt[f];
+            debug_assert!(rt.finished_at.is_none());
+            rt.finished_at = Some(now);
+            self.finished += 1;
+        }
+        if release {
+            self.release_flow(f);
         }
     }
 
-    fn finish_flow(&mut self, f: usize) {
-        let now = self.sched.now();
+    /// Free a flow's state machines once its transfer is over, keeping their counters.
+    fn release_flow(&mut self, f: usize) {
         let rt = &mut self.rt[f];
-        debug_assert!(rt.finished_at.is_none());
-        rt.finished_at = Some(now);
+        debug_assert!(!rt.released);
+        rt.released = true;
         let (rtos, retx) = rt.sender.as_ref().map_or((0, 0), |s| {
             let st = s.stats();
             (st.num_rtos as u32, st.segments_retx as u32)
@@ -699,10 +722,8 @@ impl Simulation {
         rt.final_rtos = rtos;
         rt.final_retx = retx;
         rt.final_delivered = rt.receiver.as_ref().map_or(0, |r| r.stats().bytes_received);
-        // Free the state machines: a finished flow ignores late packets and timers.
         rt.sender = None;
         rt.receiver = None;
-        self.finished += 1;
     }
 
     // ---- output ---------------------------------------------------------------------------
@@ -732,9 +753,9 @@ impl Simulation {
             let fwd = self.path(spec.src, spec.dst);
             let rev = self.path(spec.dst, spec.src);
             let ideal = ideal_fct(&fwd, &rev, spec.size, &self.ideal).ps();
-            let (rtos, retx, delivered) = match rt.finished_at {
-                Some(_) => (rt.final_rtos, rt.final_retx, rt.final_delivered),
-                None => {
+            let (rtos, retx, delivered) = match rt.released {
+                true => (rt.final_rtos, rt.final_retx, rt.final_delivered),
+                false => {
                     let (a, b) = rt.sender.as_ref().map_or((0, 0), |s| {
                         let st = s.stats();
                         (st.num_rtos as u32, st.segments_retx as u32)

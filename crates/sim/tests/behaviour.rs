@@ -70,6 +70,21 @@ fn uncontended_fct_equals_ideal_exactly() {
 }
 
 #[test]
+fn fct_at_receiver_is_exact_and_one_ack_earlier() {
+    let flows = "[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 5, size_bytes = 5000 }]\n";
+    for handshake in [false, true] {
+        let base = format!("{LEAF_SPINE}\n[transport]\nhandshake = {handshake}\n{flows}");
+        let at_sender = run_toml(&base);
+        let at_receiver = run_toml(&format!("{base}\n[run]\nfct_at = \"receiver\"\n"));
+        let (s, r) = (&at_sender.records[0], &at_receiver.records[0]);
+        assert_eq!(r.fct_ps as u64, r.ideal_fct_ps, "receiver-side FCT meets its closed form");
+        // The difference is exactly the ACK's trip back: 40 B over 10G, 40G, 40G, 10G + 6 us.
+        assert_eq!(s.fct_ps - r.fct_ps, (32 + 8 + 8 + 32 + 6000) * 1000);
+        assert_eq!(at_receiver.summary.finished_flows, 1);
+    }
+}
+
+#[test]
 fn ideal_fct_matches_hand_computation() {
     // 1 packet of 1460 B over host(10G,1us) -> leaf -> spine(40G,2us) -> leaf -> host(10G,1us):
     // data 1500 B: 1.2 us + 0.3 us + 0.3 us + 1.2 us + 6 us of delay; ACK 40 B back:

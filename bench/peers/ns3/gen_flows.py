@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Quick flow-list generator for scaling runs of the ns-3 peer (stdlib only).
+
+Poisson arrivals per server, destination uniform over the servers of the
+other leaves, sizes drawn from the empirical (non-incast) sizes of an
+existing flow list (e.g. the websearch lists in shared/data/peer-bench).
+The per-server arrival rate is set so that the offered load, relative to a
+leaf's uplink capacity (spines x rate), equals --load, as in the
+peer-bench README (load 0.4 -> 73.05 flows/s per server for the websearch mix
+at 16 servers, 4 spines, 10 Gb/s).
+
+    python bench/peers/ns3/gen_flows.py --sizes-from FLOWS.txt --leaves 16 \
+        --hosts-per-leaf 16 --spines 4 --window-s 0.05 --out flows_L16.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes-from", required=True, help="flow list whose non-incast sizes are resampled")
+    ap.add_argument("--leaves", type=int, default=16)
+    ap.add_argument("--hosts-per-leaf", type=int, default=16)
+    ap.add_argument("--spines", type=int, default=4)
+    ap.add_argument("--rate-gbps", type=float, default=10.0)
+    ap.add_argument("--load", type=float, default=0.4)
+    ap.add_argument("--window-s", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    sizes = []
+    with open(a.sizes_from) as fh:
+        for line in fh:
+            if line.startswith("#") or not line.strip():
+                continue
+            f = line.split()
+            if int(f[5]) == 0:
+                sizes.append(int(f[4]))
+    if not sizes:
+        raise SystemExit(f"no non-incast flows in {a.sizes_from}")
+    mean = sum(sizes) / len(sizes)
+    uplink_bps = a.spines * a.rate_gbps * 1e9
+    lam = a.load * uplink_bps / (a.hosts_per_leaf * mean * 8)  # flows/s per server
+    rng = random.Random(a.seed)
+    n = a.leaves * a.hosts_per_leaf
+    flows = []
+    for src in range(n):
+        t = rng.expovariate(lam)
+        while t < a.window_s:
+            while True:
+                dst = rng.randrange(n)
+                if dst // a.hosts_per_leaf != src // a.hosts_per_leaf:
+                    break
+            flows.append((t, src, dst, rng.choice(sizes)))
+            t += rng.expovariate(lam)
+    flows.sort()
+    with open(a.out, "w") as fh:
+        fh.write(
+            f"# id src dst start_s size_bytes incast | gen_flows.py sizes-from={a.sizes_from} "
+            f"L={a.leaves} S={a.hosts_per_leaf} spines={a.spines} rate={a.rate_gbps}G "
+            f"load={a.load} rate_per_server={lam:.3f}/s window={a.window_s}s seed={a.seed}\n"
+        )
+        for i, (t, s, d, sz) in enumerate(flows):
+            fh.write(f"{i} {s} {d} {t:.9f} {sz} 0\n")
+    print(f"{len(flows)} flows, {lam:.2f} flows/s per server, mean size {mean:.0f} B -> {a.out}")
+
+
+if __name__ == "__main__":
+    main()

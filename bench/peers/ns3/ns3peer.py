@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""ns-3.44 reference peer for slacknet benchmarks (stdlib only).
+
+Runs a slacknet flow list (``id src dst start_s size_bytes incast``) through
+``dc_bench.cc`` -- a leaf-spine DCTCP scenario compiled against the PyPI
+``ns3==3.44.post0`` wheel -- and writes FCTs in slacknet's record format
+(``id src dst start_s size_bytes incast fct_ns ideal_ns slowdown``).
+
+Nothing here is needed to install or test slacknet itself.  First use creates
+a private venv at ``~/.cache/slacknet/ns3-3.44/venv`` (``$SLACKNET_NS3_HOME``), pip-installs
+the wheel there and compiles ``build/dc_bench`` next to it.
+
+CLI (stdout is exactly one JSON line; progress goes to stderr)::
+
+    python bench/peers/ns3/ns3peer.py ensure
+    python bench/peers/ns3/ns3peer.py run --flows F --out O [--leaves 2] [--stop-s 0.1] ...
+    python bench/peers/ns3/ns3peer.py summarize O [O2 ...]
+
+Python::
+
+    import ns3peer
+    if ns3peer.is_installed(): ...
+    ns3peer.ensure()                          # -> Path of the dc_bench binary
+    ns3peer.run("flows.txt", "fct.txt", stop_s=0.1)
+    # -> {"wall_s": 7.5, "peak_rss_mb": 37.2, "out": "/abs/fct.txt", ...}
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+NS3_VERSION = "3.44.post0"
+NS3_LIB_PREFIX = "ns3.44"
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "dc_bench.cc"
+# The private ns-3 install lives outside the checkout (default ~/.cache/slacknet/ns3-3.44, or
+# $SLACKNET_NS3_HOME), so every clone on a machine, CI's fresh clones included, shares one
+# install and the agreement test runs wherever ns-3 was installed once.
+NS3_HOME = Path(os.environ.get("SLACKNET_NS3_HOME") or Path.home() / ".cache" / "slacknet" / "ns3-3.44")
+VENV = NS3_HOME / "venv"
+BUILD_DIR = NS3_HOME / "build"
+BINARY = BUILD_DIR / "dc_bench"
+STAMP = BUILD_DIR / "dc_bench.cmd"
+LOCK = NS3_HOME / ".ensure.lock"
+NS3_MODULES = ("core", "network", "internet", "point-to-point", "traffic-control")
+
+
+class Ns3PeerError(RuntimeError):
+    """Anything that stops the ns-3 peer from being installed or run."""
+
+
+def _log(msg: str) -> None:
+    print(f"[ns3peer] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Installation
+# --------------------------------------------------------------------------
+
+
+def _venv_python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def _ns3_root() -> Path | None:
+    """The ``ns3`` folder of the installed wheel (include/ + lib64/), if any."""
+    for hdr in sorted(VENV.glob("lib*/python3*/site-packages/ns3/include/ns3/core-module.h")):
+        return hdr.parents[2]
+    return None
+
+
+def _ns3_libdir(root: Path) -> Path:
+    for name in ("lib64", "lib"):
+        d = root / name
+        if (d / f"lib{NS3_LIB_PREFIX}-core.so").exists():
+            return d
+    raise Ns3PeerError(f"no lib{NS3_LIB_PREFIX}-core.so under {root}/lib64 or {root}/lib")
+
+
+def _compiler() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if not cxx or not shutil.which(cxx):
+        raise Ns3PeerError(
+            "g++ not found: the ns-3 peer compiles dc_bench.cc against the ns3 wheel. "
+            "Install a C++20 compiler (e.g. `apt-get install g++`) or set CXX."
+        )
+    return cxx
+
+
+def _compile_cmd(cxx: str, root: Path, out: Path) -> list[str]:
+    libdir = _ns3_libdir(root)
+    # $ORIGIN-relative rpath: the binary keeps working if the checkout moves.
+    rpath = "$ORIGIN/" + os.path.relpath(libdir, BUILD_DIR)
+    return [
+        cxx, "-O2", "-std=c++20", "-w",
+        "-I", str(root / "include"),
+        str(SOURCE), "-o", str(out),
+        "-L", str(libdir), f"-Wl,-rpath,{rpath}",
+        *[f"-l{NS3_LIB_PREFIX}-{m}" for m in NS3_MODULES],
+    ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """Serialise ensure() across processes (parallel `run`s share one venv)."""
+    NS3_HOME.mkdir(parents=True, exist_ok=True)
+    with open(LOCK, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _install_ns3() -> Path:
+    if not _venv_python().exists():
+        _log(f"creating venv {VENV}")
+        r = subprocess.run(
+            [sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True
+        )
+        if r.returncode != 0:
+            raise Ns3PeerError(
+                f"`{sys.executable} -m venv {VENV}` failed (is the venv/ensurepip module "
+                f"installed?):\n{r.stderr.strip()[-2000:]}"
+            )
+    root = _ns3_root()
+    if root is None:
+        # --no-deps: the wheel's only dependency is cppyy (the Python bindings),
+        # which dc_bench.cc does not need and which builds C++ from source.
+        cmd = [str(_venv_python()), "-m", "pip", "install", "--disable-pip-version-check",
+               "--no-deps", f"ns3=={NS3_VERSION}"]  # fmt: skip
+        _log(f"installing ns3=={NS3_VERSION} into {VENV} (a few minutes): {shlex.join(cmd)}")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = (r.stdout + r.stderr).strip()[-3000:]
+            raise Ns3PeerError(f"pip install ns3=={NS3_VERSION} failed (exit {r.returncode}):\n{tail}")
+        root = _ns3_root()
+        if root is None:
+            raise Ns3PeerError(f"ns3=={NS3_VERSION} installed but no ns3/include/ns3/core-module.h in {VENV}")
+    return root
+
+
+def _needs_build(cmd: list[str]) -> bool:
+    if not BINARY.exists() or not STAMP.exists():
+        return True
+    if SOURCE.stat().st_mtime > BINARY.stat().st_mtime:
+        return True
+    return STAMP.read_text() != shlex.join(cmd)
+
+
+def ensure() -> Path:
+    """Install ns-3.44 into the private venv and (re)build dc_bench if needed.
+
+    Returns the path of the dc_bench binary.  Raises Ns3PeerError with a
+    readable message if g++ is missing, pip fails or the build fails.
+    """
+    if not SOURCE.exists():
+        raise Ns3PeerError(f"missing {SOURCE}")
+    cxx = _compiler()
+    with _locked():
+        root = _install_ns3()
+        tmp = BUILD_DIR / f".dc_bench.{os.getpid()}.tmp"
+        cmd = _compile_cmd(cxx, root, tmp)
+        stamp = shlex.join(_compile_cmd(cxx, root, BINARY))
+        if _needs_build(_compile_cmd(cxx, root, BINARY)):
+            BUILD_DIR.mkdir(parents=True, exist_ok=True)
+            _log(f"compiling {SOURCE.name} -> {BINARY}")
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                tmp.unlink(missing_ok=True)
+                raise Ns3PeerError(
+                    f"compiling dc_bench.cc failed (exit {r.returncode}):\n"
+                    f"{shlex.join(cmd)}\n{r.stderr.strip()[-4000:]}"
+                )
+            os.replace(tmp, BINARY)  # atomic: concurrent readers never see half a file
+            STAMP.write_text(stamp)
+    return BINARY
+
+
+def is_installed() -> bool:
+    """True when the venv with ns-3 and the compiled binary are present."""
+    return _venv_python().exists() and _ns3_root() is not None and BINARY.exists()
+
+
+# --------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------
+
+
+def _parse_summary(stdout: str) -> dict:
+    """Parse dc_bench's `key=value ...` summary line (events, finished, ...)."""
+    info: dict = {}
+    for line in stdout.splitlines():
+        if line.startswith("flows="):
+            for kv in line.split():
+                k, _, v = kv.partition("=")
+                try:
+                    info[k] = int(v)
+                except ValueError:
+                    try:
+                        info[k] = float(v)
+                    except ValueError:
+                        info[k] = v
+    return info
+
+
+def run(
+    flows: str | os.PathLike,
+    out: str | os.PathLike,
+    leaves: int = 2,
+    hosts_per_leaf: int = 16,
+    spines: int = 4,
+    rate_gbps: float = 10,
+    delay_ns: int = 3000,
+    buffer_per_port_bytes: int = 350000,
+    ecn_k_pkts: int = 10,
+    stop_s: float | None = None,
+    *,
+    ecmp_seed: int = 1,
+    timeout_s: float | None = None,
+    extra_args: Sequence[str] = (),
+) -> dict:
+    """Run one flow list through ns-3.44 and write the FCT record file ``out``.
+
+    ``stop_s=None`` lets the run go until every flow has finished (at most
+    last start + 10 s of simulated time); with ``stop_s`` flows still running
+    then get ``fct_ns = -1``.  The run always ends early once every flow has
+    finished.  ``extra_args`` are passed to dc_bench verbatim (e.g.
+    ``["--ecmp=flowid", "--fctAt=sender"]``; see ``dc_bench --PrintHelp``).
+
+    Returns ``{"wall_s", "peak_rss_mb", "out", ...}``: wall time of the
+    simulator process (perf_counter around it, excluding install/compile),
+    its own peak RSS (os.wait4 rusage of that child only), and dc_bench's
+    summary: ``flows``, ``finished``, ``events`` (ns-3 events executed),
+    ``ecn_marks``, ``drops``, ``sim_end_s``, ``run_wall_s`` (Simulator::Run only).
+    """
+    binary = ensure()
+    flows = Path(flows).resolve()
+    out = Path(out).resolve()
+    if not flows.is_file():
+        raise Ns3PeerError(f"flow list not found: {flows}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        str(binary),
+        f"--flows={flows}",
+        f"--out={out}",
+        f"--leaves={int(leaves)}",
+        f"--hostsPerLeaf={int(hosts_per_leaf)}",
+        f"--spines={int(spines)}",
+        f"--rateGbps={float(rate_gbps)!r}",
+        f"--delayNs={int(delay_ns)}",
+        f"--bufferBytes={int(buffer_per_port_bytes)}",
+        f"--ecnK={int(ecn_k_pkts)}",
+        f"--ecmpSeed={int(ecmp_seed)}",
+        *([f"--stopS={float(stop_s)!r}"] if stop_s is not None else []),
+        *extra_args,
+    ]
+    log_path = out.with_name(out.name + ".log")
+    with open(log_path, "w+") as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        timer = None
+        timed_out = threading.Event()
+        if timeout_s is not None:
+            def _kill() -> None:
+                timed_out.set()
+                proc.kill()
+
+            timer = threading.Timer(timeout_s, _kill)
+            timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
+        finally:
+            if timer is not None:
+                timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        text = log.read()
+    if timed_out.is_set():
+        raise TimeoutError(f"dc_bench exceeded {timeout_s} s; partial log in {log_path}")
+    if proc.returncode != 0:
+        raise Ns3PeerError(
+            f"dc_bench failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}"
+        )
+    result = {
+        "wall_s": round(wall, 3),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),  # Linux: KiB
+        "out": str(out),
+    }
+    for k, v in _parse_summary(text).items():
+        result.setdefault(k, v)
+    result["log"] = str(log_path)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Summaries (the per-class table of README.md)
+# --------------------------------------------------------------------------
+
+CLASSES = ("short", "mid", "long", "incast", "all")
+
+
+def flow_class(size: int, incast: int) -> str:
+    """short < 100 KB, long >= 1 MB, mid in between (non-incast); incast."""
+    if incast:
+        return "incast"
+    if size < 100_000:
+        return "short"
+    if size >= 1_000_000:
+        return "long"
+    return "mid"
+
+
+def _pct(sorted_vals: list[float], q: float) -> float | None:
+    """Percentile with linear interpolation (numpy's default)."""
+    if not sorted_vals:
+        return None
+    k = (len(sorted_vals) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (k - lo)
+
+
+def read_records(path: str | os.PathLike) -> list[dict]:
+    recs = []
+    with open(path) as fh:
+        for line in fh:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            f = line.split()
+            recs.append({
+                "id": int(f[0]), "src": int(f[1]), "dst": int(f[2]), "start_s": float(f[3]),
+                "size": int(f[4]), "incast": int(f[5]), "fct_ns": float(f[6]),
+                "ideal_ns": float(f[7]), "slowdown": float(f[8]),
+            })  # fmt: skip
+    return recs
+
+
+def summarize(path: str | os.PathLike) -> dict:
+    """Per class: flows, finished, p50/p95/p99 slowdown of finished flows (None if none)."""
+    recs = read_records(path)
+    res = {}
+    for c in CLASSES:
+        rs = [r for r in recs if c == "all" or flow_class(r["size"], r["incast"]) == c]
+        sd = sorted(r["slowdown"] for r in rs if r["fct_ns"] >= 0)
+        res[c] = {
+            "flows": len(rs),
+            "finished": len(sd),
+            "p50": _pct(sd, 0.50),
+            "p95": _pct(sd, 0.95),
+            "p99": _pct(sd, 0.99),
+        }
+    return res
+
+
+# --------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------
+
+
+def _main(argv: Iterable[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ns3peer.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("ensure", help="install ns-3.44 into the private venv and build dc_bench")
+    sub.add_parser("is-installed", help="print whether venv + binary are present")
+    r = sub.add_parser("run", help="run a flow list through ns-3.44")
+    r.add_argument("--flows", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--leaves", type=int, default=2)
+    r.add_argument("--hosts-per-leaf", type=int, default=16)
+    r.add_argument("--spines", type=int, default=4)
+    r.add_argument("--rate-gbps", type=float, default=10)
+    r.add_argument("--delay-ns", type=int, default=3000)
+    r.add_argument("--buffer-per-port-bytes", type=int, default=350000)
+    r.add_argument("--ecn-k-pkts", type=int, default=10)
+    r.add_argument("--stop-s", type=float, default=None)
+    r.add_argument("--ecmp-seed", type=int, default=1)
+    r.add_argument("--timeout-s", type=float, default=None)
+    r.add_argument("extra", nargs="*", help="after `--`: extra dc_bench flags, e.g. -- --ecmp=flowid")
+    s = sub.add_parser("summarize", help="per-class slowdown percentiles of record files")
+    s.add_argument("files", nargs="+")
+    a = ap.parse_args(list(argv) if argv is not None else None)
+    try:
+        if a.cmd == "ensure":
+            print(json.dumps({"binary": str(ensure())}))
+        elif a.cmd == "is-installed":
+            print(json.dumps({"installed": is_installed()}))
+        elif a.cmd == "run":
+            res = run(
+                a.flows, a.out, leaves=a.leaves, hosts_per_leaf=a.hosts_per_leaf,
+                spines=a.spines, rate_gbps=a.rate_gbps, delay_ns=a.delay_ns,
+                buffer_per_port_bytes=a.buffer_per_port_bytes, ecn_k_pkts=a.ecn_k_pkts,
+                stop_s=a.stop_s, ecmp_seed=a.ecmp_seed, timeout_s=a.timeout_s,
+                extra_args=a.extra,
+            )  # fmt: skip
+            print(json.dumps(res))
+        elif a.cmd == "summarize":
+            print(json.dumps({f: summarize(f) for f in a.files}))
+    except (Ns3PeerError, TimeoutError, OSError) as e:
+        print(f"ns3peer: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
