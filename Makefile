@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python bench clean
+.PHONY: demo install test test-rust test-python bench bench-peers bench-scale profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -27,11 +27,33 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q tests
 
-## bench: replay the peer-bench S2 flow list natively and print wall time, events/s,
-## packet-hops/s and peak memory
+## bench: native runs of the peer-bench S2 flow list and the 256-host comparison scenario:
+## wall time, events/s, packet-hops/s and peak memory
 bench:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/peer_bench/s2.toml
+	./target/release/slacknet-sim experiments/compare/ls256.toml
+
+## bench-peers: slacknet vs ns-3.44 on the same flows for the three comparison scenarios:
+## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio (installs ns-3 privately
+## under ~/.cache/slacknet on first use; about 10 minutes in all)
+bench-peers: install
+	$(PY) bench/peers/ns3/ns3peer.py ensure
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml
+
+## bench-scale: a 1024-host k=16 fat-tree at 100 Gb/s, web search at load 0.5, 10 ms
+## (several minutes)
+bench-scale:
+	cargo build --release --quiet -p slacknet-sim
+	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+
+## profile: where the time goes on the 256-host scenario (perf; falls back to callgrind)
+profile:
+	cargo build --release --quiet -p slacknet-sim
+	perf record -g -o target/perf.data ./target/release/slacknet-sim experiments/compare/ls256.toml
+	perf report -i target/perf.data --no-children --percent-limit 2 --stdio | head -60
 
 clean:
 	rm -rf $(VENV) target results

@@ -30,7 +30,6 @@ import pandas as pd
 from .analysis import class_masks
 from .config import FlowListWorkload, LeafSpineTopology, Scenario, StaticPartitioning, load_scenario
 from .results import Results
-from .sim import run
 
 __all__ = ["CompareError", "Comparison", "compare", "ns3peer_path", "read_peer_fct", "render"]
 
@@ -168,8 +167,16 @@ def compare(
         flows.write_text(sim.flow_list_text(), encoding="utf-8")
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
 
-    res: Results = run(replay)
-    res.save(out / "slacknet")
+    # slacknet runs in a child process like ns-3 does, so both peak memories are measured the
+    # same way (the child's maximum resident set, interpreter included).
+    replay_json = out / "slacknet_scenario.json"
+    replay_json.write_text(replay.to_json(indent=2) + "\n", encoding="utf-8")
+    me_cmd = [python or sys.executable, "-m", "slacknet.cli", "run", str(replay_json),
+              "--out", str(out / "slacknet"), "--no-plot", "--no-progress"]
+    rc, me_out, me_rss = _run_measured(me_cmd)
+    if rc != 0:
+        raise CompareError("the slacknet run failed:\n  " + "\n  ".join(me_out.strip().splitlines()[-5:]))
+    res = Results.load(out / "slacknet")
     mine = res.records.copy()
 
     ns3_out = out / "ns3_fct.txt"
@@ -195,6 +202,14 @@ def compare(
     wall_me = float(res.summary["wall_time_s"])
     wall_ns3 = float(info["wall_s"])
     rows["wall time (s)"] = {"slacknet": wall_me, "ns-3": wall_ns3}
+    rows["events"] = {"slacknet": float(res.summary["events"]), "ns-3": float(info.get("events", math.nan))}
+    rows["events/s"] = {"slacknet": float(res.summary["events_per_s"]),
+                        "ns-3": float(info.get("events", math.nan)) / wall_ns3}
+    rows["packet-hops/s"] = {"slacknet": float(res.summary["packet_hops_per_s"]), "ns-3": math.nan}
+    # Whole processes: slacknet's includes the Python interpreter with pandas and pyarrow
+    # (about 130 MB before the simulation allocates anything; `make bench` shows the
+    # simulator's own peak).
+    rows["peak memory (MB)"] = {"slacknet": me_rss, "ns-3": float(info.get("peak_rss_mb") or math.nan)}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["ratio"] = table["ns-3"] / table["slacknet"]
 
@@ -206,7 +221,7 @@ def compare(
         slacknet=mine,
         ns3=theirs,
         wall_s={"slacknet": wall_me, "ns-3": wall_ns3},
-        peak_rss_mb={"ns-3": info.get("peak_rss_mb")},
+        peak_rss_mb={"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")},
         only_finished_in={
             "slacknet": sorted(int(i) for i in fin_me - fin_ns3),
             "ns-3": sorted(int(i) for i in fin_ns3 - fin_me),
@@ -216,6 +231,19 @@ def compare(
     (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
     plot_comparison(cmp, out / "compare_cdf.png")
     return cmp
+
+
+def _run_measured(cmd: list[str]) -> tuple[int, str, float]:
+    """Run ``cmd``; return its exit status, combined output and peak RSS in MB."""
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        text = log.read()
+    return proc.returncode, text, usage.ru_maxrss / 1024.0
 
 
 def _last_json_line(text: str) -> dict[str, Any]:
@@ -264,14 +292,16 @@ def render(cmp: Comparison) -> str:
     """The comparison table as aligned text."""
     lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"]
     for metric, row in cmp.table.iterrows():
-        def fmt(x: float) -> str:
+        def fmt(x: float, is_ratio: bool = False) -> str:
             if isinstance(x, float) and math.isnan(x):
                 return "n/a"
-            if str(metric).endswith(("flows", "finished", "(packets)")):
+            if not is_ratio and str(metric).endswith(("flows", "finished", "(packets)", "(MB)")):
                 return f"{x:.0f}"
+            if abs(x) >= 1e5:
+                return f"{x:.3g}"
             return f"{x:.3f}"
 
-        lines.append(f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio']):>15}")
+        lines.append(f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}")
     diff = cmp.only_finished_in
     lines.append(
         f"flows finished only in slacknet: {len(diff.get('slacknet', []))}, only in ns-3: {len(diff.get('ns-3', []))}"
