@@ -5,6 +5,7 @@
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
     slacknet compare SCENARIO [--out DIR]
+    slacknet sweep SWEEP [--out DIR] [--jobs N]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -74,6 +75,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("scenario", metavar="SCENARIO", help="leaf-spine scenario TOML (e.g. experiments/compare/s1.toml)")
     c.add_argument("--out", metavar="DIR", help="output folder (default: results/compare/<name>)")
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run every variant of a sweep file in parallel and tabulate their metrics",
+        description="Expand a sweep (a base scenario and axes of values) into runs, run them on "
+        "all cores and print one row of metrics per run (also written to sweep.csv).",
+    )
+    sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
+    sw.add_argument("--out", metavar="DIR", help="output folder (default: results/<sweep name>/<run id>)")
+    sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -182,6 +193,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .sweep import SweepRun, load_sweep, run_sweep
+
+    sweep = load_sweep(args.sweep)
+    started = _dt.datetime.now()
+    out = Path(args.out) if args.out else Path("results") / _safe_name(sweep.name) / f"{started:%Y%m%d-%H%M%S}"
+
+    def done(run: SweepRun, m: dict[str, float]) -> None:
+        print(f"  done {run.variant} ({m['wall_s']:.2f} s)", file=sys.stderr)
+
+    table = run_sweep(sweep, out, jobs=args.jobs, on_done=done)
+    cols = [c for c in table.columns if c not in ("variant",)]
+    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", "{:.3f}".format):
+        print(table[cols].to_string(index=False))
+    print(f"results: {out}")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -228,8 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "summary": _cmd_summary,
         "plot": _cmd_plot,
         "compare": _cmd_compare,
+        "sweep": _cmd_sweep,
     }
-    source = getattr(args, "scenario", None) or getattr(args, "results", None)
+    source = getattr(args, "scenario", None) or getattr(args, "sweep", None) or getattr(args, "results", None)
     try:
         return handlers[args.command](args)
     except (SpecError, SimError, ResultsError, CompareError, OSError) as e:

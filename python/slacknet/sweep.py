@@ -1,0 +1,241 @@
+"""Sweeps: a base scenario plus axes of values, expanded into concrete runs and run in parallel.
+
+A sweep is data (a TOML file), not code::
+
+    name = "credence_load"
+    base = "base.toml"          # a scenario file, relative to this file
+    seeds = [1, 2]              # optional: every variant runs once per seed (default: the base's)
+
+    [[axis]]
+    key = "switch.admission"    # a dotted key of the scenario; list items as workload[0]
+    values = [{ policy = "dynamic_thresholds" }, { policy = "lqd" }]
+    labels = ["DT", "LQD"]      # optional names for the values
+
+    [[axis]]
+    key = "workload[0].load"
+    values = [0.2, 0.4, 0.6, 0.8]
+
+The runs are the cartesian product of the axes (first axis outermost) times the seeds, in that
+order. Each run is an ordinary scenario validated by Rust, so a bad value fails with the key
+that names it. :func:`run_sweep` runs them in a process pool (one simulation per core) and
+writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
+one row per run: the axis values and the metrics of :func:`run_metrics`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+import os
+import re
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from .analysis import class_masks
+from .config import Scenario, spec_error
+from .results import Results
+
+__all__ = ["Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics", "set_key"]
+
+_KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of a sweep: a scenario key and the values it takes."""
+
+    key: str
+    values: list[Any]
+    labels: list[str] | None = None
+
+    def label(self, i: int) -> str:
+        """Display name of value ``i``."""
+        if self.labels is not None:
+            return self.labels[i]
+        v = self.values[i]
+        return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v)
+
+    @property
+    def column(self) -> str:
+        """Column name of this axis in the sweep table (the key's last part)."""
+        return re.sub(r"\[(\d+)\]", r"\1", self.key.split(".")[-1])
+
+
+@dataclass
+class Sweep:
+    """A base scenario, axes and seeds."""
+
+    name: str
+    base: Scenario
+    axes: list[Axis]
+    seeds: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One concrete run of a sweep."""
+
+    variant: str
+    """Folder name: axis labels and seed, e.g. ``DT__load=0.4__seed=1``."""
+    labels: dict[str, str]
+    values: dict[str, Any]
+    seed: int
+    scenario: Scenario
+
+
+def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
+    """Set a dotted ``key`` (``a.b[0].c``) in a scenario dict, creating tables as needed.
+    Raises :class:`SpecError` naming the key if it does not fit the tree."""
+    parts = key.split(".")
+    node: Any = tree
+    for n, part in enumerate(parts):
+        m = _KEY_PART.match(part)
+        if not m:
+            raise spec_error(key, None, f"not a scenario key (bad part {part!r})")
+        name, idx = m.group(1), [int(i) for i in re.findall(r"\[(\d+)\]", m.group(2))]
+        last = n == len(parts) - 1
+        if not isinstance(node, dict):
+            raise spec_error(key, None, f"{'.'.join(parts[:n])} is not a table")
+        if last and not idx:
+            node[name] = copy.deepcopy(value)
+            return
+        node = node.setdefault(name, {} if idx == [] else [])
+        for j, i in enumerate(idx):
+            if not isinstance(node, list) or i >= len(node):
+                raise spec_error(key, None, f"{name} has no item {i}")
+            if last and j == len(idx) - 1:
+                node[i] = copy.deepcopy(value)
+                return
+            node = node[i]
+
+
+def load_sweep(path: str | os.PathLike[str]) -> Sweep:
+    """Read a sweep file (see the module docs)."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such sweep file: {p}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise spec_error(str(p), None, f"invalid TOML: {e}") from None
+    unknown = set(raw) - {"name", "base", "seeds", "axis"}
+    if unknown:
+        raise spec_error(sorted(unknown)[0], None, "unknown sweep key (expected name, base, seeds, axis)")
+    if "base" not in raw:
+        raise spec_error("base", None, "a sweep needs `base = \"scenario.toml\"`")
+    base = Scenario.load(p.parent / str(raw["base"]))
+    axes = []
+    for i, a in enumerate(raw.get("axis", [])):
+        extra = set(a) - {"key", "values", "labels"}
+        if extra or "key" not in a or not isinstance(a.get("values"), list) or not a["values"]:
+            raise spec_error(f"axis[{i}]", None, "needs `key` and a non-empty `values` list (and optionally `labels`)")
+        labels = a.get("labels")
+        if labels is not None and len(labels) != len(a["values"]):
+            raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
+        axes.append(Axis(str(a["key"]), list(a["values"]), None if labels is None else [str(x) for x in labels]))
+    seeds = [int(s) for s in raw.get("seeds", [base.seed])]
+    return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds)
+
+
+def expand(sweep: Sweep) -> list[SweepRun]:
+    """The concrete runs: the cartesian product of the axes, times the seeds."""
+    runs = []
+    base = json.loads(sweep.base.to_json())
+    for combo in itertools.product(*[range(len(a.values)) for a in sweep.axes]):
+        for seed in sweep.seeds:
+            tree = copy.deepcopy(base)
+            labels, values = {}, {}
+            for a, i in zip(sweep.axes, combo):
+                set_key(tree, a.key, a.values[i])
+                labels[a.column] = a.label(i)
+                values[a.column] = a.values[i]
+            tree["seed"] = seed
+            parts = [f"{k}={v}" if k != "admission" else v for k, v in labels.items()] + [f"seed={seed}"]
+            variant = re.sub(r"[^A-Za-z0-9._=-]+", "_", "__".join(parts))
+            tree["name"] = f"{sweep.name}__{variant}"
+            scenario = Scenario.from_json_text(json.dumps(tree))
+            runs.append(SweepRun(variant, labels, values, seed, scenario))
+    return runs
+
+
+def run_metrics(res: Results) -> dict[str, float]:
+    """Per-run metrics: p50/p95/p99 slowdown of short, long and incast flows (finished
+    flows), unfinished flows, drops, and leaf buffer occupancy percentiles (p99, p99.99) as a
+    percentage of the buffer, from the periodic samples."""
+    r = res.records
+    out: dict[str, float] = {"flows": float(len(r)), "unfinished": float((~r["finished"].astype(bool)).sum())}
+    fin = r["finished"].to_numpy(dtype=bool)
+    sd = r["slowdown"].to_numpy(dtype=np.float64)
+    for name, mask in class_masks(r).items():
+        if name == "all":
+            continue
+        v = sd[mask & fin]
+        for q in (50, 95, 99):
+            out[f"{name}_p{q}"] = float(np.percentile(v, q)) if v.size else math.nan
+    s = res.summary
+    out["drops"] = float(s.get("switch_drops", 0) + s.get("nic_drops", 0))
+    sw = res.switches
+    leaves = sw.loc[sw["tier"] == "leaf", ["switch", "buffer_bytes"]]
+    occ = res.occupancy
+    if len(occ) and len(leaves):
+        buf = dict(zip(leaves["switch"], leaves["buffer_bytes"]))
+        o = occ[occ["switch"].isin(buf)]
+        pct = o["bytes"].to_numpy(dtype=np.float64) / o["switch"].map(buf).to_numpy(dtype=np.float64) * 100
+        out["leaf_occ_p99_pct"] = float(np.percentile(pct, 99))
+        out["leaf_occ_p9999_pct"] = float(np.percentile(pct, 99.99))
+    else:
+        out["leaf_occ_p99_pct"] = out["leaf_occ_p9999_pct"] = math.nan
+    out["wall_s"] = float(s.get("wall_time_s", math.nan))
+    return out
+
+
+def _run_one(args: tuple[str, str]) -> dict[str, float]:
+    scenario_json, out = args
+    from .sim import run
+
+    res = run(Scenario.from_json_text(scenario_json))
+    res.save(out)
+    return run_metrics(res)
+
+
+def run_sweep(
+    sweep: Sweep,
+    out_dir: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    on_done: Callable[[SweepRun, dict[str, float]], None] | None = None,
+) -> pd.DataFrame:
+    """Run every run of ``sweep`` (``jobs`` processes, default one per core), save each
+    run's results under ``out_dir/<variant>/`` and return (and write to ``sweep.csv``) one row
+    per run: the axis labels, the seed and the metrics."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = expand(sweep)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(runs)))
+    work = [(r.scenario.to_json(), str(out / r.variant)) for r in runs]
+    rows: list[dict[str, Any]] = []
+    results: Iterator[dict[str, float]]
+    if jobs == 1:
+        results = map(_run_one, work)
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_run_one, work)
+    try:
+        for run, metrics in zip(runs, results):
+            if on_done is not None:
+                on_done(run, metrics)
+            rows.append({"variant": run.variant, **run.labels, "seed": run.seed, **metrics})
+    finally:
+        if jobs > 1:
+            pool.shutdown(cancel_futures=True)
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "sweep.csv", index=False)
+    return table

@@ -1,0 +1,111 @@
+"""Sweeps: expansion, key setting, parallel runs and their metrics table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import slacknet
+from slacknet.cli import main
+from slacknet.sweep import expand, load_sweep, run_sweep, set_key
+
+BASE = """
+name = "tiny"
+seed = 3
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+[switch]
+buffer_bytes = 200000
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.3
+duration_ms = 2
+[[workload]]
+kind = "incast"
+query_rate_per_host = 500
+fan_in = 4
+burst_bytes = 150000
+duration_ms = 2
+"""
+
+SWEEP = """
+name = "tiny_sweep"
+base = "base.toml"
+seeds = [1, 2]
+[[axis]]
+key = "switch.admission"
+values = [{ policy = "dynamic_thresholds" }, { policy = "lqd" }]
+labels = ["DT", "LQD"]
+[[axis]]
+key = "workload[0].load"
+values = [0.2, 0.6]
+"""
+
+
+@pytest.fixture()
+def sweep_file(tmp_path: Path) -> Path:
+    (tmp_path / "base.toml").write_text(BASE)
+    p = tmp_path / "sweep.toml"
+    p.write_text(SWEEP)
+    return p
+
+
+def test_expand_is_the_cartesian_product_in_order(sweep_file: Path) -> None:
+    runs = expand(load_sweep(sweep_file))
+    assert [r.variant for r in runs][:3] == [
+        "DT__load=0.2__seed=1",
+        "DT__load=0.2__seed=2",
+        "DT__load=0.6__seed=1",
+    ]
+    assert len(runs) == 8
+    r = runs[-1]
+    assert isinstance(r.scenario.switch.admission, slacknet.LongestQueueDrop)
+    assert r.scenario.workload[0].load == 0.6 and r.scenario.seed == 2
+
+
+def test_set_key_names_bad_keys() -> None:
+    tree: dict = {"workload": [{"load": 0.1}]}
+    set_key(tree, "workload[0].load", 0.5)
+    set_key(tree, "run.stop_ms", 3)
+    assert tree == {"workload": [{"load": 0.5}], "run": {"stop_ms": 3}}
+    with pytest.raises(slacknet.SpecError) as ei:
+        set_key(tree, "workload[3].load", 1)
+    assert ei.value.key == "workload[3].load"
+
+
+def test_a_bad_axis_value_is_a_spec_error_naming_the_key(sweep_file: Path) -> None:
+    sweep_file.write_text(SWEEP.replace("values = [0.2, 0.6]", "values = [0.2, 1.6]"))
+    with pytest.raises(slacknet.SpecError) as ei:
+        expand(load_sweep(sweep_file))
+    assert ei.value.key == "workload[0].load"
+
+
+def test_run_sweep_tabulates_every_run_deterministically(sweep_file: Path, tmp_path: Path) -> None:
+    sweep = load_sweep(sweep_file)
+    a = run_sweep(sweep, tmp_path / "a", jobs=2)
+    b = run_sweep(sweep, tmp_path / "b", jobs=1)
+    assert len(a) == 8 and (tmp_path / "a" / "sweep.csv").is_file()
+    assert set(a["admission"]) == {"DT", "LQD"}
+    metrics = [c for c in a.columns if c not in ("wall_s",)]
+    assert a[metrics].equals(b[metrics])
+    assert (a["incast_p95"] >= 1).all()
+    assert ((a["leaf_occ_p9999_pct"] >= 0) & (a["leaf_occ_p9999_pct"] <= 100)).all()
+    assert slacknet.Results.load(tmp_path / "a" / "LQD__load=0.6__seed=2").num_flows > 0
+
+
+def test_cli_sweep_prints_a_table(sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "LQD" in out and "incast_p95" in out
+
+
+def test_cli_sweep_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(tmp_path / "nope.toml")]) == 2
+    assert "no such sweep file" in capsys.readouterr().err
