@@ -41,6 +41,16 @@ __all__ = [
     "DynamicThresholds",
     "StaticPartitioning",
     "LongestQueueDrop",
+    "Harmonic",
+    "ActiveBufferManagement",
+    "FollowLqd",
+    "Credence",
+    "Oracle",
+    "ForestOracle",
+    "AlwaysAcceptOracle",
+    "AlwaysDropOracle",
+    "FlipOracle",
+    "DEFAULT_BASE_RTT_US",
     "HostSpec",
     "TransportSpec",
     "Workload",
@@ -61,6 +71,9 @@ __all__ = [
 MAX_QUEUES = 8
 #: Default DCTCP marking threshold: 65 full-size packets (DCTCP paper §3.4).
 DEFAULT_ECN_THRESHOLD_BYTES = 65 * 1500
+#: Base RTT of ABM and Credence when neither the scenario nor the simulator gives one
+#: (``sim::spec::DEFAULT_BASE_RTT_US``: Credence's evaluation topology, §4.1).
+DEFAULT_BASE_RTT_US = 25.2
 
 U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
@@ -149,8 +162,92 @@ class StaticPartitioning(_Model):
     port_bytes: U64 | None = None
 
 
+class Harmonic(_Model):
+    """Harmonic (Kesselman and Mansour): with queues sorted by length, the ``i`` longest
+    together hold at most ``B * H_i / H_N`` (``H_i`` the harmonic numbers)."""
+
+    policy: Literal["harmonic"] = "harmonic"
+
+
+class ActiveBufferManagement(_Model):
+    """ABM (Addanki et al., SIGCOMM'22): queue ``i`` of class ``p`` may hold
+    ``alpha_p / n_p * (B - Q) * mu_i / b``, with ``alpha_p`` the class's ``dt_alpha``,
+    ``n_p`` its congested queues (longer than ``congested_bytes``) and ``mu_i / b`` the
+    queue's normalized dequeue rate, both refreshed once per ``base_rtt_us`` (absent: the
+    network's base RTT, else :data:`DEFAULT_BASE_RTT_US`). First-RTT packets use
+    ``alpha_first_rtt``."""
+
+    policy: Literal["abm"] = "abm"
+    alpha_first_rtt: float = 64.0
+    base_rtt_us: float | None = None
+    congested_bytes: U64 = 20 * 1400
+
+
+class FollowLqd(_Model):
+    """FollowLQD (Credence, Algorithm 2): drop-tail that follows LQD's queue lengths as
+    thresholds, without predictions."""
+
+    policy: Literal["follow_lqd"] = "follow_lqd"
+
+
+class ForestOracle(_Model):
+    """A scikit-learn random forest exported to JSON (format ``slacknet-forest/1``, see
+    ``crates/sim/src/credence/forest.rs``); ``path`` is relative to the scenario's folder."""
+
+    kind: Literal["forest"] = "forest"
+    path: str
+
+
+class AlwaysAcceptOracle(_Model):
+    """Never predicts a drop."""
+
+    kind: Literal["always_accept"] = "always_accept"
+
+
+class AlwaysDropOracle(_Model):
+    """Always predicts a drop."""
+
+    kind: Literal["always_drop"] = "always_drop"
+
+
+class FlipOracle(_Model):
+    """Flips ``inner``'s predictions with probability ``p`` (seeded by ``seed``, absent: the
+    scenario seed; each switch draws its own stream)."""
+
+    kind: Literal["flip"] = "flip"
+    inner: Oracle
+    p: float
+    seed: U64 | None = None
+
+
+Oracle = Annotated[
+    Union[ForestOracle, AlwaysAcceptOracle, AlwaysDropOracle, FlipOracle],
+    Field(discriminator="kind"),
+]
+FlipOracle.model_rebuild()
+
+
+class Credence(_Model):
+    """Credence (NSDI'24, Algorithm 1): FollowLQD's thresholds, a safeguard that accepts while
+    every queue is below ``B / N``, and a drop ``oracle`` consulted when the thresholds allow.
+    ``base_rtt_us`` is the averaging time of the oracle's features (absent: as for ABM)."""
+
+    policy: Literal["credence"] = "credence"
+    oracle: Oracle
+    base_rtt_us: float | None = None
+
+
 Admission = Annotated[
-    Union[CompleteSharing, DynamicThresholds, StaticPartitioning, LongestQueueDrop],
+    Union[
+        CompleteSharing,
+        DynamicThresholds,
+        StaticPartitioning,
+        LongestQueueDrop,
+        Harmonic,
+        ActiveBufferManagement,
+        FollowLqd,
+        Credence,
+    ],
     Field(discriminator="policy"),
 ]
 
@@ -397,11 +494,12 @@ def _plain(v: Any) -> Any:
 
 
 def _merge_beneath(defaults: dict[str, Any], user: dict[str, Any]) -> None:
-    """Overlay ``user`` on ``defaults`` in place: tables merge, anything else the user set wins
+    """Overlay ``user`` on ``defaults`` in place: tables merge, anything else the user set wins,
+    and a table naming another ``policy`` replaces the default's whole
     (``sim::spec::merge_beneath``)."""
     for k, uv in user.items():
         dv = defaults.get(k)
-        if isinstance(dv, dict) and isinstance(uv, dict):
+        if isinstance(dv, dict) and isinstance(uv, dict) and uv.get("policy", dv.get("policy")) == dv.get("policy"):
             _merge_beneath(dv, uv)
         else:
             defaults[k] = uv

@@ -251,6 +251,10 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("occ_p99_bytes", |s| s.occ_p99_bytes)
         .num("occ_p9999_bytes", |s| s.occ_p9999_bytes)
         .num("final_occupancy_bytes", |s| s.final_occupancy_bytes)
+        .num("credence_safeguard_accepts", |s| s.credence_safeguard_accepts)
+        .num("credence_oracle_drops", |s| s.credence_oracle_drops)
+        .num("credence_oracle_accepts", |s| s.credence_oracle_accepts)
+        .num("credence_threshold_drops", |s| s.credence_threshold_drops)
         .done();
     let queues = Table::new(&out.queues)
         .num("switch", |q| q.switch)

@@ -12,19 +12,34 @@
 //! Queues are numbered densely per buffer: queue `q` is class `q % queues_per_port` of port
 //! `q / queues_per_port`.
 
+mod abm;
 mod complete_sharing;
+mod credence;
 mod dynamic_thresholds;
+mod follow_lqd;
+mod harmonic;
 mod lqd;
 mod static_partition;
+pub mod virtual_lqd;
 
+pub use abm::Abm;
 pub use complete_sharing::CompleteSharing;
+pub use credence::{Credence, CredenceOptions, CredenceStats};
 pub use dynamic_thresholds::DynamicThresholds;
+pub use follow_lqd::FollowLqd;
+pub use harmonic::Harmonic;
 pub use lqd::Lqd;
 pub use static_partition::StaticPartition;
+pub use virtual_lqd::VirtualLqd;
 
-use units::Time;
+use std::sync::Arc;
 
-use crate::spec::AdmissionSpec;
+use units::{Bps, Dur, Time};
+
+use crate::credence::forest::Forest;
+use crate::credence::oracle::{AnyOracle, Flip};
+use crate::route::hash3;
+use crate::spec::{AdmissionSpec, OracleSpec, DEFAULT_BASE_RTT_US};
 
 /// Read-only state of one shared buffer.
 pub trait BufferView {
@@ -102,6 +117,9 @@ pub trait BufferAdmission {
 }
 
 /// Every policy, for dispatch by `match`.
+// PERF: Credence's variant is a few hundred bytes; it stays inline (not boxed) so that the
+// per-packet `admit` does not chase a pointer. There is one `AnyAdmission` per switch.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyAdmission {
     /// See [`CompleteSharing`].
@@ -112,20 +130,140 @@ pub enum AnyAdmission {
     Static(StaticPartition),
     /// See [`Lqd`].
     Lqd(Lqd),
+    /// See [`Harmonic`].
+    Harmonic(Harmonic),
+    /// See [`Abm`].
+    Abm(Abm),
+    /// See [`FollowLqd`].
+    FollowLqd(FollowLqd),
+    /// See [`Credence`].
+    Credence(Credence),
 }
 
+/// What a policy may need to know about the buffer it serves beyond its [`BufferView`]:
+/// everything [`AnyAdmission::from_spec`] takes besides the spec.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmissionCtx<'a> {
+    /// DT alpha of each class (the last applies to higher classes); ABM's `alpha_p` too.
+    pub dt_alpha: &'a [f64],
+    /// Egress rate of each port of the buffer, by port index (the buffer's queue `q` belongs
+    /// to port `q / queues_per_port`). Empty if unknown: ABM then takes every queue's dequeue
+    /// factor as 1 and the LQD followers' virtual queues drain only by real departures (see
+    /// [`VirtualLqd`]).
+    pub port_rates: &'a [Bps],
+    /// The network's base round-trip time, if the owner knows it: ABM's refresh period and
+    /// Credence's averaging time unless the spec sets `base_rtt_us`.
+    pub base_rtt: Option<Dur>,
+    /// The run's master seed (random oracles derive their streams from it).
+    pub seed: u64,
+    /// Which buffer of the run this is (a switch index), so that each draws its own stream.
+    pub buffer_index: u64,
+}
+
+impl<'a> AdmissionCtx<'a> {
+    /// A context that knows only the DT alphas: no port rates, no base RTT, seed 0, buffer 0.
+    pub fn new(dt_alpha: &'a [f64]) -> AdmissionCtx<'a> {
+        AdmissionCtx { dt_alpha, port_rates: &[], base_rtt: None, seed: 0, buffer_index: 0 }
+    }
+
+    /// Port rates in buffer units (bytes) per second.
+    fn port_units_per_sec(&self) -> Vec<u64> {
+        self.port_rates.iter().map(|r| r.get() / 8).collect()
+    }
+
+    /// The spec's base RTT, else the owner's, else [`DEFAULT_BASE_RTT_US`].
+    fn base_rtt(&self, spec_us: Option<f64>) -> Dur {
+        spec_us
+            .map(|us| Dur::from_secs_f64(us * 1e-6))
+            .or(self.base_rtt)
+            .unwrap_or_else(|| Dur::from_secs_f64(DEFAULT_BASE_RTT_US * 1e-6))
+    }
+}
+
+impl<'a> From<&'a [f64]> for AdmissionCtx<'a> {
+    /// [`AdmissionCtx::new`].
+    fn from(dt_alpha: &'a [f64]) -> Self {
+        AdmissionCtx::new(dt_alpha)
+    }
+}
+
+impl<'a> From<&'a Vec<f64>> for AdmissionCtx<'a> {
+    /// [`AdmissionCtx::new`].
+    fn from(dt_alpha: &'a Vec<f64>) -> Self {
+        AdmissionCtx::new(dt_alpha)
+    }
+}
+
+impl<'a> From<&AdmissionCtx<'a>> for AdmissionCtx<'a> {
+    fn from(ctx: &AdmissionCtx<'a>) -> Self {
+        *ctx
+    }
+}
+
+/// Stream tag of a Flip oracle's seed (distinct from other uses of the run seed).
+const FLIP_STREAM: u64 = 0xF11F_0000;
+
 impl AnyAdmission {
-    /// The policy a spec asks for; `dt_alpha[c]` is the DT alpha of class `c`.
-    pub fn from_spec(spec: &AdmissionSpec, dt_alpha: &[f64]) -> AnyAdmission {
+    /// The policy a spec asks for, for the buffer `ctx` describes. `ctx` is an
+    /// [`AdmissionCtx`] (or `&AdmissionCtx`), or just the per-class DT alphas (`&[f64]` or
+    /// `&Vec<f64>`, meaning [`AdmissionCtx::new`]).
+    ///
+    /// PRECONDITION: `spec` passed [`Spec::validate`](crate::spec::Spec::validate), which
+    /// range-checks the knobs and loads forest files; an unvalidated forest oracle is read
+    /// here and a file that cannot be read is a panic.
+    pub fn from_spec<'a>(spec: &AdmissionSpec, ctx: impl Into<AdmissionCtx<'a>>) -> AnyAdmission {
+        let ctx = ctx.into();
         match spec {
             AdmissionSpec::CompleteSharing => AnyAdmission::CompleteSharing(CompleteSharing),
             AdmissionSpec::DynamicThresholds => {
-                AnyAdmission::DynamicThresholds(DynamicThresholds::new(dt_alpha.to_vec()))
+                AnyAdmission::DynamicThresholds(DynamicThresholds::new(ctx.dt_alpha.to_vec()))
             }
             AdmissionSpec::Static { port_bytes } => {
                 AnyAdmission::Static(StaticPartition { port_bytes: *port_bytes })
             }
             AdmissionSpec::Lqd => AnyAdmission::Lqd(Lqd),
+            AdmissionSpec::Harmonic => AnyAdmission::Harmonic(Harmonic::new()),
+            AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes } => AnyAdmission::Abm(Abm::new(
+                ctx.dt_alpha.to_vec(),
+                *alpha_first_rtt,
+                ctx.base_rtt(*base_rtt_us),
+                *congested_bytes,
+                ctx.port_units_per_sec(),
+            )),
+            AdmissionSpec::FollowLqd => AnyAdmission::FollowLqd(FollowLqd::new(ctx.port_units_per_sec())),
+            AdmissionSpec::Credence { oracle, base_rtt_us } => AnyAdmission::Credence(Credence::new(
+                oracle_from_spec(oracle, &ctx, 0),
+                ctx.port_units_per_sec(),
+                ctx.base_rtt(*base_rtt_us),
+            )),
+        }
+    }
+}
+
+impl AnyAdmission {
+    /// Credence's decision counters, if this is Credence (for per-switch statistics).
+    pub fn credence_stats(&self) -> Option<CredenceStats> {
+        match self {
+            AnyAdmission::Credence(c) => Some(c.stats()),
+            _ => None,
+        }
+    }
+}
+
+/// The oracle a spec asks for; `depth` counts enclosing flips (each gets its own stream).
+fn oracle_from_spec(spec: &OracleSpec, ctx: &AdmissionCtx<'_>, depth: u64) -> AnyOracle {
+    match spec {
+        OracleSpec::Forest { path, model } => AnyOracle::Forest(
+            model.0.clone().unwrap_or_else(|| {
+                Arc::new(Forest::from_file(std::path::Path::new(path)).unwrap_or_else(|e| panic!("oracle forest: {e}")))
+            }),
+            Default::default(),
+        ),
+        OracleSpec::AlwaysAccept => AnyOracle::AlwaysAccept,
+        OracleSpec::AlwaysDrop => AnyOracle::AlwaysDrop,
+        OracleSpec::Flip { inner, p, seed } => {
+            let stream = hash3(seed.unwrap_or(ctx.seed), ctx.buffer_index, FLIP_STREAM + depth);
+            AnyOracle::Flip(Flip::new(oracle_from_spec(inner, ctx, depth + 1), *p, stream))
         }
     }
 }
@@ -137,6 +275,10 @@ macro_rules! dispatch {
             AnyAdmission::DynamicThresholds($p) => $e,
             AnyAdmission::Static($p) => $e,
             AnyAdmission::Lqd($p) => $e,
+            AnyAdmission::Harmonic($p) => $e,
+            AnyAdmission::Abm($p) => $e,
+            AnyAdmission::FollowLqd($p) => $e,
+            AnyAdmission::Credence($p) => $e,
         }
     };
 }

@@ -12,6 +12,7 @@
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod admission;
+pub mod credence;
 pub mod ideal;
 pub mod metrics;
 pub mod packet;

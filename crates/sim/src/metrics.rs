@@ -110,6 +110,14 @@ pub struct SwitchStats {
     pub occ_p9999_bytes: u64,
     /// Bytes in the buffer when the run ended.
     pub final_occupancy_bytes: u64,
+    /// Credence: arrivals accepted by the safeguard (longest queue below B/N).
+    pub credence_safeguard_accepts: u64,
+    /// Credence: arrivals dropped on the oracle's word.
+    pub credence_oracle_drops: u64,
+    /// Credence: arrivals accepted on the oracle's word.
+    pub credence_oracle_accepts: u64,
+    /// Credence: arrivals dropped by the LQD-threshold check.
+    pub credence_threshold_drops: u64,
 }
 
 /// The largest backlog one switch queue reached.

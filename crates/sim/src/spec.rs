@@ -81,9 +81,14 @@ pub fn profile_defaults(p: Profile) -> serde_json::Value {
     }
 }
 
-/// Put `defaults` beneath `user`: tables merge recursively, anything else the user set wins.
+/// Put `defaults` beneath `user`: tables merge recursively, anything else the user set wins. A
+/// table naming another `policy` than the default's (an admission policy) replaces it whole:
+/// one policy's keys mean nothing to another.
 fn merge_beneath(user: &mut serde_json::Value, defaults: &serde_json::Value) {
     if let (Some(u), Some(d)) = (user.as_object_mut(), defaults.as_object()) {
+        if u.get("policy").is_some_and(|p| Some(p) != d.get("policy")) {
+            return;
+        }
         for (k, dv) in d {
             match u.get_mut(k) {
                 Some(uv) => merge_beneath(uv, dv),
@@ -296,6 +301,89 @@ pub enum AdmissionSpec {
     },
     /// Longest Queue Drop: push-out from the tail of the longest queue when full.
     Lqd,
+    /// Harmonic (Kesselman and Mansour): the `i` longest queues together hold at most
+    /// `B · H_i / H_N` (see `admission::Harmonic`).
+    Harmonic,
+    /// Active Buffer Management (Addanki et al., SIGCOMM'22): `alpha_p / n_p · (B − Q) ·
+    /// mu_i / b` with `alpha_p = queues[p].dt_alpha` (see `admission::Abm`).
+    Abm {
+        /// Alpha of packets in their flow's first round trip (Credence §4.1: 64).
+        #[serde(default = "default_abm_alpha_first_rtt")]
+        alpha_first_rtt: f64,
+        /// Period of the `n_p` and dequeue-rate refresh (one base RTT). Absent: the
+        /// network's base RTT as the simulator computes it, else [`DEFAULT_BASE_RTT_US`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_rtt_us: Option<f64>,
+        /// A queue longer than this is congested (counts toward `n_p`).
+        #[serde(default = "default_abm_congested_bytes")]
+        congested_bytes: u64,
+    },
+    /// FollowLQD (Credence Algorithm 2): drop-tail following LQD's queue lengths as
+    /// thresholds, without predictions.
+    FollowLqd,
+    /// Credence (NSDI'24, Algorithm 1): FollowLQD's thresholds, a safeguard below `B/N`, and
+    /// a drop oracle consulted when the thresholds allow a packet.
+    Credence {
+        /// The drop oracle.
+        oracle: OracleSpec,
+        /// Time constant of the oracle features' moving averages (one base RTT, §3.4).
+        /// Absent: as for `abm.base_rtt_us`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_rtt_us: Option<f64>,
+    },
+}
+
+/// Base RTT used by ABM's refresh and Credence's feature averages when neither the scenario
+/// nor the simulator gives one: the 25.2 us of Credence's evaluation topology (§4.1).
+pub const DEFAULT_BASE_RTT_US: f64 = 25.2;
+
+fn default_abm_alpha_first_rtt() -> f64 {
+    64.0
+}
+
+/// ABM's saturation level in the authors' ns-3 artifact: 20 packets of 1400 B.
+fn default_abm_congested_bytes() -> u64 {
+    20 * 1400
+}
+
+/// Credence's drop oracle: predicts whether LQD would drop a packet (Credence §2.3.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OracleSpec {
+    /// A scikit-learn random forest exported to JSON (format: `credence::forest`).
+    Forest {
+        /// The forest file, relative to the scenario's folder.
+        path: String,
+        /// The parsed file, filled in by [`Spec::validate`].
+        #[serde(skip)]
+        model: LoadedForest,
+    },
+    /// Never predicts a drop.
+    AlwaysAccept,
+    /// Always predicts a drop.
+    AlwaysDrop,
+    /// Flips the inner oracle's answer with probability `p` (Credence §4.2, Figure 10).
+    Flip {
+        /// The oracle whose answers are flipped.
+        inner: Box<OracleSpec>,
+        /// Flip probability, in [0, 1].
+        p: f64,
+        /// Seed of the flips. Absent: derived from the scenario seed. Each switch draws its
+        /// own stream from it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<u64>,
+    },
+}
+
+/// A forest file's parsed contents, cached by [`Spec::validate`] so that the simulation
+/// neither re-reads nor re-parses it. A cache of what `path` names: equality ignores it.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedForest(pub Option<std::sync::Arc<crate::credence::forest::Forest>>);
+
+impl PartialEq for LoadedForest {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
 }
 
 /// Host NIC model.
@@ -703,6 +791,9 @@ impl Spec {
     pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
         let num_hosts = self.check_topology()?;
         self.check_switch()?;
+        if let AdmissionSpec::Credence { oracle, .. } = &mut self.switch.admission {
+            load_oracle("switch.admission.oracle", oracle, base_dir)?;
+        }
         self.check_transport()?;
         if let Some(h) = &self.host.nic_buffer_bytes {
             if *h == 0 {
@@ -800,6 +891,7 @@ impl Spec {
         if let AdmissionSpec::Static { port_bytes: Some(0) } = s.admission {
             return Err(SpecError::invalid("switch.admission.port_bytes", 0, "must be positive"));
         }
+        check_admission(&s.admission)?;
         if s.queues.is_empty() || s.queues.len() > MAX_QUEUES {
             return Err(SpecError::invalid(
                 "switch.queues",
@@ -870,6 +962,63 @@ impl Spec {
         }
         Ok(())
     }
+}
+
+/// Range checks of the admission knobs (files are loaded by [`load_oracle`]).
+fn check_admission(a: &AdmissionSpec) -> Result<(), SpecError> {
+    let rtt = |key: &str, v: Option<f64>| match v {
+        Some(us) if !(us.is_finite() && us > 0.0) => {
+            Err(SpecError::invalid(key, us, "must be a positive number of microseconds"))
+        }
+        _ => Ok(()),
+    };
+    match a {
+        AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes } => {
+            if !(alpha_first_rtt.is_finite() && *alpha_first_rtt > 0.0) {
+                return Err(SpecError::invalid(
+                    "switch.admission.alpha_first_rtt",
+                    alpha_first_rtt,
+                    "must be a positive number",
+                ));
+            }
+            rtt("switch.admission.base_rtt_us", *base_rtt_us)?;
+            if *congested_bytes == 0 {
+                return Err(SpecError::invalid("switch.admission.congested_bytes", 0, "must be positive"));
+            }
+        }
+        AdmissionSpec::Credence { oracle, base_rtt_us } => {
+            rtt("switch.admission.base_rtt_us", *base_rtt_us)?;
+            check_oracle("switch.admission.oracle", oracle)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn check_oracle(key: &str, o: &OracleSpec) -> Result<(), SpecError> {
+    if let OracleSpec::Flip { inner, p, .. } = o {
+        if !(p.is_finite() && (0.0..=1.0).contains(p)) {
+            return Err(SpecError::invalid(format!("{key}.p"), p, "must be a probability in [0, 1]"));
+        }
+        check_oracle(&format!("{key}.inner"), inner)?;
+    }
+    Ok(())
+}
+
+/// Resolve and parse the forest files of an oracle (the parsed forest is cached in the spec).
+fn load_oracle(key: &str, o: &mut OracleSpec, base_dir: &Path) -> Result<(), SpecError> {
+    match o {
+        OracleSpec::Forest { path, model } => {
+            let key = format!("{key}.path");
+            *path = resolve_file(&key, path, base_dir, &[])?;
+            let forest = crate::credence::forest::Forest::from_file(Path::new(path.as_str()))
+                .map_err(|e| SpecError::invalid(&key, format!("{path:?}"), e.0))?;
+            *model = LoadedForest(Some(std::sync::Arc::new(forest)));
+        }
+        OracleSpec::Flip { inner, .. } => load_oracle(&format!("{key}.inner"), inner, base_dir)?,
+        OracleSpec::AlwaysAccept | OracleSpec::AlwaysDrop => {}
+    }
+    Ok(())
 }
 
 fn positive(key: &str, v: u32) -> Result<(), SpecError> {
@@ -1200,6 +1349,9 @@ fabric_rate_gbps = 10
         assert_eq!(s.host.ecn_threshold_bytes, Some(14_000));
         // The resolved JSON reproduces the same scenario.
         assert_eq!(Spec::from_json_str(&s.to_json()).unwrap(), s);
+        // Another admission policy replaces the profile's static one whole.
+        let lqd = format!("{text}\n[switch]\nadmission = {{ policy = \"lqd\" }}\n");
+        assert_eq!(Spec::from_toml_str(&lqd).unwrap().switch.admission, AdmissionSpec::Lqd);
         let e = Spec::from_toml_str(&format!("profile = \"ns4\"\n{MINIMAL}")).unwrap_err();
         assert_eq!(e.key(), "profile", "{e}");
     }
@@ -1209,5 +1361,96 @@ fabric_rate_gbps = 10
         let s = Spec::from_toml_str(default_scenario_toml()).unwrap();
         let j = s.to_json();
         assert_eq!(Spec::from_json_str(&j).unwrap(), s);
+    }
+
+    /// A scratch folder with a valid forest file `f.json` and a broken one `bad.json`.
+    fn forest_dir(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("slacknet-spec-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.json"), crate::credence::forest::tests::TWO_TREES).unwrap();
+        std::fs::write(dir.join("bad.json"), "{\"format\": \"slacknet-forest/1\"}").unwrap();
+        dir
+    }
+
+    #[test]
+    fn credence_and_baselines_parse_with_defaults_and_round_trip() {
+        let with = |admission: &str| format!("{MINIMAL}\n[switch]\nadmission = {admission}\n");
+        let s = Spec::from_toml_str(&with(r#"{ policy = "abm" }"#)).unwrap();
+        assert_eq!(
+            s.switch.admission,
+            AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 28_000 }
+        );
+        for policy in ["harmonic", "follow_lqd"] {
+            Spec::from_toml_str(&with(&format!("{{ policy = \"{policy}\" }}"))).unwrap().validate(base()).unwrap();
+        }
+        let text = with(
+            r#"{ policy = "credence", base_rtt_us = 8.0, oracle = { kind = "flip", p = 0.01, inner = { kind = "always_accept" } } }"#,
+        );
+        let s = Spec::from_toml_str(&text).unwrap();
+        assert_eq!(Spec::from_json_str(&s.to_json()).unwrap(), s);
+        s.validate(base()).unwrap();
+    }
+
+    #[test]
+    fn credence_forest_is_resolved_and_loaded_by_validation() {
+        let dir = forest_dir("load");
+        let text = format!(
+            "{MINIMAL}\n[switch]\nadmission = {{ policy = \"credence\", oracle = {{ kind = \"forest\", path = \"f.json\" }} }}\n"
+        );
+        let v = Spec::from_toml_str(&text).unwrap().validate(&dir).unwrap();
+        let AdmissionSpec::Credence { oracle: OracleSpec::Forest { path, model }, .. } = &v.spec().switch.admission
+        else {
+            panic!("{:?}", v.spec().switch.admission)
+        };
+        assert!(Path::new(path).is_absolute() && path.ends_with("f.json"), "{path}");
+        assert_eq!(model.0.as_ref().map(|f| f.num_trees()), Some(2));
+        // The resolved JSON names the file, not its contents, and reads back equal.
+        let j = v.spec().to_json();
+        assert!(!j.contains("model"), "{j}");
+        assert_eq!(&Spec::from_json_str(&j).unwrap(), v.spec());
+    }
+
+    #[test]
+    fn admission_errors_name_the_key() {
+        let dir = forest_dir("errors");
+        let with = |admission: &str| format!("{MINIMAL}\n[switch]\nadmission = {admission}\n");
+        let cases = [
+            (with(r#"{ policy = "abm", congested_bytes = 0 }"#), "switch.admission.congested_bytes"),
+            (with(r#"{ policy = "abm", alpha_first_rtt = -1.0 }"#), "switch.admission.alpha_first_rtt"),
+            (with(r#"{ policy = "abm", base_rtt_us = 0.0 }"#), "switch.admission.base_rtt_us"),
+            (
+                with(r#"{ policy = "credence", base_rtt_us = -3.0, oracle = { kind = "always_drop" } }"#),
+                "switch.admission.base_rtt_us",
+            ),
+            (
+                with(r#"{ policy = "credence", oracle = { kind = "flip", p = 1.5, inner = { kind = "always_drop" } } }"#),
+                "switch.admission.oracle.p",
+            ),
+            (
+                with(
+                    r#"{ policy = "credence", oracle = { kind = "flip", p = 0.5, inner = { kind = "flip", p = -0.1, inner = { kind = "always_drop" } } } }"#,
+                ),
+                "switch.admission.oracle.inner.p",
+            ),
+            (
+                with(r#"{ policy = "credence", oracle = { kind = "forest", path = "missing.json" } }"#),
+                "switch.admission.oracle.path",
+            ),
+            (
+                with(
+                    r#"{ policy = "credence", oracle = { kind = "flip", p = 0.5, inner = { kind = "forest", path = "bad.json" } } }"#,
+                ),
+                "switch.admission.oracle.inner.path",
+            ),
+        ];
+        for (text, key) in cases {
+            let e = Spec::from_toml_str(&text).unwrap().validate(&dir).unwrap_err();
+            assert_eq!(e.key(), key, "{e}");
+        }
+        let e = Spec::from_toml_str(&with(r#"{ policy = "credence", oracle = { kind = "forest", path = "bad.json" } }"#))
+            .unwrap()
+            .validate(&dir)
+            .unwrap_err();
+        assert!(e.to_string().contains("not a forest file"), "{e}");
     }
 }

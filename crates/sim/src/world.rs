@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use proto::{CcKind, Endpoint, Event as EpEvent, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
 
-use crate::admission::{AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
+use crate::admission::{AdmissionCtx, AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
 use crate::ideal::{ideal_fct, Hop, IdealModel};
 use crate::metrics::{
     percentile_sorted, FctRecord, LinkStats, OccupancySample, Output, QueueMax, Summary, SwitchStats, Tier,
@@ -189,6 +189,29 @@ pub fn transport_config(t: &TransportSpec) -> TransportConfig {
     }
 }
 
+/// The unloaded round trip between the two hosts farthest apart in hops (host 0 and the last
+/// host in the topologies built here): propagation both ways plus serializing one full packet
+/// out and one ACK back at every hop. Credence's and ABM's averaging and refresh period.
+fn base_rtt(topo: &Topology, routes: &Routes, full: u64, ack: u64) -> Dur {
+    let walk = |src: u32, dst: u32| {
+        let mut t = Dur::ZERO;
+        let mut l = routes.nic(NodeId(src));
+        loop {
+            let spec = &topo.links[l.idx()];
+            t += spec.delay + spec.rate.tx_time(Bytes(if src == 0 { full } else { ack }));
+            match topo.switch_of(spec.dst) {
+                None => return t,
+                Some(s) => l = routes.group(s.0, NodeId(dst))[0],
+            }
+        }
+    };
+    let last = topo.num_hosts - 1;
+    if last == 0 {
+        return Dur::ZERO;
+    }
+    walk(0, last) + walk(last, 0)
+}
+
 /// Shared buffer of switch `s` per the spec.
 fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: NodeId) -> u64 {
     if let Some(b) = spec.switch.buffer_bytes {
@@ -255,6 +278,7 @@ impl Simulation {
             })
             .collect();
         let dt_alpha: Vec<f64> = spec.switch.queues.iter().map(|q| q.dt_alpha).collect();
+        let base_rtt = base_rtt(&topo, &routes, t.mss_bytes as u64 + t.header_bytes as u64, t.header_bytes as u64);
         let switches: Vec<Switch> = topo
             .tiers
             .iter()
@@ -274,7 +298,20 @@ impl Simulation {
                     },
                     buf: SwitchBuf { capacity: buffer, occupancy: 0, qpp, qlen: vec![0; ports.len() * qpp] },
                     ports,
-                    admission: AnyAdmission::from_spec(&spec.switch.admission, &dt_alpha),
+                    admission: {
+                        let port_rates: Vec<Bps> =
+                            out_links[node.idx()].iter().map(|l| topo.links[l.idx()].rate).collect();
+                        AnyAdmission::from_spec(
+                            &spec.switch.admission,
+                            AdmissionCtx {
+                                dt_alpha: &dt_alpha,
+                                port_rates: &port_rates,
+                                base_rtt: Some(base_rtt),
+                                seed: spec.seed,
+                                buffer_index: s as u64,
+                            },
+                        )
+                    },
                 }
             })
             .collect();
@@ -800,6 +837,12 @@ impl Simulation {
             st.occ_p99_bytes = percentile_sorted(v, 0.99);
             st.occ_p9999_bytes = percentile_sorted(v, 0.9999);
             st.final_occupancy_bytes = sw.buf.occupancy;
+            if let Some(c) = sw.admission.credence_stats() {
+                st.credence_safeguard_accepts = c.safeguard_accepts;
+                st.credence_oracle_drops = c.oracle_drops;
+                st.credence_oracle_accepts = c.oracle_accepts;
+                st.credence_threshold_drops = c.threshold_drops;
+            }
             switch_drops += st.drops_admission + st.drops_queue_cap + st.drops_pushout;
             ecn_marks += st.ecn_marks;
             switches.push(st);
