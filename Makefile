@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python bench bench-peers bench-scale profile clean
+.PHONY: demo install test test-rust test-python bench bench-peers bench-credence bench-scale profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -42,6 +42,10 @@ bench-peers: install
 	$(VENV)/bin/slacknet compare experiments/compare/s1.toml
 	$(VENV)/bin/slacknet compare experiments/compare/s2.toml
 	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml
+
+## bench-credence: Credence's wall-time cost over DT on the 256-host evaluation scenario
+bench-credence: install
+	$(PY) bench/credence_overhead.py 5
 
 ## bench-scale: a 1024-host k=16 fat-tree at 100 Gb/s, web search at load 0.5, 10 ms
 ## (several minutes)

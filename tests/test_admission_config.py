@@ -89,7 +89,6 @@ def test_rust_names_the_bad_key(admission: dict, key: str, tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "admission",
     [
-        {"policy": "credence"},
         {"policy": "credence", "oracle": {"kind": "perfect"}},
         {"policy": "follow_lqd", "oracle": {"kind": "always_drop"}},
         {"policy": "abm", "alpha": 0.5},
@@ -98,3 +97,10 @@ def test_rust_names_the_bad_key(admission: dict, key: str, tmp_path: Path) -> No
 def test_pydantic_rejects_what_rust_rejects(admission: dict) -> None:
     with pytest.raises(pydantic.ValidationError):
         Scenario.model_validate({**FAT_TREE, "switch": {"admission": admission}})
+
+
+def test_credence_defaults_to_the_built_in_forest(tmp_path: Path) -> None:
+    sc = Scenario.model_validate({**FAT_TREE, "switch": {"admission": {"policy": "credence"}}})
+    r = sc.resolve(tmp_path)
+    assert isinstance(r.switch.admission, slacknet.Credence)
+    assert r.switch.admission.oracle == slacknet.ForestOracle(path="default")

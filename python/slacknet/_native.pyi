@@ -76,6 +76,15 @@ class Simulation:
         start times to the picosecond), the input format of a ``flow_list`` workload and of
         the peer simulators."""
 
+    def enable_decision_trace(self) -> None:
+        """Record every switch arrival from now on (its features and eventual fate), the
+        training data of Credence's drop oracle. Call before :meth:`advance`."""
+
+    def decision_trace(self) -> dict[str, Any]:
+        """The decision trace as columns ``switch``, ``time_ps``, ``queue``, ``queue_len``,
+        ``avg_queue_len``, ``occupancy``, ``avg_occupancy`` (bytes) and ``dropped``, each
+        ``(numpy dtype str, little-endian bytes)``."""
+
     def results(self) -> dict[str, Any]:
         """Results so far: ``records``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict
         ``{column: (numpy dtype str, little-endian bytes) | list[str]}``) and ``summary``

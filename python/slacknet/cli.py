@@ -6,6 +6,8 @@
     slacknet plot RESULTS_DIR [--out DIR]
     slacknet compare SCENARIO [--out DIR]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
+    slacknet credence trace SCENARIO --out TRACE.parquet
+    slacknet credence train TRACE... --out MODEL.json
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -35,6 +37,10 @@ __all__ = ["main", "EXIT_USER_ERROR"]
 
 #: Exit status for any error in the user's input.
 EXIT_USER_ERROR = 2
+
+
+class InputError(ValueError):
+    """A command's input is unusable (the message says why); exit status 2."""
 
 _SPEC_HINT = (
     "`slacknet validate` without a file prints the built-in default scenario with every key "
@@ -85,6 +91,32 @@ def _build_parser() -> argparse.ArgumentParser:
     sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
     sw.add_argument("--out", metavar="DIR", help="output folder (default: results/<sweep name>/<run id>)")
     sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
+
+    cr = sub.add_parser("credence", help="Credence's drop oracle: trace LQD, train a forest")
+    crs = cr.add_subparsers(dest="credence_command", metavar="ACTION", required=True)
+    t = crs.add_parser(
+        "trace",
+        help="run a scenario under LQD and write one row per switch arrival (features, fate)",
+        description="Run SCENARIO with LQD (push-out) at every switch and write its decision trace "
+        "as Parquet: switch, time_ps, queue, queue_len, avg_queue_len, occupancy, avg_occupancy "
+        "(bytes) and dropped.",
+    )
+    t.add_argument("scenario", metavar="SCENARIO")
+    t.add_argument("--out", metavar="FILE", required=True, help="Parquet file to write")
+    t.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    tr = crs.add_parser(
+        "train",
+        help="train a random forest on LQD traces and export it for the simulator",
+        description="Fit scikit-learn's RandomForestClassifier on decision traces, report accuracy, "
+        "precision, recall, F1 and Theorem 2's bound on eta, and write the slacknet-forest/1 JSON.",
+    )
+    tr.add_argument("traces", nargs="+", metavar="TRACE", help="Parquet traces from `slacknet credence trace`")
+    tr.add_argument("--out", metavar="FILE", required=True, help="forest JSON to write")
+    tr.add_argument("--trees", type=int, default=4, help="number of trees (default 4, the paper's)")
+    tr.add_argument("--depth", type=int, default=4, help="maximum depth (default 4, the paper's)")
+    tr.add_argument("--features", default="queue_len,occupancy",
+                    help="comma-separated features (default: queue_len,occupancy, the paper's)")
+    tr.add_argument("--seed", type=int, default=1, help="seed of the split and the forest")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -213,6 +245,46 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_credence(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .learn import RarePositivesWarning, export_forest, trace, train
+
+    if args.credence_command == "trace":
+        df = trace(args.scenario, seed=args.seed)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        df.to_parquet(out, index=False)
+        drops = int(df["dropped"].sum())
+        print(f"{len(df)} switch arrivals, {drops} dropped by LQD ({drops / max(len(df), 1) * 100:.3f}%)")
+        print(f"trace: {out}")
+        return 0
+    import pandas as pd
+
+    frames = []
+    for p in args.traces:
+        try:
+            frames.append(pd.read_parquet(p))
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read trace {p}: {e}") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RarePositivesWarning)
+        try:
+            report = train(frames, trees=args.trees, depth=args.depth,
+                           features=[f.strip() for f in args.features.split(",") if f.strip()], seed=args.seed)
+        except ValueError as e:
+            raise InputError(str(e)) from None
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(report.render())
+    try:
+        path = export_forest(report, args.out)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    print(f"model: {path}")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -260,11 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plot": _cmd_plot,
         "compare": _cmd_compare,
         "sweep": _cmd_sweep,
+        "credence": _cmd_credence,
     }
     source = getattr(args, "scenario", None) or getattr(args, "sweep", None) or getattr(args, "results", None)
     try:
         return handlers[args.command](args)
-    except (SpecError, SimError, ResultsError, CompareError, OSError) as e:
+    except (SpecError, SimError, ResultsError, CompareError, InputError, OSError) as e:
         line, hint = _describe(e, source if isinstance(e, (SpecError, SimError)) else None)
         print(f"error: {line}", file=sys.stderr)
         if hint:

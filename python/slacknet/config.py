@@ -192,10 +192,11 @@ class FollowLqd(_Model):
 
 class ForestOracle(_Model):
     """A scikit-learn random forest exported to JSON (format ``slacknet-forest/1``, see
-    ``crates/sim/src/credence/forest.rs``); ``path`` is relative to the scenario's folder."""
+    ``crates/sim/src/credence/forest.rs``); ``path`` is relative to the scenario's folder, or
+    ``"default"``: the built-in model trained on ``experiments/credence/train.toml``."""
 
     kind: Literal["forest"] = "forest"
-    path: str
+    path: str = "default"
 
 
 class AlwaysAcceptOracle(_Model):
@@ -230,10 +231,11 @@ FlipOracle.model_rebuild()
 class Credence(_Model):
     """Credence (NSDI'24, Algorithm 1): FollowLQD's thresholds, a safeguard that accepts while
     every queue is below ``B / N``, and a drop ``oracle`` consulted when the thresholds allow.
-    ``base_rtt_us`` is the averaging time of the oracle's features (absent: as for ABM)."""
+    ``base_rtt_us`` is the averaging time of the oracle's features (absent: as for ABM). The
+    default oracle is the built-in random forest."""
 
     policy: Literal["credence"] = "credence"
-    oracle: Oracle
+    oracle: Oracle = Field(default_factory=lambda: ForestOracle())
     base_rtt_us: float | None = None
 
 

@@ -430,6 +430,34 @@ impl PySimulation {
         Ok(self.inner.flow_list_text())
     }
 
+    /// Record every switch arrival from now on (features and eventual fate), for training
+    /// Credence's drop oracle. Call before `advance`.
+    fn enable_decision_trace(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.check(py)?;
+        self.inner.enable_decision_trace();
+        Ok(())
+    }
+
+    /// The decision trace as columns `switch`, `time_ps`, `queue`, `queue_len`,
+    /// `avg_queue_len`, `occupancy`, `avg_occupancy` (bytes) and `dropped`.
+    fn decision_trace<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.check(py)?;
+        let rows = self.inner.decision_trace();
+        let cols = py.detach(|| {
+            Table::new(rows)
+                .num("switch", |r| r.switch)
+                .num("time_ps", |r| r.time_ps)
+                .num("queue", |r| r.queue)
+                .num("queue_len", |r| r.features[0])
+                .num("avg_queue_len", |r| r.features[1])
+                .num("occupancy", |r| r.features[2])
+                .num("avg_occupancy", |r| r.features[3])
+                .num("dropped", |r| r.dropped)
+                .done()
+        });
+        table_to_py(py, cols)
+    }
+
     /// Simulated time now, picoseconds.
     #[getter]
     fn now_ps(&self) -> u64 {

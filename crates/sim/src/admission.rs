@@ -255,7 +255,12 @@ fn oracle_from_spec(spec: &OracleSpec, ctx: &AdmissionCtx<'_>, depth: u64) -> An
     match spec {
         OracleSpec::Forest { path, model } => AnyOracle::Forest(
             model.0.clone().unwrap_or_else(|| {
-                Arc::new(Forest::from_file(std::path::Path::new(path)).unwrap_or_else(|e| panic!("oracle forest: {e}")))
+                let forest = if path == "default" {
+                    Forest::from_json_str(crate::spec::BUILTIN_FOREST)
+                } else {
+                    Forest::from_file(std::path::Path::new(path))
+                };
+                Arc::new(forest.unwrap_or_else(|e| panic!("oracle forest {path}: {e}")))
             }),
             Default::default(),
         ),

@@ -324,7 +324,8 @@ pub enum AdmissionSpec {
     /// Credence (NSDI'24, Algorithm 1): FollowLQD's thresholds, a safeguard below `B/N`, and
     /// a drop oracle consulted when the thresholds allow a packet.
     Credence {
-        /// The drop oracle.
+        /// The drop oracle. Default: the built-in random forest.
+        #[serde(default = "default_oracle")]
         oracle: OracleSpec,
         /// Time constant of the oracle features' moving averages (one base RTT, §3.4).
         /// Absent: as for `abm.base_rtt_us`.
@@ -352,7 +353,10 @@ fn default_abm_congested_bytes() -> u64 {
 pub enum OracleSpec {
     /// A scikit-learn random forest exported to JSON (format: `credence::forest`).
     Forest {
-        /// The forest file, relative to the scenario's folder.
+        /// The forest file, relative to the scenario's folder, or `"default"` (the default):
+        /// the built-in model trained by `slacknet credence train` on
+        /// `experiments/credence/train.toml` (`data/credence_forest.json`).
+        #[serde(default = "default_forest")]
         path: String,
         /// The parsed file, filled in by [`Spec::validate`].
         #[serde(skip)]
@@ -374,6 +378,17 @@ pub enum OracleSpec {
         seed: Option<u64>,
     },
 }
+
+fn default_oracle() -> OracleSpec {
+    OracleSpec::Forest { path: default_forest(), model: LoadedForest::default() }
+}
+
+fn default_forest() -> String {
+    "default".into()
+}
+
+/// The built-in Credence model (see [`OracleSpec::Forest`]).
+pub const BUILTIN_FOREST: &str = include_str!("../data/credence_forest.json");
 
 /// A forest file's parsed contents, cached by [`Spec::validate`] so that the simulation
 /// neither re-reads nor re-parses it. A cache of what `path` names: equality ignores it.
@@ -1010,9 +1025,13 @@ fn load_oracle(key: &str, o: &mut OracleSpec, base_dir: &Path) -> Result<(), Spe
     match o {
         OracleSpec::Forest { path, model } => {
             let key = format!("{key}.path");
-            *path = resolve_file(&key, path, base_dir, &[])?;
-            let forest = crate::credence::forest::Forest::from_file(Path::new(path.as_str()))
-                .map_err(|e| SpecError::invalid(&key, format!("{path:?}"), e.0))?;
+            *path = resolve_file(&key, path, base_dir, &["default"])?;
+            let forest = if path == "default" {
+                crate::credence::forest::Forest::from_json_str(BUILTIN_FOREST)
+            } else {
+                crate::credence::forest::Forest::from_file(Path::new(path.as_str()))
+            }
+            .map_err(|e| SpecError::invalid(&key, format!("{path:?}"), e.0))?;
             *model = LoadedForest(Some(std::sync::Arc::new(forest)));
         }
         OracleSpec::Flip { inner, .. } => load_oracle(&format!("{key}.inner"), inner, base_dir)?,

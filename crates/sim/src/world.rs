@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use proto::{CcKind, Endpoint, Event as EpEvent, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
 
+use crate::credence::features::{FeatureVector, Features};
 use crate::admission::{AdmissionCtx, AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
 use crate::ideal::{ideal_fct, Hop, IdealModel};
 use crate::metrics::{
@@ -156,6 +157,36 @@ pub struct Simulation {
     txbuf: Vec<proto::SegmentRepr>,
     /// Data bytes of a flow's initial window: packets below it are "first RTT" for ABM.
     first_rtt_bytes: u64,
+    /// The base RTT of the topology (see [`base_rtt`]).
+    base_rtt: Dur,
+    /// Per-packet admission records, when enabled (Credence's training data).
+    trace: Option<Box<DecisionTrace>>,
+}
+
+/// One switch arrival of a decision trace: the features Credence's oracle sees (§3.4) and
+/// whether the packet was eventually dropped (refused, or pushed out later) or transmitted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceRow {
+    /// Switch index.
+    pub switch: u32,
+    /// Arrival time, picoseconds.
+    pub time_ps: u64,
+    /// Destination queue (port x queues per port + class).
+    pub queue: u32,
+    /// `[queue_len, avg_queue_len, occupancy, avg_occupancy]` in bytes, averaged over one base
+    /// RTT exactly as the Credence policy computes them.
+    pub features: FeatureVector,
+    /// Whether the packet was dropped on arrival or pushed out later.
+    pub dropped: bool,
+}
+
+/// Decision-trace state: a feature tracker per switch and, per queue, the rows of the packets
+/// it holds (front = next to leave, back = first to be pushed out).
+#[derive(Debug)]
+struct DecisionTrace {
+    features: Vec<Features>,
+    pending: Vec<Vec<VecDeque<u32>>>,
+    rows: Vec<TraceRow>,
 }
 
 /// The transport configuration a spec asks for (defaults documented in `spec`).
@@ -365,8 +396,39 @@ impl Simulation {
             nic_marks: 0,
             txbuf: Vec::new(),
             first_rtt_bytes: t.init_cwnd_pkts as u64 * t.mss_bytes as u64,
+            base_rtt,
+            trace: None,
             topo,
         })
+    }
+
+    /// Record every switch arrival from now on: its features and whether it is eventually
+    /// dropped ([`TraceRow`]). Run a scenario under LQD with this on to collect the training
+    /// data of Credence's drop oracle (Credence §3.4: "packet-level traces from each switch ...
+    /// when using LQD").
+    pub fn enable_decision_trace(&mut self) {
+        let features = self
+            .switches
+            .iter()
+            .map(|sw| {
+                let mut f = Features::new(self.base_rtt);
+                f.init(sw.buf.qlen.len());
+                f
+            })
+            .collect();
+        let pending = self.switches.iter().map(|sw| vec![VecDeque::new(); sw.buf.qlen.len()]).collect();
+        self.trace = Some(Box::new(DecisionTrace { features, pending, rows: Vec::new() }));
+    }
+
+    /// The decision trace so far (empty unless enabled). A packet still queued when the run
+    /// stops counts as transmitted.
+    pub fn decision_trace(&self) -> &[TraceRow] {
+        self.trace.as_ref().map_or(&[], |t| &t.rows)
+    }
+
+    /// The topology's base round-trip time (host 0 to the farthest host and back, unloaded).
+    pub fn base_rtt(&self) -> Dur {
+        self.base_rtt
     }
 
     /// The flows of this run in start order (the generated or replayed workload).
@@ -559,6 +621,15 @@ impl Simulation {
             let qi = link.port_idx as usize * sw.buf.qpp + q;
             let first_rtt = pkt.to_receiver && pkt.seg.seq < self.first_rtt_bytes;
             let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
+            if let Some(t) = self.trace.as_deref_mut() {
+                let features = t.features[s].sample(qi, sw.buf.qlen[qi], sw.buf.occupancy, now);
+                let row = t.rows.len() as u32;
+                let dropped = verdict == Verdict::Drop;
+                t.rows.push(TraceRow { switch: s as u32, time_ps: now.ps(), queue: qi as u32, features, dropped });
+                if !dropped {
+                    t.pending[s][qi].push_back(row);
+                }
+            }
             if verdict == Verdict::Drop {
                 sw.stats.drops_admission += 1;
                 sw.stats.dropped_bytes += size;
@@ -613,6 +684,10 @@ impl Simulation {
             let size = pkt.size as u64;
             sw.buf.occupancy -= size;
             sw.buf.qlen[victim] -= size;
+            if let Some(t) = self.trace.as_deref_mut() {
+                let row = t.pending[s][victim].pop_back().expect("a traced packet per queued packet");
+                t.rows[row as usize].dropped = true;
+            }
             sw.stats.drops_pushout += 1;
             sw.stats.pushed_out_bytes += size;
             sw.stats.dropped_bytes += size;
@@ -637,6 +712,9 @@ impl Simulation {
             sw.buf.qlen[qi] -= size;
             sw.stats.dequeued_bytes += size;
             sw.admission.on_dequeue(qi, size, now);
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.pending[link.switch as usize][qi].pop_front();
+            }
         }
         let end = now + link.rate.tx_time(Bytes(size));
         link.busy_until = end;

@@ -320,3 +320,29 @@ path = "../../experiments/peer_bench/flows_L2_ws_l04_50ms_noincast.txt"
     assert_eq!(out.records[0].src, 15);
     assert!(out.records.iter().all(|r| r.finished));
 }
+
+#[test]
+fn decision_trace_labels_every_switch_arrival_with_its_fate() {
+    let text = format!(
+        "{LEAF_SPINE}\n[switch]\nbuffer_bytes = 60000\nadmission = {{ policy = \"lqd\" }}\n\
+         [[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nduration_ms = 2\n\
+         [[workload]]\nkind = \"incast\"\nquery_rate_per_host = 2000\nfan_in = 6\nburst_bytes = 300000\nduration_ms = 2\n"
+    );
+    let valid = Spec::from_toml_str(&text).unwrap().validate(Path::new(".")).unwrap();
+    let mut sim = sim::Simulation::new(&valid).unwrap();
+    sim.enable_decision_trace();
+    sim.run_to_end();
+    let out = sim.output();
+    let rows = sim.decision_trace();
+    let arrivals: u64 = out.switches.iter().map(|s| s.arrivals).sum();
+    let drops: u64 = out.switches.iter().map(|s| s.drops_admission + s.drops_pushout + s.drops_queue_cap).sum();
+    assert_eq!(rows.len() as u64, arrivals);
+    assert_eq!(rows.iter().filter(|r| r.dropped).count() as u64, drops);
+    assert!(drops > 0, "the scenario should make LQD push out");
+    for r in rows {
+        assert!(r.features[0] <= 60_000.0 && r.features[2] <= 60_000.0, "{r:?}");
+        assert!(r.features[0] <= r.features[2], "a queue is part of the buffer: {r:?}");
+    }
+    // Time runs forward within each switch.
+    assert!(rows.windows(2).all(|w| w[0].time_ps <= w[1].time_ps));
+}

@@ -31,6 +31,8 @@
 //! - `features` names the model's input columns in training order; each must be one of
 //!   [`FEATURE_NAMES`] (`queue_len`, `avg_queue_len`, `occupancy`, `avg_occupancy`, in the
 //!   buffer's unit: bytes in the packet simulator). A model may use any subset, in any order.
+//! - `training` (optional): free-form provenance written by `slacknet credence train`
+//!   (scenario, metrics); ignored when loading.
 //! - `drop_class` (default 1): the class index (position in sklearn's `classes_`) meaning
 //!   "LQD drops this packet".
 //! - `vote` (default `"mean_proba"`): `"mean_proba"` is sklearn's `predict`: the mean over
@@ -182,6 +184,10 @@ struct ForestFile {
     #[serde(default = "default_drop_class")]
     drop_class: usize,
     trees: Vec<TreeFile>,
+    /// Free-form provenance (how the model was trained and scored); not read.
+    #[serde(default)]
+    #[allow(dead_code)]
+    training: Option<serde_json::Value>,
 }
 
 fn default_threshold() -> f64 {
@@ -248,6 +254,11 @@ impl Forest {
     /// Number of nodes over all trees.
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Whether any split reads feature `f` (an index into `FEATURE_NAMES`).
+    pub fn uses_feature(&self, f: usize) -> bool {
+        self.nodes.iter().any(|n| n.feature != LEAF && n.feature as usize == f)
     }
 
     fn add_tree(&mut self, t: &TreeFile, columns: &[usize], drop_class: usize) -> Result<(), ForestError> {

@@ -110,8 +110,18 @@ pub enum AnyOracle {
 }
 
 impl AnyOracle {
-    /// Whether the oracle looks at the features at all (only forests do), so that a policy
-    /// may skip computing them.
+    /// Whether the oracle reads the averaged features (`avg_queue_len`, `avg_occupancy`), so
+    /// that a policy may skip maintaining the averages (two divisions per arrival).
+    pub fn uses_averages(&self) -> bool {
+        use super::features::{AVG_OCCUPANCY, AVG_QUEUE_LEN};
+        match self {
+            AnyOracle::Forest(f, _) => f.uses_feature(AVG_QUEUE_LEN) || f.uses_feature(AVG_OCCUPANCY),
+            AnyOracle::Flip(f) => f.inner.uses_averages(),
+            AnyOracle::Perfect(_) | AnyOracle::AlwaysAccept | AnyOracle::AlwaysDrop => false,
+        }
+    }
+
+    /// Whether the oracle looks at the features at all.
     pub fn uses_features(&self) -> bool {
         match self {
             AnyOracle::Forest(..) => true,

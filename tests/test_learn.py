@@ -1,0 +1,103 @@
+"""Credence's learning pipeline: LQD traces, forest training and export, native evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import slacknet
+from slacknet.cli import main
+from slacknet.learn import RarePositivesWarning, eta_bound, export_forest, trace, train
+
+HEAVY = """
+name = "learn"
+seed = 5
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+[switch]
+buffer_bytes = 80000
+[transport]
+init_cwnd_pkts = 40
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.6
+duration_ms = 5
+[[workload]]
+kind = "incast"
+query_rate_per_host = 1000
+fan_in = 6
+burst_bytes = 120000
+duration_ms = 5
+"""
+
+
+@pytest.fixture(scope="module")
+def heavy_trace(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    d = tmp_path_factory.mktemp("learn")
+    return trace(slacknet.Scenario.from_toml_text(HEAVY, d))
+
+
+def test_trace_labels_lqd_drops(heavy_trace: pd.DataFrame) -> None:
+    t = heavy_trace
+    assert list(t.columns) == [
+        "switch", "time_ps", "queue", "queue_len", "avg_queue_len", "occupancy", "avg_occupancy", "dropped",
+    ]
+    assert 0 < t["dropped"].mean() < 0.5
+    assert (t["queue_len"] <= t["occupancy"]).all() and (t["occupancy"] <= 80_000).all()
+    # Dropped packets arrive at fuller buffers than transmitted ones.
+    assert t.loc[t["dropped"], "occupancy"].mean() > t.loc[~t["dropped"], "occupancy"].mean()
+
+
+def test_train_scores_and_exports_a_forest_the_simulator_runs(heavy_trace: pd.DataFrame, tmp_path: Path) -> None:
+    report = train(heavy_trace, trees=4, depth=4, seed=3)
+    m = report.metrics
+    assert len(report.model.estimators_) == 4
+    assert all(e.tree_.max_depth <= 4 for e in report.model.estimators_)
+    assert m["accuracy"] > 0.9 and 0 < m["recall"] <= 1 and m["eta_bound"] >= 1
+    assert m["tp"] + m["fp"] + m["tn"] + m["fn"] == m["test_rows"]
+    path = export_forest(report, tmp_path / "forest.json")
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "slacknet-forest/1" and doc["features"] == ["queue_len", "occupancy"]
+    # The simulator loads it and Credence runs with it.
+    sc = slacknet.Scenario.from_toml_text(
+        HEAVY + '\n', tmp_path
+    ).model_copy()
+    sc = sc.model_copy(update={"switch": sc.switch.model_copy(update={"admission": slacknet.Credence(oracle=slacknet.ForestOracle(path=str(path)))})})
+    res = slacknet.run(sc)
+    assert res.summary["finished_flows"] == res.summary["num_flows"]
+    assert res.switches["credence_oracle_accepts"].sum() + res.switches["credence_oracle_drops"].sum() > 0
+
+
+def test_rare_positives_warn() -> None:
+    quiet = pd.DataFrame(
+        {"switch": 0, "queue": 0, "queue_len": range(1000), "occupancy": range(1000), "dropped": False}
+    )
+    quiet.loc[0, "dropped"] = True
+    with pytest.warns(RarePositivesWarning, match="too few"):
+        train(quiet)
+
+
+def test_eta_bound_matches_theorem_2() -> None:
+    assert eta_bound(tp=0, fp=0, tn=100, fn=0, num_queues=8) == 1.0
+    assert eta_bound(tp=5, fp=10, tn=100, fn=0, num_queues=8) == pytest.approx(110 / 100)
+    assert eta_bound(tp=5, fp=0, tn=100, fn=2, num_queues=8) == pytest.approx(100 / 86)
+    assert eta_bound(tp=0, fp=0, tn=10, fn=5, num_queues=8) == float("inf")
+
+
+def test_cli_trace_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scen = tmp_path / "heavy.toml"
+    scen.write_text(HEAVY)
+    assert main(["credence", "trace", str(scen), "--out", str(tmp_path / "t.parquet")]) == 0
+    assert main(["credence", "train", str(tmp_path / "t.parquet"), "--out", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert "precision" in out and "eta bound" in out and (tmp_path / "m.json").is_file()
+    assert main(["credence", "train", str(tmp_path / "missing.parquet"), "--out", str(tmp_path / "x.json")]) == 2
