@@ -11,7 +11,14 @@ import slacknet
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.toml"))
 #: Every committed scenario file: examples and experiment specs.
-SCENARIO_FILES = EXAMPLES + sorted((REPO / "experiments").glob("**/*.toml"))
+#: Every committed scenario (sweep files, which name a `base` scenario and axes, are not).
+SCENARIO_FILES = EXAMPLES + sorted(
+    p for p in (REPO / "experiments").glob("**/*.toml") if "[[axis]]" not in p.read_text(encoding="utf-8")
+)
+#: Every committed sweep file.
+SWEEP_FILES = sorted(
+    p for p in (REPO / "experiments").glob("**/*.toml") if "[[axis]]" in p.read_text(encoding="utf-8")
+)
 
 #: 8 hosts, random (seeded) Poisson traffic and one incast workload: exercises every table.
 TINY_TOML = """

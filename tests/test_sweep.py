@@ -109,3 +109,9 @@ def test_cli_sweep_prints_a_table(sweep_file: Path, tmp_path: Path, capsys: pyte
 def test_cli_sweep_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", str(tmp_path / "nope.toml")]) == 2
     assert "no such sweep file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", __import__("tests.conftest", fromlist=["SWEEP_FILES"]).SWEEP_FILES, ids=lambda p: p.name)
+def test_committed_sweeps_expand_into_valid_scenarios(path: Path) -> None:
+    runs = expand(load_sweep(path))
+    assert runs and all(r.scenario.topology is not None for r in runs)

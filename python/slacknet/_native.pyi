@@ -14,6 +14,7 @@ __all__ = [
     "resolve_json",
     "default_scenario_toml",
     "profile_defaults",
+    "credence_figure14",
     "version",
 ]
 
@@ -51,6 +52,10 @@ def profile_defaults(name: str) -> str:
     """The defaults a model profile (``"default"``, ``"ns3_compat"``) applies beneath a
     scenario's own keys, as JSON (a partial scenario). Raises :class:`SpecError` for an unknown
     name."""
+
+def credence_figure14(seed: int | None = None) -> list[tuple[float, float, float]]:
+    """Credence's Figure 14 in the discrete-time model of Appendix A: ``(flip probability,
+    LQD/Credence throughput ratio, LQD/DT ratio)`` for flip probabilities 0, 0.1, ..., 1."""
 
 def version() -> str:
     """Version of the native extension."""

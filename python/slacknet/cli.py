@@ -8,6 +8,7 @@
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
+    slacknet reproduce credence [--full] [--only fig6,...]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -117,6 +118,20 @@ def _build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--features", default="queue_len,occupancy",
                     help="comma-separated features (default: queue_len,occupancy, the paper's)")
     tr.add_argument("--seed", type=int, default=1, help="seed of the split and the forest")
+
+    rp = sub.add_parser("reproduce", help="reproduce a reference paper's evaluation")
+    rps = rp.add_subparsers(dest="paper", metavar="PAPER", required=True)
+    rc = rps.add_parser(
+        "credence",
+        help="Credence (NSDI'24): Figure 14 and the packet-level Figures 6, 7, 9 and 10",
+        description="Reproduce Credence's evaluation: Figure 14 in the discrete-time model, and "
+        "Figures 6, 7, 9 and 10 (p95 slowdowns and p99.99 buffer occupancy for DT, ABM, LQD and "
+        "Credence) on a reduced leaf-spine, or the paper's 256 servers with --full.",
+    )
+    rc.add_argument("--full", action="store_true", help="the paper's scale (256 servers; long)")
+    rc.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/credence[-full])")
+    rc.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
+    rc.add_argument("--only", metavar="FIGS", help="comma-separated subset of fig6,fig7,fig9,fig10")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -285,6 +300,20 @@ def _cmd_credence(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import reproduce_credence, render_credence
+
+    out = Path(args.out) if args.out else Path("results") / "reproduce" / ("credence-full" if args.full else "credence")
+    only = [f.strip() for f in args.only.split(",")] if args.only else None
+    report = reproduce_credence(
+        out, full=args.full, jobs=args.jobs, only=only,
+        on_done=lambda name: print(f"  {name} done", file=sys.stderr),
+    )
+    print(render_credence(report))
+    print(f"results: {out} (CSV and PNG per figure)")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -333,6 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _cmd_compare,
         "sweep": _cmd_sweep,
         "credence": _cmd_credence,
+        "reproduce": _cmd_reproduce,
     }
     source = getattr(args, "scenario", None) or getattr(args, "sweep", None) or getattr(args, "results", None)
     try:

@@ -270,10 +270,12 @@ class SwitchSpec(_Model):
 
 
 class HostSpec(_Model):
-    """Host NIC queue: byte cap and ECN threshold (absent: unbounded, no marking)."""
+    """Host NIC queue: byte cap (absent: unbounded), ECN threshold (absent: the switches'
+    first-queue threshold) and whether NICs mark at all (default yes)."""
 
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
+    ecn_marking: bool = True
 
 
 class TransportSpec(_Model):

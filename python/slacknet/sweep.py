@@ -8,6 +8,7 @@ A sweep is data (a TOML file), not code::
 
     [[axis]]
     key = "switch.admission"    # a dotted key of the scenario; list items as workload[0]
+                                # (or a list of keys that all take each value)
     values = [{ policy = "dynamic_thresholds" }, { policy = "lqd" }]
     labels = ["DT", "LQD"]      # optional names for the values
 
@@ -52,7 +53,8 @@ _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 class Axis:
     """One dimension of a sweep: a scenario key and the values it takes."""
 
-    key: str
+    key: str | tuple[str, ...]
+    """A dotted key, or several that all take each value (e.g. every link delay)."""
     values: list[Any]
     labels: list[str] | None = None
 
@@ -64,9 +66,14 @@ class Axis:
         return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v)
 
     @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key this axis sets."""
+        return (self.key,) if isinstance(self.key, str) else self.key
+
+    @property
     def column(self) -> str:
-        """Column name of this axis in the sweep table (the key's last part)."""
-        return re.sub(r"\[(\d+)\]", r"\1", self.key.split(".")[-1])
+        """Column name of this axis in the sweep table (the first key's last part)."""
+        return re.sub(r"\[(\d+)\]", r"\1", self.keys[0].split(".")[-1])
 
 
 @dataclass
@@ -89,6 +96,15 @@ class SweepRun:
     values: dict[str, Any]
     seed: int
     scenario: Scenario
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """Axis columns of the sweep table: the value itself for plain numbers and strings
+        without labels, else the label."""
+        return {
+            k: v if isinstance(v, (int, float, str)) and not isinstance(v, bool) and self.labels[k] == str(v) else self.labels[k]
+            for k, v in self.values.items()
+        }
 
 
 def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
@@ -140,7 +156,8 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
         labels = a.get("labels")
         if labels is not None and len(labels) != len(a["values"]):
             raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
-        axes.append(Axis(str(a["key"]), list(a["values"]), None if labels is None else [str(x) for x in labels]))
+        key = tuple(str(k) for k in a["key"]) if isinstance(a["key"], list) else str(a["key"])
+        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels]))
     seeds = [int(s) for s in raw.get("seeds", [base.seed])]
     return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds)
 
@@ -154,7 +171,8 @@ def expand(sweep: Sweep) -> list[SweepRun]:
             tree = copy.deepcopy(base)
             labels, values = {}, {}
             for a, i in zip(sweep.axes, combo):
-                set_key(tree, a.key, a.values[i])
+                for k in a.keys:
+                    set_key(tree, k, a.values[i])
                 labels[a.column] = a.label(i)
                 values[a.column] = a.values[i]
             tree["seed"] = seed
@@ -232,7 +250,7 @@ def run_sweep(
         for run, metrics in zip(runs, results):
             if on_done is not None:
                 on_done(run, metrics)
-            rows.append({"variant": run.variant, **run.labels, "seed": run.seed, **metrics})
+            rows.append({"variant": run.variant, **run.columns, "seed": run.seed, **metrics})
     finally:
         if jobs > 1:
             pool.shutdown(cancel_futures=True)

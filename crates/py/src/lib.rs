@@ -135,6 +135,19 @@ fn profile_defaults(py: Python<'_>, name: &str) -> PyResult<String> {
     Ok(sim::spec::profile_defaults(profile).to_string())
 }
 
+/// Credence Figure 14 in the discrete-time model of Appendix A (see
+/// `sim::credence::dtmodel::Figure14` for the setup): a list of `(flip probability,
+/// LQD/Credence throughput ratio, LQD/DT ratio)`.
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn credence_figure14(py: Python<'_>, seed: Option<u64>) -> Vec<(f64, f64, f64)> {
+    let mut cfg = sim::credence::dtmodel::Figure14::default();
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    py.detach(move || sim::credence::dtmodel::figure14(&cfg))
+}
+
 /// Version of the native extension (the Cargo package version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -525,5 +538,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_scenario_toml, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(profile_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(credence_figure14, m)?)?;
     Ok(())
 }

@@ -401,16 +401,33 @@ impl PartialEq for LoadedForest {
     }
 }
 
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec { nic_buffer_bytes: None, ecn_threshold_bytes: None, ecn_marking: true }
+    }
+}
+
 /// Host NIC model.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// Byte cap of the NIC queue. Absent: unbounded (transports are window-limited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_buffer_bytes: Option<u64>,
-    /// ECN marking threshold at the NIC queue (as ns-3's RED on host devices). Absent: none.
+    /// ECN marking threshold at the NIC queue. Absent: the threshold of the switches' first
+    /// queue (`switch.queues[0].ecn_threshold_bytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold_bytes: Option<u64>,
+    /// Whether NICs mark ECN at all. Default `true`: a sender whose own NIC is its bottleneck
+    /// (one long flow at line rate) sees its queue there, as DCTCP hosts do with a marking qdisc;
+    /// without it, the window of such a flow grows without bound and every other flow of the
+    /// host waits behind it in the NIC's FIFO.
+    #[serde(default = "yes")]
+    pub ecn_marking: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The transport every flow uses, with its knobs. Defaults mirror `proto::TcpConfig::default`.

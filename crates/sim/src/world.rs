@@ -276,8 +276,9 @@ impl Simulation {
             .iter()
             .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
             .collect();
+        let nic_k = spec.host.ecn_threshold_bytes.or(spec.switch.queues[0].ecn_threshold_bytes);
         let nic_conf = vec![QueueConf {
-            ecn_threshold: spec.host.ecn_threshold_bytes,
+            ecn_threshold: nic_k.filter(|_| spec.host.ecn_marking),
             cap: spec.host.nic_buffer_bytes,
             dt_alpha: 1.0,
         }];

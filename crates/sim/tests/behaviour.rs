@@ -346,3 +346,21 @@ fn decision_trace_labels_every_switch_arrival_with_its_fate() {
     // Time runs forward within each switch.
     assert!(rows.windows(2).all(|w| w[0].time_ps <= w[1].time_ps));
 }
+
+#[test]
+fn nic_marking_keeps_a_hosts_short_flows_out_of_its_long_flows_queue() {
+    // Host 0 sends one long flow at line rate (its NIC is the bottleneck) and, 2 ms in, a short
+    // one. With NIC marking the long flow's window stays near K at the NIC; without it the
+    // window grows without bound and the short flow waits behind it in the NIC's FIFO.
+    let flows = "[[workload]]\nkind = \"flows\"\nflows = [\n\
+                 { src = 0, dst = 5, size_bytes = 20000000 },\n\
+                 { src = 0, dst = 6, size_bytes = 10000, start_ns = 2000000 },\n]\n";
+    let on = run_toml(&format!("{LEAF_SPINE}\n{flows}"));
+    let off = run_toml(&format!("{LEAF_SPINE}\n[host]\necn_marking = false\n{flows}"));
+    let short = |o: &Output| o.records.iter().find(|r| r.size_bytes == 10_000).unwrap().slowdown;
+    assert!(short(&on) < 10.0, "with NIC marking: {}", short(&on));
+    assert!(short(&off) > 3.0 * short(&on), "without: {} vs {}", short(&off), short(&on));
+    // The long flow still runs at line rate either way.
+    let long = |o: &Output| o.records.iter().find(|r| r.size_bytes == 20_000_000).unwrap().slowdown;
+    assert!(long(&on) < 1.05, "{}", long(&on));
+}
