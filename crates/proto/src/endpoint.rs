@@ -2,7 +2,7 @@
 //! dispatched with a `match` (no vtable on the hot path).
 
 use units::{Bytes, Time};
-use wire::SegmentRepr;
+use wire::{IntStack, SegmentRepr};
 
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
@@ -96,6 +96,38 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.handle_segment(now, seg),
             Endpoint::UdpTx(_) => {} // a pure source ignores anything it is sent
             Endpoint::UdpRx(r) => r.handle_segment(now, seg),
+        }
+    }
+
+    /// Input: a segment arrived at `now` carrying in-band telemetry (`int`): the hops of a
+    /// data segment (receiver side) or the stack the receiver echoed in an ACK (sender side).
+    /// Transports that do not use telemetry ignore it.
+    #[inline]
+    pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
+        match self {
+            Endpoint::Tcp(c) => c.handle_segment_int(now, seg, int),
+            Endpoint::UdpTx(_) => {}
+            Endpoint::UdpRx(r) => r.handle_segment(now, seg),
+        }
+    }
+
+    /// Output: the telemetry stack to attach to the segment just returned by `poll_transmit`
+    /// (a receiver echoes the stack of the data segment it acknowledges), if the transport
+    /// uses telemetry. Call once after each `poll_transmit` that returned a segment.
+    #[inline]
+    pub fn take_echo_int(&mut self) -> Option<IntStack> {
+        match self {
+            Endpoint::Tcp(c) => c.take_echo_int(),
+            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) => None,
+        }
+    }
+
+    /// Whether data segments of this transport should collect in-band telemetry.
+    #[inline]
+    pub fn wants_int(&self) -> bool {
+        match self {
+            Endpoint::Tcp(c) => c.wants_int(),
+            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) => false,
         }
     }
 

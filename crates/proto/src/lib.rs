@@ -34,4 +34,4 @@ mod tests;
 pub use endpoint::{Endpoint, Event, Stats, TransportConfig};
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
-pub use wire::{Ecn, Flags, SegmentRepr};
+pub use wire::{Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};

@@ -185,6 +185,26 @@ impl Conn {
         }
     }
 
+    /// Input: a segment with in-band telemetry (see `Endpoint::handle_segment_int`).
+    #[inline]
+    pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&wire::IntStack>) {
+        let _ = int;
+        self.handle_segment(now, seg)
+    }
+
+    /// Output: the telemetry to attach to the segment just polled (see
+    /// `Endpoint::take_echo_int`).
+    #[inline]
+    pub fn take_echo_int(&mut self) -> Option<wire::IntStack> {
+        None
+    }
+
+    /// Whether this connection's data segments should collect in-band telemetry.
+    #[inline]
+    pub fn wants_int(&self) -> bool {
+        false
+    }
+
     /// Input: time passed. Fires the timers whose deadline is `<= now`; otherwise a no-op.
     #[inline]
     pub fn handle_timeout(&mut self, now: Time) {

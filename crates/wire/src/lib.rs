@@ -206,6 +206,51 @@ impl SegmentRepr {
     }
 }
 
+/// Most hops an in-band telemetry stack records (a 3-tier fat-tree path has 6 links).
+pub const MAX_INT_HOPS: usize = 8;
+
+/// In-band network telemetry written by one switch egress port into a data packet, as HPCC
+/// and PowerTCP use it: the port's queue, its cumulative transmitted bytes, the time and the
+/// line rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IntHop {
+    /// Bytes queued at the egress port when the packet left it.
+    pub qlen_bytes: u64,
+    /// Bytes the port has transmitted since the start of the run (cumulative).
+    pub tx_bytes: u64,
+    /// When the packet left the port, picoseconds.
+    pub ts_ps: u64,
+    /// The port's line rate, bits per second.
+    pub rate_bps: u64,
+}
+
+/// The telemetry of every hop a data packet crossed, in path order. The receiver echoes the
+/// stack of a data packet in the ACK it sends for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IntStack {
+    /// Hops `0..len` are valid.
+    pub hops: [IntHop; MAX_INT_HOPS],
+    /// Number of valid hops.
+    pub len: u8,
+}
+
+impl IntStack {
+    /// Append a hop; a full stack keeps its first [`MAX_INT_HOPS`] hops.
+    #[inline]
+    pub fn push(&mut self, hop: IntHop) {
+        if (self.len as usize) < MAX_INT_HOPS {
+            self.hops[self.len as usize] = hop;
+            self.len += 1;
+        }
+    }
+
+    /// The valid hops.
+    #[inline]
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.len as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +278,17 @@ mod tests {
             ts_ps: 9,
             ts_echo_ps: 4,
         }
+    }
+
+    #[test]
+    fn int_stack_keeps_the_first_hops() {
+        let mut s = IntStack::default();
+        for i in 0..(MAX_INT_HOPS as u64 + 2) {
+            s.push(IntHop { qlen_bytes: i, ..IntHop::default() });
+        }
+        assert_eq!(s.hops().len(), MAX_INT_HOPS);
+        assert_eq!(s.hops()[0].qlen_bytes, 0);
+        assert_eq!(s.hops()[MAX_INT_HOPS - 1].qlen_bytes, MAX_INT_HOPS as u64 - 1);
     }
 
     #[test]
