@@ -19,9 +19,15 @@ pub struct Packet {
     pub to_receiver: bool,
     /// Links crossed so far.
     pub hops: u8,
+    /// Slot of this packet's in-band telemetry stack in the simulation's slab, or
+    /// [`Packet::NO_INT`] (every transport but PowerTCP).
+    pub int: u32,
 }
 
 impl Packet {
+    /// No telemetry stack.
+    pub const NO_INT: u32 = u32::MAX;
+
     /// The flow this packet belongs to.
     #[inline]
     pub fn flow(&self) -> u32 {

@@ -217,6 +217,7 @@ mod tests {
             size,
             to_receiver: true,
             hops: 0,
+            int: Packet::NO_INT,
         }
     }
 

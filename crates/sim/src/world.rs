@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use proto::{CcKind, Endpoint, Event as EpEvent, TcpConfig, TransportConfig, UdpConfig};
+use proto::{CcKind, Endpoint, Event as EpEvent, IntHop, IntStack, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
 
 use crate::credence::features::{FeatureVector, Features};
@@ -161,6 +161,14 @@ pub struct Simulation {
     base_rtt: Dur,
     /// Per-packet admission records, when enabled (Credence's training data).
     trace: Option<Box<DecisionTrace>>,
+    /// Whether the transport asks for in-band telemetry (PowerTCP).
+    uses_int: bool,
+    /// Telemetry stacks of the packets in flight that carry one, by `Packet::int` slot.
+    int_slab: Vec<IntStack>,
+    /// Free slots of `int_slab`.
+    int_free: Vec<u32>,
+    /// Telemetry to attach to the segments of `txbuf`, by position.
+    int_txbuf: Vec<Option<IntStack>>,
 }
 
 /// One switch arrival of a decision trace: the features Credence's oracle sees (§3.4) and
@@ -360,6 +368,7 @@ impl Simulation {
             handshake: t.handshake && is_tcp,
             acked: is_tcp && spec.run.fct_at == FctAt::Sender,
         };
+        let uses_int = Endpoint::sender(&transport, 0, Bytes(1), Time::ZERO).wants_int();
         let mut sched = Sched::new();
         if let Some(f) = flows.first() {
             sched.at(f.start, Event::FlowStart);
@@ -399,6 +408,10 @@ impl Simulation {
             first_rtt_bytes: t.init_cwnd_pkts as u64 * t.mss_bytes as u64,
             base_rtt,
             trace: None,
+            uses_int,
+            int_slab: Vec::new(),
+            int_free: Vec::new(),
+            int_txbuf: Vec::new(),
             topo,
         })
     }
@@ -603,6 +616,7 @@ impl Simulation {
             if link.port.check_cap(q, size).is_err() {
                 self.nic_drops += 1;
                 self.bytes_dropped += size;
+                self.forget(&pkt);
                 return;
             }
             if link.port.enqueue(q, pkt) {
@@ -616,6 +630,7 @@ impl Simulation {
                 sw.stats.drops_queue_cap += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
+                self.forget(&pkt);
                 return;
             }
             let now = self.sched.now();
@@ -635,6 +650,7 @@ impl Simulation {
                 sw.stats.drops_admission += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
+                self.forget(&pkt);
                 return;
             }
             // INVARIANT: the shared buffer never holds more than its size (after push-out).
@@ -689,6 +705,9 @@ impl Simulation {
                 let row = t.pending[s][victim].pop_back().expect("a traced packet per queued packet");
                 t.rows[row as usize].dropped = true;
             }
+            if pkt.int != Packet::NO_INT {
+                self.int_free.push(pkt.int);
+            }
             sw.stats.drops_pushout += 1;
             sw.stats.pushed_out_bytes += size;
             sw.stats.dropped_bytes += size;
@@ -722,6 +741,15 @@ impl Simulation {
         self.hops += 1;
         link.tx_packets += 1;
         link.tx_bytes += size;
+        if pkt.int != Packet::NO_INT && pkt.to_receiver && link.switch != NO_SWITCH {
+            // HPCC/PowerTCP INT: written as the packet leaves the egress port.
+            self.int_slab[pkt.int as usize].push(IntHop {
+                qlen_bytes: link.port.total_bytes(),
+                tx_bytes: link.tx_bytes,
+                ts_ps: now.ps(),
+                rate_bps: link.rate.get(),
+            });
+        }
         let at = end + link.delay;
         link.wire.push_back((at, pkt));
         link.wire_bytes += size;
@@ -738,10 +766,11 @@ impl Simulation {
     fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
         let f = pkt.seg.conn as usize;
-        let rt = &mut self.rt[f];
-        if rt.released {
+        if self.rt[f].released {
+            self.forget(&pkt);
             return; // a late duplicate for a finished flow
         }
+        let rt = &mut self.rt[f];
         let now = self.sched.now();
         let side = if pkt.to_receiver { 1 } else { 0 };
         let ep = if side == 1 {
@@ -750,11 +779,42 @@ impl Simulation {
         } else {
             match rt.sender.as_mut() {
                 Some(s) => s,
-                None => return,
+                None => {
+                    self.forget(&pkt);
+                    return;
+                }
             }
         };
-        ep.handle_segment(now, &pkt.seg);
+        if pkt.int == Packet::NO_INT {
+            ep.handle_segment(now, &pkt.seg);
+        } else {
+            let stack = self.int_slab[pkt.int as usize];
+            self.int_free.push(pkt.int);
+            ep.handle_segment_int(now, &pkt.seg, Some(&stack));
+        }
         self.flush(f, side);
+    }
+
+    /// Store a telemetry stack for a packet about to be sent; returns its slot.
+    fn int_alloc(&mut self, stack: IntStack) -> u32 {
+        match self.int_free.pop() {
+            Some(i) => {
+                self.int_slab[i as usize] = stack;
+                i
+            }
+            None => {
+                self.int_slab.push(stack);
+                (self.int_slab.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A packet left the network without being delivered: free its telemetry slot.
+    #[inline]
+    fn forget(&mut self, pkt: &Packet) {
+        if pkt.int != Packet::NO_INT {
+            self.int_free.push(pkt.int);
+        }
     }
 
     /// Drain an endpoint after an input: transmit, re-arm its timer, handle its events.
@@ -767,8 +827,17 @@ impl Simulation {
             self.txbuf = txbuf;
             return;
         };
+        let uses_int = self.uses_int;
+        let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
         while let Some(seg) = ep.poll_transmit(now) {
             txbuf.push(seg);
+            if uses_int {
+                // A receiver echoes the stack of the data it acknowledges; a sender's data
+                // segments start an empty stack that every switch egress appends to.
+                let echo = ep.take_echo_int();
+                let fresh = (side == 0 && seg.len > 0).then(IntStack::default);
+                int_txbuf.push(echo.or(fresh));
+            }
         }
         let deadline = ep.poll_timeout();
         let (mut measure, mut release) = (false, false);
@@ -802,18 +871,25 @@ impl Simulation {
         }
         let (host, dst) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
         let nic = self.routes.nic(NodeId(host));
-        for mut seg in txbuf.drain(..) {
+        for (i, mut seg) in txbuf.drain(..).enumerate() {
             seg.prio = spec.prio;
+            let int = match int_txbuf.get_mut(i).and_then(Option::take) {
+                Some(stack) => self.int_alloc(stack),
+                None => Packet::NO_INT,
+            };
             let pkt = Packet {
                 size: seg.len + self.header,
                 seg,
                 dst: NodeId(dst),
                 to_receiver: side == 0,
                 hops: 0,
+                int,
             };
             self.bytes_sent += pkt.size as u64;
             self.enqueue(nic, pkt);
         }
+        int_txbuf.clear();
+        self.int_txbuf = int_txbuf;
         self.txbuf = txbuf;
         if measure {
             let rt = &mut self.rt[f];
