@@ -1,5 +1,6 @@
 //! Congestion control: the [`CongestionControl`] contract and its implementations, one per
-//! file ([`NewReno`], [`Dctcp`]), dispatched through [`AnyCc`] (a `match`, no vtable).
+//! file ([`NewReno`], [`Dctcp`], [`PowerTcp`]), dispatched through [`AnyCc`] (a `match`, no
+//! vtable).
 //!
 //! Pipeline position: owned by a TCP sender ([`crate::tcp::Conn`]). The sender owns loss
 //! *detection* and retransmission (duplicate-ACK counting, RFC 6582's `recover`, the RTO
@@ -11,7 +12,9 @@
 //! # Call order per ACK (enforced by the sender)
 //! For every ACK that acknowledges new data or is a duplicate ACK:
 //! 1. [`CongestionControl::on_ecn`] (always; it returns whether the window was cut),
-//! 2. then at most one of: [`CongestionControl::on_ack`] (new data outside recovery, and not
+//! 2. [`CongestionControl::on_int`] if the ACK carried an echoed telemetry stack (only
+//!    controllers whose [`CongestionControl::wants_int`] is true ever get one),
+//! 3. then at most one of: [`CongestionControl::on_ack`] (new data outside recovery, and not
 //!    cut in step 1), [`CongestionControl::on_congestion_event`] (the duplicate ACK that
 //!    triggers fast retransmit), [`CongestionControl::on_recovery_dup_ack`],
 //!    [`CongestionControl::on_partial_ack`] or [`CongestionControl::on_recovery_exit`].
@@ -19,14 +22,17 @@
 //! Timer events call [`CongestionControl::on_rto`] or [`CongestionControl::on_syn_timeout`].
 
 use units::Time;
+use wire::IntStack;
 
 use crate::tcp::{CcKind, TcpConfig};
 
 mod dctcp;
 mod new_reno;
+mod power_tcp;
 
 pub use dctcp::Dctcp;
 pub use new_reno::NewReno;
+pub use power_tcp::PowerTcp;
 
 /// What one ACK told the sender, as seen by [`CongestionControl::on_ecn`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,6 +67,20 @@ pub trait CongestionControl {
     /// at most once per window to loss and ECN together). Returns whether it cut the window.
     fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool;
 
+    /// Whether the connection's data segments should collect in-band telemetry (INT) and
+    /// its ACKs echo it (PowerTCP). Default: no.
+    fn wants_int(&self) -> bool {
+        false
+    }
+
+    /// The ACK described by `ack` echoed the telemetry stack `int` of the data segment it
+    /// acknowledges; called right after [`CongestionControl::on_ecn`] for every new or
+    /// duplicate ACK that carries one. `may_update` is false while the sender is in loss
+    /// recovery (the window is then the loss response's). Default: ignore.
+    fn on_int(&mut self, now: Time, ack: &AckInfo, int: &IntStack, may_update: bool) {
+        let _ = (now, ack, int, may_update);
+    }
+
     /// `bytes_acked` new bytes were cumulatively acknowledged outside loss recovery: grow.
     fn on_ack(&mut self, now: Time, bytes_acked: u64);
 
@@ -93,10 +113,15 @@ pub enum AnyCc {
     NewReno(NewReno),
     /// DCTCP.
     Dctcp(Dctcp),
+    /// PowerTCP.
+    // PERF: boxed so that its telemetry state (a whole `IntStack`) does not grow the
+    // NewReno and DCTCP connections, which the simulator stores inline by the million.
+    PowerTcp(Box<PowerTcp>),
 }
 
 impl AnyCc {
-    /// The controller `cfg` asks for, with an initial window of `init_cwnd_pkts · mss`.
+    /// The controller `cfg` asks for, with an initial window of `init_cwnd_pkts · mss`
+    /// (PowerTCP: the host BDP, see [`PowerTcp`]).
     pub fn new(cfg: &TcpConfig) -> AnyCc {
         let mss = u64::from(cfg.mss);
         let init_cwnd = mss * u64::from(cfg.init_cwnd_pkts.max(1));
@@ -105,6 +130,9 @@ impl AnyCc {
             CcKind::Dctcp { g, init_alpha } => {
                 AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha))
             }
+            CcKind::PowerTcp { gamma, beta_bytes, base_rtt, host_rate } => AnyCc::PowerTcp(
+                Box::new(PowerTcp::new(mss, gamma, beta_bytes, base_rtt, host_rate)),
+            ),
         }
     }
 }
@@ -114,6 +142,7 @@ macro_rules! dispatch {
         match $self {
             AnyCc::NewReno($c) => $e,
             AnyCc::Dctcp($c) => $e,
+            AnyCc::PowerTcp($c) => $e,
         }
     };
 }
@@ -134,6 +163,14 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool {
         dispatch!(self, c => c.on_ecn(now, ack, may_cut))
+    }
+    #[inline]
+    fn wants_int(&self) -> bool {
+        dispatch!(self, c => c.wants_int())
+    }
+    #[inline]
+    fn on_int(&mut self, now: Time, ack: &AckInfo, int: &IntStack, may_update: bool) {
+        dispatch!(self, c => c.on_int(now, ack, int, may_update))
     }
     #[inline]
     fn on_ack(&mut self, now: Time, bytes_acked: u64) {

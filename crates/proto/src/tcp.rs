@@ -1,5 +1,5 @@
-//! TCP-like reliable transport (DCTCP or NewReno) as a sans-I/O state machine: [`Conn`],
-//! one side (sender or receiver) of a one-way transfer, and its [`TcpConfig`].
+//! TCP-like reliable transport (DCTCP, NewReno or PowerTCP) as a sans-I/O state machine:
+//! [`Conn`], one side (sender or receiver) of a one-way transfer, and its [`TcpConfig`].
 //!
 //! Pipeline position: wrapped by [`crate::Endpoint`]; driven by the simulator (virtual time)
 //! or the UDP driver (wall clock). Speaks [`SegmentRepr`], never bytes.
@@ -18,11 +18,14 @@
 //! - RTT samples come only from timestamps (RFC 7323 RTTM): the sender stamps `ts_ps = now`
 //!   on every segment and the receiver echoes per RFC 7323 §4.3 (see [`Conn`]).
 //!
+//! - PowerTCP's in-band telemetry travels beside the segments, not in them: the driver
+//!   collects it and hands it over (see "In-band telemetry" on [`Conn`]).
+//!
 //! Submodules: `sender` (windowed data, loss recovery, RTO), `receiver` (reassembly, ACK
-//! policy, DCTCP echo), `timer` (the timer table).
+//! policy, DCTCP and INT echo), `timer` (the timer table).
 
-use units::{Bytes, Dur, Time};
-use wire::SegmentRepr;
+use units::{Bps, Bytes, Dur, Time};
+use wire::{IntStack, SegmentRepr};
 
 use crate::cc::AnyCc;
 use crate::rtt::RttEstimator;
@@ -49,6 +52,40 @@ pub enum CcKind {
         /// Initial alpha (Linux uses 1.0: the first mark halves the window).
         init_alpha: f64,
     },
+    /// PowerTCP (Addanki et al. NSDI'22, Algorithm 1): data is sent Not-ECT and collects
+    /// in-band telemetry, the receiver echoes it, and the window follows the bottleneck's
+    /// normalized power. Loss handling is NewReno's. See [`crate::cc::PowerTcp`] and
+    /// [`CcKind::power_tcp_default`].
+    PowerTcp {
+        /// EWMA weight γ of the window update; the paper uses 0.9.
+        gamma: f64,
+        /// Additive increase β per update, in bytes.
+        beta_bytes: u64,
+        /// Base RTT τ: the smoothing horizon, and with `host_rate` the initial and maximum
+        /// window `host_rate·τ`.
+        base_rtt: Dur,
+        /// The sender's NIC rate.
+        host_rate: Bps,
+    },
+}
+
+impl CcKind {
+    /// The number of flows PowerTCP's default β expects to share a link
+    /// (`expected_flows` of the authors' Linux module).
+    pub const POWER_TCP_EXPECTED_FLOWS: u64 = 10;
+
+    /// PowerTCP with the paper's defaults for base RTT τ and NIC rate `host_rate`:
+    /// γ = 0.9 and β = `host_rate·τ / N` with N = [`CcKind::POWER_TCP_EXPECTED_FLOWS`] = 10
+    /// (the authors' Linux module; a link shared by N flows settles with a standing queue
+    /// of about N·β, i.e. one host BDP for the expected N).
+    pub fn power_tcp_default(base_rtt: Dur, host_rate: Bps) -> CcKind {
+        CcKind::PowerTcp {
+            gamma: 0.9,
+            beta_bytes: host_rate.bytes_in(base_rtt).get() / CcKind::POWER_TCP_EXPECTED_FLOWS,
+            base_rtt,
+            host_rate,
+        }
+    }
 }
 
 /// Delayed-ACK policy of a TCP receiver (RFC 1122 4.2.3.2 / RFC 5681 4.2).
@@ -107,9 +144,14 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
-    /// Whether data segments are sent ECN-capable.
+    /// Whether data segments are sent ECN-capable (DCTCP only).
     pub fn is_ecn_capable(&self) -> bool {
         matches!(self.cc, CcKind::Dctcp { .. })
+    }
+
+    /// Whether both sides use in-band telemetry (PowerTCP only).
+    pub fn uses_int(&self) -> bool {
+        matches!(self.cc, CcKind::PowerTcp { .. })
     }
 }
 
@@ -132,8 +174,8 @@ impl TcpConfig {
 ///   retransmitted on RTO with backoff; data starts when the SYN-ACK arrives, with
 ///   `init_cwnd_pkts` segments, or one segment if the SYN had to be retransmitted
 ///   (RFC 5681 §3.1). Without: data starts at the first `poll_transmit`.
-/// - Data segments carry `ACK`, `ecn = Ect0` (DCTCP) or `NotEct` (NewReno), `prio` from the
-///   config, `ts_ps = now`. Retransmissions are marked the same way.
+/// - Data segments carry `ACK`, `ecn = Ect0` (DCTCP) or `NotEct` (NewReno, PowerTCP), `prio`
+///   from the config, `ts_ps = now`. Retransmissions are marked the same way.
 /// - [`Event::Completed`] is emitted once, from the `handle_segment` whose ACK reaches
 ///   `size`; afterwards the sender transmits nothing and has no timer.
 ///
@@ -147,6 +189,29 @@ impl TcpConfig {
 /// - [`Event::ReceivedAll`] is emitted once, from the `handle_segment` after which every byte
 ///   up to the `FIN` segment's end has arrived. The receiver keeps acknowledging afterwards
 ///   (its last ACK may be lost) and never arms a timer except the delayed-ACK one.
+///
+/// # In-band telemetry (PowerTCP)
+/// [`Conn::wants_int`] is true for both sides of a PowerTCP connection and false otherwise.
+/// For such a connection the driver must:
+/// 1. make every *data* segment (payload > 0, the sender's, retransmissions included)
+///    collect an [`IntStack`] with one [`wire::IntHop`] per switch egress port it leaves, in
+///    path order: `qlen_bytes` = bytes left in that port's queue after the segment was
+///    dequeued, `tx_bytes` = the port's cumulative transmitted bytes including the segment,
+///    `ts_ps` = the dequeue time, `rate_bps` = the port's line rate (HPCC/PowerTCP INT);
+/// 2. hand the stack to the receiver with [`Conn::handle_segment_int`]
+///    (`Some(&stack)`, even if it has no hops);
+/// 3. after *every* [`Conn::poll_transmit`] that returned a segment, call
+///    [`Conn::take_echo_int`] and, if it returns a stack, carry it with that segment
+///    unchanged (the receiver's ACK echoes the stack of the data segment that triggered it);
+/// 4. deliver an ACK and its echoed stack to the sender with
+///    `handle_segment_int(now, ack, Some(&stack))`.
+///
+/// A receiver returns each data segment's stack from at most one ACK: the first ACK sent
+/// after the segment arrived (immediately, or the delayed ACK covering it). ACKs without a
+/// fresh stack (SYN-ACKs, a data segment that arrived without telemetry, or an ACK the
+/// driver failed to `take_echo_int` before the next `poll_transmit`) carry none. Segments
+/// handed over with plain [`Conn::handle_segment`] carry no telemetry. For NewReno and DCTCP
+/// the telemetry inputs are ignored and `take_echo_int` always returns `None`.
 #[derive(Debug)]
 pub struct Conn {
     side: Side,
@@ -179,30 +244,39 @@ impl Conn {
     /// Input: a segment from the peer arrived at `now`.
     #[inline]
     pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+        self.handle_segment_int(now, seg, None)
+    }
+
+    /// Input: a segment from the peer arrived at `now` with in-band telemetry `int`: the
+    /// hops a data segment crossed (receiver) or the stack an ACK echoes (sender). See
+    /// "In-band telemetry" above; `None` is the same as [`Conn::handle_segment`].
+    #[inline]
+    pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         match &mut self.side {
-            Side::Tx(s) => s.handle_segment(now, seg),
-            Side::Rx(r) => r.handle_segment(now, seg),
+            Side::Tx(s) => s.handle_segment(now, seg, int),
+            Side::Rx(r) => r.handle_segment(now, seg, int),
         }
     }
 
-    /// Input: a segment with in-band telemetry (see `Endpoint::handle_segment_int`).
+    /// Output: the telemetry stack to carry with the segment the last
+    /// [`Conn::poll_transmit`] returned, if any (a receiver's echo; a sender never has one).
+    /// Returns a stack at most once.
     #[inline]
-    pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&wire::IntStack>) {
-        let _ = int;
-        self.handle_segment(now, seg)
+    pub fn take_echo_int(&mut self) -> Option<IntStack> {
+        match &mut self.side {
+            Side::Tx(_) => None,
+            Side::Rx(r) => r.take_echo_int(),
+        }
     }
 
-    /// Output: the telemetry to attach to the segment just polled (see
-    /// `Endpoint::take_echo_int`).
-    #[inline]
-    pub fn take_echo_int(&mut self) -> Option<wire::IntStack> {
-        None
-    }
-
-    /// Whether this connection's data segments should collect in-band telemetry.
+    /// Whether this connection uses in-band telemetry (both sides of a PowerTCP
+    /// connection): its data segments must collect it and its ACKs carry the echo.
     #[inline]
     pub fn wants_int(&self) -> bool {
-        false
+        match &self.side {
+            Side::Tx(s) => s.wants_int(),
+            Side::Rx(r) => r.wants_int(),
+        }
     }
 
     /// Input: time passed. Fires the timers whose deadline is `<= now`; otherwise a no-op.

@@ -690,3 +690,29 @@ fn handle_segment_never_panics_on_arbitrary_segments() {
         }
     }
 }
+
+#[test]
+fn scratch_powertcp() {
+    for (host_g, beta_div, dack) in [(10u64, 10u64, false), (40, 10, false), (40, 40, false), (40, 400, false), (10, 100, false), (10, 10, true), (40, 40, true)] {
+        let size = 20_000 * MSS;
+        let p0 = pair(tcp(CcKind::NewReno), 1, 0);
+        let tau = (p0.latency + p0.tx(0)) + p0.latency + p0.tx(MSS);
+        let host = Bps::from_gbps(host_g);
+        let cc = CcKind::PowerTcp { gamma: 0.9, beta_bytes: host.bytes_in(tau).get() / beta_div, base_rtt: tau, host_rate: host };
+        let mut cfg = tcp(cc);
+        if dack { cfg.delayed_ack = Some(DelayedAck { count: 2, timeout: Dur::from_us(50) }); }
+        let mut p = pair(cfg, size, 0);
+        assert!(p.drive());
+        let data = p.data();
+        let half = &data[data.len()/2..];
+        let qs: Vec<u64> = half.iter().map(|e| e.int.unwrap().hops()[0].qlen_bytes).collect();
+        let qmean = qs.iter().sum::<u64>() as f64 / qs.len() as f64;
+        let qmax = qs.iter().max().unwrap();
+        let cw: Vec<u64> = p.snaps[p.snaps.len()/2..].iter().map(|s| s.stats.cwnd).collect();
+        let ideal = p.tx(MSS) * 20_000;
+        println!("host {host_g} beta/{beta_div} (beta {}) dack {dack}: util {:.4} qmean {:.0} qmax {} cwnd min {} max {} mean {:.0}",
+            host.bytes_in(tau).get() / beta_div,
+            ideal.ps() as f64 / p.completed_at().unwrap().ps() as f64, qmean, qmax,
+            cw.iter().min().unwrap(), cw.iter().max().unwrap(), cw.iter().sum::<u64>() as f64 / cw.len() as f64);
+    }
+}

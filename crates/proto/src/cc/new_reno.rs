@@ -38,6 +38,13 @@ impl NewReno {
         self.ca_acked = 0;
     }
 
+    /// Set `cwnd` (at least one SMSS) and leave `ssthresh` alone: a controller that computes
+    /// its window from feedback (PowerTCP) rather than growing it per ACK.
+    pub(crate) fn set_window(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss);
+        self.ca_acked = 0;
+    }
+
     /// RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS).
     fn half_flight(&self, flight: u64) -> u64 {
         (flight / 2).max(2 * self.mss)

@@ -1,6 +1,7 @@
 //! The receiving side of a TCP transfer: SYN-ACK, in- and out-of-order reassembly (as byte
 //! ranges; payload is abstract), cumulative ACKs with RFC 7323 timestamp echo, optional
-//! delayed ACKs, and DCTCP's per-packet ECN echo (SIGCOMM'10 §3.1 point 2).
+//! delayed ACKs, DCTCP's per-packet ECN echo (SIGCOMM'10 §3.1 point 2) and PowerTCP's
+//! telemetry echo.
 //!
 //! ACK policy:
 //! - Without delayed ACK, every data segment is acknowledged at once, with ECE equal to that
@@ -16,12 +17,17 @@
 //!   advanced `rcv_nxt`, or the first of a delayed pair), an ACK after a hole is filled
 //!   echoes the retransmission, and a duplicate ACK for out-of-order data echoes the last
 //!   in-order segment.
+//! - Telemetry echo (PowerTCP, NSDI'22 §3: "the receiver echoes the INT header in the ACK"):
+//!   the stack of the last data segment received is *fresh* until an ACK takes it; each
+//!   queued ACK takes the fresh stack if there is one (so it echoes the segment that
+//!   triggered it, or the last one a delayed ACK covers), and `take_echo_int` hands it out
+//!   once, for the ACK the last `poll_transmit` returned. SYN-ACKs echo nothing.
 //!
 //! INVARIANT: `ooo` is sorted, disjoint, non-adjacent and every range starts above
 //! `rcv_nxt`; `bytes_received` = `rcv_nxt` + the total length of `ooo`.
 
 use units::Time;
-use wire::{Ecn, Flags, SegmentRepr};
+use wire::{Ecn, Flags, IntStack, SegmentRepr};
 
 use super::timer::{Timer, TimerTable};
 use super::{DelayedAck, TcpConfig};
@@ -70,6 +76,34 @@ impl AckQueue {
     }
 }
 
+/// PowerTCP's telemetry echo state. Boxed in the receiver, so that receivers of other
+/// controllers do not carry three stacks.
+#[derive(Clone, Copy, Debug, Default)]
+struct IntEcho {
+    /// Stack of the last data segment received, until an ACK takes it.
+    fresh: Option<IntStack>,
+    /// The stacks of the ACKs in `Receiver::acks`, slot for slot.
+    queued: [Option<IntStack>; 2],
+    /// Stack of the ACK the last `poll_transmit` returned, until `take_echo_int`.
+    out: Option<IntStack>,
+}
+
+impl IntEcho {
+    /// Mirror of [`AckQueue::push`] for a queue that held `len` ACKs: on overflow the newer
+    /// ACK replaces the last one, and so does its stack.
+    fn push(&mut self, len: u8, int: Option<IntStack>) {
+        let i = (len as usize).min(self.queued.len() - 1);
+        self.queued[i] = int;
+    }
+
+    /// Mirror of [`AckQueue::pop`] (called only when it returned an ACK).
+    fn pop(&mut self) -> Option<IntStack> {
+        let int = self.queued[0].take();
+        self.queued[0] = self.queued[1].take();
+        int
+    }
+}
+
 #[derive(Debug)]
 pub(super) struct Receiver {
     conn: u32,
@@ -92,6 +126,8 @@ pub(super) struct Receiver {
     /// In-order segments received since the last ACK (delayed ACK).
     num_unacked: u32,
     acks: AckQueue,
+    /// `Some` iff the connection uses telemetry (PowerTCP).
+    echo: Option<Box<IntEcho>>,
     timers: TimerTable,
     event: Option<Event>,
     stats: Stats,
@@ -113,6 +149,7 @@ impl Receiver {
             ce_state: false,
             num_unacked: 0,
             acks: AckQueue::default(),
+            echo: cfg.uses_int().then(Box::default),
             timers: TimerTable::default(),
             event: None,
             stats: Stats::default(),
@@ -134,8 +171,21 @@ impl Receiver {
         self.event.take()
     }
 
+    #[inline]
+    pub(super) fn wants_int(&self) -> bool {
+        self.echo.is_some()
+    }
+
+    #[inline]
+    pub(super) fn take_echo_int(&mut self) -> Option<IntStack> {
+        self.echo.as_deref_mut()?.out.take()
+    }
+
     pub(super) fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
         let a = self.acks.pop()?;
+        if let Some(e) = self.echo.as_deref_mut() {
+            e.out = e.pop();
+        }
         Some(SegmentRepr {
             conn: self.conn,
             seq: 0,
@@ -155,36 +205,51 @@ impl Receiver {
         }
     }
 
+    /// Queue `a`; an ACK of data takes the fresh telemetry stack, if any.
+    fn queue_ack(&mut self, a: PendingAck, is_data_ack: bool) {
+        if let Some(e) = self.echo.as_deref_mut() {
+            let int = if is_data_ack { e.fresh.take() } else { None };
+            e.push(self.acks.len, int);
+        }
+        self.acks.push(a);
+    }
+
     /// Queue a cumulative ACK for everything received so far.
     fn send_ack(&mut self, ece: bool) {
         let mut flags = Flags::ACK;
         if ece && self.is_ecn_capable {
             flags = flags.with(Flags::ECE);
         }
-        self.acks.push(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags });
+        self.queue_ack(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags }, true);
         self.last_ack_sent = self.rcv_nxt;
         self.num_unacked = 0;
         self.timers.stop(Timer::DelayedAck);
     }
 
-    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+    /// A segment arrived, with the telemetry it collected if any.
+    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         if seg.conn != self.conn {
             return;
         }
         if seg.flags.contains(Flags::SYN) {
             // Reply SYN-ACK to every SYN: a duplicate SYN means our SYN-ACK was lost.
             self.ts_recent = self.ts_recent.max(seg.ts_ps);
-            self.acks.push(PendingAck {
+            let synack = PendingAck {
                 ack: self.rcv_nxt,
                 ts_echo_ps: seg.ts_ps,
                 flags: Flags::SYN.with(Flags::ACK),
-            });
+            };
+            self.queue_ack(synack, false);
             return;
         }
         // Segments without payload (none in a one-way transfer) need no acknowledgment.
         let Some(end) = seg.seq.checked_add(u64::from(seg.len)) else { return };
         if seg.len == 0 {
             return;
+        }
+        if let Some(e) = self.echo.as_deref_mut() {
+            // The newest data segment's stack is the one the next ACK echoes.
+            e.fresh = int.copied();
         }
         let is_ce = seg.ecn == Ecn::Ce;
         if is_ce {

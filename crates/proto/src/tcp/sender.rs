@@ -1,6 +1,7 @@
 //! The sending side of a TCP transfer: optional SYN, windowed data, NewReno loss recovery
 //! (RFC 5681, RFC 6582), the RFC 6298 retransmission timer with go-back-N, and the
-//! congestion controller's callbacks (DCTCP or NewReno).
+//! congestion controller's callbacks (DCTCP, NewReno or PowerTCP, which also gets the
+//! telemetry stack each ACK echoes).
 //!
 //! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
 //! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
@@ -10,7 +11,7 @@
 //! highest byte ever sent.
 
 use units::{Dur, Time};
-use wire::{Ecn, Flags, SegmentRepr};
+use wire::{Ecn, Flags, IntStack, SegmentRepr};
 
 use super::timer::{Timer, TimerTable};
 use super::TcpConfig;
@@ -101,6 +102,12 @@ impl Sender {
 
     pub(super) fn rtt(&self) -> &RttEstimator {
         &self.rtt
+    }
+
+    /// Whether the controller uses in-band telemetry (PowerTCP).
+    #[inline]
+    pub(super) fn wants_int(&self) -> bool {
+        self.cc.wants_int()
     }
 
     #[cfg(test)]
@@ -210,7 +217,8 @@ impl Sender {
         }
     }
 
-    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
+    /// An ACK (or SYN-ACK) arrived, with the telemetry stack it echoes if any.
+    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         if seg.conn != self.conn || !seg.flags.contains(Flags::ACK) {
             return;
         }
@@ -225,7 +233,7 @@ impl Sender {
             State::Established => {
                 // A duplicate SYN-ACK (our SYN was retransmitted) carries no news.
                 if !seg.flags.contains(Flags::SYN) {
-                    self.on_ack(now, seg);
+                    self.on_ack(now, seg, int);
                 }
             }
         }
@@ -250,7 +258,7 @@ impl Sender {
         self.rtt.on_sample(now.saturating_since(Time(seg.ts_echo_ps)));
     }
 
-    fn on_ack(&mut self, now: Time, seg: &SegmentRepr) {
+    fn on_ack(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         let ack = seg.ack;
         // RFC 5681 / RFC 793: an ACK for data never sent is ignored.
         if ack > self.snd_max {
@@ -258,16 +266,18 @@ impl Sender {
         }
         let ece = seg.flags.contains(Flags::ECE);
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, ece, seg.ts_echo_ps);
+            self.on_new_ack(now, ack, ece, seg.ts_echo_ps, int);
         } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
             // RFC 5681 §2 "duplicate acknowledgment": no new data acknowledged, data
             // outstanding, no payload (and no SYN, filtered by the caller).
-            self.on_dup_ack(now, ece);
+            self.on_dup_ack(now, ece, int);
         }
         // Otherwise an old, reordered ACK: ignore.
     }
 
-    fn on_ecn(&mut self, now: Time, bytes_acked: u64, ece: bool) -> bool {
+    /// The per-ACK feedback callbacks (cc module docs, call order steps 1-2): ECN, then the
+    /// echoed telemetry if the ACK carries any. Returns whether ECN cut the window.
+    fn on_feedback(&mut self, now: Time, bytes_acked: u64, ece: bool, int: Option<&IntStack>) -> bool {
         if ece {
             self.stats.num_ecn += 1;
         }
@@ -276,10 +286,13 @@ impl Sender {
         if cut {
             self.stats.num_ecn_cuts += 1;
         }
+        if let Some(int) = int {
+            self.cc.on_int(now, &info, int, !self.in_recovery);
+        }
         cut
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u64, ece: bool, ts_echo_ps: u64) {
+    fn on_new_ack(&mut self, now: Time, ack: u64, ece: bool, ts_echo_ps: u64, int: Option<&IntStack>) {
         let bytes_acked = ack - self.snd_una;
         self.snd_una = ack;
         // A retransmission not yet handed out may have just been acknowledged.
@@ -291,7 +304,7 @@ impl Sender {
         self.dupacks = 0;
         // RFC 7323 §4 RTTM + RFC 6298 (2.3): one sample per ACK of new data.
         self.rtt.on_sample(now.saturating_since(Time(ts_echo_ps)));
-        let is_cut = self.on_ecn(now, bytes_acked, ece);
+        let is_cut = self.on_feedback(now, bytes_acked, ece, int);
 
         if self.snd_una >= self.size {
             self.finish();
@@ -324,8 +337,8 @@ impl Sender {
         }
     }
 
-    fn on_dup_ack(&mut self, now: Time, ece: bool) {
-        self.on_ecn(now, 0, ece);
+    fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>) {
+        self.on_feedback(now, 0, ece, int);
         if self.in_recovery {
             // RFC 6582 §3.2 (4).
             self.cc.on_recovery_dup_ack();

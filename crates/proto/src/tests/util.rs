@@ -1,14 +1,25 @@
 //! The deterministic `Pair` harness (quinn's `Pair`, smoltcp's netsim): a client sender and
-//! a server receiver joined by two one-way pipes, in virtual time.
+//! a server receiver joined by two one-way pipes, in virtual time, optionally with further
+//! client/server flows ([`Pair::add_flow`]) that share both pipes.
 //!
 //! Each direction is a FIFO bottleneck that serializes `len + 40` bytes per segment at
 //! `rate` (or takes no time if `rate` is `None`), followed by a fixed `latency`. Knobs, all
 //! deterministic given the seed: per-direction random loss, per-index drop lists, random or
 //! per-index extra delay (reordering), and ECN marking of ECT segments.
 //!
+//! In-band telemetry (the driver contract on [`Conn`]): when a flow's client
+//! `wants_int()`, each of its data segments that crossed the client-to-server bottleneck
+//! (with `rate` set) is delivered with a one-hop [`IntStack`] describing that bottleneck
+//! as the segment was dequeued: the bytes queued behind it (segments enqueued strictly
+//! before its serialization started), the cumulative bytes the bottleneck has sent
+//! including it, the dequeue time and the rate. The stack is computed when the segment is
+//! delivered, when every earlier enqueue is known. After every `poll_transmit` the harness
+//! calls `take_echo_int` and carries the stack with the segment.
+//!
 //! One `drive` step handles exactly one input (the earliest packet arrival; at equal times
-//! packets before the client's timer before the server's), then drains both endpoints in
-//! the documented order. INVARIANT: virtual time never goes backwards.
+//! packets before the client's timer before the server's, and the main flow before the added
+//! ones), then drains every endpoint in the documented order. INVARIANT: virtual time never
+//! goes backwards.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -16,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use units::{Bps, Bytes, Dur, Time};
-use wire::{Ecn, SegmentRepr};
+use wire::{Ecn, IntHop, IntStack, SegmentRepr};
 
 use crate::tcp::Conn;
 use crate::{Endpoint, Event, Stats, TransportConfig};
@@ -41,8 +52,33 @@ pub(crate) struct TraceEntry {
     /// When it reached the peer, `None` if dropped.
     pub(crate) arrive: Option<Time>,
     pub(crate) dir: Dir,
+    /// 0 for the main `client`/`server`, `k >= 1` for `extra[k - 1]`.
+    pub(crate) flow: usize,
     /// The segment as delivered (with any CE mark applied).
     pub(crate) seg: SegmentRepr,
+    /// Telemetry carried with it: the bottleneck hop of an INT flow's data segment (set when
+    /// it is delivered), or the stack a receiver's ACK echoes.
+    pub(crate) int: Option<IntStack>,
+}
+
+/// A further flow sharing both pipes with the main one.
+pub(crate) struct Flow {
+    pub(crate) client: Endpoint,
+    pub(crate) server: Endpoint,
+    /// The client is first polled at this time.
+    pub(crate) start: Time,
+    pub(crate) client_events: Vec<(Time, Event)>,
+    pub(crate) server_events: Vec<(Time, Event)>,
+}
+
+/// What one `drive` step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Input {
+    Packet,
+    /// `handle_timeout` of a flow's client (side 0) or server (side 1).
+    Timer(usize, usize),
+    /// An added flow's start time: nothing to handle, the drain polls it.
+    Start,
 }
 
 /// The client's state right after one of its inputs (before it transmits in response).
@@ -73,6 +109,8 @@ pub(crate) enum Mark {
 pub(crate) struct Pair {
     pub(crate) client: Endpoint,
     pub(crate) server: Endpoint,
+    /// Flows 1.. (see [`Pair::add_flow`]).
+    pub(crate) extra: Vec<Flow>,
     pub(crate) now: Time,
     pub(crate) latency: Dur,
     /// Bottleneck rate in each direction; `None`: no serialization delay.
@@ -82,7 +120,8 @@ pub(crate) struct Pair {
     /// Probability of adding `reorder_delay` to a segment.
     pub(crate) reorder: f64,
     pub(crate) reorder_delay: Dur,
-    /// Drop the client's data segments with these indices (send order, retx included).
+    /// Drop the client's data segments with these indices (send order, retx included; all
+    /// flows count, as for the other index lists).
     pub(crate) drop_data: BTreeSet<usize>,
     /// Drop the client's segments (SYNs included) with these indices.
     pub(crate) drop_to_server: BTreeSet<usize>,
@@ -96,6 +135,12 @@ pub(crate) struct Pair {
     rng: Pcg64,
     busy_until: [Time; 2],
     backlog: [VecDeque<(Time, u64)>; 2],
+    /// Per direction, every segment that entered the bottleneck, in FIFO order: when it was
+    /// enqueued and the cumulative bytes enqueued including it.
+    fifo: [Vec<(Time, u64)>; 2],
+    /// Per trace entry: its index in `fifo` and when its serialization started, if it
+    /// entered a bottleneck.
+    queued: Vec<Option<(usize, Time)>>,
     in_flight: BinaryHeap<Reverse<(Time, u64, usize)>>,
     next_id: u64,
     num_sent: [usize; 2],
@@ -113,6 +158,7 @@ impl Pair {
         Pair {
             client: Endpoint::sender(cfg, 1, Bytes(size), Time::ZERO),
             server: Endpoint::receiver(cfg, 1),
+            extra: Vec::new(),
             now: Time::ZERO,
             latency: Dur::from_us(10),
             rate: Some(Bps::from_gbps(10)),
@@ -129,6 +175,8 @@ impl Pair {
             rng: Pcg64::seed_from_u64(seed),
             busy_until: [Time::ZERO; 2],
             backlog: [VecDeque::new(), VecDeque::new()],
+            fifo: [Vec::new(), Vec::new()],
+            queued: Vec::new(),
             in_flight: BinaryHeap::new(),
             next_id: 0,
             num_sent: [0; 2],
@@ -146,15 +194,66 @@ impl Pair {
         self.drive_bounded(5_000_000)
     }
 
+    /// Add a flow of `size` bytes (connection id `k + 1` for flow `k`) whose client starts at
+    /// `start`; returns its flow index `k >= 1`.
+    pub(crate) fn add_flow(&mut self, cfg: &TransportConfig, size: u64, start: Time) -> usize {
+        let k = self.extra.len() + 1;
+        let conn = k as u32 + 1;
+        self.extra.push(Flow {
+            client: Endpoint::sender(cfg, conn, Bytes(size), start),
+            server: Endpoint::receiver(cfg, conn),
+            start,
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+        });
+        k
+    }
+
+    /// The client (`side` 0) or server (1) of flow `f`.
+    fn endpoint(&mut self, f: usize, side: usize) -> &mut Endpoint {
+        match (f, side) {
+            (0, 0) => &mut self.client,
+            (0, _) => &mut self.server,
+            (f, 0) => &mut self.extra[f - 1].client,
+            (f, _) => &mut self.extra[f - 1].server,
+        }
+    }
+
+    /// Whether flow `f`'s client may be polled yet.
+    fn is_started(&self, f: usize) -> bool {
+        f == 0 || self.now >= self.extra[f - 1].start
+    }
+
+    /// The next input and its time; ties go to the first candidate in the module-doc order.
+    fn next_input(&self) -> Option<(Time, Input)> {
+        let mut best: Option<(Time, Input)> = None;
+        let mut offer = |t: Option<Time>, input: Input| {
+            if let Some(t) = t {
+                if best.is_none_or(|(b, _)| t < b) {
+                    best = Some((t, input));
+                }
+            }
+        };
+        offer(self.in_flight.peek().map(|Reverse((t, _, _))| *t), Input::Packet);
+        offer(self.client.poll_timeout(), Input::Timer(0, 0));
+        offer(self.server.poll_timeout(), Input::Timer(0, 1));
+        for (i, fl) in self.extra.iter().enumerate() {
+            if self.now < fl.start {
+                offer(Some(fl.start), Input::Start);
+            } else {
+                offer(fl.client.poll_timeout(), Input::Timer(i + 1, 0));
+            }
+            offer(fl.server.poll_timeout(), Input::Timer(i + 1, 1));
+        }
+        best
+    }
+
     /// Run until both sides are idle: nothing in flight and no timer armed. Returns true if
     /// that happened within `max_steps` inputs (false means a livelock or a too-small bound).
     pub(crate) fn drive_bounded(&mut self, max_steps: usize) -> bool {
         loop {
             self.flush();
-            let t_pkt = self.in_flight.peek().map(|Reverse((t, _, _))| *t);
-            let t_client = self.client.poll_timeout();
-            let t_server = self.server.poll_timeout();
-            let Some(next) = [t_pkt, t_client, t_server].into_iter().flatten().min() else {
+            let Some((next, input)) = self.next_input() else {
                 return true;
             };
             if self.steps >= max_steps {
@@ -166,32 +265,75 @@ impl Pair {
             }
             assert!(next >= self.now, "time went backwards");
             self.now = next;
-            if t_pkt == Some(next) {
-                let Reverse((_, _, idx)) = self.in_flight.pop().expect("peeked");
-                let e = self.trace[idx];
-                match e.dir {
-                    Dir::ToServer => self.server.handle_segment(next, &e.seg),
-                    Dir::ToClient => {
-                        self.client.handle_segment(next, &e.seg);
-                        self.snap(Some(idx));
+            match input {
+                Input::Packet => {
+                    let Reverse((_, _, idx)) = self.in_flight.pop().expect("peeked");
+                    self.deliver(idx);
+                }
+                Input::Timer(f, side) => {
+                    self.endpoint(f, side).handle_timeout(next);
+                    if (f, side) == (0, 0) {
+                        self.snap(None);
                     }
                 }
-            } else if t_client == Some(next) {
-                self.client.handle_timeout(next);
-                self.snap(None);
-            } else {
-                self.server.handle_timeout(next);
+                Input::Start => {}
             }
         }
+    }
+
+    /// Hand trace entry `idx` to its destination, with telemetry as the module docs say.
+    fn deliver(&mut self, idx: usize) {
+        let now = self.now;
+        let e = self.trace[idx];
+        match e.dir {
+            Dir::ToServer => {
+                let is_int_data = e.seg.len > 0 && self.endpoint(e.flow, 0).wants_int();
+                if is_int_data {
+                    let stack = self.int_stamp(idx);
+                    self.trace[idx].int = Some(stack);
+                    self.endpoint(e.flow, 1).handle_segment_int(now, &e.seg, Some(&stack));
+                } else {
+                    self.endpoint(e.flow, 1).handle_segment(now, &e.seg);
+                }
+            }
+            Dir::ToClient => {
+                self.endpoint(e.flow, 0).handle_segment_int(now, &e.seg, e.int.as_ref());
+                if e.flow == 0 {
+                    self.snap(Some(idx));
+                }
+            }
+        }
+    }
+
+    /// The bottleneck's INT hop for trace entry `idx` (see the module docs); an empty stack
+    /// if it crossed no bottleneck (`rate` is `None`).
+    fn int_stamp(&self, idx: usize) -> IntStack {
+        let mut stack = IntStack::default();
+        if let (Some(rate), Some((i, start))) = (self.rate, self.queued[idx]) {
+            let fifo = &self.fifo[self.trace[idx].dir as usize];
+            // Enqueue times are non-decreasing: the segments enqueued before `start` are a
+            // prefix, and those after `i` in it were queued behind this one when it left.
+            let end = fifo.partition_point(|&(t, _)| t < start).max(i + 1);
+            stack.push(IntHop {
+                qlen_bytes: fifo[end - 1].1 - fifo[i].1,
+                tx_bytes: fifo[i].1,
+                ts_ps: start.ps(),
+                rate_bps: rate.get(),
+            });
+        }
+        stack
     }
 
     /// Spurious wakeups strictly before each endpoint's deadline: now and half-way to `next`.
     fn poke(&mut self, next: Time) {
         let mid = Time(self.now.ps() + (next.ps() - self.now.ps()) / 2);
         for t in [self.now, mid] {
-            for ep in [&mut self.client, &mut self.server] {
-                if !matches!(ep.poll_timeout(), Some(d) if d <= t) {
-                    ep.handle_timeout(t);
+            for f in 0..=self.extra.len() {
+                for side in 0..2 {
+                    let ep = self.endpoint(f, side);
+                    if !matches!(ep.poll_timeout(), Some(d) if d <= t) {
+                        ep.handle_timeout(t);
+                    }
                 }
             }
         }
@@ -208,23 +350,38 @@ impl Pair {
         }
     }
 
-    /// Drain both endpoints: transmit, (timeouts are re-read by the loop), events.
+    /// Drain every endpoint: transmit, (timeouts are re-read by the loop), events.
     fn flush(&mut self) {
-        while let Some(seg) = self.client.poll_transmit(self.now) {
-            self.transmit(Dir::ToServer, seg);
-        }
-        while let Some(ev) = self.client.poll_event() {
-            self.client_events.push((self.now, ev));
-        }
-        while let Some(seg) = self.server.poll_transmit(self.now) {
-            self.transmit(Dir::ToClient, seg);
-        }
-        while let Some(ev) = self.server.poll_event() {
-            self.server_events.push((self.now, ev));
+        for f in 0..=self.extra.len() {
+            if self.is_started(f) {
+                self.flush_side(f, 0);
+            }
+            self.flush_side(f, 1);
         }
     }
 
-    fn transmit(&mut self, dir: Dir, mut seg: SegmentRepr) {
+    /// Drain one endpoint: every segment (with its echoed telemetry), then its events.
+    fn flush_side(&mut self, f: usize, side: usize) {
+        let now = self.now;
+        loop {
+            let ep = self.endpoint(f, side);
+            let Some(seg) = ep.poll_transmit(now) else { break };
+            let int = ep.take_echo_int();
+            let dir = if side == 0 { Dir::ToServer } else { Dir::ToClient };
+            self.transmit(f, dir, seg, int);
+        }
+        while let Some(ev) = self.endpoint(f, side).poll_event() {
+            let events = match (f, side) {
+                (0, 0) => &mut self.client_events,
+                (0, _) => &mut self.server_events,
+                (f, 0) => &mut self.extra[f - 1].client_events,
+                (f, _) => &mut self.extra[f - 1].server_events,
+            };
+            events.push((now, ev));
+        }
+    }
+
+    fn transmit(&mut self, flow: usize, dir: Dir, mut seg: SegmentRepr, int: Option<IntStack>) {
         let d = dir as usize;
         let idx = self.num_sent[d];
         self.num_sent[d] += 1;
@@ -241,6 +398,7 @@ impl Pair {
         if loss > 0.0 && self.rng.gen::<f64>() < loss {
             is_dropped = true;
         }
+        let mut queued = None;
         let arrive = if is_dropped {
             None
         } else {
@@ -268,6 +426,10 @@ impl Pair {
                     let fin = start + r.tx_time(Bytes(size));
                     self.busy_until[d] = fin;
                     q.push_back((fin, size));
+                    let fifo = &mut self.fifo[d];
+                    let total = fifo.last().map_or(0, |&(_, b)| b) + size;
+                    fifo.push((self.now, total));
+                    queued = Some((fifo.len() - 1, start));
                     fin
                 }
                 None => self.now,
@@ -282,7 +444,8 @@ impl Pair {
             Some(at)
         };
         let trace_idx = self.trace.len();
-        self.trace.push(TraceEntry { sent: self.now, arrive, dir, seg });
+        self.trace.push(TraceEntry { sent: self.now, arrive, dir, flow, seg, int });
+        self.queued.push(queued);
         if let Some(at) = arrive {
             self.in_flight.push(Reverse((at, self.next_id, trace_idx)));
             self.next_id += 1;
@@ -291,14 +454,25 @@ impl Pair {
 
     // ----- queries for assertions -----
 
-    /// The client's data segments (payload > 0), in send order.
+    /// The main client's data segments (payload > 0), in send order.
     pub(crate) fn data(&self) -> Vec<TraceEntry> {
-        self.trace.iter().filter(|e| e.dir == Dir::ToServer && e.seg.len > 0).copied().collect()
+        self.data_of(0)
     }
 
-    /// Everything the server sent (ACKs, SYN-ACKs), in send order.
+    /// Everything the main server sent (ACKs, SYN-ACKs), in send order.
     pub(crate) fn acks(&self) -> Vec<TraceEntry> {
-        self.trace.iter().filter(|e| e.dir == Dir::ToClient).copied().collect()
+        self.acks_of(0)
+    }
+
+    /// Flow `f`'s data segments (payload > 0), in send order.
+    pub(crate) fn data_of(&self, f: usize) -> Vec<TraceEntry> {
+        let is_data = |e: &&TraceEntry| e.dir == Dir::ToServer && e.seg.len > 0;
+        self.trace.iter().filter(|e| e.flow == f).filter(is_data).copied().collect()
+    }
+
+    /// Everything flow `f`'s server sent, in send order.
+    pub(crate) fn acks_of(&self, f: usize) -> Vec<TraceEntry> {
+        self.trace.iter().filter(|e| e.flow == f && e.dir == Dir::ToClient).copied().collect()
     }
 
     pub(crate) fn client_conn(&self) -> &Conn {
