@@ -21,7 +21,7 @@
 //!
 //! Timer events call [`CongestionControl::on_rto`] or [`CongestionControl::on_syn_timeout`].
 
-use units::Time;
+use units::{Bps, Time};
 use wire::IntStack;
 
 use crate::tcp::{CcKind, TcpConfig};
@@ -79,6 +79,12 @@ pub trait CongestionControl {
     /// recovery (the window is then the loss response's). Default: ignore.
     fn on_int(&mut self, now: Time, ack: &AckInfo, int: &IntStack, may_update: bool) {
         let _ = (now, ack, int, may_update);
+    }
+
+    /// The rate at which the sender spaces new data segments, or `None` to send as fast as
+    /// the window allows (NewReno, DCTCP). Default: `None`.
+    fn pacing_rate(&self) -> Option<Bps> {
+        None
     }
 
     /// `bytes_acked` new bytes were cumulatively acknowledged outside loss recovery: grow.
@@ -171,6 +177,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_int(&mut self, now: Time, ack: &AckInfo, int: &IntStack, may_update: bool) {
         dispatch!(self, c => c.on_int(now, ack, int, may_update))
+    }
+    #[inline]
+    fn pacing_rate(&self) -> Option<Bps> {
+        dispatch!(self, c => c.pacing_rate())
     }
     #[inline]
     fn on_ack(&mut self, now: Time, bytes_acked: u64) {

@@ -11,7 +11,7 @@ use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TransportConfig {
-    /// Reliable byte stream: DCTCP or NewReno (see [`TcpConfig::cc`]).
+    /// Reliable byte stream: DCTCP, NewReno or PowerTCP (see [`TcpConfig::cc`]).
     Tcp(TcpConfig),
     /// Unreliable source at a fixed rate.
     Udp(UdpConfig),
@@ -62,7 +62,7 @@ pub struct Stats {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Endpoint {
-    /// TCP (DCTCP or NewReno), either side.
+    /// TCP (DCTCP, NewReno or PowerTCP), either side.
     Tcp(Conn),
     /// UDP source.
     UdpTx(UdpSender),
@@ -122,7 +122,8 @@ impl Endpoint {
         }
     }
 
-    /// Whether data segments of this transport should collect in-band telemetry.
+    /// Whether data segments of this transport should collect in-band telemetry (both sides
+    /// of a PowerTCP connection). The driver contract is on [`Conn`].
     #[inline]
     pub fn wants_int(&self) -> bool {
         match self {

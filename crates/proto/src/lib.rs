@@ -18,6 +18,9 @@
 //! # Transports
 //! - [`TransportConfig::Tcp`] with [`CcKind::Dctcp`]: DCTCP (Alizadeh et al., SIGCOMM'10).
 //! - [`TransportConfig::Tcp`] with [`CcKind::NewReno`]: TCP NewReno (RFC 6582), no ECN.
+//! - [`TransportConfig::Tcp`] with [`CcKind::PowerTcp`]: PowerTCP (Addanki et al., NSDI'22),
+//!   driven by in-band network telemetry that the driver collects (see
+//!   [`Endpoint::wants_int`] and [`tcp::Conn`]).
 //! - [`TransportConfig::Udp`]: an unreliable source at line rate or a paced rate.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]

@@ -17,7 +17,6 @@
 //! - A [`DelayedAck`] with `count <= 1` means "ACK every segment" (same as `None`).
 //! - RTT samples come only from timestamps (RFC 7323 RTTM): the sender stamps `ts_ps = now`
 //!   on every segment and the receiver echoes per RFC 7323 §4.3 (see [`Conn`]).
-//!
 //! - PowerTCP's in-band telemetry travels beside the segments, not in them: the driver
 //!   collects it and hands it over (see "In-band telemetry" on [`Conn`]).
 //!
@@ -176,6 +175,9 @@ impl TcpConfig {
 ///   (RFC 5681 §3.1). Without: data starts at the first `poll_transmit`.
 /// - Data segments carry `ACK`, `ecn = Ect0` (DCTCP) or `NotEct` (NewReno, PowerTCP), `prio`
 ///   from the config, `ts_ps = now`. Retransmissions are marked the same way.
+/// - PowerTCP starts with the host BDP instead of `init_cwnd_pkts` segments and paces new
+///   data at `cwnd/τ`: while a segment waits for its pacing slot, [`Conn::poll_timeout`]
+///   returns that slot, and `poll_transmit` returns `None` until it is reached.
 /// - [`Event::Completed`] is emitted once, from the `handle_segment` whose ACK reaches
 ///   `size`; afterwards the sender transmits nothing and has no timer.
 ///
@@ -244,7 +246,10 @@ impl Conn {
     /// Input: a segment from the peer arrived at `now`.
     #[inline]
     pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
-        self.handle_segment_int(now, seg, None)
+        match &mut self.side {
+            Side::Tx(s) => s.handle_segment(now, seg, None),
+            Side::Rx(r) => r.handle_segment(now, seg),
+        }
     }
 
     /// Input: a segment from the peer arrived at `now` with in-band telemetry `int`: the
@@ -254,7 +259,7 @@ impl Conn {
     pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         match &mut self.side {
             Side::Tx(s) => s.handle_segment(now, seg, int),
-            Side::Rx(r) => r.handle_segment(now, seg, int),
+            Side::Rx(r) => r.handle_segment_int(now, seg, int),
         }
     }
 

@@ -2,40 +2,57 @@
 //! in-band network telemetry (INT). Every ACK echoes the per-hop INT stack of the data
 //! segment it acknowledges; from two consecutive stacks the sender computes, per hop, the
 //! *normalized power* `Γ = λ·(q + b·τ) / (b²·τ)` (current × voltage over the base power),
-//! takes the bottleneck (the largest), smooths it over one base RTT and sets
-//! `cwnd = γ·(cwnd_old/Γ_smooth + β) + (1 − γ)·cwnd`.
+//! takes the bottleneck (the largest), smooths it over one base RTT τ, sets
+//! `cwnd = γ·(cwnd_old/Γ_smooth + β) + (1 − γ)·cwnd` and paces at `rate = cwnd/τ`.
 //!
-//! Pipeline position: a [`CongestionControl`] owned by a TCP sender; fed through
-//! [`CongestionControl::on_int`]. Loss handling is NewReno's, delegated to [`NewReno`] as
-//! [`super::Dctcp`] does (the paper's setting is lossless RDMA and specifies none):
-//! fast retransmit / fast recovery / RTO move the window exactly as NewReno does, telemetry
-//! does not move it while the sender is in fast recovery, and after recovery or an RTO the
-//! window NewReno chose becomes the new `cwnd_old`. PowerTCP has no slow start and no
-//! ACK-clocked growth: [`CongestionControl::on_ack`] is a no-op, so without telemetry the
-//! window stays where it is.
+//! Pipeline position: a [`CongestionControl`] owned by a TCP sender, fed through
+//! [`CongestionControl::on_int`]; the sender paces by [`CongestionControl::pacing_rate`].
+//! Loss handling is NewReno's, delegated to [`NewReno`] as [`super::Dctcp`] does (the
+//! paper's setting is lossless RDMA and specifies none): fast retransmit, fast recovery and
+//! the RTO move the window exactly as NewReno does, telemetry does not move it while the
+//! sender is in fast recovery, and after recovery or an RTO the window NewReno chose is the
+//! new `cwnd_old`. PowerTCP has no slow start and no ACK-clocked growth:
+//! [`CongestionControl::on_ack`] is a no-op, so without telemetry the window stays put.
+//!
+//! Equilibrium (from the update law, not stated as such in the paper): with N flows on a
+//! full bottleneck, `cwnd_i = cwnd_i/Γ + β` for every flow gives `Γ = 1 + N·β/(b·τ)`, i.e.
+//! a standing queue of `N·β` bytes; a lone flow whose NIC is the bottleneck is held at the
+//! window bound instead and keeps no queue.
 //!
 //! Choices (the paper leaves them open; each follows the authors' code where it says more):
+//! - `cwnd_old` is Algorithm 1's `GET_CWND(ack.seq)`: the window in force when the
+//!   acknowledged segment was sent, as the authors' Linux module (`get_cwnd`/`update_old`)
+//!   keeps it. Every telemetry ACK records `(SND.MAX, cwnd)`; an ACK whose `SND.UNA`
+//!   passes a record's `SND.MAX` makes that record's window `cwnd_old`. The measured power
+//!   describes the packets sent under exactly that window, so the ratio `cwnd_old/Γ` is not
+//!   applied twice. (The ns-3 artifact instead refreshes `cwnd_old` once per RTT; with
+//!   windows far below the NIC's BDP that snapshot runs ahead of the telemetry and the
+//!   window oscillates: in the `Pair` harness, with pacing, 68% utilization for one flow on
+//!   a bottleneck 4× slower than its NIC with β = BDP/400 (99% here), and a mean queue of
+//!   1.4 BDP for eight flows (0.78 BDP here, the N·β equilibrium).)
+//! - Pacing at `rate = cwnd/τ` (Algorithm 1's second output), capped at the NIC rate. Without
+//!   it an ACK-clocked flow whose share is far below its NIC rate sends bursts separated by
+//!   idle gaps, one INT sample spans a whole gap, and the window swings between the bounds.
 //! - Initial window: the host BDP `host_rate·τ`, as the paper's evaluation and both of the
 //!   authors' implementations (ns-3 `RdmaHw::AddQueuePair`, Linux `powertcp_init`) do;
 //!   `TcpConfig::init_cwnd_pkts` is ignored. After a lost SYN the window starts at one
 //!   segment (RFC 5681 §3.1) and the power law grows it back within two RTTs.
 //! - Window bounds: `[1 SMSS, host_rate·τ]`. The upper bound is the host BDP with no
-//!   headroom, as in the authors' ns-3 code (window = rate·τ, rate ≤ NIC rate): a lone flow
-//!   whose bottleneck is its own NIC rate then holds one BDP in flight and no standing queue.
-//! - `cwnd_old` (Algorithm 1 `GET_CWND` / `UPDATE_OLD`): the window is recorded together with
-//!   `SND.MAX` and re-recorded on the first ACK whose `SND.UNA` passes that `SND.MAX`, i.e.
-//!   once per RTT (ns-3: `m_curRate` and `m_lastUpdateSeq`). The first telemetry ACK only
-//!   stores its stack (nothing to difference against) and starts the first round.
+//!   headroom, as in the authors' ns-3 code (window = rate·τ, rate ≤ NIC rate).
 //! - Hops: stacks are compared position by position (hop `i` with the previous stack's hop
 //!   `i`); a hop whose timestamp did not advance or whose byte counter went backwards (a path
-//!   change) is skipped. As in Algorithm 1, `Γ_norm` starts at 0 and `Δt` at 0, so a sample
-//!   with no positive power leaves `Γ_smooth` unchanged. `Γ_smooth` starts at 1 (ns-3
-//!   `hp.u = 1`): the link exactly full with no queue.
+//!   change) is skipped. As in Algorithm 1 (and ns-3), `Γ_norm` starts at 0 with `Δt = 0`
+//!   and takes a hop's `Γ'` only if strictly larger, so a sample in which nothing arrived at
+//!   any hop leaves `Γ_smooth` unchanged. `Γ_smooth` starts at 1 (ns-3 `hp.u = 1`).
+//! - The first telemetry ACK only stores its stack (there is nothing to difference against).
 //!
 //! INVARIANT: `mss <= cwnd <= max_cwnd` outside fast recovery (NewReno may inflate above
-//! `max_cwnd` during recovery); `Γ_smooth >= 0`.
+//! `max_cwnd` during recovery); `Γ_smooth >= 0`; `old` is sorted by strictly increasing
+//! `SND.MAX` and holds at most one record per segment in flight.
 
-use units::{Bps, Dur, Time};
+use std::collections::VecDeque;
+
+use units::{Bps, Dur, Time, PS_PER_S};
 use wire::IntStack;
 
 use super::{AckInfo, CongestionControl, NewReno};
@@ -51,38 +68,40 @@ pub struct PowerTcp {
     beta: f64,
     /// Base RTT τ.
     tau: Dur,
+    /// The NIC rate: the pacing rate's bound.
+    host_rate: Bps,
     /// Upper bound of the window: the host BDP `host_rate·τ`.
     max_cwnd: u64,
-    /// Algorithm 1 `cwnd_old`: the window one RTT ago.
+    /// Algorithm 1 `cwnd_old`: the window when the last acknowledged segment was sent.
     cwnd_old: u64,
-    /// `SND.MAX` when `cwnd_old` was recorded; `None`: record it at the next telemetry ACK.
-    old_end: Option<u64>,
+    /// Algorithm 1 `UPDATE_OLD` records `(SND.MAX, cwnd)`: segments from `SND.MAX` on were
+    /// sent under `cwnd` (until the next record).
+    old: VecDeque<(u64, u64)>,
     /// Algorithm 1 `Γ_smooth`.
     power: f64,
     /// Algorithm 1 `prevInt`: the stack of the previous telemetry ACK.
     prev: Option<IntStack>,
-    hist: std::collections::VecDeque<(u64, u64)>,
 }
 
 impl PowerTcp {
     /// A controller with sender MSS `mss` (bytes), EWMA weight `gamma`, additive increase
     /// `beta_bytes`, base RTT `base_rtt` (τ) and NIC rate `host_rate`.
-    /// PRECONDITION: `0 < gamma <= 1`, `base_rtt > 0`.
+    /// PRECONDITION: `0 < gamma <= 1`, `base_rtt > 0`, `host_rate > 0`.
     pub fn new(mss: u64, gamma: f64, beta_bytes: u64, base_rtt: Dur, host_rate: Bps) -> PowerTcp {
         debug_assert!(gamma > 0.0 && gamma <= 1.0, "gamma = {gamma}");
-        debug_assert!(base_rtt > Dur::ZERO, "PowerTCP needs a base RTT");
+        debug_assert!(base_rtt > Dur::ZERO && host_rate.get() > 0, "PowerTCP needs τ and b");
         let max_cwnd = host_rate.bytes_in(base_rtt).get().max(mss);
         PowerTcp {
             reno: NewReno::new(mss, max_cwnd),
             gamma,
             beta: beta_bytes as f64,
             tau: base_rtt,
+            host_rate,
             max_cwnd,
             cwnd_old: max_cwnd,
-            old_end: None,
+            old: VecDeque::new(),
             power: 1.0,
             prev: None,
-            hist: std::collections::VecDeque::new(),
         }
     }
 
@@ -106,10 +125,10 @@ impl PowerTcp {
     }
 
     /// Algorithm 1 `NORM_POWER` before smoothing: the largest normalized power over the hops
-    /// of `cur` compared with `prev`, and the `dt` of that hop. `(0, 0)` if no hop has a
-    /// positive power (then smoothing changes nothing).
+    /// of `cur` compared with `prev`, and the `dt` of that hop (the first on ties). `(0, 0)`
+    /// if no hop has a positive power (then smoothing changes nothing).
     ///
-    /// Per hop `i` (PowerTCP Algorithm 1, lines "for each egress port"):
+    /// Per hop `i` (Algorithm 1, "for each egress port i on the path"):
     /// `dt = ts − ts_prev`, `q̇ = (qlen − qlen_prev)/dt`, `μ = (tx − tx_prev)/dt`,
     /// `λ = q̇ + μ`, `Γ' = λ·(qlen + b·τ)`, `e = b²·τ`, `Γ'_norm = Γ'/e`, with `b` the hop's
     /// rate in bytes per second.
@@ -136,7 +155,8 @@ impl PowerTcp {
             let power = lambda * (qlen + b * tau_s);
             // Algorithm 1: base power e = b²·τ, normalized power Γ'_norm = Γ'/e.
             let norm = power / (b * b * tau_s);
-            // Algorithm 1: the bottleneck is the hop with the largest normalized power.
+            // Algorithm 1: the bottleneck is the hop with the largest normalized power
+            // (`Γ_norm = 0; if Γ' > Γ_norm then Γ_norm = Γ', Δt = dt`).
             if norm > best {
                 best = norm;
                 best_dt = Dur(dt_ps);
@@ -153,23 +173,48 @@ impl PowerTcp {
         debug_assert!(self.power >= 0.0);
     }
 
+    /// Algorithm 1 `GET_CWND(ack.seq)`: the window in force when the newest segment this ACK
+    /// acknowledges was sent (the last record at or below `SND.UNA − 1`); records below it
+    /// are no longer needed. Unchanged if no record is that old.
+    fn get_cwnd(&mut self, snd_una: u64) -> u64 {
+        while let Some(&(snd_max, cwnd)) = self.old.front() {
+            if snd_max >= snd_una {
+                break;
+            }
+            self.cwnd_old = cwnd;
+            self.old.pop_front();
+        }
+        self.cwnd_old
+    }
+
+    /// Algorithm 1 `UPDATE_OLD(cwnd, ack.seq)`: segments from `snd_max` on are sent under the
+    /// current window (a record for the same `snd_max` is overwritten: nothing was sent under
+    /// it).
+    fn update_old(&mut self, snd_max: u64) {
+        let cwnd = self.reno.window();
+        match self.old.back_mut() {
+            Some(last) if last.0 >= snd_max => last.1 = cwnd,
+            _ => self.old.push_back((snd_max, cwnd)),
+        }
+    }
+
     /// Algorithm 1 `UPDATE_WINDOW`: `cwnd = γ·(cwnd_old/Γ_smooth + β) + (1 − γ)·cwnd`,
-    /// bounded to `[SMSS, host BDP]`. A zero `Γ_smooth` (nothing arrived at any hop for a
-    /// whole τ) means an idle path: the quotient is +∞ and the window goes to its maximum.
-    fn update_window(&mut self) {
+    /// bounded to `[SMSS, host BDP]`. A zero `Γ_smooth` (no power for a whole τ) makes the
+    /// quotient +∞, and the window goes to its bound.
+    fn update_window(&mut self, cwnd_old: u64) {
         let cwnd = self.reno.window() as f64;
-        let target = self.cwnd_old as f64 / self.power + self.beta;
+        let target = cwnd_old as f64 / self.power + self.beta;
         let w = self.gamma * target + (1.0 - self.gamma) * cwnd;
         debug_assert!(!w.is_nan());
         let w = w.clamp(self.reno.mss() as f64, self.max_cwnd as f64);
         self.reno.set_window(w as u64);
     }
 
-    /// After NewReno set the window for a loss (recovery exit, RTO, SYN timeout), that
-    /// window is the new `cwnd_old`, held for one RTT from the next telemetry ACK.
-    fn restart_round(&mut self) {
+    /// After NewReno set the window for a loss (recovery exit, RTO, SYN timeout): data sent
+    /// from now on is sent under that window, whatever was recorded before.
+    fn restart(&mut self) {
         self.cwnd_old = self.reno.window();
-        self.old_end = None;
+        self.old.clear();
     }
 }
 
@@ -196,10 +241,12 @@ impl CongestionControl for PowerTcp {
     }
 
     fn on_int(&mut self, _now: Time, ack: &AckInfo, int: &IntStack, may_update: bool) {
+        // Algorithm 1 NEW_ACK: cwnd_old = GET_CWND(ack.seq).
+        let cwnd_old = self.get_cwnd(ack.snd_una);
         // Algorithm 1 NEW_ACK: normPower = NORM_POWER(ack); prevInt = ack.H.
         let Some(prev) = self.prev.replace(*int) else {
             // First sample: nothing to difference against (ns-3 `m_lastUpdateSeq == 0`).
-            self.old_end = Some(ack.snd_max);
+            self.update_old(ack.snd_max);
             return;
         };
         let (norm, dt) = PowerTcp::norm_power(&prev, int, self.tau);
@@ -208,28 +255,17 @@ impl CongestionControl for PowerTcp {
             // In fast recovery the window is NewReno's; the power estimate stays current.
             return;
         }
-        if std::env::var("PERSEG").is_ok() {
-            // window in force when the newest acked byte was sent
-            let mut old = self.cwnd_old;
-            while let Some(&(m, w)) = self.hist.front() {
-                if m < ack.snd_una { old = w; self.hist.pop_front(); } else { break }
-            }
-            self.cwnd_old = old;
-            self.update_window();
-            self.hist.push_back((ack.snd_max, self.reno.window()));
-            return;
-        }
-        self.update_window();
-        // Algorithm 1 UPDATE_OLD: once the ACK passes the data sent when cwnd_old was
-        // recorded (one RTT), record the current window.
-        match self.old_end {
-            Some(end) if ack.snd_una <= end => {}
-            Some(_) => {
-                self.cwnd_old = self.reno.window();
-                self.old_end = Some(ack.snd_max);
-            }
-            None => self.old_end = Some(ack.snd_max),
-        }
+        // Algorithm 1 NEW_ACK: UPDATE_WINDOW(normPower, cwnd_old); UPDATE_OLD(cwnd, ack.seq).
+        self.update_window(cwnd_old);
+        self.update_old(ack.snd_max);
+    }
+
+    /// Algorithm 1 NEW_ACK: `rate = cwnd/τ`, at most the NIC rate.
+    #[inline]
+    fn pacing_rate(&self) -> Option<Bps> {
+        let bits = u128::from(self.reno.window()) * 8 * u128::from(PS_PER_S);
+        let rate = (bits / u128::from(self.tau.ps())).min(u128::from(self.host_rate.get()));
+        Some(Bps(rate.max(1) as u64))
     }
 
     /// PowerTCP grows only through telemetry (no slow start, no congestion avoidance).
@@ -253,17 +289,17 @@ impl CongestionControl for PowerTcp {
 
     fn on_recovery_exit(&mut self, flight: u64) {
         self.reno.on_recovery_exit(flight);
-        self.restart_round();
+        self.restart();
     }
 
     fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
         self.reno.on_rto(now, flight, snd_max, is_repeat);
-        self.restart_round();
+        self.restart();
     }
 
     fn on_syn_timeout(&mut self) {
         self.reno.on_syn_timeout();
-        self.restart_round();
+        self.restart();
     }
 }
 
@@ -276,10 +312,10 @@ mod tests {
     const MSS: u64 = 1000;
     const GBPS_10: u64 = 10_000_000_000;
 
-    fn stack(hops: &[(u64, u64, u64)], rate_bps: u64) -> IntStack {
+    fn stack(hops: &[(u64, u64, u64)]) -> IntStack {
         let mut s = IntStack::default();
         for &(qlen_bytes, tx_bytes, ts_ps) in hops {
-            s.push(IntHop { qlen_bytes, tx_bytes, ts_ps, rate_bps });
+            s.push(IntHop { qlen_bytes, tx_bytes, ts_ps, rate_bps: GBPS_10 });
         }
         s
     }
@@ -288,24 +324,27 @@ mod tests {
         AckInfo { bytes_acked: MSS, ece: false, snd_una, snd_max }
     }
 
+    /// τ = 10 µs at 10 Gb/s: the host BDP is 12_500 B.
+    fn power_tcp(gamma: f64, beta: u64) -> PowerTcp {
+        PowerTcp::new(MSS, gamma, beta, Dur::from_us(10), Bps(GBPS_10))
+    }
+
     #[test]
     fn norm_power_matches_hand_computation() {
-        // One 10 Gb/s hop (b = 1.25e9 B/s), τ = 10 µs: BDP = 12_500 B, e = b²·τ.
-        // In dt = 1 µs the port sent 1_250 B (μ = b) and its queue grew 5_000 -> 6_000 B
-        // (q̇ = 1e9 B/s): λ = 2.25e9 B/s, Γ' = λ·(6_000 + 12_500) = 4.1625e13,
-        // e = 1.5625e13, Γ'_norm = 2.664.
+        // One 10 Gb/s hop (b = 1.25e9 B/s), τ = 10 µs: b·τ = 12_500 B, e = b²·τ = 1.5625e13.
+        // In dt = 1 µs the port sent 1_250 B (μ = 1.25e9 B/s) and its queue grew from 5_000
+        // to 6_000 B (q̇ = 1e9 B/s): λ = 2.25e9 B/s, Γ' = λ·(6_000 + 12_500) = 4.1625e13,
+        // Γ'_norm = 4.1625e13 / 1.5625e13 = 2.664.
         let tau = Dur::from_us(10);
-        let prev = stack(&[(5_000, 100_000, 1_000_000)], GBPS_10);
-        let cur = stack(&[(6_000, 101_250, 2_000_000)], GBPS_10);
+        let prev = stack(&[(5_000, 100_000, 1_000_000)]);
+        let cur = stack(&[(6_000, 101_250, 2_000_000)]);
         let (norm, dt) = PowerTcp::norm_power(&prev, &cur, tau);
         assert_eq!(dt, Dur::from_us(1));
-        let want = 2.25e9 * (6_000.0 + 12_500.0) / (1.25e9 * 1.25e9 * 10e-6);
-        assert!((norm - want).abs() < 1e-9, "{norm} vs {want}");
-        assert!((norm - 2.664).abs() < 1e-9);
+        assert!((norm - 2.664).abs() < 1e-12, "{norm}");
 
-        // Full link, empty queue: exactly 1.
-        let prev = stack(&[(0, 0, 0)], GBPS_10);
-        let cur = stack(&[(0, 1_250, 1_000_000)], GBPS_10);
+        // A full link with an empty queue has power exactly 1 (the base power).
+        let prev = stack(&[(0, 0, 0)]);
+        let cur = stack(&[(0, 1_250, 1_000_000)]);
         assert!((PowerTcp::norm_power(&prev, &cur, tau).0 - 1.0).abs() < 1e-12);
     }
 
@@ -314,70 +353,73 @@ mod tests {
         let tau = Dur::from_us(10);
         // Hop 0 half utilized over 2 µs (Γ = 0.5); hop 1 full with a 12_500 B queue over 1 µs
         // (Γ = 1·(12_500 + 12_500)/12_500 = 2).
-        let prev = stack(&[(0, 0, 0), (12_500, 0, 1_000_000)], GBPS_10);
-        let cur = stack(&[(0, 1_250, 2_000_000), (12_500, 1_250, 2_000_000)], GBPS_10);
+        let prev = stack(&[(0, 0, 0), (12_500, 0, 1_000_000)]);
+        let cur = stack(&[(0, 1_250, 2_000_000), (12_500, 1_250, 2_000_000)]);
         let (norm, dt) = PowerTcp::norm_power(&prev, &cur, tau);
         assert!((norm - 2.0).abs() < 1e-12, "{norm}");
         assert_eq!(dt, Dur::from_us(1));
-        // A stale or reset hop is skipped; nothing positive leaves (0, 0).
-        let stale = stack(&[(0, 1_250, 2_000_000)], GBPS_10);
+        // A stale or reset hop is skipped; no positive power leaves (0, 0).
+        let stale = stack(&[(0, 1_250, 2_000_000)]);
         assert_eq!(PowerTcp::norm_power(&stale, &stale, tau), (0.0, Dur::ZERO));
-        let reset = stack(&[(0, 0, 3_000_000)], GBPS_10);
+        let reset = stack(&[(0, 0, 3_000_000)]);
         assert_eq!(PowerTcp::norm_power(&stale, &reset, tau), (0.0, Dur::ZERO));
+        // A draining queue with nothing arriving (λ = 0) is no positive power either.
+        let drain = stack(&[(1_250, 1_250, 3_000_000)]);
+        let drained = stack(&[(0, 2_500, 4_000_000)]);
+        assert_eq!(PowerTcp::norm_power(&drain, &drained, tau), (0.0, Dur::ZERO));
     }
 
     #[test]
     fn starts_at_host_bdp_and_updates_per_algorithm_1() {
-        let tau = Dur::from_us(10);
-        let host = Bps(GBPS_10);
-        let mut c = PowerTcp::new(MSS, 0.9, 1_000, tau, host);
+        let mut c = power_tcp(0.9, 1_000);
         assert_eq!((c.window(), c.max_window(), c.cwnd_old()), (12_500, 12_500, 12_500));
+        // 12_500 B per τ = 10 µs: the pacing rate cwnd/τ is the NIC rate.
+        assert_eq!(c.pacing_rate(), Some(Bps(GBPS_10)));
         // First telemetry ACK: stored, no update.
-        c.on_int(Time::ZERO, &ack(MSS, 12_500), &stack(&[(12_500, 0, 0)], GBPS_10), true);
+        c.on_int(Time::ZERO, &ack(MSS, 12 * MSS), &stack(&[(12_500, 0, 0)]), true);
         assert_eq!((c.window(), c.smoothed_power()), (12_500, 1.0));
-        // Queue 12_500 B, full link over 1 µs: Γ'_norm = 2; smoothed over τ = 10 µs:
+        // Queue 12_500 B, full link over 1 µs: Γ'_norm = 2, smoothed over τ = 10 µs:
         // Γ_smooth = (1·9 + 2·1)/10 = 1.1; cwnd = 0.9·(12_500/1.1 + 1_000) + 0.1·12_500.
-        c.on_int(Time::ZERO, &ack(2 * MSS, 12_500), &stack(&[(12_500, 1_250, 1_000_000)], GBPS_10), true);
+        c.on_int(Time::ZERO, &ack(2 * MSS, 12 * MSS), &stack(&[(12_500, 1_250, 1_000_000)]), true);
         assert!((c.smoothed_power() - 1.1).abs() < 1e-12);
-        let want = 0.9 * (12_500.0 / 1.1 + 1_000.0) + 0.1 * 12_500.0;
-        assert_eq!(c.window(), want as u64);
-        // cwnd_old is held until SND.UNA passes the SND.MAX of the first sample (12_500).
+        let w1 = (0.9 * (12_500.0 / 1.1 + 1_000.0) + 0.1 * 12_500.0) as u64;
+        assert_eq!(c.window(), w1);
+        assert_eq!(c.pacing_rate(), Some(Bps(w1 * 8 * 100_000)));
+        // Segments below 12 MSS went out under the initial window: cwnd_old stays 12_500.
+        c.on_int(Time::ZERO, &ack(12 * MSS, 14 * MSS), &stack(&[(12_500, 2_500, 2_000_000)]), true);
         assert_eq!(c.cwnd_old(), 12_500);
-        let w = c.window();
-        c.on_int(Time::ZERO, &ack(13 * MSS, 20_000), &stack(&[(12_500, 2_500, 2_000_000)], GBPS_10), true);
-        assert_eq!(c.cwnd_old(), c.window());
-        assert!(c.window() < w);
+        assert!((c.smoothed_power() - 1.19).abs() < 1e-12);
+        let w2 = c.window();
+        // The segment [12, 13) MSS went out under w1 (recorded at SND.MAX = 12 MSS), so its
+        // ACK updates from cwnd_old = w1, with Γ_smooth = (1.19·9 + 2·1)/10 = 1.271.
+        c.on_int(Time::ZERO, &ack(13 * MSS, 15 * MSS), &stack(&[(12_500, 3_750, 3_000_000)]), true);
+        assert_eq!(c.cwnd_old(), w1);
+        let power = c.smoothed_power();
+        assert!((power - 1.271).abs() < 1e-12);
+        assert_eq!(c.window(), (0.9 * (w1 as f64 / power + 1_000.0) + 0.1 * w2 as f64) as u64);
     }
 
     #[test]
     fn window_is_bounded_by_mss_and_host_bdp() {
-        let tau = Dur::from_us(10);
-        let mut c = PowerTcp::new(MSS, 1.0, 0, tau, Bps(GBPS_10));
-        c.on_int(Time::ZERO, &ack(MSS, 12_500), &stack(&[(0, 0, 0)], GBPS_10), true);
+        let mut c = power_tcp(1.0, 0);
+        c.on_int(Time::ZERO, &ack(MSS, 12_500), &stack(&[(0, 0, 0)]), true);
         // A 10 MB queue built within τ: Γ'_norm ≈ 6.4e5, so cwnd_old/Γ_smooth < SMSS.
-        let huge = stack(&[(10_000_000, 12_500, 10_000_000)], GBPS_10);
-        c.on_int(Time::ZERO, &ack(MSS, 12_500), &huge, true);
-        assert_eq!(c.window(), MSS);
-        // The queue drains (λ < 0: no positive power, Γ_smooth unchanged).
-        let drained = stack(&[(0, 12_600, 20_000_000)], GBPS_10);
-        c.on_int(Time::ZERO, &ack(MSS, 12_500), &drained, true);
+        c.on_int(Time::ZERO, &ack(MSS, 12_500), &stack(&[(10_000_000, 12_500, 10_000_000)]), true);
         assert_eq!(c.window(), MSS);
         // A nearly idle link for a whole τ (1 B sent): Γ_smooth = 8e-5, and the window goes
         // back to the host BDP and no further.
-        let idle = stack(&[(0, 12_601, 30_000_000)], GBPS_10);
-        c.on_int(Time::ZERO, &ack(MSS, 12_500), &idle, true);
+        c.on_int(Time::ZERO, &ack(MSS, 12_500), &stack(&[(0, 10_012_501, 20_000_000)]), true);
         assert!((c.smoothed_power() - 8e-5).abs() < 1e-12, "{}", c.smoothed_power());
         assert_eq!(c.window(), 12_500);
     }
 
     #[test]
     fn loss_is_newreno_and_recovery_freezes_the_power_window() {
-        let tau = Dur::from_us(10);
-        let mut c = PowerTcp::new(MSS, 0.9, 1_000, tau, Bps(GBPS_10));
+        let mut c = power_tcp(0.9, 1_000);
         c.on_congestion_event(Time::ZERO, 12 * MSS, 12 * MSS);
         assert_eq!(c.window(), 6 * MSS + 3 * MSS);
-        c.on_int(Time::ZERO, &ack(0, 12_000), &stack(&[(0, 0, 0)], GBPS_10), false);
-        c.on_int(Time::ZERO, &ack(0, 12_000), &stack(&[(0, 1_250, 1_000_000)], GBPS_10), false);
+        c.on_int(Time::ZERO, &ack(0, 12_000), &stack(&[(0, 0, 0)]), false);
+        c.on_int(Time::ZERO, &ack(0, 12_000), &stack(&[(0, 1_250, 1_000_000)]), false);
         assert_eq!(c.window(), 9 * MSS, "no power update inside recovery");
         c.on_recovery_exit(4 * MSS);
         assert_eq!((c.window(), c.cwnd_old()), (5 * MSS, 5 * MSS));
@@ -385,5 +427,6 @@ mod tests {
         assert_eq!((c.window(), c.cwnd_old()), (MSS, MSS));
         c.on_ack(Time::ZERO, 10 * MSS);
         assert_eq!(c.window(), MSS, "no ACK-clocked growth");
+        assert!(!c.on_ecn(Time::ZERO, &AckInfo { ece: true, ..ack(MSS, 2 * MSS) }, true));
     }
 }

@@ -17,11 +17,12 @@
 //!   advanced `rcv_nxt`, or the first of a delayed pair), an ACK after a hole is filled
 //!   echoes the retransmission, and a duplicate ACK for out-of-order data echoes the last
 //!   in-order segment.
-//! - Telemetry echo (PowerTCP, NSDI'22 §3: "the receiver echoes the INT header in the ACK"):
-//!   the stack of the last data segment received is *fresh* until an ACK takes it; each
-//!   queued ACK takes the fresh stack if there is one (so it echoes the segment that
-//!   triggered it, or the last one a delayed ACK covers), and `take_echo_int` hands it out
-//!   once, for the ACK the last `poll_transmit` returned. SYN-ACKs echo nothing.
+//! - Telemetry echo (PowerTCP): the stack of the last data segment received is *fresh* until
+//!   an ACK takes it. The ACK `poll_transmit` returns takes the fresh stack if there is one
+//!   (SYN-ACKs take none), and `take_echo_int` hands it out once. As the driver drains
+//!   after every input, that is the stack of the segment that triggered the ACK, or of the
+//!   last segment a delayed ACK covers. (A driver that lets two ACKs queue up gets the newest
+//!   stack on the first of them and none on the second.)
 //!
 //! INVARIANT: `ooo` is sorted, disjoint, non-adjacent and every range starts above
 //! `rcv_nxt`; `bytes_received` = `rcv_nxt` + the total length of `ooo`.
@@ -77,31 +78,13 @@ impl AckQueue {
 }
 
 /// PowerTCP's telemetry echo state. Boxed in the receiver, so that receivers of other
-/// controllers do not carry three stacks.
+/// controllers do not carry two stacks.
 #[derive(Clone, Copy, Debug, Default)]
 struct IntEcho {
     /// Stack of the last data segment received, until an ACK takes it.
     fresh: Option<IntStack>,
-    /// The stacks of the ACKs in `Receiver::acks`, slot for slot.
-    queued: [Option<IntStack>; 2],
     /// Stack of the ACK the last `poll_transmit` returned, until `take_echo_int`.
     out: Option<IntStack>,
-}
-
-impl IntEcho {
-    /// Mirror of [`AckQueue::push`] for a queue that held `len` ACKs: on overflow the newer
-    /// ACK replaces the last one, and so does its stack.
-    fn push(&mut self, len: u8, int: Option<IntStack>) {
-        let i = (len as usize).min(self.queued.len() - 1);
-        self.queued[i] = int;
-    }
-
-    /// Mirror of [`AckQueue::pop`] (called only when it returned an ACK).
-    fn pop(&mut self) -> Option<IntStack> {
-        let int = self.queued[0].take();
-        self.queued[0] = self.queued[1].take();
-        int
-    }
 }
 
 #[derive(Debug)]
@@ -184,7 +167,10 @@ impl Receiver {
     pub(super) fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
         let a = self.acks.pop()?;
         if let Some(e) = self.echo.as_deref_mut() {
-            e.out = e.pop();
+            // An ACK of data carries the fresh stack (the driver drains after every input,
+            // so it is the stack of the segment that triggered this ACK); a SYN-ACK none.
+            let is_data_ack = !a.flags.contains(Flags::SYN);
+            e.out = if is_data_ack { e.fresh.take() } else { None };
         }
         Some(SegmentRepr {
             conn: self.conn,
@@ -205,51 +191,54 @@ impl Receiver {
         }
     }
 
-    /// Queue `a`; an ACK of data takes the fresh telemetry stack, if any.
-    fn queue_ack(&mut self, a: PendingAck, is_data_ack: bool) {
-        if let Some(e) = self.echo.as_deref_mut() {
-            let int = if is_data_ack { e.fresh.take() } else { None };
-            e.push(self.acks.len, int);
-        }
-        self.acks.push(a);
-    }
-
     /// Queue a cumulative ACK for everything received so far.
     fn send_ack(&mut self, ece: bool) {
         let mut flags = Flags::ACK;
         if ece && self.is_ecn_capable {
             flags = flags.with(Flags::ECE);
         }
-        self.queue_ack(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags }, true);
+        self.acks.push(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags });
         self.last_ack_sent = self.rcv_nxt;
         self.num_unacked = 0;
         self.timers.stop(Timer::DelayedAck);
     }
 
-    /// A segment arrived, with the telemetry it collected if any.
-    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
+    /// A segment arrived with the telemetry `int` it collected: a data segment's stack is
+    /// the fresh one the next ACK echoes.
+    pub(super) fn handle_segment_int(
+        &mut self,
+        now: Time,
+        seg: &SegmentRepr,
+        int: Option<&IntStack>,
+    ) {
+        if let Some(e) = self.echo.as_deref_mut() {
+            // The same segments `handle_segment` acknowledges as data.
+            if seg.conn == self.conn && seg.len > 0 && !seg.flags.contains(Flags::SYN) {
+                e.fresh = int.copied();
+            }
+        }
+        self.handle_segment(now, seg);
+    }
+
+    /// A segment arrived.
+    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
         if seg.conn != self.conn {
             return;
         }
         if seg.flags.contains(Flags::SYN) {
             // Reply SYN-ACK to every SYN: a duplicate SYN means our SYN-ACK was lost.
             self.ts_recent = self.ts_recent.max(seg.ts_ps);
-            let synack = PendingAck {
+            self.acks.push(PendingAck {
                 ack: self.rcv_nxt,
                 ts_echo_ps: seg.ts_ps,
                 flags: Flags::SYN.with(Flags::ACK),
-            };
-            self.queue_ack(synack, false);
+            });
             return;
         }
         // Segments without payload (none in a one-way transfer) need no acknowledgment.
         let Some(end) = seg.seq.checked_add(u64::from(seg.len)) else { return };
         if seg.len == 0 {
             return;
-        }
-        if let Some(e) = self.echo.as_deref_mut() {
-            // The newest data segment's stack is the one the next ACK echoes.
-            e.fresh = int.copied();
         }
         let is_ce = seg.ecn == Ecn::Ce;
         if is_ce {

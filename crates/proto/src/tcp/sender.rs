@@ -3,6 +3,12 @@
 //! congestion controller's callbacks (DCTCP, NewReno or PowerTCP, which also gets the
 //! telemetry stack each ACK echoes).
 //!
+//! Pacing: if the controller has a [`CongestionControl::pacing_rate`] (PowerTCP), a new or
+//! go-back-N data segment leaves no earlier than `next_send`, and each one pushes
+//! `next_send` to `max(next_send, now) + len/rate`, so pacing never banks credit across idle
+//! periods. Fast-retransmit and partial-ACK retransmissions are not paced (they replace a
+//! segment that left the network). Without a pacing rate the `Pace` timer is never armed.
+//!
 //! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
 //! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
 //!
@@ -10,7 +16,7 @@
 //! continue (it falls back to `snd_una` on an RTO: go-back-N), `snd_max` is one past the
 //! highest byte ever sent.
 
-use units::{Dur, Time};
+use units::{Bytes, Dur, Time};
 use wire::{Ecn, Flags, IntStack, SegmentRepr};
 
 use super::timer::{Timer, TimerTable};
@@ -56,6 +62,8 @@ pub(super) struct Sender {
     has_partial_acked: bool,
     /// `snd_una` at the last RTO: a second RTO at the same `snd_una` is a repeat.
     rto_una: Option<u64>,
+    /// Earliest time the next paced data segment may leave.
+    next_send: Time,
     cc: AnyCc,
     rtt: RttEstimator,
     timers: TimerTable,
@@ -88,6 +96,7 @@ impl Sender {
             recover: 0,
             has_partial_acked: false,
             rto_una: None,
+            next_send: Time::ZERO,
             cc: AnyCc::new(cfg),
             rtt: RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto),
             timers: TimerTable::default(),
@@ -180,6 +189,15 @@ impl Sender {
                 // the RFC 6582 recovery inflation).
                 if self.snd_nxt - self.snd_una + len > self.cc.window() {
                     return None;
+                }
+                if let Some(rate) = self.cc.pacing_rate() {
+                    // PowerTCP Algorithm 1: the sender transmits at rate = cwnd/τ.
+                    if now < self.next_send {
+                        self.timers.set(Timer::Pace, self.next_send);
+                        return None;
+                    }
+                    self.timers.stop(Timer::Pace);
+                    self.next_send = self.next_send.max(now) + rate.tx_time(Bytes(len));
                 }
                 let seq = self.snd_nxt;
                 // Below the highest byte ever sent means go-back-N after an RTO.
@@ -277,7 +295,13 @@ impl Sender {
 
     /// The per-ACK feedback callbacks (cc module docs, call order steps 1-2): ECN, then the
     /// echoed telemetry if the ACK carries any. Returns whether ECN cut the window.
-    fn on_feedback(&mut self, now: Time, bytes_acked: u64, ece: bool, int: Option<&IntStack>) -> bool {
+    fn on_feedback(
+        &mut self,
+        now: Time,
+        bytes_acked: u64,
+        ece: bool,
+        int: Option<&IntStack>,
+    ) -> bool {
         if ece {
             self.stats.num_ecn += 1;
         }
@@ -292,7 +316,14 @@ impl Sender {
         cut
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u64, ece: bool, ts_echo_ps: u64, int: Option<&IntStack>) {
+    fn on_new_ack(
+        &mut self,
+        now: Time,
+        ack: u64,
+        ece: bool,
+        ts_echo_ps: u64,
+        int: Option<&IntStack>,
+    ) {
         let bytes_acked = ack - self.snd_una;
         self.snd_una = ack;
         // A retransmission not yet handed out may have just been acknowledged.
@@ -360,6 +391,8 @@ impl Sender {
     }
 
     pub(super) fn handle_timeout(&mut self, now: Time) {
+        // A pacing deadline only re-opens `poll_transmit`.
+        self.timers.take_expired(Timer::Pace, now);
         if !self.timers.take_expired(Timer::Rto, now) {
             return;
         }

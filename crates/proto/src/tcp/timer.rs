@@ -13,9 +13,11 @@ pub(crate) enum Timer {
     Rto = 0,
     /// Delayed-ACK deadline (receiver).
     DelayedAck = 1,
+    /// Pacing (sender of a paced controller, PowerTCP): the next segment may leave.
+    Pace = 2,
 }
 
-const NUM_TIMERS: usize = 2;
+const NUM_TIMERS: usize = 3;
 
 /// Deadlines indexed by [`Timer`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
