@@ -28,7 +28,8 @@ def test_every_figure_is_tabulated_and_plotted(report) -> None:  # type: ignore[
 def test_figure14_holds_and_every_shape_is_reported(report) -> None:  # type: ignore[no-untyped-def]
     fig14 = [c for c in report.checks if c.claim.startswith("Fig. 14")]
     assert len(fig14) == 2 and all(c.holds for c in fig14), fig14
-    assert len(report.checks) == 6
+    assert len(report.checks) == 9
+    assert set(report.figures["fig6-powertcp"]["kind"]) == {"power_tcp"}
     text = render_credence(report)
     assert "Shapes the paper reports" in text
     assert all(c.claim in text for c in report.checks)

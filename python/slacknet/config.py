@@ -281,7 +281,7 @@ class HostSpec(_Model):
 class TransportSpec(_Model):
     """The transport every flow uses, with its knobs."""
 
-    kind: Literal["dctcp", "newreno", "udp"] = "dctcp"
+    kind: Literal["dctcp", "newreno", "udp", "power_tcp"] = "dctcp"
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
     init_cwnd_pkts: U32 = 10
@@ -295,6 +295,8 @@ class TransportSpec(_Model):
     dctcp_g: float = 1.0 / 16.0
     dctcp_init_alpha: float = 1.0
     udp_rate_gbps: float | None = None
+    powertcp_gamma: float = 0.9
+    powertcp_beta_bytes: U64 | None = None
 
 
 # --- workload -------------------------------------------------------------------------------

@@ -434,7 +434,7 @@ fn yes() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportSpec {
-    /// `dctcp`, `newreno` or `udp`.
+    /// `dctcp`, `newreno`, `power_tcp` or `udp`.
     #[serde(default)]
     pub kind: TransportKind,
     /// Payload bytes per packet.
@@ -476,6 +476,17 @@ pub struct TransportSpec {
     /// UDP sending rate; absent = the host's line rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_rate_gbps: Option<f64>,
+    /// PowerTCP's EWMA weight gamma (NSDI'22 Algorithm 1; the paper uses 0.9).
+    #[serde(default = "default_powertcp_gamma")]
+    pub powertcp_gamma: f64,
+    /// PowerTCP's additive increase beta in bytes. Absent: the host BDP / 10, as the authors'
+    /// Linux module. Base RTT and NIC rate come from the topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub powertcp_beta_bytes: Option<u64>,
+}
+
+fn default_powertcp_gamma() -> f64 {
+    0.9
 }
 
 impl Default for TransportSpec {
@@ -495,6 +506,8 @@ impl Default for TransportSpec {
             dctcp_g: default_g(),
             dctcp_init_alpha: default_alpha(),
             udp_rate_gbps: None,
+            powertcp_gamma: default_powertcp_gamma(),
+            powertcp_beta_bytes: None,
         }
     }
 }
@@ -538,6 +551,9 @@ pub enum TransportKind {
     Newreno,
     /// Unreliable UDP at line rate or `udp_rate_gbps`.
     Udp,
+    /// PowerTCP (Addanki et al. NSDI'22): power-based window control on in-band telemetry
+    /// that every switch egress writes into data packets.
+    PowerTcp,
 }
 
 /// One traffic source.
@@ -991,6 +1007,12 @@ impl Spec {
         }
         if let Some(r) = t.udp_rate_gbps {
             rate("transport.udp_rate_gbps", r)?;
+        }
+        if !(t.powertcp_gamma > 0.0 && t.powertcp_gamma <= 1.0) {
+            return Err(SpecError::invalid("transport.powertcp_gamma", t.powertcp_gamma, "must be in (0, 1]"));
+        }
+        if t.powertcp_beta_bytes == Some(0) {
+            return Err(SpecError::invalid("transport.powertcp_beta_bytes", 0, "must be positive"));
         }
         Ok(())
     }

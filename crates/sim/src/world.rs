@@ -197,14 +197,24 @@ struct DecisionTrace {
     rows: Vec<TraceRow>,
 }
 
-/// The transport configuration a spec asks for (defaults documented in `spec`).
-pub fn transport_config(t: &TransportSpec) -> TransportConfig {
+/// The transport configuration a spec asks for (defaults documented in `spec`). PowerTCP
+/// takes its base RTT and NIC rate from the network.
+pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> TransportConfig {
     match t.kind {
-        TransportKind::Dctcp | TransportKind::Newreno => TransportConfig::Tcp(TcpConfig {
-            cc: if t.kind == TransportKind::Dctcp {
-                CcKind::Dctcp { g: t.dctcp_g, init_alpha: t.dctcp_init_alpha }
-            } else {
-                CcKind::NewReno
+        TransportKind::Dctcp | TransportKind::Newreno | TransportKind::PowerTcp => TransportConfig::Tcp(TcpConfig {
+            cc: match t.kind {
+                TransportKind::Dctcp => CcKind::Dctcp { g: t.dctcp_g, init_alpha: t.dctcp_init_alpha },
+                TransportKind::PowerTcp => {
+                    let mut cc = CcKind::power_tcp_default(base_rtt, host_rate);
+                    if let CcKind::PowerTcp { gamma, beta_bytes, .. } = &mut cc {
+                        *gamma = t.powertcp_gamma;
+                        if let Some(b) = t.powertcp_beta_bytes {
+                            *beta_bytes = b;
+                        }
+                    }
+                    cc
+                }
+                _ => CcKind::NewReno,
             },
             mss: t.mss_bytes,
             init_cwnd_pkts: t.init_cwnd_pkts,
@@ -360,7 +370,7 @@ impl Simulation {
             .find(|s| s.stats.tier == Tier::Leaf.as_str())
             .map_or(0, |s| s.stats.buffer_bytes);
         let flows = workload::generate(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer })?;
-        let transport = transport_config(t);
+        let transport = transport_config(t, base_rtt, topo.host_rate);
         let is_tcp = t.kind != TransportKind::Udp;
         let ideal = IdealModel {
             mss: t.mss_bytes as u64,

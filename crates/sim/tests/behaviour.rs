@@ -364,3 +364,40 @@ fn nic_marking_keeps_a_hosts_short_flows_out_of_its_long_flows_queue() {
     let long = |o: &Output| o.records.iter().find(|r| r.size_bytes == 20_000_000).unwrap().slowdown;
     assert!(long(&on) < 1.05, "{}", long(&on));
 }
+
+#[test]
+fn power_tcp_flows_share_a_bottleneck_with_a_near_empty_queue() {
+    // 4 PowerTCP senders -> 1 receiver through one switch port: line rate, fair shares, and a
+    // standing queue near N * beta (beta = BDP / 10), far below DCTCP's K-sized queue.
+    let flows: Vec<String> =
+        (1..=4).map(|s| format!("{{ src = {s}, dst = 0, size_bytes = 5000000 }}")).collect();
+    let text = star(
+        5,
+        &format!(
+            "[transport]\nkind = \"power_tcp\"\n[switch]\nbuffer_bytes = 2000000\n\
+             [run]\nsample_interval_us = 5\n[[workload]]\nkind = \"flows\"\nflows = [{}]\n",
+            flows.join(", ")
+        ),
+    );
+    let out = run_toml(&text);
+    assert!(out.records.iter().all(|r| r.finished));
+    assert_eq!(out.summary.switch_drops, 0);
+    let end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).max().unwrap();
+    let first_end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).min().unwrap();
+    let bottleneck = out.links.iter().find(|l| l.dst == 0).unwrap();
+    let busy = bottleneck.tx_bytes as f64 * 8.0 / 10e9 / (end as f64 * 1e-12);
+    let tput: Vec<f64> = out.records.iter().map(|r| r.size_bytes as f64 / r.fct_ps as f64).collect();
+    let mut occ: Vec<u64> = out
+        .occupancy
+        .iter()
+        .filter(|s| s.time_ps > 1_000_000_000 && s.time_ps < first_end)
+        .map(|s| s.bytes)
+        .collect();
+    occ.sort_unstable();
+    let median = occ[occ.len() / 2];
+    eprintln!("PowerTCP busy {busy:.4} jain {:.4} median queue {median}", jain(&tput));
+    assert!(busy > 0.95, "bottleneck busy {busy:.3}");
+    assert!(jain(&tput) > 0.95);
+    // BDP here is about 10 Gb/s x 4.2 us = 5.3 KB, so N * beta is about 2 KB: allow a few packets.
+    assert!(median < 15_000, "median queue {median} B");
+}
