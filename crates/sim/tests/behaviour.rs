@@ -18,6 +18,25 @@ fn jain(xs: &[f64]) -> f64 {
     s * s / (xs.len() as f64 * s2)
 }
 
+/// For flows that all end at host 0 behind one switch port: the port's busy fraction until the
+/// last flow ends, the Jain index of the flows' throughputs, and the sorted switch occupancy
+/// samples between 1 ms and the first flow's end (the steady state).
+fn bottleneck_stats(out: &Output) -> (f64, f64, Vec<u64>) {
+    let ends = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64);
+    let (end, first_end) = (ends.clone().max().unwrap(), ends.min().unwrap());
+    let bottleneck = out.links.iter().find(|l| l.dst == 0).unwrap();
+    let busy = bottleneck.tx_bytes as f64 * 8.0 / 10e9 / (end as f64 * 1e-12);
+    let tput: Vec<f64> = out.records.iter().map(|r| r.size_bytes as f64 / r.fct_ps as f64).collect();
+    let mut occ: Vec<u64> = out
+        .occupancy
+        .iter()
+        .filter(|s| s.time_ps > 1_000_000_000 && s.time_ps < first_end)
+        .map(|s| s.bytes)
+        .collect();
+    occ.sort_unstable();
+    (busy, jain(&tput), occ)
+}
+
 /// One leaf with `hosts` hosts at `gbps`, 1 us links.
 fn star(hosts: u32, extra: &str) -> String {
     format!(
@@ -131,24 +150,11 @@ fn dctcp_flows_share_a_bottleneck_with_queue_near_k() {
     let out = run_toml(&text);
     assert!(out.records.iter().all(|r| r.finished));
     assert_eq!(out.summary.switch_drops, 0, "DCTCP should not overflow a 2 MB buffer");
-    // Utilisation of the bottleneck (leaf -> host 0) while flows are active.
-    let end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).max().unwrap();
-    let first_end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).min().unwrap();
-    let bottleneck = out.links.iter().find(|l| l.dst == 0).unwrap();
-    let busy = bottleneck.tx_bytes as f64 * 8.0 / 10e9 / (end as f64 * 1e-12);
+    // Utilisation of the bottleneck (leaf -> host 0), fairness of equal-size flows that started
+    // together, and the queue in steady state.
+    let (busy, j, occ) = bottleneck_stats(&out);
     assert!(busy > 0.95, "bottleneck busy {busy:.3}");
-    // Fairness: equal-size flows that started together.
-    let tput: Vec<f64> = out.records.iter().map(|r| r.size_bytes as f64 / r.fct_ps as f64).collect();
-    let j = jain(&tput);
     assert!(j > 0.95, "Jain index {j:.3}");
-    // Queue near K in steady state (after 1 ms, before the first flow ends).
-    let mut occ: Vec<u64> = out
-        .occupancy
-        .iter()
-        .filter(|s| s.time_ps > 1_000_000_000 && s.time_ps < first_end)
-        .map(|s| s.bytes)
-        .collect();
-    occ.sort_unstable();
     let median = occ[occ.len() / 2];
     let p99 = occ[occ.len() * 99 / 100];
     assert!(median as f64 > 0.5 * k as f64 && (median as f64) < 2.0 * k as f64, "median queue {median}");
@@ -382,22 +388,11 @@ fn power_tcp_flows_share_a_bottleneck_with_a_near_empty_queue() {
     let out = run_toml(&text);
     assert!(out.records.iter().all(|r| r.finished));
     assert_eq!(out.summary.switch_drops, 0);
-    let end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).max().unwrap();
-    let first_end = out.records.iter().map(|r| r.start_ps + r.fct_ps as u64).min().unwrap();
-    let bottleneck = out.links.iter().find(|l| l.dst == 0).unwrap();
-    let busy = bottleneck.tx_bytes as f64 * 8.0 / 10e9 / (end as f64 * 1e-12);
-    let tput: Vec<f64> = out.records.iter().map(|r| r.size_bytes as f64 / r.fct_ps as f64).collect();
-    let mut occ: Vec<u64> = out
-        .occupancy
-        .iter()
-        .filter(|s| s.time_ps > 1_000_000_000 && s.time_ps < first_end)
-        .map(|s| s.bytes)
-        .collect();
-    occ.sort_unstable();
+    let (busy, j, occ) = bottleneck_stats(&out);
     let median = occ[occ.len() / 2];
-    eprintln!("PowerTCP busy {busy:.4} jain {:.4} median queue {median}", jain(&tput));
+    eprintln!("PowerTCP busy {busy:.4} jain {j:.4} median queue {median}");
     assert!(busy > 0.95, "bottleneck busy {busy:.3}");
-    assert!(jain(&tput) > 0.95);
+    assert!(j > 0.95);
     // BDP here is about 10 Gb/s x 4.2 us = 5.3 KB, so N * beta is about 2 KB: allow a few packets.
     assert!(median < 15_000, "median queue {median} B");
 }
