@@ -22,7 +22,7 @@ use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
 
 use crate::credence::features::{FeatureVector, Features};
 use crate::admission::{AdmissionCtx, AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
-use crate::ideal::{ideal_fct, Hop, IdealModel};
+use crate::ideal::{ideal_fct, one_way, Hop, IdealModel};
 use crate::metrics::{
     percentile_sorted, FctRecord, LinkStats, OccupancySample, Output, QueueMax, Summary, SwitchStats, Tier,
 };
@@ -242,23 +242,27 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
 /// host in the topologies built here): propagation both ways plus serializing one full packet
 /// out and one ACK back at every hop. Credence's and ABM's averaging and refresh period.
 fn base_rtt(topo: &Topology, routes: &Routes, full: u64, ack: u64) -> Dur {
-    let walk = |src: u32, dst: u32| {
-        let mut t = Dur::ZERO;
-        let mut l = routes.nic(NodeId(src));
-        loop {
-            let spec = &topo.links[l.idx()];
-            t += spec.delay + spec.rate.tx_time(Bytes(if src == 0 { full } else { ack }));
-            match topo.switch_of(spec.dst) {
-                None => return t,
-                Some(s) => l = routes.group(s.0, NodeId(dst))[0],
-            }
-        }
-    };
     let last = topo.num_hosts - 1;
     if last == 0 {
         return Dur::ZERO;
     }
-    walk(0, last) + walk(last, 0)
+    one_way(&first_path(topo, routes, 0, last), Bytes(full)) + one_way(&first_path(topo, routes, last, 0), Bytes(ack))
+}
+
+/// The path a packet from host `src` to host `dst` takes if every switch picks the first
+/// equal-cost next hop (all equal-cost paths have the same rates and delays in the
+/// topologies built here).
+fn first_path(topo: &Topology, routes: &Routes, src: u32, dst: u32) -> Vec<Hop> {
+    let mut hops = Vec::new();
+    let mut l = routes.nic(NodeId(src));
+    loop {
+        let spec = &topo.links[l.idx()];
+        hops.push(Hop { rate: spec.rate, delay: spec.delay });
+        match topo.switch_of(spec.dst) {
+            None => return hops,
+            Some(s) => l = routes.group(s.0, NodeId(dst))[0],
+        }
+    }
 }
 
 /// Shared buffer of switch `s` per the spec.
@@ -930,30 +934,14 @@ impl Simulation {
 
     // ---- output ---------------------------------------------------------------------------
 
-    /// The path a packet from host `src` to host `dst` takes if every switch picks the first
-    /// equal-cost next hop (all equal-cost paths have the same rates and delays in the
-    /// topologies built here).
-    fn path(&self, src: u32, dst: u32) -> Vec<Hop> {
-        let mut hops = Vec::new();
-        let mut l = self.routes.nic(NodeId(src));
-        loop {
-            let spec = &self.topo.links[l.idx()];
-            hops.push(Hop { rate: spec.rate, delay: spec.delay });
-            match self.topo.switch_of(spec.dst) {
-                None => return hops,
-                Some(s) => l = self.routes.group(s.0, NodeId(dst))[0],
-            }
-        }
-    }
-
     /// Everything the run produced so far.
     pub fn output(&self) -> Output {
         let mut records = Vec::with_capacity(self.flows.len());
         let mut num_rtos = 0u64;
         for (f, spec) in self.flows.iter().enumerate() {
             let rt = &self.rt[f];
-            let fwd = self.path(spec.src, spec.dst);
-            let rev = self.path(spec.dst, spec.src);
+            let fwd = first_path(&self.topo, &self.routes, spec.src, spec.dst);
+            let rev = first_path(&self.topo, &self.routes, spec.dst, spec.src);
             let ideal = ideal_fct(&fwd, &rev, spec.size, &self.ideal).ps();
             let (rtos, retx, delivered) = match rt.released {
                 true => (rt.final_rtos, rt.final_retx, rt.final_delivered),
