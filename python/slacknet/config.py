@@ -123,6 +123,7 @@ class RoutingSpec(_Model):
     simulators for A/B comparisons)."""
 
     mode: Literal["ecmp", "spray", "flow_index"] = "ecmp"
+    hash_seed: U64 = 0
 
 
 class QueueSpec(_Model):

@@ -24,11 +24,18 @@ pub struct Routes {
     /// The one egress link of every host.
     nic: Vec<LinkId>,
     mode: RoutingMode,
+    /// Seed mixed into every ECMP / spray hash (`routing.hash_seed`).
+    hash_seed: u64,
 }
 
 impl Routes {
     /// Build the tables for `topo`.
     pub fn build(topo: &Topology, mode: RoutingMode) -> Routes {
+        Routes::with_hash_seed(topo, mode, 0)
+    }
+
+    /// Build the tables for `topo`, hashing with `hash_seed` (`routing.hash_seed`).
+    pub fn with_hash_seed(topo: &Topology, mode: RoutingMode, hash_seed: u64) -> Routes {
         let n = topo.num_nodes() as usize;
         let h = topo.num_hosts as usize;
         let mut out: Vec<Vec<LinkId>> = vec![Vec::new(); n];
@@ -91,7 +98,7 @@ impl Routes {
                 table[s * h + dst] = gi;
             }
         }
-        Routes { num_hosts: h as u32, table, groups, members, nic, mode }
+        Routes { num_hosts: h as u32, table, groups, members, nic, mode, hash_seed }
     }
 
     /// The NIC (only egress link) of host `h`.
@@ -117,8 +124,8 @@ impl Routes {
             return g[0];
         }
         let key = match self.mode {
-            RoutingMode::Ecmp => hash3(flow as u64, s as u64, 0),
-            RoutingMode::Spray => hash3(flow as u64, s as u64, seq.wrapping_add(1)),
+            RoutingMode::Ecmp => hash3(flow as u64, s as u64, self.hash_seed),
+            RoutingMode::Spray => hash3(flow as u64 ^ self.hash_seed.rotate_left(32), s as u64, seq.wrapping_add(1)),
             RoutingMode::FlowIndex => return g[flow as usize % g.len()],
         };
         // Lemire's multiply-shift reduction: unbiased enough and free of division.
@@ -194,6 +201,18 @@ mod tests {
             assert_eq!(up, NodeId(10 + flow % 4));
             assert_eq!(back, up);
         }
+    }
+
+    #[test]
+    fn hash_seed_moves_flows_between_paths() {
+        let t = leaf_spine(2, 4, 4, 1, Bps::from_gbps(10), Bps::from_gbps(10), Dur(1), Dur(1));
+        let a = Routes::with_hash_seed(&t, RoutingMode::Ecmp, 0);
+        let b = Routes::with_hash_seed(&t, RoutingMode::Ecmp, 7);
+        let same = Routes::build(&t, RoutingMode::Ecmp);
+        let moved = (0..64u32).filter(|&f| a.next_hop(0, NodeId(5), f, 0) != b.next_hop(0, NodeId(5), f, 0)).count();
+        // Four paths: about three quarters of the flows change path under another seed.
+        assert!((32..=60).contains(&moved), "{moved} of 64 flows moved");
+        assert!((0..64u32).all(|f| a.next_hop(0, NodeId(5), f, 0) == same.next_hop(0, NodeId(5), f, 0)));
     }
 
     #[test]

@@ -184,6 +184,10 @@ pub struct RoutingSpec {
     /// `ecmp` (per-flow hash), `spray` (per-packet) or `flow_index` (flow index mod paths).
     #[serde(default)]
     pub mode: RoutingMode,
+    /// Seed of the ECMP and spraying hash (default 0). Change it to sample routing noise: which
+    /// equal-cost path each flow takes, with everything else fixed.
+    #[serde(default)]
+    pub hash_seed: u64,
 }
 
 /// How a switch picks among equal-cost next hops.

@@ -285,7 +285,7 @@ impl Simulation {
     pub fn new(valid: &ValidSpec) -> Result<Simulation, SimError> {
         let spec = valid.spec();
         let topo = Topology::build(&spec.topology);
-        let routes = Routes::build(&topo, spec.routing.mode);
+        let routes = Routes::with_hash_seed(&topo, spec.routing.mode, spec.routing.hash_seed);
         let mut out_links: Vec<Vec<LinkId>> = vec![Vec::new(); topo.num_nodes() as usize];
         for (i, l) in topo.links.iter().enumerate() {
             out_links[l.src.idx()].push(LinkId::from_idx(i));
