@@ -17,7 +17,7 @@ from .conftest import EXAMPLES, TINY_TOML
 RECORD_COLUMNS = {
     "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
     "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "bytes_delivered",
-    "start_us", "fct_us", "ideal_fct_us",
+    "outcome", "start_us", "fct_us", "ideal_fct_us",
 }
 SWITCH_COLUMNS = {
     "switch", "node", "tier", "buffer_bytes", "arrivals", "drops_admission", "drops_queue_cap",
@@ -33,6 +33,8 @@ def test_run_returns_frames(tiny_results: slacknet.Results) -> None:
     r = tiny_results
     s = r.summary
     assert set(r.records.columns) == RECORD_COLUMNS
+    assert set(r.records["outcome"]) <= {"complete", "unfinished"}
+    assert (r.records["outcome"] == "complete").sum() == s["finished_flows"]
     assert set(r.switches.columns) == SWITCH_COLUMNS
     assert set(r.queues.columns) == {"switch", "link", "queue", "max_bytes"}
     assert set(r.occupancy.columns) == {"time_ps", "switch", "bytes"}
@@ -45,7 +47,7 @@ def test_run_returns_frames(tiny_results: slacknet.Results) -> None:
     assert r.records["size_bytes"].dtype == np.uint64
     assert r.records["fct_ps"].dtype == np.int64
     assert r.records["finished"].dtype == bool
-    assert r.records["workload"].dtype == np.uint16
+    assert r.records["workload"].dtype == np.uint32
     fin = r.records[r.records["finished"]]
     assert (fin["slowdown"] >= 1.0 - 1e-9).all()
     np.testing.assert_allclose(fin["fct_us"], fin["fct_ps"] / 1e6)
@@ -102,7 +104,7 @@ def test_chunking_does_not_change_results(tiny_scenario: slacknet.Scenario) -> N
 def test_native_simulation_protocol(tiny_scenario: slacknet.Scenario) -> None:
     sim = _native.Simulation(_native.resolve_json(tiny_scenario.to_json(), "."))
     assert sim.events == 0 and not sim.is_done
-    assert sim.num_flows > 0 and sim.horizon_ps > 0
+    assert sim.num_flows == 0 and sim.horizon_ps > 0  # transfers start as the run goes
     assert sim.advance(2_000)
     partial = sim.results()  # allowed mid-run: the state so far
     assert partial["summary"]["events"] == sim.events
@@ -146,15 +148,16 @@ def test_bad_json_is_spec_error() -> None:
     assert ei.value.value is None
 
 
-def test_malformed_cdf_is_sim_error(tmp_path: Path) -> None:
+def test_malformed_cdf_is_a_spec_error_at_validation(tmp_path: Path) -> None:
+    # File inputs are read while the scenario is validated, so a bad one is a SpecError
+    # naming the key, before any simulation is built.
     (tmp_path / "bad.cdf").write_text("abc def\n")
     p = tmp_path / "s.toml"
     p.write_text(TINY_TOML.replace('cdf = "fb_hadoop"', 'cdf = "bad.cdf"'))
-    with pytest.raises(slacknet.SimError) as ei:
-        slacknet.run(p)
-    assert isinstance(ei.value, RuntimeError)
+    with pytest.raises(slacknet.SpecError) as ei:
+        slacknet.Scenario.from_toml(p)
     assert ei.value.key == "workload[0].cdf"
-    assert "bad.cdf" in ei.value.message
+    assert "bad.cdf" in ei.value.message and "line 1" in ei.value.message
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

@@ -79,7 +79,8 @@ class Simulation:
     def flow_list_text(self) -> str:
         """The run's flows as a flow list (``id src dst start_s size_bytes incast`` per line,
         start times to the picosecond), the input format of a ``flow_list`` workload and of
-        the peer simulators."""
+        the peer simulators. Raises ``SimError`` if an application of the scenario reacts to
+        the network (its flows are only known by running it)."""
 
     def enable_decision_trace(self) -> None:
         """Record every switch arrival from now on (its features and eventual fate), the
@@ -91,7 +92,7 @@ class Simulation:
         ``(numpy dtype str, little-endian bytes)``."""
 
     def results(self) -> dict[str, Any]:
-        """Results so far: ``records``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict
+        """Results so far: ``records``, ``apps``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict
         ``{column: (numpy dtype str, little-endian bytes) | list[str]}``) and ``summary``
         (a dict of totals)."""
 

@@ -1,14 +1,17 @@
 """What a run produced, as pandas DataFrames, and its on-disk layout.
 
 A results folder holds ``scenario.json`` (the resolved scenario), ``records.parquet`` (one row
-per flow), ``switches.parquet``, ``queues.parquet``, ``occupancy.parquet``, ``links.parquet`` (bytes
+per flow), ``apps.parquet`` (one row per completed application-level unit: job, iteration,
+round, coflow, relayed block; with its ideal completion time where one is defined),
+``switches.parquet``, ``queues.parquet``, ``occupancy.parquet``, ``links.parquet`` (bytes
 and packets per link) and ``summary.json``
 (totals, wall time, rates, seed, slacknet version and git hash). :meth:`Results.load` reads it
 back.
 
 Times in the native columns are integer picoseconds (``*_ps``); :attr:`Results.records` adds
 float microsecond columns ``start_us``, ``fct_us`` and ``ideal_fct_us`` (``fct_us`` is NaN for
-unfinished flows).
+unfinished flows); :attr:`Results.apps` adds ``start_us``, ``duration_us`` and ``ideal_us``
+(NaN where the application defines no ideal).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = ["Results", "ResultsError", "RESULT_FILES"]
 RESULT_FILES = (
     "scenario.json",
     "records.parquet",
+    "apps.parquet",
     "switches.parquet",
     "queues.parquet",
     "occupancy.parquet",
@@ -37,7 +41,9 @@ RESULT_FILES = (
     "summary.json",
 )
 
-_TABLES = ("records", "switches", "queues", "occupancy", "links")
+_TABLES = ("records", "apps", "switches", "queues", "occupancy", "links")
+#: Tables a folder written by an older slacknet may lack (read as empty).
+_OPTIONAL = ("apps.parquet",)
 
 
 class ResultsError(ValueError):
@@ -64,6 +70,16 @@ def _add_derived(records: pd.DataFrame) -> pd.DataFrame:
     r["fct_us"] = np.where(r["finished"].to_numpy(dtype=bool), fct / 1e6, np.nan)
     r["ideal_fct_us"] = r["ideal_fct_ps"].to_numpy(dtype=np.float64) / 1e6
     return r
+
+
+def _add_app_derived(apps: pd.DataFrame) -> pd.DataFrame:
+    if "start_ps" not in apps.columns:
+        return apps
+    apps["start_us"] = apps["start_ps"].to_numpy(dtype=np.float64) / 1e6
+    apps["duration_us"] = apps["duration_ps"].to_numpy(dtype=np.float64) / 1e6
+    ideal = apps["ideal_ps"].to_numpy(dtype=np.float64)
+    apps["ideal_us"] = np.where(ideal >= 0, ideal / 1e6, np.nan)
+    return apps
 
 
 def _git_hash() -> str | None:
@@ -98,10 +114,11 @@ def _version() -> str:
 
 
 class Results:
-    """The outcome of one run: flow records, switch counters, queue maxima, occupancy samples,
-    per-link counters, a summary dict and the resolved scenario."""
+    """The outcome of one run: flow records, application-unit records, switch counters, queue
+    maxima, occupancy samples, per-link counters, a summary dict and the resolved scenario."""
 
     records: pd.DataFrame
+    apps: pd.DataFrame
     switches: pd.DataFrame
     queues: pd.DataFrame
     occupancy: pd.DataFrame
@@ -119,8 +136,10 @@ class Results:
         links: pd.DataFrame,
         summary: dict[str, Any],
         scenario: Scenario,
+        apps: pd.DataFrame | None = None,
     ) -> None:
         self.records = records
+        self.apps = apps if apps is not None else pd.DataFrame()
         self.switches = switches
         self.queues = queues
         self.occupancy = occupancy
@@ -135,6 +154,7 @@ class Results:
         """Wrap what ``_native.Simulation.results()`` returned."""
         tables = {t: _columns_to_frame(raw[t]) for t in _TABLES}
         tables["records"] = _add_derived(tables["records"])
+        tables["apps"] = _add_app_derived(tables["apps"])
         summary = dict(raw["summary"])
         wall = max(float(wall_time_s), 1e-9)
         summary["wall_time_s"] = float(wall_time_s)
@@ -169,13 +189,16 @@ class Results:
         d = Path(directory)
         if not d.is_dir():
             raise ResultsError(f"no such results folder: {d}")
-        missing = [f for f in RESULT_FILES if not (d / f).is_file()]
+        missing = [f for f in RESULT_FILES if f not in _OPTIONAL and not (d / f).is_file()]
         if missing:
             raise ResultsError(f"{d} is not a slacknet results folder (missing {', '.join(missing)})")
         try:
             scenario = Scenario.model_validate_json((d / "scenario.json").read_text(encoding="utf-8"))
             summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-            tables = {t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") for t in _TABLES}
+            tables = {
+                t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") if (d / f"{t}.parquet").is_file() else pd.DataFrame()
+                for t in _TABLES
+            }
         except (ValueError, OSError) as e:
             raise ResultsError(f"{d}: cannot read results: {e}") from None
         return cls(scenario=scenario, summary=summary, **tables)

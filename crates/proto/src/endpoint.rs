@@ -17,15 +17,48 @@ pub enum TransportConfig {
     Udp(UdpConfig),
 }
 
+/// How a transfer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Every byte was delivered.
+    Complete,
+    /// Enough was delivered for the application (a loss-tolerant transport stopped waiting
+    /// for the rest).
+    Enough,
+    /// The transport gave up before enough was delivered.
+    GivenUp,
+}
+
+impl Outcome {
+    /// Name used in result tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Enough => "enough",
+            Outcome::GivenUp => "given_up",
+        }
+    }
+}
+
 /// Something an endpoint wants its driver (and the application) to know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Sender: every byte of the transfer has been acknowledged (TCP), or handed to the
-    /// network (UDP). Emitted exactly once.
-    Completed,
-    /// Receiver: every byte of the transfer has arrived (in order, for TCP). Emitted exactly
-    /// once; the receiver learns the total from the `FIN` flag on the last segment.
-    ReceivedAll,
+    /// Sender: the transfer is over on the sending side; the endpoint sends nothing more and
+    /// has no timer. `confirmed` says whether the sender knows the receiver has what it needed
+    /// (TCP: every byte acknowledged) or merely handed everything to the network (UDP).
+    /// Emitted exactly once.
+    SenderDone {
+        /// How the transfer ended, as far as the sender knows.
+        outcome: Outcome,
+        /// Whether delivery is acknowledged.
+        confirmed: bool,
+    },
+    /// Receiver: it has everything it waits for (every byte, in order, for TCP). Emitted
+    /// exactly once; the receiver learns the total from the `FIN` flag on the last segment.
+    Delivered {
+        /// All of it, or enough.
+        outcome: Outcome,
+    },
 }
 
 /// Counters every endpoint keeps (fields that do not apply stay zero).
@@ -68,6 +101,33 @@ pub enum Endpoint {
     UdpTx(UdpSender),
     /// UDP sink.
     UdpRx(UdpReceiver),
+}
+
+impl TransportConfig {
+    /// Whether the sender learns that its data was delivered (acknowledgements), so that a
+    /// transfer's completion can be measured at the sender.
+    pub fn confirms_delivery(&self) -> bool {
+        match self {
+            TransportConfig::Tcp(_) => true,
+            TransportConfig::Udp(_) => false,
+        }
+    }
+
+    /// Whether a handshake round trip precedes the first data.
+    pub fn has_handshake(&self) -> bool {
+        match self {
+            TransportConfig::Tcp(c) => c.handshake,
+            TransportConfig::Udp(_) => false,
+        }
+    }
+
+    /// Payload bytes per full packet.
+    pub fn mss(&self) -> u32 {
+        match self {
+            TransportConfig::Tcp(c) => c.mss,
+            TransportConfig::Udp(c) => c.mss,
+        }
+    }
 }
 
 impl Endpoint {

@@ -34,7 +34,7 @@ pub mod udp;
 #[cfg(test)]
 mod tests;
 
-pub use endpoint::{Endpoint, Event, Stats, TransportConfig};
+pub use endpoint::{Endpoint, Event, Outcome, Stats, TransportConfig};
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
 pub use wire::{Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};

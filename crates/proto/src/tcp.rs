@@ -178,7 +178,7 @@ impl TcpConfig {
 /// - PowerTCP starts with the host BDP instead of `init_cwnd_pkts` segments and paces new
 ///   data at `cwnd/τ`: while a segment waits for its pacing slot, [`Conn::poll_timeout`]
 ///   returns that slot, and `poll_transmit` returns `None` until it is reached.
-/// - [`Event::Completed`] is emitted once, from the `handle_segment` whose ACK reaches
+/// - [`Event::SenderDone`] is emitted once, from the `handle_segment` whose ACK reaches
 ///   `size`; afterwards the sender transmits nothing and has no timer.
 ///
 /// # Receiver
@@ -188,7 +188,7 @@ impl TcpConfig {
 ///   acknowledged when the ACK was generated (without delayed ACK: the segment that
 ///   triggered it, if in order); duplicate ACKs for out-of-order data echo the last in-order
 ///   segment; the ACK that fills a hole echoes the retransmission.
-/// - [`Event::ReceivedAll`] is emitted once, from the `handle_segment` after which every byte
+/// - [`Event::Delivered`] is emitted once, from the `handle_segment` after which every byte
 ///   up to the `FIN` segment's end has arrived. The receiver keeps acknowledging afterwards
 ///   (its last ACK may be lost) and never arms a timer except the delayed-ACK one.
 ///

@@ -1021,7 +1021,7 @@ fn udp_unpaced_emits_all_datagrams_at_once() {
         assert_eq!(e.seg.seq, i as u64 * MSS);
         assert_eq!(e.seg.flags, if i == 9 { Flags::FIN } else { Flags::NONE });
     }
-    assert_eq!(p.client_events, [(Time::ZERO, Event::Completed)]);
+    assert_eq!(p.client_events, [(Time::ZERO, Event::SenderDone { outcome: crate::Outcome::Complete, confirmed: false })]);
     assert_eq!(p.received_all_at(), Some(d[9].arrive.unwrap()));
     assert_eq!(p.server.stats().bytes_received, size);
     assert!(p.acks().is_empty());

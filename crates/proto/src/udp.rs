@@ -6,12 +6,12 @@
 //! header_bytes)` (a pacing timer through `poll_timeout`/`handle_timeout`).
 //!
 //! INVARIANT: the source emits each byte exactly once, in order; the sink never reports
-//! [`Event::ReceivedAll`] unless every byte up to the `FIN` datagram's end has arrived.
+//! [`Event::Delivered`] unless every byte up to the `FIN` datagram's end has arrived.
 
 use units::{Bps, Bytes, Time};
 use wire::{Ecn, Flags, SegmentRepr};
 
-use crate::{Event, Stats};
+use crate::{Event, Outcome, Stats};
 
 /// Knobs of the UDP source.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,7 +41,7 @@ impl Default for UdpConfig {
 /// Paced (`rate: Some(r)`): the first datagram is due at creation, each next one
 /// `r.tx_time(len + header_bytes)` of the previous datagram after the previous one was handed
 /// out (from the `now` of that `poll_transmit`, so a late driver never bursts).
-/// [`Event::Completed`] is emitted once, when the last datagram has been handed out.
+/// [`Event::SenderDone`] is emitted once, when the last datagram has been handed out.
 #[derive(Debug)]
 pub struct UdpSender {
     conn: u32,
@@ -101,7 +101,7 @@ impl UdpSender {
         let mut flags = Flags::NONE;
         if self.next_seq == self.size {
             flags = Flags::FIN;
-            self.event = Some(Event::Completed);
+            self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: false });
         }
         Some(SegmentRepr {
             conn: self.conn,
@@ -138,7 +138,7 @@ impl UdpSender {
 }
 
 /// UDP sink of one transfer: counts payload bytes and CE marks, and emits
-/// [`Event::ReceivedAll`] once, from the `handle_segment` after which the payload bytes
+/// [`Event::Delivered`] once, from the `handle_segment` after which the payload bytes
 /// received reach the total announced by the `FIN` datagram's end. If anything was lost
 /// (including the `FIN` datagram), it never fires.
 #[derive(Debug)]
@@ -171,7 +171,7 @@ impl UdpReceiver {
         }
         if !self.is_done && self.total.is_some_and(|t| self.stats.bytes_received >= t) {
             self.is_done = true;
-            self.event = Some(Event::ReceivedAll);
+            self.event = Some(Event::Delivered { outcome: Outcome::Complete });
         }
     }
 

@@ -69,7 +69,9 @@ fn sim_error(py: Python<'_>, key: &str, message: &str) -> PyErr {
 
 fn from_sim_error(py: Python<'_>, e: sim::SimError) -> PyErr {
     match &e {
-        sim::SimError::Workload { key, message } => sim_error(py, key, message),
+        sim::SimError::Workload { key, message } | sim::SimError::Setup { key, message } => {
+            sim_error(py, key, message)
+        }
     }
 }
 
@@ -219,6 +221,7 @@ impl<'a, R> Table<'a, R> {
 /// Every table of an `Output`, encoded; built without the interpreter.
 struct Encoded {
     records: Vec<(&'static str, Col)>,
+    apps: Vec<(&'static str, Col)>,
     switches: Vec<(&'static str, Col)>,
     queues: Vec<(&'static str, Col)>,
     occupancy: Vec<(&'static str, Col)>,
@@ -243,6 +246,19 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("num_rtos", |r| r.num_rtos)
         .num("retx_segments", |r| r.retx_segments)
         .num("bytes_delivered", |r| r.bytes_delivered)
+        .text("outcome", |r| r.outcome)
+        .done();
+    let apps = Table::new(&out.apps)
+        .num("app", |a| a.app)
+        .text("kind", |a| a.kind)
+        .num("unit", |a| a.unit)
+        .num("start_ps", |a| a.start_ps)
+        .num("end_ps", |a| a.end_ps)
+        .num("duration_ps", |a| a.duration_ps)
+        .num("ideal_ps", |a| a.ideal_ps)
+        .num("slowdown", |a| a.slowdown)
+        .num("num_transfers", |a| a.num_transfers)
+        .num("bytes", |a| a.bytes)
         .done();
     let switches = Table::new(&out.switches)
         .num("switch", |s| s.switch)
@@ -291,6 +307,7 @@ fn encode(out: &sim::Output) -> Encoded {
     let summary = serde_json::to_value(&out.summary).expect("Summary serializes to JSON");
     Encoded {
         records,
+        apps,
         switches,
         queues,
         occupancy,
@@ -418,7 +435,7 @@ impl PySimulation {
         }
     }
 
-    /// Results so far as columns: a dict with keys `records`, `switches`, `queues`,
+    /// Results so far as columns: a dict with keys `records`, `apps`, `switches`, `queues`,
     /// `occupancy`, `links` (each `{column: (numpy dtype string, little-endian bytes) | list[str]}`)
     /// and `summary` (a dict of totals).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -427,6 +444,7 @@ impl PySimulation {
         let enc = py.detach(move || encode(&out));
         let d = PyDict::new(py);
         d.set_item("records", table_to_py(py, enc.records)?)?;
+        d.set_item("apps", table_to_py(py, enc.apps)?)?;
         d.set_item("switches", table_to_py(py, enc.switches)?)?;
         d.set_item("queues", table_to_py(py, enc.queues)?)?;
         d.set_item("occupancy", table_to_py(py, enc.occupancy)?)?;
@@ -437,10 +455,17 @@ impl PySimulation {
 
     /// The run's flows as a flow list (`id src dst start_s size_bytes incast` per line,
     /// start times to the picosecond): the format of a `flow_list` workload and of the peer
-    /// simulators' inputs.
+    /// simulators' inputs. Raises `SimError` if an application reacts to the network (its
+    /// flows are only known by running it).
     fn flow_list_text(&self, py: Python<'_>) -> PyResult<String> {
         self.check(py)?;
-        Ok(self.inner.flow_list_text())
+        self.inner.flow_list_text().ok_or_else(|| {
+            sim_error(
+                py,
+                "workload",
+                "an application of this scenario reacts to the network, so its flows cannot be listed before the run",
+            )
+        })
     }
 
     /// Record every switch arrival from now on (features and eventual fate), for training

@@ -38,7 +38,7 @@ use units::{Bps, Dur, Time};
 
 use crate::credence::forest::Forest;
 use crate::credence::oracle::{AnyOracle, Flip};
-use crate::route::hash3;
+use crate::rng::{Stream, Streams};
 use crate::spec::{AdmissionSpec, OracleSpec, DEFAULT_BASE_RTT_US};
 
 /// Read-only state of one shared buffer.
@@ -200,20 +200,18 @@ impl<'a> From<&AdmissionCtx<'a>> for AdmissionCtx<'a> {
     }
 }
 
-/// Stream tag of a Flip oracle's seed (distinct from other uses of the run seed).
-const FLIP_STREAM: u64 = 0xF11F_0000;
-
 impl AnyAdmission {
     /// The policy a spec asks for, for the buffer `ctx` describes. `ctx` is an
     /// [`AdmissionCtx`] (or `&AdmissionCtx`), or just the per-class DT alphas (`&[f64]` or
     /// `&Vec<f64>`, meaning [`AdmissionCtx::new`]).
     ///
     /// PRECONDITION: `spec` passed [`Spec::validate`](crate::spec::Spec::validate), which
-    /// range-checks the knobs and loads forest files; an unvalidated forest oracle is read
-    /// here and a file that cannot be read is a panic.
-    pub fn from_spec<'a>(spec: &AdmissionSpec, ctx: impl Into<AdmissionCtx<'a>>) -> AnyAdmission {
+    /// range-checks the knobs and loads forest files. A forest oracle that validation did not
+    /// load is read here; a file that cannot be read or parsed is an error naming it, never a
+    /// panic.
+    pub fn from_spec<'a>(spec: &AdmissionSpec, ctx: impl Into<AdmissionCtx<'a>>) -> Result<AnyAdmission, String> {
         let ctx = ctx.into();
-        match spec {
+        Ok(match spec {
             AdmissionSpec::CompleteSharing => AnyAdmission::CompleteSharing(CompleteSharing),
             AdmissionSpec::DynamicThresholds => {
                 AnyAdmission::DynamicThresholds(DynamicThresholds::new(ctx.dt_alpha.to_vec()))
@@ -232,11 +230,11 @@ impl AnyAdmission {
             )),
             AdmissionSpec::FollowLqd => AnyAdmission::FollowLqd(FollowLqd::new(ctx.port_units_per_sec())),
             AdmissionSpec::Credence { oracle, base_rtt_us } => AnyAdmission::Credence(Credence::new(
-                oracle_from_spec(oracle, &ctx, 0),
+                oracle_from_spec(oracle, &ctx, 0)?,
                 ctx.port_units_per_sec(),
                 ctx.base_rtt(*base_rtt_us),
             )),
-        }
+        })
     }
 }
 
@@ -251,26 +249,29 @@ impl AnyAdmission {
 }
 
 /// The oracle a spec asks for; `depth` counts enclosing flips (each gets its own stream).
-fn oracle_from_spec(spec: &OracleSpec, ctx: &AdmissionCtx<'_>, depth: u64) -> AnyOracle {
-    match spec {
-        OracleSpec::Forest { path, model } => AnyOracle::Forest(
-            model.0.clone().unwrap_or_else(|| {
-                let forest = if path == "default" {
-                    Forest::from_json_str(crate::spec::BUILTIN_FOREST)
-                } else {
-                    Forest::from_file(std::path::Path::new(path))
-                };
-                Arc::new(forest.unwrap_or_else(|e| panic!("oracle forest {path}: {e}")))
-            }),
-            Default::default(),
-        ),
+fn oracle_from_spec(spec: &OracleSpec, ctx: &AdmissionCtx<'_>, depth: u64) -> Result<AnyOracle, String> {
+    Ok(match spec {
+        OracleSpec::Forest { path, model } => {
+            let forest = match &model.0 {
+                Some(f) => f.clone(),
+                None => {
+                    let forest = if path == "default" {
+                        Forest::from_json_str(crate::spec::BUILTIN_FOREST)
+                    } else {
+                        Forest::from_file(std::path::Path::new(path))
+                    };
+                    Arc::new(forest.map_err(|e| format!("oracle forest {path:?}: {}", e.0))?)
+                }
+            };
+            AnyOracle::Forest(forest, Default::default())
+        }
         OracleSpec::AlwaysAccept => AnyOracle::AlwaysAccept,
         OracleSpec::AlwaysDrop => AnyOracle::AlwaysDrop,
         OracleSpec::Flip { inner, p, seed } => {
-            let stream = hash3(seed.unwrap_or(ctx.seed), ctx.buffer_index, FLIP_STREAM + depth);
-            AnyOracle::Flip(Flip::new(oracle_from_spec(inner, ctx, depth + 1), *p, stream))
+            let stream = Streams::new(ctx.seed).seed_of(Stream::OracleFlip { seed: *seed, switch: ctx.buffer_index, depth });
+            AnyOracle::Flip(Flip::new(oracle_from_spec(inner, ctx, depth + 1)?, *p, stream))
         }
-    }
+    })
 }
 
 macro_rules! dispatch {

@@ -1,9 +1,12 @@
 //! slacknet's deterministic packet-level datacenter simulator.
 //!
-//! Pipeline: a [`spec::Spec`] (TOML/JSON) is validated into a [`spec::ValidSpec`]; `topo` builds
-//! the network as dense arrays, `route` precomputes equal-cost next hops, `workload` generates
-//! the flows (seeded), and `world` runs the event loop, driving `proto` endpoints at the hosts.
-//! [`metrics::Output`] is what comes out.
+//! Pipeline: a [`spec::Spec`] (TOML/JSON) is validated into a [`spec::ValidSpec`] (every file
+//! input read there); `topo` builds the network as dense arrays, `route` precomputes
+//! equal-cost next hops, `workload` turns the scenario's workload entries into applications
+//! (`app`), and `world` runs the event loop: applications start transfers, `proto` endpoints
+//! at the hosts carry them, and applications hear how they ended. [`metrics::Output`] is what
+//! comes out: per-flow records, per-application records and counters. Every random stream
+//! comes from the registry in `rng`.
 //!
 //! Determinism: a run is a pure function of `(spec, seed)`. Equal-time events run in
 //! scheduling order (`sched`), every random choice comes from RNGs derived from the seed, and
@@ -12,11 +15,13 @@
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod admission;
+pub mod app;
 pub mod credence;
 pub mod ideal;
 pub mod metrics;
 pub mod packet;
 pub mod queue;
+pub mod rng;
 pub mod route;
 pub mod sched;
 pub mod spec;
@@ -39,13 +44,21 @@ pub enum SimError {
         /// What is wrong, with the file and line.
         message: String,
     },
+    /// The network could not be built as the scenario asks (an admission policy's model).
+    #[error("{key}: {message}")]
+    Setup {
+        /// The scenario key at fault.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl SimError {
     /// The scenario key at fault.
     pub fn key(&self) -> &str {
         match self {
-            SimError::Workload { key, .. } => key,
+            SimError::Workload { key, .. } | SimError::Setup { key, .. } => key,
         }
     }
 }

@@ -34,14 +34,46 @@ pub struct FctRecord {
     pub incast: bool,
     /// Priority class.
     pub prio: u8,
-    /// Index of the workload entry that generated the flow.
-    pub workload: u16,
+    /// Index of the application (workload entry) that started the flow.
+    pub workload: u32,
     /// Retransmission timeouts the sender suffered.
-    pub num_rtos: u32,
+    pub num_rtos: u64,
     /// Segments the sender retransmitted.
-    pub retx_segments: u32,
+    pub retx_segments: u64,
     /// Distinct payload bytes the receiver got.
     pub bytes_delivered: u64,
+    /// How the flow ended: `complete`, `enough` (a loss-tolerant transport stopped waiting),
+    /// `given_up`, or `unfinished` when the run ended first.
+    pub outcome: &'static str,
+}
+
+/// One application-level unit (a job, an iteration, a round, a coflow, a relayed block): the
+/// second results table, beside the per-flow records.
+///
+/// INVARIANT: `end_ps >= start_ps`; `ideal_ps`, where defined, is a lower bound the unit could
+/// reach alone in the network, so `slowdown >= 1` up to the application's own definition.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct AppRecord {
+    /// Application index (its workload entry).
+    pub app: u32,
+    /// What the unit is (`round`, `iteration`, `block`, ...).
+    pub kind: &'static str,
+    /// Index of the unit within its application.
+    pub unit: u64,
+    /// Start, picoseconds.
+    pub start_ps: u64,
+    /// Completion, picoseconds.
+    pub end_ps: u64,
+    /// Completion time (`end - start`), picoseconds.
+    pub duration_ps: u64,
+    /// Contention-free completion time, picoseconds; -1 where the application defines none.
+    pub ideal_ps: i64,
+    /// `duration / ideal`; NaN without an ideal.
+    pub slowdown: f64,
+    /// Transfers the unit was made of.
+    pub num_transfers: u32,
+    /// Bytes they carried.
+    pub bytes: u64,
 }
 
 /// The role of a switch in its topology.
@@ -202,6 +234,8 @@ pub struct Summary {
 pub struct Output {
     /// One record per flow, in flow-id order of the run (start order).
     pub records: Vec<FctRecord>,
+    /// One record per completed application-level unit, in completion order.
+    pub apps: Vec<AppRecord>,
     /// One entry per switch.
     pub switches: Vec<SwitchStats>,
     /// Per-queue maxima of every queue that held at least one packet.

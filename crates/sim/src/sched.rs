@@ -23,7 +23,7 @@ pub enum Event {
         /// The link.
         link: LinkId,
     },
-    /// A transport timer of endpoint `ep` (flow * 2 + side). Stale, and ignored, unless
+    /// A transport timer of endpoint `ep` (transfer * 2 + side). Stale, and ignored, unless
     /// `generation` equals the endpoint's current one.
     Timer {
         /// Endpoint index.
@@ -31,8 +31,8 @@ pub enum Event {
         /// Generation at the time it was armed.
         generation: u32,
     },
-    /// The next flow in start order begins.
-    FlowStart,
+    /// The earliest application alarm is due (one pending event for all applications).
+    AppWake,
     /// Periodic buffer occupancy sample.
     Sample,
 }
@@ -159,8 +159,8 @@ mod tests {
     #[test]
     fn pop_until_respects_the_horizon() {
         let mut s = Sched::new();
-        s.at(Time(10), Event::FlowStart);
+        s.at(Time(10), Event::AppWake);
         assert_eq!(s.pop_until(Time(9)), None);
-        assert_eq!(s.pop_until(Time(10)), Some((Time(10), Event::FlowStart)));
+        assert_eq!(s.pop_until(Time(10)), Some((Time(10), Event::AppWake)));
     }
 }

@@ -394,6 +394,23 @@ fn default_forest() -> String {
 /// The built-in Credence model (see [`OracleSpec::Forest`]).
 pub const BUILTIN_FOREST: &str = include_str!("../data/credence_forest.json");
 
+/// A file input's parsed contents, cached by [`Spec::validate`] so that building a simulation
+/// does no I/O. A cache of what the key names: equality ignores it, and it is not serialized.
+#[derive(Clone, Debug)]
+pub struct Loaded<T>(pub Option<std::sync::Arc<T>>);
+
+impl<T> Default for Loaded<T> {
+    fn default() -> Self {
+        Loaded(None)
+    }
+}
+
+impl<T> PartialEq for Loaded<T> {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
 /// A forest file's parsed contents, cached by [`Spec::validate`] so that the simulation
 /// neither re-reads nor re-parses it. A cache of what `path` names: equality ignores it.
 #[derive(Clone, Debug, Default)]
@@ -599,6 +616,9 @@ pub struct Poisson {
     /// Priority class of these flows.
     #[serde(default)]
     pub prio: u8,
+    /// The distribution, read and parsed by [`Spec::validate`].
+    #[serde(skip)]
+    pub loaded: Loaded<crate::workload::Cdf>,
 }
 
 /// Keys of `kind = "incast"`.
@@ -637,6 +657,9 @@ pub struct FlowList {
     /// Priority class of these flows.
     #[serde(default)]
     pub prio: u8,
+    /// The flows, read and parsed by [`Spec::validate`].
+    #[serde(skip)]
+    pub loaded: Loaded<Vec<crate::workload::FlowSpec>>,
 }
 
 /// Keys of `kind = "flows"`.
@@ -1148,8 +1171,18 @@ fn check_workload(
     let prefix = format!("workload[{i}]");
     let _ = transport;
     match w {
-        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, destinations, .. }) => {
-            *cdf = resolve_file(&format!("{prefix}.cdf"), cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
+        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, destinations, loaded, .. }) => {
+            let key = format!("{prefix}.cdf");
+            *cdf = resolve_file(&key, cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
+            let dist = crate::workload::load_cdf(cdf).map_err(|m| SpecError::invalid(&key, format!("{cdf:?}"), m))?;
+            if !(dist.mean().is_finite() && dist.mean() >= 1.0) {
+                return Err(SpecError::invalid(
+                    &key,
+                    format!("{cdf:?}"),
+                    "the distribution's mean flow size is below one byte: give sizes in bytes",
+                ));
+            }
+            *loaded = Loaded(Some(std::sync::Arc::new(dist)));
             if !(load.is_finite() && *load > 0.0 && *load <= 1.0) {
                 return Err(SpecError::invalid(
                     format!("{prefix}.load"),
@@ -1216,8 +1249,15 @@ fn check_workload(
             }
             window(&prefix, *start_ms, *duration_ms)?;
         }
-        WorkloadSpec::FlowList(FlowList { path, .. }) => {
-            *path = resolve_file(&format!("{prefix}.path"), path, base_dir, &[])?;
+        WorkloadSpec::FlowList(FlowList { path, prio, loaded }) => {
+            let key = format!("{prefix}.path");
+            *path = resolve_file(&key, path, base_dir, &[])?;
+            let text = std::fs::read_to_string(path.as_str())
+                .map_err(|e| SpecError::invalid(&key, format!("{path:?}"), format!("cannot read: {e}")))?;
+            let mut flows = Vec::new();
+            crate::workload::parse_flow_list(&text, i as u16, *prio, num_hosts, &mut flows)
+                .map_err(|m| SpecError::invalid(&key, format!("{path:?}"), m))?;
+            *loaded = Loaded(Some(std::sync::Arc::new(flows)));
         }
         WorkloadSpec::Flows(Flows { flows }) => {
             for (j, f) in flows.iter().enumerate() {
@@ -1308,6 +1348,12 @@ pub struct ValidSpec {
 }
 
 impl ValidSpec {
+    /// Wrap a spec that passed validation before (a copy of a valid spec changed in ways
+    /// that keep it valid, such as clearing its workload).
+    pub(crate) fn from_validated(spec: Spec) -> ValidSpec {
+        ValidSpec { spec }
+    }
+
     /// The validated scenario.
     pub fn spec(&self) -> &Spec {
         &self.spec

@@ -1,17 +1,25 @@
-//! Workloads: flow-size CDFs, Poisson arrivals at a target load, incast queries, flow-list
-//! replay and inline flows, all seeded. Produces one sorted list of [`FlowSpec`]s.
+//! Workload entries of a scenario, made into applications (`app::open_loop`): flow-size CDFs,
+//! Poisson arrivals at a target load, incast queries, flow-list replay and inline flows, all
+//! seeded from the named streams of `rng`. [`generate`] lists the flows of open-loop entries
+//! without a network (for tests and flow-list export).
 //!
-//! INVARIANT: the output is sorted by `(start, workload index, generation order)` and is a
-//! pure function of (spec, seed). Every flow has `size >= 1` and `src != dst`.
+//! INVARIANT: [`generate`]'s output is sorted by `(start, workload index, generation order)`
+//! and is a pure function of (spec, seed). Every flow has `size >= 1` and `src != dst`.
 
 use std::path::Path;
 
-use rand::{Rng, SeedableRng};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rand::Rng;
 use rand_pcg::Pcg64;
 use units::Time;
 
-use crate::route::hash3;
-use crate::spec::{Destinations, FlowList, Flows, Incast, IncastSenders, LoadReference, Poisson, WorkloadSpec};
+use crate::app::{AnyApp, IncastGen, ListGen, PoissonGen};
+use crate::rng::Streams;
+use crate::spec::{FlowList, Flows, Incast, LoadReference, Poisson, WorkloadSpec};
+#[cfg(test)]
+use crate::spec::{Destinations, IncastSenders};
 use crate::topo::Topology;
 use crate::SimError;
 
@@ -138,24 +146,26 @@ pub struct NetInfo<'a> {
     pub leaf_buffer: u64,
 }
 
-/// An RNG for one purpose of one workload, derived from the master seed.
-fn rng(seed: u64, workload: usize, purpose: u64) -> Pcg64 {
-    Pcg64::seed_from_u64(hash3(seed, workload as u64 + 1, purpose))
-}
-
-fn exp_sample(r: &mut Pcg64, rate_per_s: f64) -> f64 {
+/// An exponential inter-arrival time, seconds.
+pub(crate) fn exp_sample(r: &mut Pcg64, rate_per_s: f64) -> f64 {
     let u: f64 = r.gen();
     -(1.0 - u).ln() / rate_per_s
 }
 
-/// Generate every flow of every workload entry, sorted by start time.
-pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Result<Vec<FlowSpec>, SimError> {
-    let mut flows = Vec::new();
+/// The applications of a scenario's workload entries, in order (application `i` is entry
+/// `i`). File inputs come from validation when it loaded them, else are read here.
+pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Result<Vec<AnyApp>, SimError> {
+    let streams = Streams::new(seed);
+    let keep_ids = workloads.len() == 1 && matches!(workloads[0], WorkloadSpec::FlowList(_));
+    let mut apps = Vec::with_capacity(workloads.len());
     for (wi, w) in workloads.iter().enumerate() {
         let key = |k: &str| format!("workload[{wi}].{k}");
-        match w {
-            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio }) => {
-                let dist = load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?;
+        apps.push(match w {
+            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio, loaded }) => {
+                let dist = match &loaded.0 {
+                    Some(c) => (**c).clone(),
+                    None => load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?,
+                };
                 let per_host_bps = match load_reference {
                     LoadReference::HostLink => net.topo.host_rate.get() as f64,
                     LoadReference::LeafUplink => {
@@ -164,7 +174,8 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 };
                 let mean_bits = dist.mean() * 8.0;
                 let rate = load * per_host_bps / mean_bits; // flows per second per host
-                poisson(&mut flows, wi, seed, net, &dist, rate, *destinations, *start_ms, *duration_ms, *prio);
+                let (t0, t1) = (start_ms / 1e3, (start_ms + duration_ms) / 1e3);
+                AnyApp::Poisson(PoissonGen::new(&streams, wi, net.topo, dist, rate, *destinations, t0, t1, *prio))
             }
             WorkloadSpec::Incast(Incast {
                 query_rate_per_host,
@@ -179,23 +190,41 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                 let burst = match (burst_bytes, burst_buffer_fraction) {
                     (Some(b), _) => *b,
                     (None, Some(f)) => (f * net.leaf_buffer as f64).round() as u64,
-                    (None, None) => unreachable!("validated: one of the two is set"),
+                    (None, None) => {
+                        return Err(SimError::Workload {
+                            key: key("burst_bytes"),
+                            message: "give exactly one of burst_bytes and burst_buffer_fraction".into(),
+                        })
+                    }
                 };
-                let per_sender = (burst / *fan_in as u64).max(1);
-                incast(&mut flows, wi, seed, net, *query_rate_per_host, *fan_in, per_sender, *senders, *start_ms, *duration_ms, *prio)
-                    .map_err(|message| SimError::Workload { key: key("fan_in"), message })?;
+                let per_sender = (burst / (*fan_in).max(1) as u64).max(1);
+                let (t0, t1) = (start_ms / 1e3, (start_ms + duration_ms) / 1e3);
+                AnyApp::Incast(
+                    IncastGen::new(&streams, wi, net.topo, *query_rate_per_host, *fan_in, per_sender, *senders, t0, t1, *prio)
+                        .map_err(|message| SimError::Workload { key: key("fan_in"), message })?,
+                )
             }
-            WorkloadSpec::FlowList(FlowList { path, prio }) => {
-                let text = std::fs::read_to_string(path).map_err(|e| SimError::Workload {
-                    key: key("path"),
-                    message: format!("cannot read {path}: {e}"),
-                })?;
-                parse_flow_list(&text, wi as u16, *prio, net.topo.num_hosts, &mut flows)
-                    .map_err(|message| SimError::Workload { key: key("path"), message: format!("{path}: {message}") })?;
+            WorkloadSpec::FlowList(FlowList { path, prio, loaded }) => {
+                let flows = match &loaded.0 {
+                    Some(f) => (**f).clone(),
+                    None => {
+                        let text = std::fs::read_to_string(path).map_err(|e| SimError::Workload {
+                            key: key("path"),
+                            message: format!("cannot read {path}: {e}"),
+                        })?;
+                        let mut flows = Vec::new();
+                        parse_flow_list(&text, wi as u16, *prio, net.topo.num_hosts, &mut flows).map_err(|message| {
+                            SimError::Workload { key: key("path"), message: format!("{path}: {message}") }
+                        })?;
+                        flows
+                    }
+                };
+                AnyApp::List(ListGen::new(flows, keep_ids))
             }
             WorkloadSpec::Flows(Flows { flows: list }) => {
-                for f in list {
-                    flows.push(FlowSpec {
+                let flows = list
+                    .iter()
+                    .map(|f| FlowSpec {
                         id: 0,
                         src: f.src,
                         dst: f.dst,
@@ -204,23 +233,75 @@ pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Resu
                         prio: f.prio,
                         incast: f.incast,
                         workload: wi as u16,
-                    });
-                }
+                    })
+                    .collect();
+                AnyApp::List(ListGen::new(flows, false))
             }
-        }
+        });
     }
-    // Stable sort keeps generation order among equal (start, workload).
-    flows.sort_by_key(|f| (f.start, f.workload));
-    let keep_ids = workloads.len() == 1 && matches!(workloads[0], WorkloadSpec::FlowList(_));
-    if !keep_ids {
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u64;
-        }
-    }
-    Ok(flows)
+    Ok(apps)
 }
 
-fn load_cdf(name: &str) -> Result<Cdf, String> {
+/// Every flow the open-loop applications `apps` would start, in start order, found without a
+/// network (a dry run of their generators); `None` if any application reacts to the network.
+/// Ids are as in the run's records: the index in start order, or a lone flow list's own ids.
+pub fn dry_run(mut apps: Vec<AnyApp>) -> Option<Vec<FlowSpec>> {
+    if !apps.iter().all(AnyApp::is_open_loop) {
+        return None;
+    }
+    let mut heap: BinaryHeap<Reverse<(Time, usize)>> = BinaryHeap::new();
+    for (i, a) in apps.iter().enumerate() {
+        if let Some(t) = next_time(a) {
+            heap.push(Reverse((t, i)));
+        }
+    }
+    let mut out = Vec::new();
+    while let Some(Reverse((t, i))) = heap.pop() {
+        while let Some((start, req)) = next_due(&mut apps[i], t) {
+            out.push(FlowSpec {
+                id: req.label.unwrap_or(out.len() as u64),
+                src: req.src,
+                dst: req.dst,
+                size: req.size,
+                start,
+                prio: req.prio,
+                incast: req.incast,
+                workload: i as u16,
+            });
+        }
+        if let Some(t) = next_time(&apps[i]) {
+            heap.push(Reverse((t, i)));
+        }
+    }
+    Some(out)
+}
+
+fn next_time(a: &AnyApp) -> Option<Time> {
+    match a {
+        AnyApp::Poisson(g) => g.next_time(),
+        AnyApp::Incast(g) => g.next_time(),
+        AnyApp::List(g) => g.next_time(),
+        _ => None,
+    }
+}
+
+fn next_due(a: &mut AnyApp, now: Time) -> Option<(Time, crate::app::TransferReq)> {
+    match a {
+        AnyApp::Poisson(g) => g.next_due(now),
+        AnyApp::Incast(g) => g.next_due(now),
+        AnyApp::List(g) => g.next_due(now),
+        _ => None,
+    }
+}
+
+/// Generate every flow of every workload entry, sorted by start time (a dry run of the
+/// open-loop applications they make; see [`dry_run`]).
+pub fn generate(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Result<Vec<FlowSpec>, SimError> {
+    let apps = build_apps(workloads, seed, net)?;
+    Ok(dry_run(apps).unwrap_or_default())
+}
+
+pub(crate) fn load_cdf(name: &str) -> Result<Cdf, String> {
     if let Some(c) = Cdf::builtin(name) {
         return Ok(c);
     }
@@ -228,54 +309,7 @@ fn load_cdf(name: &str) -> Result<Cdf, String> {
     Cdf::parse(&text).map_err(|e| format!("{name}: {e}"))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn poisson(
-    out: &mut Vec<FlowSpec>,
-    wi: usize,
-    seed: u64,
-    net: NetInfo<'_>,
-    dist: &Cdf,
-    rate: f64,
-    dests: Destinations,
-    start_ms: f64,
-    duration_ms: f64,
-    prio: u8,
-) {
-    let n = net.topo.num_hosts;
-    let mut r = rng(seed, wi, 1);
-    let perm = match dests {
-        Destinations::Permutation => Some(derangement(n, &mut r)),
-        _ => None,
-    };
-    let t0 = start_ms / 1e3;
-    let t1 = (start_ms + duration_ms) / 1e3;
-    for src in 0..n {
-        // One RNG per source host: adding hosts does not reshuffle the others' flows.
-        let mut r = rng(seed, wi, 1000 + src as u64);
-        let mut t = t0 + exp_sample(&mut r, rate);
-        while t < t1 {
-            let size = dist.sample(r.gen::<f64>()).round().max(1.0) as u64;
-            let dst = match (dests, &perm) {
-                (Destinations::Permutation, Some(p)) => p[src as usize],
-                (Destinations::OtherLeaf, _) => pick_other_leaf(&mut r, net.topo, src),
-                _ => pick_other(&mut r, n, src),
-            };
-            out.push(FlowSpec {
-                id: 0,
-                src,
-                dst,
-                size,
-                start: Time::from_secs_f64(t),
-                prio,
-                incast: false,
-                workload: wi as u16,
-            });
-            t += exp_sample(&mut r, rate);
-        }
-    }
-}
-
-fn pick_other(r: &mut Pcg64, n: u32, not: u32) -> u32 {
+pub(crate) fn pick_other(r: &mut Pcg64, n: u32, not: u32) -> u32 {
     let d = r.gen_range(0..n - 1);
     if d >= not {
         d + 1
@@ -284,13 +318,19 @@ fn pick_other(r: &mut Pcg64, n: u32, not: u32) -> u32 {
     }
 }
 
-fn pick_other_leaf(r: &mut Pcg64, topo: &Topology, src: u32) -> u32 {
-    if topo.num_leaves < 2 {
-        return pick_other(r, topo.num_hosts, src);
+pub(crate) fn pick_other_leaf(
+    r: &mut Pcg64,
+    leaf_of_host: &[u32],
+    per: u32,
+    num_leaves: u32,
+    num_hosts: u32,
+    src: u32,
+) -> u32 {
+    if num_leaves < 2 {
+        return pick_other(r, num_hosts, src);
     }
-    let leaf = topo.leaf_of_host[src as usize];
-    let per = topo.hosts_per_leaf;
-    let outside = topo.num_hosts - per;
+    let leaf = leaf_of_host[src as usize];
+    let outside = num_hosts - per;
     let d = r.gen_range(0..outside);
     // Hosts of one leaf are contiguous: skip over the source's leaf.
     if d >= leaf * per {
@@ -301,64 +341,13 @@ fn pick_other_leaf(r: &mut Pcg64, topo: &Topology, src: u32) -> u32 {
 }
 
 /// Sattolo's algorithm: a uniformly random cyclic permutation, so no host maps to itself.
-fn derangement(n: u32, r: &mut Pcg64) -> Vec<u32> {
+pub(crate) fn derangement(n: u32, r: &mut Pcg64) -> Vec<u32> {
     let mut p: Vec<u32> = (0..n).collect();
     for i in (1..n as usize).rev() {
         let j = r.gen_range(0..i);
         p.swap(i, j);
     }
     p
-}
-
-#[allow(clippy::too_many_arguments)]
-fn incast(
-    out: &mut Vec<FlowSpec>,
-    wi: usize,
-    seed: u64,
-    net: NetInfo<'_>,
-    rate: f64,
-    fan_in: u32,
-    per_sender: u64,
-    senders: IncastSenders,
-    start_ms: f64,
-    duration_ms: f64,
-    prio: u8,
-) -> Result<(), String> {
-    let topo = net.topo;
-    let n = topo.num_hosts;
-    let t0 = start_ms / 1e3;
-    let t1 = (start_ms + duration_ms) / 1e3;
-    for dst in 0..n {
-        let candidates: Vec<u32> = match senders {
-            IncastSenders::Random => (0..n).filter(|&h| h != dst).collect(),
-            IncastSenders::OtherLeaf => {
-                let leaf = topo.leaf_of_host[dst as usize];
-                (0..n).filter(|&h| topo.leaf_of_host[h as usize] != leaf).collect()
-            }
-        };
-        if (candidates.len() as u32) < fan_in {
-            return Err(format!(
-                "fan_in = {fan_in} but only {} hosts can answer a query to host {dst}",
-                candidates.len()
-            ));
-        }
-        let mut r = rng(seed, wi, 2000 + dst as u64);
-        let mut pool = candidates;
-        let mut t = t0 + exp_sample(&mut r, rate);
-        while t < t1 {
-            // Partial Fisher-Yates: the first fan_in entries become a uniform sample.
-            for i in 0..fan_in as usize {
-                let j = r.gen_range(i..pool.len());
-                pool.swap(i, j);
-            }
-            let start = Time::from_secs_f64(t);
-            for &src in &pool[..fan_in as usize] {
-                out.push(FlowSpec { id: 0, src, dst, size: per_sender, start, prio, incast: true, workload: wi as u16 });
-            }
-            t += exp_sample(&mut r, rate);
-        }
-    }
-    Ok(())
 }
 
 /// Parse a flow list: `id src dst start_s size_bytes incast` per line, `#` comments.
@@ -472,6 +461,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 2000.0,
             prio: 0,
+            loaded: Default::default(),
         })];
         let flows = generate(&w, 7, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
         let bytes: u64 = flows.iter().map(|f| f.size).sum();
@@ -497,6 +487,7 @@ mod tests {
                 start_ms: 0.0,
                 duration_ms: 1.0,
                 prio: 0,
+                loaded: Default::default(),
             })];
             let flows = generate(&w, 3, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
             assert!(!flows.is_empty());
@@ -568,6 +559,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 20.0,
             prio: 0,
+            loaded: Default::default(),
         })];
         let net = NetInfo { topo: &t, leaf_buffer: 1 };
         assert_eq!(generate(&w, 1, net).unwrap(), generate(&w, 1, net).unwrap());

@@ -329,6 +329,11 @@ dense_id!(
     /// A switch, numbered `0..num_switches` independently of its node id.
     SwitchId
 );
+dense_id!(
+    /// An application of a simulation (a traffic source that may react to the network),
+    /// numbered in scenario order.
+    AppId
+);
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ use wire::{Ecn, Flags, IntStack, SegmentRepr};
 
 use super::timer::{Timer, TimerTable};
 use super::{DelayedAck, TcpConfig};
-use crate::{Event, Stats};
+use crate::{Event, Outcome, Stats};
 
 /// An ACK waiting for `poll_transmit`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -290,7 +290,7 @@ impl Receiver {
 
         if !self.is_done && self.total.is_some_and(|t| self.rcv_nxt >= t) {
             self.is_done = true;
-            self.event = Some(Event::ReceivedAll);
+            self.event = Some(Event::Delivered { outcome: Outcome::Complete });
         }
     }
 

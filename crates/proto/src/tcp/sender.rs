@@ -23,7 +23,7 @@ use super::timer::{Timer, TimerTable};
 use super::TcpConfig;
 use crate::cc::{AckInfo, AnyCc, CongestionControl};
 use crate::rtt::RttEstimator;
-use crate::{Event, Stats};
+use crate::{Event, Outcome, Stats};
 
 /// Connection state of a sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -430,6 +430,6 @@ impl Sender {
         self.state = State::Done;
         self.rtx = None;
         self.timers.stop_all();
-        self.event = Some(Event::Completed);
+        self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: true });
     }
 }

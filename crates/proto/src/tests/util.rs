@@ -485,13 +485,13 @@ impl Pair {
     /// When the client reported Completed (asserting it did so exactly once).
     pub(crate) fn completed_at(&self) -> Option<Time> {
         assert!(self.client_events.len() <= 1, "{:?}", self.client_events);
-        self.client_events.iter().find(|e| e.1 == Event::Completed).map(|e| e.0)
+        self.client_events.iter().find(|e| matches!(e.1, Event::SenderDone { .. })).map(|e| e.0)
     }
 
     /// When the server reported ReceivedAll (asserting it did so at most once).
     pub(crate) fn received_all_at(&self) -> Option<Time> {
         assert!(self.server_events.len() <= 1, "{:?}", self.server_events);
-        self.server_events.iter().find(|e| e.1 == Event::ReceivedAll).map(|e| e.0)
+        self.server_events.iter().find(|e| matches!(e.1, Event::Delivered { .. })).map(|e| e.0)
     }
 
     /// Both sides finished.

@@ -1,0 +1,304 @@
+//! Applications: the traffic that lives on the simulated hosts and reacts to the network.
+//!
+//! Pipeline position: `spec -> app (built from the scenario's workload entries) -> world`.
+//! An application is sans-I/O, like a `proto` endpoint: the world hands it typed
+//! notifications with the current time ([`Application::on_start`], [`Application::on_timer`],
+//! [`Application::on_transfer_done`]) and a small context ([`AppCtx`]) into which it pushes
+//! commands: start a transfer, sleep until a time (a compute phase, the next arrival), record a
+//! completed application-level unit (an iteration, a job, a coflow). It never touches links,
+//! queues or endpoints, so the same logic could drive the real transport.
+//!
+//! Built-in applications (one file each): the open-loop generators of today's workloads
+//! (`open_loop`: Poisson arrivals, incast queries, flow lists and inline flows, each keeping
+//! one pending arrival per source so that memory follows what is in flight), and three small
+//! reactive ones that show the shapes the coming systems need: `closed_loop` (the next transfer
+//! starts when the previous one is delivered), `barrier` (rounds of N transfers, the next
+//! after the last one finishes plus a compute delay: a training iteration or a shuffle) and
+//! `relay` (a host forwards a block once it has it: a chain broadcast).
+//!
+//! Call order (enforced by the world): `on_start` once at time zero, then `on_timer` whenever
+//! the time set by the last [`AppCtx::sleep_until`] is reached, and `on_transfer_done` once per
+//! transfer the application started, when the transfer ends. Transfers started within one
+//! callback start in the order they were asked for, and ties between applications at the same
+//! instant go in application order (the scenario's workload order).
+//!
+//! CORRECTNESS: every transfer an application starts has `src != dst`, both hosts exist and
+//! `size >= 1`; [`AppCtx::start_transfer`] checks this and refuses anything else with an
+//! [`AppError`], so no application can make the world panic.
+
+use units::{AppId, Bps, Dur, FlowId, Time};
+
+pub mod barrier;
+pub mod closed_loop;
+pub mod open_loop;
+pub mod relay;
+
+pub use barrier::Barrier;
+pub use closed_loop::ClosedLoop;
+pub use open_loop::{IncastGen, ListGen, PoissonGen};
+pub use proto::Outcome;
+pub use relay::Relay;
+
+/// A transfer an application asks for: `size` bytes from host `src` to host `dst`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferReq {
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Bytes to deliver (at least 1).
+    pub size: u64,
+    /// Priority class (switch queue index; 0 is the highest).
+    pub prio: u8,
+    /// Sending-rate cap enforced at the sender, if any.
+    pub rate_cap: Option<Bps>,
+    /// The application's own tag, handed back in [`TransferDone`].
+    pub tag: u64,
+    /// Id to report in the per-flow records instead of the transfer's index (flow-list ids).
+    pub label: Option<u64>,
+    /// Marks the transfer as part of an incast query in the records.
+    pub incast: bool,
+}
+
+impl TransferReq {
+    /// A transfer of `size` bytes from `src` to `dst` in class 0 without a cap or tag.
+    pub fn new(src: u32, dst: u32, size: u64) -> TransferReq {
+        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false }
+    }
+}
+
+/// How a transfer ended, as told to the application that started it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferDone {
+    /// The transfer.
+    pub transfer: FlowId,
+    /// The tag it was started with.
+    pub tag: u64,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Bytes asked for.
+    pub size: u64,
+    /// When it started.
+    pub start: Time,
+    /// Distinct payload bytes the receiver got.
+    pub delivered: u64,
+    /// All delivered, enough delivered (a loss-tolerant transport), or given up.
+    pub outcome: Outcome,
+}
+
+/// A refused command.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    /// A transfer names a host that does not exist, the same host at both ends, or no bytes.
+    #[error("application {app}: bad transfer {src} -> {dst} of {size} bytes: {why}")]
+    BadTransfer {
+        /// The application.
+        app: u32,
+        /// Source host.
+        src: u32,
+        /// Destination host.
+        dst: u32,
+        /// Size asked for.
+        size: u64,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+/// One completed application-level unit (a job, an iteration, a round, a coflow, a block
+/// relayed along a chain): the second results table beside the per-flow records.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitRecord {
+    /// The application.
+    pub app: u32,
+    /// What the unit is (`"round"`, `"iteration"`, `"block"`, ...).
+    pub kind: &'static str,
+    /// The unit's index within its application.
+    pub unit: u64,
+    /// When it started.
+    pub start: Time,
+    /// When it completed.
+    pub end: Time,
+    /// Its completion time alone in the network, where one is defined (see each application).
+    pub ideal: Option<Dur>,
+    /// Transfers it was made of.
+    pub num_transfers: u32,
+    /// Bytes those transfers carried.
+    pub bytes: u64,
+}
+
+/// The contention-free completion time of a transfer (the closed form of `ideal`), for
+/// applications that report the ideal of their units.
+pub trait IdealFct {
+    /// FCT of `size` bytes from `src` to `dst` alone in the network.
+    fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur;
+}
+
+/// What an application may do during a callback. Commands take effect when the callback
+/// returns, in the order they were given.
+pub struct AppCtx<'a> {
+    pub(crate) app: AppId,
+    pub(crate) now: Time,
+    pub(crate) num_hosts: u32,
+    pub(crate) next_transfer: u32,
+    pub(crate) starts: &'a mut Vec<TransferReq>,
+    pub(crate) wake: &'a mut Option<Time>,
+    pub(crate) units: &'a mut Vec<UnitRecord>,
+    pub(crate) ideal: &'a dyn IdealFct,
+}
+
+impl std::fmt::Debug for AppCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppCtx").field("app", &self.app).field("now", &self.now).finish_non_exhaustive()
+    }
+}
+
+impl AppCtx<'_> {
+    /// The current simulated time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// This application's id.
+    #[inline]
+    pub fn app(&self) -> AppId {
+        self.app
+    }
+
+    /// Hosts in the network (`0..num_hosts`).
+    #[inline]
+    pub fn num_hosts(&self) -> u32 {
+        self.num_hosts
+    }
+
+    /// Start a transfer now; returns its id (also the row of its per-flow record).
+    pub fn start_transfer(&mut self, req: TransferReq) -> Result<FlowId, AppError> {
+        let bad = |why| AppError::BadTransfer { app: self.app.0, src: req.src, dst: req.dst, size: req.size, why };
+        if req.src >= self.num_hosts || req.dst >= self.num_hosts {
+            return Err(bad("no such host"));
+        }
+        if req.src == req.dst {
+            return Err(bad("source and destination are the same host"));
+        }
+        if req.size == 0 {
+            return Err(bad("a transfer carries at least one byte"));
+        }
+        let id = FlowId(self.next_transfer + self.starts.len() as u32);
+        self.starts.push(req);
+        Ok(id)
+    }
+
+    /// Be called back with [`Application::on_timer`] at `t` (now, if `t` is in the past).
+    /// Replaces any earlier request: an application has one alarm.
+    pub fn sleep_until(&mut self, t: Time) {
+        *self.wake = Some(t.max(self.now));
+    }
+
+    /// Be called back after `d`.
+    pub fn sleep_for(&mut self, d: Dur) {
+        *self.wake = Some(self.now + d);
+    }
+
+    /// Cancel the alarm.
+    pub fn cancel_sleep(&mut self) {
+        *self.wake = None;
+    }
+
+    /// Record a completed unit in the application table.
+    pub fn record_unit(&mut self, mut rec: UnitRecord) {
+        rec.app = self.app.0;
+        self.units.push(rec);
+    }
+
+    /// The contention-free FCT of `size` bytes from `src` to `dst` (see `ideal`).
+    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur {
+        self.ideal.ideal_fct(src, dst, size)
+    }
+}
+
+/// The contract of an application (see the module docs for the call order). Every method has
+/// a do-nothing default.
+pub trait Application: std::fmt::Debug {
+    /// The run begins (time zero).
+    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
+        let _ = ctx;
+    }
+    /// The alarm set with [`AppCtx::sleep_until`] went off.
+    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
+        let _ = ctx;
+    }
+    /// A transfer this application started has ended.
+    fn on_transfer_done(&mut self, done: &TransferDone, ctx: &mut AppCtx<'_>) {
+        let _ = (done, ctx);
+    }
+    /// The last time at which this application will start anything on its own (for progress
+    /// displays), if known.
+    fn horizon(&self) -> Option<Time> {
+        None
+    }
+    /// Whether the application is open-loop: it never reacts to completions, so its
+    /// transfers can be listed without a network (flow-list export for peer simulators).
+    fn is_open_loop(&self) -> bool {
+        false
+    }
+}
+
+/// Every application, dispatched with a `match` (no vtable for the built-in ones);
+/// [`AnyApp::Custom`] takes a user's own.
+#[derive(Debug)]
+pub enum AnyApp {
+    /// Poisson flow arrivals.
+    Poisson(PoissonGen),
+    /// Incast queries.
+    Incast(IncastGen),
+    /// A fixed list of transfers (flow list, inline flows).
+    List(ListGen),
+    /// Back-to-back transfers per host pair.
+    ClosedLoop(ClosedLoop),
+    /// Rounds of transfers separated by a barrier and a compute delay.
+    Barrier(Barrier),
+    /// Blocks forwarded along a chain of hosts.
+    Relay(Relay),
+    /// Anything else.
+    Custom(Box<dyn Application + Send + Sync>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $a:ident => $e:expr) => {
+        match $self {
+            AnyApp::Poisson($a) => $e,
+            AnyApp::Incast($a) => $e,
+            AnyApp::List($a) => $e,
+            AnyApp::ClosedLoop($a) => $e,
+            AnyApp::Barrier($a) => $e,
+            AnyApp::Relay($a) => $e,
+            AnyApp::Custom($a) => $e,
+        }
+    };
+}
+
+impl AnyApp {
+    /// See [`Application::on_start`].
+    pub fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
+        dispatch!(self, a => a.on_start(ctx))
+    }
+    /// See [`Application::on_timer`].
+    pub fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
+        dispatch!(self, a => a.on_timer(ctx))
+    }
+    /// See [`Application::on_transfer_done`].
+    pub fn on_transfer_done(&mut self, done: &TransferDone, ctx: &mut AppCtx<'_>) {
+        dispatch!(self, a => a.on_transfer_done(done, ctx))
+    }
+    /// See [`Application::horizon`].
+    pub fn horizon(&self) -> Option<Time> {
+        dispatch!(self, a => a.horizon())
+    }
+    /// See [`Application::is_open_loop`].
+    pub fn is_open_loop(&self) -> bool {
+        dispatch!(self, a => a.is_open_loop())
+    }
+}

@@ -1,0 +1,85 @@
+//! Rounds separated by a barrier: each round is a compute phase, then a set of transfers
+//! started together; the next round begins when the last of them ends. The shape of a
+//! training iteration (compute, then synchronise gradients, then wait for everyone) or of a
+//! shuffle stage.
+//!
+//! Records one `iteration` unit per round: from the start of its compute phase to the end of
+//! its last transfer, with the ideal `compute + max over its transfers of ideal_fct` (each
+//! transfer alone in the network: a lower bound, reached when the transfers share no link).
+
+use units::{Dur, Time};
+
+use super::{AppCtx, Application, TransferDone, TransferReq, UnitRecord};
+
+/// `rounds` rounds of the same transfers, each after `compute`.
+#[derive(Clone, Debug)]
+pub struct Barrier {
+    transfers: Vec<TransferReq>,
+    rounds: u32,
+    compute: Dur,
+    round: u32,
+    round_start: Time,
+    outstanding: u32,
+}
+
+impl Barrier {
+    /// Rounds of `transfers` (their `tag`s are replaced by the round number).
+    pub fn new(transfers: Vec<TransferReq>, rounds: u32, compute: Dur) -> Barrier {
+        Barrier { transfers, rounds, compute, round: 0, round_start: Time::ZERO, outstanding: 0 }
+    }
+
+    fn begin_round(&mut self, ctx: &mut AppCtx<'_>) {
+        self.round_start = ctx.now();
+        if self.compute == Dur::ZERO {
+            self.communicate(ctx);
+        } else {
+            ctx.sleep_for(self.compute);
+        }
+    }
+
+    fn communicate(&mut self, ctx: &mut AppCtx<'_>) {
+        self.outstanding = 0;
+        for t in &self.transfers {
+            if ctx.start_transfer(TransferReq { tag: self.round as u64, ..*t }).is_ok() {
+                self.outstanding += 1;
+            }
+        }
+    }
+}
+
+impl Application for Barrier {
+    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
+        if self.rounds > 0 && !self.transfers.is_empty() {
+            self.begin_round(ctx);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
+        self.communicate(ctx);
+    }
+
+    fn on_transfer_done(&mut self, done: &TransferDone, ctx: &mut AppCtx<'_>) {
+        if done.tag != self.round as u64 || self.outstanding == 0 {
+            return;
+        }
+        self.outstanding -= 1;
+        if self.outstanding > 0 {
+            return;
+        }
+        let slowest = self.transfers.iter().map(|t| ctx.ideal_fct(t.src, t.dst, t.size)).max().unwrap_or(Dur::ZERO);
+        ctx.record_unit(UnitRecord {
+            app: 0,
+            kind: "iteration",
+            unit: self.round as u64,
+            start: self.round_start,
+            end: ctx.now(),
+            ideal: Some(self.compute + slowest),
+            num_transfers: self.transfers.len() as u32,
+            bytes: self.transfers.iter().map(|t| t.size).sum(),
+        });
+        self.round += 1;
+        if self.round < self.rounds {
+            self.begin_round(ctx);
+        }
+    }
+}

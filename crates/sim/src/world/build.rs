@@ -1,0 +1,230 @@
+//! Building a simulation's network from a validated scenario: links with their ports, switches
+//! with their shared buffers and admission policies, the transport configuration, the base RTT
+//! and the unloaded paths that the ideal FCT is computed on. No I/O: every file input was read
+//! by validation.
+
+use std::collections::{HashMap, VecDeque};
+
+use proto::{CcKind, TcpConfig, TransportConfig, UdpConfig};
+use units::{Bps, Bytes, Dur, LinkId, NodeId, Time};
+
+use super::switch::{Link, Switch, SwitchBuf, NO_SWITCH};
+use crate::admission::{AdmissionCtx, AnyAdmission};
+use crate::ideal::{one_way, Hop};
+use crate::metrics::SwitchStats;
+use crate::queue::{Port, QueueConf};
+use crate::route::Routes;
+use crate::spec::{Spec, TransportKind, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::topo::Topology;
+use crate::SimError;
+
+/// The transport configuration a spec asks for (defaults documented in `spec`). PowerTCP
+/// takes its base RTT and NIC rate from the network.
+pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> TransportConfig {
+    match t.kind {
+        TransportKind::Dctcp | TransportKind::Newreno | TransportKind::PowerTcp => TransportConfig::Tcp(TcpConfig {
+            cc: match t.kind {
+                TransportKind::Dctcp => CcKind::Dctcp { g: t.dctcp_g, init_alpha: t.dctcp_init_alpha },
+                TransportKind::PowerTcp => {
+                    let mut cc = CcKind::power_tcp_default(base_rtt, host_rate);
+                    if let CcKind::PowerTcp { gamma, beta_bytes, .. } = &mut cc {
+                        *gamma = t.powertcp_gamma;
+                        if let Some(b) = t.powertcp_beta_bytes {
+                            *beta_bytes = b;
+                        }
+                    }
+                    cc
+                }
+                _ => CcKind::NewReno,
+            },
+            mss: t.mss_bytes,
+            init_cwnd_pkts: t.init_cwnd_pkts,
+            min_rto: Dur::from_us(t.min_rto_us),
+            init_rto: Dur::from_us(t.init_rto_us),
+            max_rto: Dur::from_us(t.max_rto_us),
+            dupack_threshold: t.dupack_threshold,
+            delayed_ack: (t.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
+                count: t.delayed_ack_segments,
+                timeout: Dur::from_us(t.delayed_ack_timeout_us),
+            }),
+            handshake: t.handshake,
+            prio: 0,
+        }),
+        TransportKind::Udp => TransportConfig::Udp(UdpConfig {
+            mss: t.mss_bytes,
+            rate: t.udp_rate_gbps.map(Bps::from_gbps_f64),
+            header_bytes: t.header_bytes,
+            prio: 0,
+        }),
+    }
+}
+
+/// The path a packet from host `src` to host `dst` takes if every switch picks the first
+/// equal-cost next hop (all equal-cost paths have the same rates and delays in the
+/// topologies built here).
+pub(crate) fn first_path(topo: &Topology, routes: &Routes, src: u32, dst: u32) -> Vec<Hop> {
+    let mut hops = Vec::new();
+    let mut l = routes.nic(NodeId(src));
+    loop {
+        let spec = &topo.links[l.idx()];
+        hops.push(Hop { rate: spec.rate, delay: spec.delay });
+        match topo.switch_of(spec.dst) {
+            None => return hops,
+            Some(s) => match routes.group(s.0, NodeId(dst)).first() {
+                Some(&next) => l = next,
+                None => return hops,
+            },
+        }
+    }
+}
+
+/// More representative hosts than this and the base RTT is the largest over pairs that
+/// include the first representative (a bound on setup time; exact for symmetric fabrics).
+const MAX_RTT_REPRESENTATIVES: usize = 512;
+
+/// The base RTT: the largest unloaded round trip between any two hosts, propagation both ways
+/// plus serializing one full packet out and one ACK back at every hop. Credence's and ABM's
+/// averaging and refresh period, and PowerTCP's horizon.
+///
+/// Hosts attached to the same switch through links of the same rate and delay (both ways) are
+/// equivalent, so one representative of each such class is paired with every other (and two
+/// hosts of a class with each other when a class has more than one host). No pair is assumed
+/// to be the farthest.
+pub(crate) fn base_rtt(topo: &Topology, routes: &Routes, full: u64, ack: u64) -> Dur {
+    let mut classes: HashMap<(u32, u64, u64, u64, u64), Vec<u32>> = HashMap::new();
+    let mut order = Vec::new();
+    let mut down_of = vec![(0u64, 0u64); topo.num_hosts as usize];
+    for l in &topo.links {
+        if topo.switch_of(l.dst).is_none() {
+            down_of[l.dst.idx()] = (l.rate.get(), l.delay.0);
+        }
+    }
+    for h in 0..topo.num_hosts {
+        let up = &topo.links[routes.nic(NodeId(h)).idx()];
+        let down = down_of[h as usize];
+        let key = (up.dst.0, up.rate.get(), up.delay.0, down.0, down.1);
+        let members = classes.entry(key).or_default();
+        if members.is_empty() {
+            order.push(key);
+        }
+        if members.len() < 2 {
+            members.push(h);
+        }
+    }
+    let rtt = |a: u32, b: u32| {
+        one_way(&first_path(topo, routes, a, b), Bytes(full)) + one_way(&first_path(topo, routes, b, a), Bytes(ack))
+    };
+    let reps: Vec<&Vec<u32>> = order.iter().map(|k| &classes[k]).collect();
+    let mut best = Dur::ZERO;
+    for (i, a) in reps.iter().enumerate() {
+        if a.len() > 1 {
+            best = best.max(rtt(a[0], a[1])).max(rtt(a[1], a[0]));
+        }
+        for (j, b) in reps.iter().enumerate() {
+            if i == j || (reps.len() > MAX_RTT_REPRESENTATIVES && i != 0 && j != 0) {
+                continue;
+            }
+            best = best.max(rtt(a[0], b[0]));
+        }
+    }
+    best
+}
+
+/// Shared buffer of the switch at `node` per the spec.
+fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: NodeId) -> u64 {
+    if let Some(b) = spec.switch.buffer_bytes {
+        return b;
+    }
+    if let (None, crate::spec::AdmissionSpec::Static { port_bytes: Some(p) }) =
+        (spec.switch.buffer_per_port_per_gbps, &spec.switch.admission)
+    {
+        return p.saturating_mul(out_links[node.idx()].len() as u64);
+    }
+    let per = spec.switch.buffer_per_port_per_gbps.unwrap_or(DEFAULT_BUFFER_PER_PORT_PER_GBPS);
+    let gbps: f64 = out_links[node.idx()].iter().map(|l| topo.links[l.idx()].rate.as_gbps_f64()).sum();
+    (per * gbps).round() as u64
+}
+
+/// The links (egress ports and wires) of the network.
+pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> Vec<Link> {
+    let t = &spec.transport;
+    let quantum = (t.mss_bytes + t.header_bytes) as u64;
+    let sw_conf: Vec<QueueConf> = spec
+        .switch
+        .queues
+        .iter()
+        .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
+        .collect();
+    let nic_k = spec.host.ecn_threshold_bytes.or(spec.switch.queues[0].ecn_threshold_bytes);
+    let nic_conf = vec![QueueConf {
+        ecn_threshold: nic_k.filter(|_| spec.host.ecn_marking),
+        cap: spec.host.nic_buffer_bytes,
+        dt_alpha: 1.0,
+    }];
+    topo.links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let sw = topo.switch_of(l.src);
+            let port_idx = out_links[l.src.idx()].iter().position(|&x| x == LinkId::from_idx(i)).unwrap_or(0);
+            Link {
+                dst: l.dst,
+                rate: l.rate,
+                delay: l.delay,
+                switch: sw.map_or(NO_SWITCH, |s| s.0),
+                port_idx: port_idx as u32,
+                port: Port::new(if sw.is_some() { sw_conf.clone() } else { nic_conf.clone() }, spec.switch.scheduler, quantum),
+                busy_until: Time::ZERO,
+                tx_done_pending: false,
+                wire: VecDeque::new(),
+                wire_bytes: 0,
+                tx_packets: 0,
+                tx_bytes: 0,
+            }
+        })
+        .collect()
+}
+
+/// The switches, with their shared buffers and admission policies.
+pub(crate) fn switches(
+    spec: &Spec,
+    topo: &Topology,
+    out_links: &[Vec<LinkId>],
+    base_rtt: Dur,
+) -> Result<Vec<Switch>, SimError> {
+    let dt_alpha: Vec<f64> = spec.switch.queues.iter().map(|q| q.dt_alpha).collect();
+    let qpp = spec.switch.queues.len();
+    topo.tiers
+        .iter()
+        .enumerate()
+        .map(|(s, tier)| {
+            let node = NodeId(topo.num_hosts + s as u32);
+            let ports = out_links[node.idx()].clone();
+            let buffer = buffer_of(spec, topo, out_links, node);
+            let port_rates: Vec<Bps> = ports.iter().map(|l| topo.links[l.idx()].rate).collect();
+            let admission = AnyAdmission::from_spec(
+                &spec.switch.admission,
+                AdmissionCtx {
+                    dt_alpha: &dt_alpha,
+                    port_rates: &port_rates,
+                    base_rtt: Some(base_rtt),
+                    seed: spec.seed,
+                    buffer_index: s as u64,
+                },
+            )
+            .map_err(|message| SimError::Setup { key: "switch.admission".into(), message })?;
+            Ok(Switch {
+                stats: SwitchStats {
+                    switch: s as u32,
+                    node: node.0,
+                    tier: tier.as_str(),
+                    buffer_bytes: buffer,
+                    ..Default::default()
+                },
+                buf: SwitchBuf { capacity: buffer, occupancy: 0, qpp, qlen: vec![0; ports.len() * qpp] },
+                ports,
+                admission,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,137 @@
+//! What a run produced so far, assembled on demand: per-flow records with their ideal FCT,
+//! per-application unit records, switch and queue counters, occupancy samples, link counters
+//! and totals.
+
+use proto::Outcome;
+
+use super::apps::NetIdeal;
+use super::Simulation;
+use crate::app::IdealFct;
+use crate::metrics::{percentile_sorted, AppRecord, FctRecord, LinkStats, Output, QueueMax, Summary};
+
+impl Simulation {
+    /// Everything the run produced so far.
+    pub fn output(&self) -> Output {
+        let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.ideal };
+        let mut records = Vec::with_capacity(self.transfers.len());
+        let mut num_rtos = 0u64;
+        for (spec, rt) in self.transfers.iter().zip(&self.rt) {
+            let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
+            let (rtos, retx, delivered) = rt.counters();
+            num_rtos += rtos;
+            let fct = rt.finished_at.map(|t| t.since(spec.start).ps());
+            records.push(FctRecord {
+                id: spec.id,
+                src: spec.src,
+                dst: spec.dst,
+                size_bytes: spec.size,
+                start_ps: spec.start.ps(),
+                fct_ps: fct.map_or(-1, |x| i64::try_from(x).unwrap_or(i64::MAX)),
+                ideal_fct_ps: ideal,
+                slowdown: fct.map_or(f64::NAN, |x| x as f64 / ideal as f64),
+                finished: fct.is_some(),
+                incast: spec.incast,
+                prio: spec.prio,
+                workload: spec.app.0,
+                num_rtos: rtos,
+                retx_segments: retx,
+                bytes_delivered: delivered,
+                outcome: match (fct, rt.outcome) {
+                    (Some(_), Some(o)) => o.as_str(),
+                    (Some(_), None) => Outcome::Complete.as_str(),
+                    (None, _) => "unfinished",
+                },
+            });
+        }
+        let apps = self
+            .units
+            .iter()
+            .map(|u| {
+                let duration = u.end.since(u.start).ps();
+                let ideal = u.ideal.map(|d| d.ps());
+                AppRecord {
+                    app: u.app,
+                    kind: u.kind,
+                    unit: u.unit,
+                    start_ps: u.start.ps(),
+                    end_ps: u.end.ps(),
+                    duration_ps: duration,
+                    ideal_ps: ideal.map_or(-1, |x| i64::try_from(x).unwrap_or(i64::MAX)),
+                    slowdown: ideal.filter(|&x| x > 0).map_or(f64::NAN, |x| duration as f64 / x as f64),
+                    num_transfers: u.num_transfers,
+                    bytes: u.bytes,
+                }
+            })
+            .collect();
+        let mut per_switch: Vec<Vec<u64>> = vec![Vec::new(); self.switches.len()];
+        for s in &self.samples {
+            per_switch[s.switch as usize].push(s.bytes);
+        }
+        let mut switches = Vec::with_capacity(self.switches.len());
+        let mut queues = Vec::new();
+        let mut switch_drops = 0;
+        let mut ecn_marks = self.nic_marks;
+        for (s, sw) in self.switches.iter().enumerate() {
+            let mut st = sw.stats.clone();
+            let v = &mut per_switch[s];
+            v.sort_unstable();
+            st.occ_p50_bytes = percentile_sorted(v, 0.5);
+            st.occ_p90_bytes = percentile_sorted(v, 0.9);
+            st.occ_p99_bytes = percentile_sorted(v, 0.99);
+            st.occ_p9999_bytes = percentile_sorted(v, 0.9999);
+            st.final_occupancy_bytes = sw.buf.occupancy;
+            if let Some(c) = sw.admission.credence_stats() {
+                st.credence_safeguard_accepts = c.safeguard_accepts;
+                st.credence_oracle_drops = c.oracle_drops;
+                st.credence_oracle_accepts = c.oracle_accepts;
+                st.credence_threshold_drops = c.threshold_drops;
+            }
+            switch_drops += st.drops_admission + st.drops_queue_cap + st.drops_pushout;
+            ecn_marks += st.ecn_marks;
+            switches.push(st);
+            for &l in &sw.ports {
+                for (q, &m) in self.links[l.idx()].port.max_bytes().iter().enumerate() {
+                    if m > 0 {
+                        queues.push(QueueMax { switch: s as u32, link: l.0, queue: q as u8, max_bytes: m });
+                    }
+                }
+            }
+        }
+        let in_flight: u64 = self
+            .links
+            .iter()
+            .map(|l| l.port.total_bytes() + l.wire_bytes)
+            .sum();
+        let summary = Summary {
+            num_flows: self.transfers.len() as u64,
+            finished_flows: self.finished,
+            events: self.events,
+            packet_hops: self.hops,
+            sim_end_ps: self.sched.now().ps(),
+            bytes_sent: self.bytes_sent,
+            bytes_delivered: self.bytes_delivered,
+            bytes_dropped: self.bytes_dropped,
+            bytes_in_flight: in_flight,
+            switch_drops,
+            nic_drops: self.nic_drops,
+            ecn_marks,
+            num_rtos,
+            stopped_early: self.stopped_early,
+        };
+        let links = self
+            .links
+            .iter()
+            .zip(&self.topo.links)
+            .enumerate()
+            .map(|(i, (l, spec))| LinkStats {
+                link: i as u32,
+                src: spec.src.0,
+                dst: spec.dst.0,
+                rate_bps: l.rate.get(),
+                tx_packets: l.tx_packets,
+                tx_bytes: l.tx_bytes,
+            })
+            .collect();
+        Output { records, apps, switches, queues, occupancy: self.samples.clone(), links, summary }
+    }
+}

@@ -1,0 +1,272 @@
+//! The network's mechanism: links (an egress port and its wire), output-queued switches with
+//! one shared buffer each, and the handlers that move packets: arrival, routing, admission,
+//! enqueue with ECN marking, push-out, and the start of serialization.
+//!
+//! Model: a packet leaves its queue (and its switch's shared buffer) when its serialization
+//! starts, and arrives at the far end `tx_time + delay` later. Forwarding is a direct call
+//! inside the arrival handler: arrive -> route -> enqueue.
+//!
+//! INVARIANT (htsim): at most one `TxDone` and one `Arrive` event are pending per link, however
+//! many packets are queued or in flight. A `TxDone` exists only while packets wait behind the
+//! one being serialized.
+//! INVARIANT: a switch's `SwitchBuf::qlen[p * qpp + c]` equals the bytes queued in class `c`
+//! of port `p`, and `occupancy` their sum, which never exceeds `capacity` after an arrival.
+
+use std::collections::VecDeque;
+
+use proto::IntHop;
+use units::{Bps, Bytes, Dur, LinkId, Time};
+
+use super::Simulation;
+use crate::admission::{AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
+use crate::metrics::SwitchStats;
+use crate::packet::Packet;
+use crate::queue::Port;
+use crate::sched::Event;
+use units::NodeId;
+
+/// `Link::switch` of a host NIC.
+pub(crate) const NO_SWITCH: u32 = u32::MAX;
+
+/// An egress port and the wire behind it.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) dst: NodeId,
+    pub(crate) rate: Bps,
+    pub(crate) delay: Dur,
+    /// Owning switch index, or `NO_SWITCH` for a host NIC.
+    pub(crate) switch: u32,
+    /// Index of this port among its switch's ports.
+    pub(crate) port_idx: u32,
+    pub(crate) port: Port,
+    /// The end of the current (or last) serialization: the link is idle from then on.
+    pub(crate) busy_until: Time,
+    /// Whether a `TxDone` for this link is pending.
+    pub(crate) tx_done_pending: bool,
+    /// Packets being serialized or propagating, with their arrival times at the far end.
+    /// FIFO: arrival times never decrease.
+    pub(crate) wire: VecDeque<(Time, Packet)>,
+    pub(crate) wire_bytes: u64,
+    pub(crate) tx_packets: u64,
+    pub(crate) tx_bytes: u64,
+}
+
+/// Per-switch shared buffer and counters.
+#[derive(Debug)]
+pub(crate) struct Switch {
+    pub(crate) stats: SwitchStats,
+    pub(crate) buf: SwitchBuf,
+    pub(crate) ports: Vec<LinkId>,
+    pub(crate) admission: AnyAdmission,
+}
+
+/// What an admission policy sees of a switch: its buffer and every queue's length in bytes.
+#[derive(Debug)]
+pub(crate) struct SwitchBuf {
+    pub(crate) capacity: u64,
+    pub(crate) occupancy: u64,
+    pub(crate) qpp: usize,
+    pub(crate) qlen: Vec<u64>,
+}
+
+impl BufferView for SwitchBuf {
+    #[inline]
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    #[inline]
+    fn occupancy(&self) -> u64 {
+        self.occupancy
+    }
+    #[inline]
+    fn num_queues(&self) -> usize {
+        self.qlen.len()
+    }
+    #[inline]
+    fn queues_per_port(&self) -> usize {
+        self.qpp
+    }
+    #[inline]
+    fn queue_len(&self, q: usize) -> u64 {
+        self.qlen[q]
+    }
+}
+
+impl Simulation {
+    pub(crate) fn on_tx_done(&mut self, l: LinkId) {
+        self.links[l.idx()].tx_done_pending = false;
+        self.start_tx(l);
+    }
+
+    pub(crate) fn on_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let Some((_, mut pkt)) = link.wire.pop_front() else {
+            debug_assert!(false, "Arrive implies a packet on the wire");
+            return;
+        };
+        link.wire_bytes -= pkt.size as u64;
+        if let Some(&(next, _)) = link.wire.front() {
+            self.sched.at(next, Event::Arrive { link: l });
+        }
+        let node = link.dst;
+        match self.topo.switch_of(node) {
+            None => self.deliver(pkt),
+            Some(s) => {
+                let out = self.routes.next_hop(s.0, pkt.dst, pkt.seg.conn, pkt.seg.seq);
+                pkt.hops = pkt.hops.saturating_add(1);
+                self.enqueue(out, pkt);
+            }
+        }
+    }
+
+    /// Hand a packet to link `l`'s egress port: static cap, shared-buffer admission, ECN
+    /// marking, then start serialization if the link is idle.
+    pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let q = link.port.queue_of(pkt.seg.prio);
+        let size = pkt.size as u64;
+        if link.switch == NO_SWITCH {
+            if link.port.check_cap(q, size).is_err() {
+                self.nic_drops += 1;
+                self.bytes_dropped += size;
+                self.int.forget(&pkt);
+                return;
+            }
+            if link.port.enqueue(q, pkt) {
+                self.nic_marks += 1;
+            }
+        } else {
+            let s = link.switch as usize;
+            let sw = &mut self.switches[s];
+            sw.stats.arrivals += 1;
+            if link.port.check_cap(q, size).is_err() {
+                sw.stats.drops_queue_cap += 1;
+                sw.stats.dropped_bytes += size;
+                self.bytes_dropped += size;
+                self.int.forget(&pkt);
+                return;
+            }
+            let now = self.sched.now();
+            let qi = link.port_idx as usize * sw.buf.qpp + q;
+            let first_rtt = pkt.to_receiver && pkt.seg.seq < self.first_rtt_bytes;
+            let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);
+            }
+            if verdict == Verdict::Drop {
+                sw.stats.drops_admission += 1;
+                sw.stats.dropped_bytes += size;
+                self.bytes_dropped += size;
+                self.int.forget(&pkt);
+                return;
+            }
+            // INVARIANT: the shared buffer never holds more than its size (after push-out).
+            debug_assert!(
+                verdict == Verdict::PushOut || sw.buf.occupancy + size <= sw.buf.capacity,
+                "admission overfilled the buffer"
+            );
+            sw.buf.occupancy += size;
+            sw.buf.qlen[qi] += size;
+            sw.stats.enqueued_bytes += size;
+            sw.admission.on_enqueue(qi, size, now);
+            if link.port.enqueue(q, pkt) {
+                sw.stats.ecn_marks += 1;
+            }
+            if verdict == Verdict::PushOut {
+                self.push_out(s);
+            }
+            let sw = &mut self.switches[s];
+            if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
+                sw.stats.max_occupancy_bytes = sw.buf.occupancy;
+            }
+        }
+        let link = &mut self.links[l.idx()];
+        // PERF: an idle link starts at once; a busy one gets a TxDone only now that a packet
+        // waits, so uncongested links never schedule one (about a third fewer events on the
+        // 256-host comparison scenario).
+        if !link.tx_done_pending {
+            let now = self.sched.now();
+            if link.busy_until <= now {
+                self.start_tx(l);
+            } else {
+                link.tx_done_pending = true;
+                self.sched.at(link.busy_until, Event::TxDone { link: l });
+            }
+        }
+    }
+
+    /// Drop from the tail of the longest queue of switch `s` until its buffer fits (LQD's
+    /// push-out; the arriving packet itself goes if its queue is the longest).
+    pub(crate) fn push_out(&mut self, s: usize) {
+        let now = self.sched.now();
+        let sw = &mut self.switches[s];
+        while sw.buf.occupancy > sw.buf.capacity {
+            let (victim, _) = sw.buf.longest_queue();
+            let (port, class) = (victim / sw.buf.qpp, victim % sw.buf.qpp);
+            let link = &mut self.links[sw.ports[port].idx()];
+            let Some(pkt) = link.port.pop_back(class) else {
+                // CORRECTNESS: the longest queue of an over-full buffer holds packets.
+                debug_assert!(false, "the longest queue of a full buffer is empty");
+                break;
+            };
+            let size = pkt.size as u64;
+            sw.buf.occupancy -= size;
+            sw.buf.qlen[victim] -= size;
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.on_push_out(s, victim);
+            }
+            self.int.forget(&pkt);
+            sw.stats.drops_pushout += 1;
+            sw.stats.pushed_out_bytes += size;
+            sw.stats.dropped_bytes += size;
+            self.bytes_dropped += size;
+            sw.admission.on_push_out(victim, size, now);
+        }
+    }
+
+    /// Dequeue the next packet and put it on the wire: it arrives at the far end after its
+    /// serialization and the propagation delay. If more packets wait, the link's next start
+    /// is scheduled at the end of this serialization.
+    pub(crate) fn start_tx(&mut self, l: LinkId) {
+        let now = self.sched.now();
+        let link = &mut self.links[l.idx()];
+        debug_assert!(link.busy_until <= now && !link.tx_done_pending);
+        let Some((q, pkt)) = link.port.dequeue() else { return };
+        let size = pkt.size as u64;
+        if link.switch != NO_SWITCH {
+            let sw = &mut self.switches[link.switch as usize];
+            let qi = link.port_idx as usize * sw.buf.qpp + q;
+            sw.buf.occupancy -= size;
+            sw.buf.qlen[qi] -= size;
+            sw.stats.dequeued_bytes += size;
+            sw.admission.on_dequeue(qi, size, now);
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.on_dequeue(link.switch as usize, qi);
+            }
+        }
+        let end = now + link.rate.tx_time(Bytes(size));
+        link.busy_until = end;
+        self.hops += 1;
+        link.tx_packets += 1;
+        link.tx_bytes += size;
+        if pkt.int != Packet::NO_INT && pkt.to_receiver && link.switch != NO_SWITCH {
+            // HPCC/PowerTCP INT: written as the packet leaves the egress port.
+            self.int.push_hop(pkt.int, IntHop {
+                qlen_bytes: link.port.total_bytes(),
+                tx_bytes: link.tx_bytes,
+                ts_ps: now.ps(),
+                rate_bps: link.rate.get(),
+            });
+        }
+        let at = end + link.delay;
+        link.wire.push_back((at, pkt));
+        link.wire_bytes += size;
+        if link.wire.len() == 1 {
+            self.sched.at(at, Event::Arrive { link: l });
+        }
+        if !link.port.is_empty() {
+            link.tx_done_pending = true;
+            self.sched.at(end, Event::TxDone { link: l });
+        }
+    }
+}
