@@ -59,6 +59,9 @@ __all__ = [
     "FlowListWorkload",
     "FlowsWorkload",
     "FlowEntry",
+    "ClosedLoopWorkload",
+    "BarrierWorkload",
+    "RelayWorkload",
     "RunSpec",
     "MAX_QUEUES",
     "DEFAULT_ECN_THRESHOLD_BYTES",
@@ -357,8 +360,48 @@ class FlowsWorkload(_Model):
     flows: list[FlowEntry]
 
 
+class ClosedLoopWorkload(_Model):
+    """A closed loop per host pair ``[src, dst]``: the next transfer of ``size_bytes`` starts
+    when the previous one is delivered (after ``think_us``), ``count`` transfers each."""
+
+    kind: Literal["closed_loop"] = "closed_loop"
+    pairs: list[tuple[U32, U32]]
+    size_bytes: U64
+    count: U32
+    think_us: float = 0.0
+    prio: U8 = 0
+
+
+class BarrierWorkload(_Model):
+    """Rounds separated by a barrier: compute for ``compute_us``, start every transfer, wait
+    for the last; ``rounds`` times (the shape of a training iteration or a shuffle)."""
+
+    kind: Literal["barrier"] = "barrier"
+    transfers: list[FlowEntry]
+    rounds: U32
+    compute_us: float = 0.0
+
+
+class RelayWorkload(_Model):
+    """``blocks`` blocks of ``block_bytes`` relayed along ``chain``: each host forwards a block
+    to the next once it has it (the shape of a chain broadcast)."""
+
+    kind: Literal["relay"] = "relay"
+    chain: list[U32]
+    block_bytes: U64
+    blocks: U32
+
+
 Workload = Annotated[
-    Union[PoissonWorkload, IncastWorkload, FlowListWorkload, FlowsWorkload],
+    Union[
+        PoissonWorkload,
+        IncastWorkload,
+        FlowListWorkload,
+        FlowsWorkload,
+        ClosedLoopWorkload,
+        BarrierWorkload,
+        RelayWorkload,
+    ],
     Field(discriminator="kind"),
 ]
 

@@ -149,6 +149,16 @@ impl Endpoint {
         }
     }
 
+    /// Input from the application: cap the sender's rate of new data (`None` lifts the cap;
+    /// UDP then returns to its configured rate). Receivers ignore it. Drain afterwards.
+    pub fn set_rate_cap(&mut self, cfg: &TransportConfig, cap: Option<units::Bps>) {
+        match (self, cfg) {
+            (Endpoint::Tcp(c), _) => c.set_rate_cap(cap),
+            (Endpoint::UdpTx(s), TransportConfig::Udp(u)) => s.set_rate_cap(cap, u.rate),
+            _ => {}
+        }
+    }
+
     /// Input: a segment from the peer arrived at `now`.
     #[inline]
     pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {

@@ -284,6 +284,15 @@ impl Conn {
         }
     }
 
+    /// Input from the application: cap the rate of new data (payload bytes per second, as
+    /// `len / cap` between segments; `None` lifts the cap). A receiver ignores it. Drain
+    /// afterwards as after any input.
+    pub fn set_rate_cap(&mut self, cap: Option<Bps>) {
+        if let Side::Tx(s) = &mut self.side {
+            s.set_rate_cap(cap);
+        }
+    }
+
     /// Input: time passed. Fires the timers whose deadline is `<= now`; otherwise a no-op.
     #[inline]
     pub fn handle_timeout(&mut self, now: Time) {

@@ -77,6 +77,15 @@ impl UdpSender {
         }
     }
 
+    /// Input from the application: cap the sending rate (`None` restores the configured
+    /// rate). The source is paced at the lower of the configured rate and the cap.
+    pub fn set_rate_cap(&mut self, cap: Option<Bps>, configured: Option<Bps>) {
+        self.rate = match (configured, cap.filter(|c| c.get() > 0)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
     /// Input: time passed. Pacing is evaluated in `poll_transmit`, so this is always a no-op;
     /// it exists for the uniform driver contract.
     #[inline]

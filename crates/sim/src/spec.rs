@@ -591,6 +591,57 @@ pub enum WorkloadSpec {
     FlowList(FlowList),
     /// Flows given inline.
     Flows(Flows),
+    /// A closed loop per host pair: the next transfer starts when the previous one is
+    /// delivered (after `think_us`), `count` transfers each.
+    ClosedLoop(ClosedLoopSpec),
+    /// Rounds of transfers separated by a barrier: compute for `compute_us`, start every
+    /// transfer, wait for the last one; `rounds` times (a training iteration, a shuffle).
+    Barrier(BarrierSpec),
+    /// Blocks relayed along a chain of hosts: each host forwards a block once it has it.
+    Relay(RelaySpec),
+}
+
+/// Keys of `kind = "closed_loop"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoopSpec {
+    /// Host pairs `[src, dst]`.
+    pub pairs: Vec<[u32; 2]>,
+    /// Bytes per transfer.
+    pub size_bytes: u64,
+    /// Transfers per pair.
+    pub count: u32,
+    /// Pause between a delivery and the next transfer.
+    #[serde(default)]
+    pub think_us: f64,
+    /// Priority class.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "barrier"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BarrierSpec {
+    /// The transfers of every round (their `start_ns` and `incast` keys must be left out).
+    pub transfers: Vec<FlowEntry>,
+    /// Number of rounds.
+    pub rounds: u32,
+    /// Compute phase before each round's transfers.
+    #[serde(default)]
+    pub compute_us: f64,
+}
+
+/// Keys of `kind = "relay"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelaySpec {
+    /// Hosts in relay order; the first holds every block.
+    pub chain: Vec<u32>,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Number of blocks.
+    pub blocks: u32,
 }
 
 /// Keys of `kind = "poisson"`.
@@ -1106,6 +1157,30 @@ fn load_oracle(key: &str, o: &mut OracleSpec, base_dir: &Path) -> Result<(), Spe
     Ok(())
 }
 
+fn check_pair(key: &str, src: u32, dst: u32, num_hosts: u32) -> Result<(), SpecError> {
+    for (k, h) in [("src", src), ("dst", dst)] {
+        if h >= num_hosts {
+            return Err(SpecError::invalid(
+                format!("{key}.{k}"),
+                h,
+                format!("no such host (the topology has hosts 0..{num_hosts})"),
+            ));
+        }
+    }
+    if src == dst {
+        return Err(SpecError::invalid(format!("{key}.dst"), dst, "must differ from src"));
+    }
+    Ok(())
+}
+
+fn non_negative_us(key: &str, us: f64) -> Result<(), SpecError> {
+    if us.is_finite() && (0.0..=1e12).contains(&us) {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(key, us, "must be a number of microseconds >= 0"))
+    }
+}
+
 fn positive(key: &str, v: u32) -> Result<(), SpecError> {
     if v == 0 {
         Err(SpecError::invalid(key, v, "must be at least 1"))
@@ -1259,6 +1334,65 @@ fn check_workload(
                 .map_err(|m| SpecError::invalid(&key, format!("{path:?}"), m))?;
             *loaded = Loaded(Some(std::sync::Arc::new(flows)));
         }
+        WorkloadSpec::ClosedLoop(c) => {
+            for (j, [a, b]) in c.pairs.iter().enumerate() {
+                check_pair(&format!("{prefix}.pairs[{j}]"), *a, *b, num_hosts)?;
+            }
+            if c.pairs.is_empty() {
+                return Err(SpecError::invalid(format!("{prefix}.pairs"), "[]", "give at least one [src, dst] pair"));
+            }
+            if c.size_bytes == 0 {
+                return Err(SpecError::invalid(format!("{prefix}.size_bytes"), 0, "must be at least 1"));
+            }
+            positive(&format!("{prefix}.count"), c.count)?;
+            non_negative_us(&format!("{prefix}.think_us"), c.think_us)?;
+        }
+        WorkloadSpec::Barrier(b) => {
+            if b.transfers.is_empty() {
+                return Err(SpecError::invalid(format!("{prefix}.transfers"), "[]", "give at least one transfer"));
+            }
+            for (j, f) in b.transfers.iter().enumerate() {
+                let key = |k: &str| format!("{prefix}.transfers[{j}].{k}");
+                check_pair(&format!("{prefix}.transfers[{j}]"), f.src, f.dst, num_hosts)?;
+                if f.size_bytes == 0 {
+                    return Err(SpecError::invalid(key("size_bytes"), 0, "must be at least 1"));
+                }
+                if f.start_ns != 0 {
+                    return Err(SpecError::invalid(
+                        key("start_ns"),
+                        f.start_ns,
+                        "a barrier starts its transfers itself: leave start_ns out (use compute_us)",
+                    ));
+                }
+            }
+            positive(&format!("{prefix}.rounds"), b.rounds)?;
+            non_negative_us(&format!("{prefix}.compute_us"), b.compute_us)?;
+        }
+        WorkloadSpec::Relay(r) => {
+            if r.chain.len() < 2 {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.chain"),
+                    format!("{:?}", r.chain),
+                    "a chain needs at least two hosts",
+                ));
+            }
+            for (j, h) in r.chain.iter().enumerate() {
+                if *h >= num_hosts {
+                    return Err(SpecError::invalid(
+                        format!("{prefix}.chain[{j}]"),
+                        h,
+                        format!("no such host (the topology has hosts 0..{num_hosts})"),
+                    ));
+                }
+                if r.chain[..j].contains(h) {
+                    return Err(SpecError::invalid(format!("{prefix}.chain[{j}]"), h, "a host appears twice in the chain"));
+                }
+            }
+            if r.block_bytes == 0 {
+                return Err(SpecError::invalid(format!("{prefix}.block_bytes"), 0, "must be at least 1"));
+            }
+            positive(&format!("{prefix}.blocks"), r.blocks)?;
+        }
         WorkloadSpec::Flows(Flows { flows }) => {
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
@@ -1319,6 +1453,9 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("workload", "incast") => try_de::<Incast>(v, key),
         ("workload", "flow_list") => try_de::<FlowList>(v, key),
         ("workload", "flows") => try_de::<Flows>(v, key),
+        ("workload", "closed_loop") => try_de::<ClosedLoopSpec>(v, key),
+        ("workload", "barrier") => try_de::<BarrierSpec>(v, key),
+        ("workload", "relay") => try_de::<RelaySpec>(v, key),
         ("topology", other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
@@ -1327,7 +1464,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         (_, other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
-            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\" or \"flows\"",
+            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\" or \"relay\"",
         )),
     }
 }

@@ -13,9 +13,9 @@ use std::collections::BinaryHeap;
 
 use rand::Rng;
 use rand_pcg::Pcg64;
-use units::Time;
+use units::{Dur, Time};
 
-use crate::app::{AnyApp, IncastGen, ListGen, PoissonGen};
+use crate::app::{AnyApp, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, Relay, TransferReq};
 use crate::rng::Streams;
 use crate::spec::{FlowList, Flows, Incast, LoadReference, Poisson, WorkloadSpec};
 #[cfg(test)]
@@ -237,6 +237,22 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                     .collect();
                 AnyApp::List(ListGen::new(flows, false))
             }
+            WorkloadSpec::ClosedLoop(c) => AnyApp::ClosedLoop(ClosedLoop::new(
+                c.pairs.iter().map(|p| (p[0], p[1])).collect(),
+                c.size_bytes,
+                c.count,
+                Dur::from_secs_f64(c.think_us * 1e-6),
+                c.prio,
+            )),
+            WorkloadSpec::Barrier(b) => AnyApp::Barrier(Barrier::new(
+                b.transfers
+                    .iter()
+                    .map(|f| TransferReq { prio: f.prio, incast: f.incast, ..TransferReq::new(f.src, f.dst, f.size_bytes) })
+                    .collect(),
+                b.rounds,
+                Dur::from_secs_f64(b.compute_us * 1e-6),
+            )),
+            WorkloadSpec::Relay(r) => AnyApp::Relay(Relay::new(r.chain.clone(), r.block_bytes, r.blocks)),
         });
     }
     Ok(apps)

@@ -7,7 +7,8 @@
 //! go-back-N data segment leaves no earlier than `next_send`, and each one pushes
 //! `next_send` to `max(next_send, now) + len/rate`, so pacing never banks credit across idle
 //! periods. Fast-retransmit and partial-ACK retransmissions are not paced (they replace a
-//! segment that left the network). Without a pacing rate the `Pace` timer is never armed.
+//! segment that left the network). An application's rate cap (`set_rate_cap`) paces the same
+//! way at the lower of the two rates. Without a pacing rate the `Pace` timer is never armed.
 //!
 //! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
 //! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
@@ -64,6 +65,9 @@ pub(super) struct Sender {
     rto_una: Option<u64>,
     /// Earliest time the next paced data segment may leave.
     next_send: Time,
+    /// The application's cap on the sending rate (bits per second of payload plus headers
+    /// counted as the segment's payload, i.e. `len / cap` between segments), if any.
+    rate_cap: Option<units::Bps>,
     cc: AnyCc,
     rtt: RttEstimator,
     timers: TimerTable,
@@ -97,6 +101,7 @@ impl Sender {
             has_partial_acked: false,
             rto_una: None,
             next_send: Time::ZERO,
+            rate_cap: None,
             cc: AnyCc::new(cfg),
             rtt: RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto),
             timers: TimerTable::default(),
@@ -190,8 +195,13 @@ impl Sender {
                 if self.snd_nxt - self.snd_una + len > self.cc.window() {
                     return None;
                 }
-                if let Some(rate) = self.cc.pacing_rate() {
-                    // PowerTCP Algorithm 1: the sender transmits at rate = cwnd/τ.
+                let pace = match (self.cc.pacing_rate(), self.rate_cap) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                if let Some(rate) = pace {
+                    // PowerTCP Algorithm 1: the sender transmits at rate = cwnd/τ; an
+                    // application's rate cap (a coflow scheduler's allocation) bounds it.
                     if now < self.next_send {
                         self.timers.set(Timer::Pace, self.next_send);
                         return None;
@@ -206,6 +216,14 @@ impl Sender {
                 self.snd_max = self.snd_max.max(self.snd_nxt);
                 Some(self.emit_data(now, seq, is_retx))
             }
+        }
+    }
+
+    /// Cap the rate of new data at `cap` (or lift the cap with `None`), paced as above.
+    pub(super) fn set_rate_cap(&mut self, cap: Option<units::Bps>) {
+        self.rate_cap = cap.filter(|r| r.get() > 0);
+        if self.rate_cap.is_none() && self.cc.pacing_rate().is_none() {
+            self.timers.stop(Timer::Pace);
         }
     }
 

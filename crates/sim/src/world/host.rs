@@ -98,10 +98,11 @@ impl Simulation {
             tag: req.tag,
             rate_cap: req.rate_cap,
         });
-        self.rt.push(TransferRt {
-            sender: Some(Endpoint::sender(&self.transport, f as u32, units::Bytes(req.size), now)),
-            ..TransferRt::default()
-        });
+        let mut sender = Endpoint::sender(&self.transport, f as u32, units::Bytes(req.size), now);
+        if req.rate_cap.is_some() {
+            sender.set_rate_cap(&self.transport, req.rate_cap);
+        }
+        self.rt.push(TransferRt { sender: Some(sender), ..TransferRt::default() });
         self.flush(f, 0);
         id
     }
