@@ -44,7 +44,7 @@ BAD_CASES = {
     "zero_rate": (GOOD.replace("host_rate_gbps = 10", "host_rate_gbps = 0"), "topology.host_rate_gbps", "0"),
     "nine_queues": (GOOD + "\n[switch]\nqueues = [{},{},{},{},{},{},{},{},{}]\n", "switch.queues", "9 entries"),
     "missing_cdf": (GOOD.replace('"google_rpc"', '"no_such.cdf"'), "workload[0].cdf", "no_such.cdf"),
-    "wrong_type": (GOOD + '\n[transport]\nmss_bytes = "big"\n', "transport.mss_bytes", '"big"'),
+    "wrong_type": (GOOD + '\n[transport]\nkind = "dctcp"\nmss_bytes = "big"\n', "transport.mss_bytes", '"big"'),
     "toml_syntax": (GOOD.replace("[topology]", "[topology"), "s.toml", "line 2"),
     "nonexistent_path": (None, "no such scenario file", "nope.toml"),
 }

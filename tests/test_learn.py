@@ -25,6 +25,7 @@ fabric_rate_gbps = 10
 [switch]
 buffer_bytes = 80000
 [transport]
+kind = "dctcp"
 init_cwnd_pkts = 40
 [[workload]]
 kind = "poisson"

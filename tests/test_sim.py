@@ -102,7 +102,7 @@ def test_chunking_does_not_change_results(tiny_scenario: slacknet.Scenario) -> N
 
 
 def test_native_simulation_protocol(tiny_scenario: slacknet.Scenario) -> None:
-    sim = _native.Simulation(_native.resolve_json(tiny_scenario.to_json(), "."))
+    sim = _native.Simulation(_native.validate_json(tiny_scenario.to_json(), "."))
     assert sim.events == 0 and not sim.is_done
     assert sim.num_flows == 0 and sim.horizon_ps > 0  # transfers start as the run goes
     assert sim.advance(2_000)
@@ -127,7 +127,7 @@ def test_native_simulation_protocol(tiny_scenario: slacknet.Scenario) -> None:
 
 def test_advance_releases_the_gil() -> None:
     sc = slacknet.Scenario.from_toml_text(TINY_TOML.replace("duration_ms = 2.0", "duration_ms = 40.0"))
-    sim = _native.Simulation(_native.resolve_json(sc.to_json(), "."))
+    sim = _native.Simulation(_native.validate_json(sc.to_json(), "."))
     t = threading.Thread(target=sim.advance, args=(10**12,))
     spins = 0
     t.start()
@@ -141,11 +141,32 @@ def test_advance_releases_the_gil() -> None:
 
 def test_bad_json_is_spec_error() -> None:
     with pytest.raises(slacknet.SpecError) as ei:
-        _native.Simulation('{"topology": {"kind": "fat_tree", "k": 3, "rate_gbps": 1}}')
+        _native.validate_json('{"topology": {"kind": "fat_tree", "k": 3, "rate_gbps": 1}}', ".")
     assert ei.value.key == "topology.k" and ei.value.value == "3"
     with pytest.raises(slacknet.SpecError) as ei:
         _native.resolve_json("{not json", ".")
     assert ei.value.value is None
+    with pytest.raises(TypeError):
+        _native.Simulation('{"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 1}}')  # type: ignore[arg-type]
+
+
+def test_a_run_validates_its_scenario_once_and_reads_files_then(tmp_path: Path) -> None:
+    # The validated scenario carries the file's contents: removing the file afterwards does not
+    # matter, because building and running the simulation reads nothing.
+    flows = tmp_path / "flows.txt"
+    flows.write_text("0 0 5 0.0 20000 0\n1 1 6 0.0001 30000 0\n")
+    p = tmp_path / "s.toml"
+    p.write_text(
+        '[topology]\nkind = "leaf_spine"\nleaves = 2\nhosts_per_leaf = 4\nspines = 2\n'
+        'host_rate_gbps = 10\nfabric_rate_gbps = 10\n[[workload]]\nkind = "flow_list"\npath = "flows.txt"\n'
+    )
+    valid = slacknet.sim.validate(p)
+    flows.unlink()
+    sim = _native.Simulation(valid)
+    while sim.advance(100_000):
+        pass
+    assert sim.finished_flows == 2
+    assert valid.with_seed(7).seed == 7 and valid.seed == 1
 
 
 def test_malformed_cdf_is_a_spec_error_at_validation(tmp_path: Path) -> None:

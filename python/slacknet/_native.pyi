@@ -10,6 +10,9 @@ __all__ = [
     "SpecError",
     "SimError",
     "Simulation",
+    "ValidScenario",
+    "validate_toml",
+    "validate_json",
     "resolve_toml",
     "resolve_json",
     "default_scenario_toml",
@@ -36,6 +39,32 @@ class SimError(RuntimeError):
     """The scenario key at fault (``<internal>`` for a simulator bug)."""
     message: str
     """What went wrong."""
+
+@final
+class ValidScenario:
+    """A scenario Rust has parsed and validated once, with every file input read: what
+    :class:`Simulation` runs. Opaque; read it back with :meth:`to_json`."""
+
+    def to_json(self) -> str:
+        """The resolved scenario as JSON (every default filled in, paths absolute)."""
+
+    def with_seed(self, seed: int) -> ValidScenario:
+        """The same scenario with another master seed."""
+
+    @property
+    def name(self) -> str:
+        """The scenario's name."""
+
+    @property
+    def seed(self) -> int:
+        """The scenario's master seed."""
+
+def validate_toml(text: str, base_dir: str) -> ValidScenario:
+    """Parse and validate a TOML scenario once (relative paths against ``base_dir``).
+    Raises :class:`SpecError`."""
+
+def validate_json(text: str, base_dir: str) -> ValidScenario:
+    """Parse and validate a JSON scenario once. Raises :class:`SpecError`."""
 
 def resolve_toml(text: str, base_dir: str) -> str:
     """Parse and validate a TOML scenario; return the resolved scenario as JSON (every default
@@ -67,10 +96,9 @@ class Simulation:
     Construct it, call :meth:`advance` until it returns ``False``, then :meth:`results`.
     """
 
-    def __new__(cls, resolved_json: str) -> Simulation:
-        """Build the network and workload of a resolved scenario (the output of
-        :func:`resolve_toml` / :func:`resolve_json`). Raises :class:`SpecError` or
-        :class:`SimError`."""
+    def __new__(cls, scenario: ValidScenario) -> Simulation:
+        """Build the network and the applications of a validated scenario; nothing is
+        validated or read again. Raises :class:`SimError`."""
 
     def advance(self, max_events: int) -> bool:
         """Process up to ``max_events`` events with the interpreter released; ``True`` while

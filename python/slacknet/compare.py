@@ -162,7 +162,7 @@ def compare(
     else:
         from . import _native
 
-        sim = _native.Simulation(_native.resolve_json(sc.to_json(), str(Path.cwd())))
+        sim = _native.Simulation(_native.validate_json(sc.to_json(), str(Path.cwd())))
         flows = out / "flows.txt"
         flows.write_text(sim.flow_list_text(), encoding="utf-8")
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})

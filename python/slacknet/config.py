@@ -7,9 +7,11 @@ policy (``extra="forbid"``) match the Rust structs exactly; ``tests/test_config.
 round-tripping every committed example through both sides.
 
 Loading always goes through Rust: :meth:`Scenario.from_toml` sends the TOML *text* to
-``_native.resolve_toml``, which parses, validates and fills every default, and the resolved JSON
-is then read into these models. A scenario built in Python is validated by Rust the same way
-before it runs (:meth:`Scenario.resolve`).
+``_native.resolve_toml``, which parses, validates and fills every default (applying the
+scenario's ``profile`` beneath its keys), and the resolved JSON is then read into these models.
+A scenario built in Python is validated by Rust the same way (:meth:`Scenario.resolve`); its
+``to_json`` carries only the keys that were set, so a profile applies beneath them there too.
+Python never merges profiles or checks values itself: Rust owns that.
 
 ``None`` means "absent": optional keys that are ``None`` are left out of :meth:`Scenario.to_json`,
 as Rust leaves them out of its JSON (see :class:`QueueSpec` for the one key where that matters).
@@ -23,7 +25,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import _native
 from ._native import SpecError
@@ -53,6 +55,10 @@ __all__ = [
     "DEFAULT_BASE_RTT_US",
     "HostSpec",
     "TransportSpec",
+    "DctcpTransport",
+    "NewRenoTransport",
+    "PowerTcpTransport",
+    "UdpTransport",
     "Workload",
     "PoissonWorkload",
     "IncastWorkload",
@@ -282,10 +288,9 @@ class HostSpec(_Model):
     ecn_marking: bool = True
 
 
-class TransportSpec(_Model):
-    """The transport every flow uses, with its knobs."""
+class _TcpKeys(_Model):
+    """The reliable byte stream's keys, shared by every TCP kind (``sim::spec::TcpKeys``)."""
 
-    kind: Literal["dctcp", "newreno", "udp", "power_tcp"] = "dctcp"
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
     init_cwnd_pkts: U32 = 10
@@ -296,11 +301,45 @@ class TransportSpec(_Model):
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
     handshake: bool = False
-    dctcp_g: float = 1.0 / 16.0
-    dctcp_init_alpha: float = 1.0
-    udp_rate_gbps: float | None = None
-    powertcp_gamma: float = 0.9
-    powertcp_beta_bytes: U64 | None = None
+
+
+class DctcpTransport(_TcpKeys):
+    """DCTCP: TCP with DCTCP's window law (EWMA gain ``g``, initial ``init_alpha``)."""
+
+    kind: Literal["dctcp"] = "dctcp"
+    g: float = 1.0 / 16.0
+    init_alpha: float = 1.0
+
+
+class NewRenoTransport(_TcpKeys):
+    """TCP NewReno (loss-based, no ECN)."""
+
+    kind: Literal["newreno"] = "newreno"
+
+
+class PowerTcpTransport(_TcpKeys):
+    """PowerTCP on in-band telemetry: EWMA weight ``gamma``, additive increase ``beta_bytes``
+    (absent: the host BDP / 10). Base RTT and NIC rate come from the topology."""
+
+    kind: Literal["power_tcp"] = "power_tcp"
+    gamma: float = 0.9
+    beta_bytes: U64 | None = None
+
+
+class UdpTransport(_Model):
+    """Unreliable UDP at line rate or ``rate_gbps``."""
+
+    kind: Literal["udp"] = "udp"
+    mss_bytes: U32 = 1460
+    header_bytes: U32 = 40
+    rate_gbps: float | None = None
+
+
+#: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
+TransportSpec = Annotated[
+    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport],
+    Field(discriminator="kind"),
+]
 
 
 # --- workload -------------------------------------------------------------------------------
@@ -440,20 +479,9 @@ class Scenario(_Model):
     routing: RoutingSpec = Field(default_factory=RoutingSpec)
     switch: SwitchSpec = Field(default_factory=SwitchSpec)
     host: HostSpec = Field(default_factory=HostSpec)
-    transport: TransportSpec = Field(default_factory=TransportSpec)
+    transport: TransportSpec = Field(default_factory=DctcpTransport)
     workload: list[Workload] = Field(default_factory=list)
     run: RunSpec = Field(default_factory=RunSpec)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _apply_profile(cls, data: Any) -> Any:
-        """A non-default ``profile`` puts its defaults (owned by Rust, see
-        ``_native.profile_defaults``) beneath the keys given, exactly as Rust does."""
-        if isinstance(data, dict) and data.get("profile", "default") != "default":
-            merged = json.loads(_native.profile_defaults(str(data["profile"])))
-            _merge_beneath(merged, _plain(data))
-            return merged
-        return data
 
     # -- loading (always through Rust) --
 
@@ -473,10 +501,7 @@ class Scenario(_Model):
     ) -> Scenario:
         """Validate and resolve TOML text; relative paths are relative to ``base_dir``
         (default: the working directory). ``source`` names the text in syntax errors."""
-        try:
-            tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise spec_error(source, None, f"invalid TOML: {e}") from None
+        _check_toml_syntax(text, source)
         resolved = _native.resolve_toml(text, _base(base_dir))
         return cls.model_validate_json(resolved)
 
@@ -507,8 +532,16 @@ class Scenario(_Model):
     # -- output --
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """JSON in the Rust schema: absent (``None``) optional keys are left out."""
-        return self.model_dump_json(exclude_none=True, indent=indent)
+        """JSON in the Rust schema; absent (``None``) optional keys are left out.
+
+        Under the default profile every key is written (these models' defaults are Rust's,
+        as ``tests/test_config.py`` checks). Under another profile only the keys that were
+        given are written (all of them for a scenario read from Rust; those its builder set,
+        plus every ``kind`` and ``policy`` tag, for one built in Python), so that Rust applies
+        the profile's defaults beneath them: Python never merges profiles itself."""
+        if self.profile == "default":
+            return self.model_dump_json(exclude_none=True, indent=indent)
+        return json.dumps(_plain(self), indent=indent)
 
     def resolve(self, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
         """Validate with Rust and return the resolved copy (defaults filled, relative paths
@@ -527,10 +560,11 @@ class Scenario(_Model):
 
 
 def _plain(v: Any) -> Any:
-    """Models inside a kwargs dict as plain dicts of the keys that were set, plus their
-    union tags (``kind``/``policy`` fields typed with a single literal)."""
+    """A model as a plain dict of the keys that were set, plus its union tags
+    (``kind``/``policy`` fields typed with a single literal), recursively."""
     if isinstance(v, BaseModel):
-        out = {k: _plain(x) for k, x in v.model_dump(exclude_unset=True, exclude_none=True).items()}
+        out = {k: _plain(getattr(v, k)) for k in type(v).model_fields if k in v.model_fields_set}
+        out = {k: x for k, x in out.items() if x is not None}
         for tag in ("kind", "policy"):
             field = type(v).model_fields.get(tag)
             if field is not None and len(get_args(field.annotation)) == 1:
@@ -538,21 +572,20 @@ def _plain(v: Any) -> Any:
         return out
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
     return v
 
 
-def _merge_beneath(defaults: dict[str, Any], user: dict[str, Any]) -> None:
-    """Overlay ``user`` on ``defaults`` in place: tables merge, anything else the user set wins,
-    and a table naming another ``policy`` replaces the default's whole
-    (``sim::spec::merge_beneath``)."""
-    for k, uv in user.items():
-        dv = defaults.get(k)
-        if isinstance(dv, dict) and isinstance(uv, dict) and uv.get("policy", dv.get("policy")) == dv.get("policy"):
-            _merge_beneath(dv, uv)
-        else:
-            defaults[k] = uv
+def variant_fields(tag: str, value: Any) -> set[str] | None:
+    """The keys of the variant of a tagged table (``kind`` or ``policy``) named ``value``, or
+    ``None`` if no such variant is known."""
+    for union in (Topology, TransportSpec, Workload, Admission, Oracle):
+        for member in get_args(get_args(union)[0]):
+            field = member.model_fields.get(tag)
+            if field is not None and get_args(field.annotation) == (value,):
+                return set(member.model_fields)
+    return None
 
 
 def default_scenario_toml() -> str:
@@ -569,6 +602,14 @@ def load_scenario(path: str | os.PathLike[str] | None = None) -> Scenario:
 
 def _base(base_dir: str | os.PathLike[str] | None) -> str:
     return str(Path(base_dir) if base_dir is not None else Path.cwd())
+
+
+def _check_toml_syntax(text: str, source: str) -> None:
+    """A TOML syntax error as a :class:`SpecError` naming the file (Rust names the keys)."""
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise spec_error(source, None, f"invalid TOML: {e}") from None
 
 
 def _read_text(p: Path) -> str:

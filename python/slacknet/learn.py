@@ -66,8 +66,7 @@ def trace(
     if seed is not None:
         update["seed"] = seed
     sc = sc.model_copy(update=update)
-    resolved = _native.resolve_json(sc.to_json(), str(Path.cwd()))
-    sim = _native.Simulation(resolved)
+    sim = _native.Simulation(_native.validate_json(sc.to_json(), str(Path.cwd())))
     sim.enable_decision_trace()
     while sim.advance(chunk_events):
         pass

@@ -124,7 +124,6 @@ class Results:
     occupancy: pd.DataFrame
     links: pd.DataFrame
     summary: dict[str, Any]
-    scenario: Scenario
 
     def __init__(
         self,
@@ -135,7 +134,7 @@ class Results:
         occupancy: pd.DataFrame,
         links: pd.DataFrame,
         summary: dict[str, Any],
-        scenario: Scenario,
+        scenario: Scenario | str,
         apps: pd.DataFrame | None = None,
     ) -> None:
         self.records = records
@@ -145,13 +144,24 @@ class Results:
         self.occupancy = occupancy
         self.links = links
         self.summary = summary
-        self.scenario = scenario
+        # The resolved scenario as Rust wrote it; typed (a pydantic Scenario) on first access.
+        self._scenario: Scenario | None = scenario if isinstance(scenario, Scenario) else None
+        self._scenario_json = scenario.to_json(indent=2) if isinstance(scenario, Scenario) else scenario
+
+    @property
+    def scenario(self) -> Scenario:
+        """The resolved scenario the run came from (every default filled in)."""
+        if self._scenario is None:
+            self._scenario = Scenario.model_validate_json(self._scenario_json)
+        return self._scenario
 
     @classmethod
     def from_native(
-        cls, raw: Mapping[str, Any], *, scenario: Scenario, wall_time_s: float
+        cls, raw: Mapping[str, Any], *, scenario: Scenario | str, wall_time_s: float
     ) -> Results:
-        """Wrap what ``_native.Simulation.results()`` returned."""
+        """Wrap what ``_native.Simulation.results()`` returned; ``scenario`` is the resolved
+        scenario (a :class:`Scenario` or the JSON text of ``ValidScenario.to_json()``)."""
+        meta = json.loads(scenario) if isinstance(scenario, str) else {"seed": scenario.seed, "name": scenario.name}
         tables = {t: _columns_to_frame(raw[t]) for t in _TABLES}
         tables["records"] = _add_derived(tables["records"])
         tables["apps"] = _add_app_derived(tables["apps"])
@@ -161,8 +171,8 @@ class Results:
         summary["events_per_s"] = summary.get("events", 0) / wall
         summary["packet_hops_per_s"] = summary.get("packet_hops", 0) / wall
         summary["sim_time_ms"] = summary.get("sim_end_ps", 0) / 1e9
-        summary["seed"] = scenario.seed
-        summary["scenario"] = scenario.name
+        summary["seed"] = meta["seed"]
+        summary["scenario"] = meta["name"]
         summary["slacknet_version"] = _version()
         summary["git_hash"] = _git_hash()
         return cls(scenario=scenario, summary=summary, **tables)
@@ -173,7 +183,8 @@ class Results:
         """Write the results folder (created if needed); returns its path."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        (d / "scenario.json").write_text(self.scenario.to_json(indent=2) + "\n", encoding="utf-8")
+        text = self._scenario_json if self._scenario is None else self._scenario.to_json(indent=2)
+        (d / "scenario.json").write_text(text.rstrip() + "\n", encoding="utf-8")
         for t in _TABLES:
             frame: pd.DataFrame = getattr(self, t)
             frame.to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
@@ -193,7 +204,8 @@ class Results:
         if missing:
             raise ResultsError(f"{d} is not a slacknet results folder (missing {', '.join(missing)})")
         try:
-            scenario = Scenario.model_validate_json((d / "scenario.json").read_text(encoding="utf-8"))
+            scenario = (d / "scenario.json").read_text(encoding="utf-8")
+            json.loads(scenario)
             summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
             tables = {
                 t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") if (d / f"{t}.parquet").is_file() else pd.DataFrame()
@@ -213,7 +225,7 @@ class Results:
     def __repr__(self) -> str:
         s = self.summary
         return (
-            f"<Results {self.scenario.name!r}: {s.get('finished_flows', '?')}/"
+            f"<Results {s.get('scenario', '?')!r}: {s.get('finished_flows', '?')}/"
             f"{s.get('num_flows', '?')} flows finished, {s.get('events', '?')} events, "
             f"{s.get('wall_time_s', float('nan')):.3g} s wall>"
         )

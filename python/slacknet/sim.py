@@ -1,4 +1,8 @@
-"""Run one scenario: validate with Rust, drive ``_native.Simulation`` in chunks, collect results.
+"""Run one scenario: validate once with Rust, drive ``_native.Simulation`` in chunks, collect results.
+
+A scenario is parsed and validated exactly once per run, by Rust, which reads every file input
+then and hands back an opaque :class:`~slacknet._native.ValidScenario`; the simulation is
+built from that without validating or reading anything again.
 
 The event loop runs in Rust with the interpreter released; Python only wakes between chunks
 of events to update the optional progress bar (and to let Ctrl-C through).
@@ -12,10 +16,10 @@ import time
 from pathlib import Path
 
 from . import _native
-from .config import Scenario, load_scenario
+from .config import Scenario, _check_toml_syntax, _read_text
 from .results import Results
 
-__all__ = ["run", "DEFAULT_CHUNK_EVENTS"]
+__all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
 
 #: Events per call into Rust. Large enough that the Python side costs nothing measurable,
 #: small enough that the progress bar and Ctrl-C respond within a fraction of a second.
@@ -41,30 +45,40 @@ def run(
     Raises :class:`~slacknet.SpecError` if the scenario is invalid and
     :class:`~slacknet.SimError` if it cannot be run.
     """
-    if isinstance(scenario, Scenario):
-        sc = scenario
-    else:
-        sc = load_scenario(scenario)
+    valid = validate(scenario)
     if seed is not None:
-        sc = sc.model_copy(update={"seed": seed})
-    # Rust validates (again, for Python-built or modified scenarios) and resolves.
-    resolved = _native.resolve_json(sc.to_json(), str(Path.cwd()))
-    sc = Scenario.model_validate_json(resolved)
-
-    sim = _native.Simulation(resolved)
+        valid = valid.with_seed(seed)
+    sim = _native.Simulation(valid)
     chunk = max(1, int(chunk_events))
     t0 = time.perf_counter()
     if progress:
-        _run_with_progress(sim, sc.name, chunk)
+        _run_with_progress(sim, valid.name, chunk)
     else:
         while sim.advance(chunk):
             pass
     wall = time.perf_counter() - t0
 
-    res = Results.from_native(sim.results(), scenario=sc, wall_time_s=wall)
+    res = Results.from_native(sim.results(), scenario=valid.to_json(), wall_time_s=wall)
     if out_dir is not None:
         res.save(out_dir)
     return res
+
+
+def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
+    """Parse and validate ``scenario`` once, in Rust: a :class:`~slacknet.Scenario`, a path to
+    a TOML (or ``.json``) file, or ``None`` for the built-in default. Raises
+    :class:`~slacknet.SpecError` naming the key, and ``FileNotFoundError``."""
+    if isinstance(scenario, Scenario):
+        return _native.validate_json(scenario.to_json(), str(Path.cwd()))
+    if scenario is None:
+        return _native.validate_toml(_native.default_scenario_toml(), str(Path.cwd()))
+    p = Path(scenario)
+    text = _read_text(p)
+    base = str(p.resolve().parent)
+    if p.suffix.lower() == ".json":
+        return _native.validate_json(text, base)
+    _check_toml_syntax(text, str(p))
+    return _native.validate_toml(text, base)
 
 
 def _run_with_progress(sim: _native.Simulation, name: str, chunk: int) -> None:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .analysis import class_masks
-from .config import Scenario, spec_error
+from .config import Scenario, spec_error, variant_fields
 from .results import Results
 
 __all__ = ["Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics", "set_key"]
@@ -121,6 +121,13 @@ def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
         if not isinstance(node, dict):
             raise spec_error(key, None, f"{'.'.join(parts[:n])} is not a table")
         if last and not idx:
+            if name in ("kind", "policy") and node.get(name) != value:
+                # Another variant of a tagged table keeps only the keys that variant has (a
+                # sweep from DCTCP to PowerTCP keeps the window keys, drops DCTCP's g).
+                keep = variant_fields(name, value)
+                if keep is not None:
+                    for k in [k for k in node if k not in keep]:
+                        del node[k]
             node[name] = copy.deepcopy(value)
             return
         node = node.setdefault(name, {} if idx == [] else [])

@@ -87,11 +87,68 @@ fn resolve(
     Ok(valid.to_json())
 }
 
-fn valid_from_json(py: Python<'_>, json: &str) -> PyResult<sim::ValidSpec> {
-    // The JSON is already resolved (paths absolute), so the base directory is irrelevant; "."
-    // keeps any relative path that slipped through relative to the working directory.
-    let spec = sim::Spec::from_json_str(json).map_err(|e| spec_error(py, e))?;
-    spec.validate(Path::new(".")).map_err(|e| spec_error(py, e))
+fn validate(
+    py: Python<'_>,
+    spec: Result<sim::Spec, sim::SpecError>,
+    base_dir: &str,
+) -> PyResult<ValidScenario> {
+    let spec = spec.map_err(|e| spec_error(py, e))?;
+    let base = base_dir.to_owned();
+    // Validation reads the scenario's files (CDFs, flow lists, models): detach meanwhile.
+    let valid = py
+        .detach(move || spec.validate(Path::new(&base)))
+        .map_err(|e| spec_error(py, e))?;
+    Ok(ValidScenario { inner: valid })
+}
+
+/// A scenario that Rust has parsed and validated once, with every file input read: what
+/// `Simulation` runs. Opaque: read it back with `to_json()`.
+#[pyclass(name = "ValidScenario", module = "slacknet._native", frozen)]
+struct ValidScenario {
+    inner: sim::ValidSpec,
+}
+
+#[pymethods]
+impl ValidScenario {
+    /// The resolved scenario as JSON (every default filled in, paths absolute).
+    fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The same scenario with another master seed.
+    fn with_seed(&self, seed: u64) -> ValidScenario {
+        ValidScenario { inner: self.inner.with_seed(seed) }
+    }
+
+    /// The scenario's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.spec().name.clone()
+    }
+
+    /// The scenario's master seed.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.spec().seed
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ValidScenario {:?} seed={}>", self.inner.spec().name, self.inner.spec().seed)
+    }
+}
+
+/// Parse and validate a TOML scenario once; relative paths are relative to `base_dir`.
+/// Raises `SpecError` naming the offending key and value.
+#[pyfunction]
+fn validate_toml(py: Python<'_>, text: &str, base_dir: &str) -> PyResult<ValidScenario> {
+    validate(py, sim::Spec::from_toml_str(text), base_dir)
+}
+
+/// Parse and validate a JSON scenario once (the format of `Scenario.to_json()`). Raises
+/// `SpecError`.
+#[pyfunction]
+fn validate_json(py: Python<'_>, text: &str, base_dir: &str) -> PyResult<ValidScenario> {
+    validate(py, sim::Spec::from_json_str(text), base_dir)
 }
 
 /// Parse and validate a TOML scenario; return the resolved scenario as JSON (every default
@@ -396,11 +453,11 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 #[pymethods]
 impl PySimulation {
-    /// Build the network and the workload of a resolved scenario (the output of
-    /// `resolve_toml` / `resolve_json`). Raises `SpecError` or `SimError`.
+    /// Build the network and the applications of a validated scenario (`validate_toml` /
+    /// `validate_json`); nothing is validated or read again. Raises `SimError`.
     #[new]
-    fn new(py: Python<'_>, resolved_json: &str) -> PyResult<Self> {
-        let spec = valid_from_json(py, resolved_json)?;
+    fn new(py: Python<'_>, scenario: &ValidScenario) -> PyResult<Self> {
+        let spec = scenario.inner.clone();
         let built =
             py.detach(move || catch_unwind(AssertUnwindSafe(|| sim::Simulation::new(&spec))));
         match built {
@@ -558,6 +615,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SpecError", py.get_type::<SpecError>())?;
     m.add("SimError", py.get_type::<SimError>())?;
     m.add_class::<PySimulation>()?;
+    m.add_class::<ValidScenario>()?;
+    m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_toml, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario_toml, m)?)?;

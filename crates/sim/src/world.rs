@@ -119,7 +119,8 @@ impl Simulation {
         }
         let t = &spec.transport;
         let links = build::links(spec, &topo, &out_links);
-        let base_rtt = build::base_rtt(&topo, &routes, t.mss_bytes as u64 + t.header_bytes as u64, t.header_bytes as u64);
+        let (mss, header) = (t.mss_bytes() as u64, t.header_bytes() as u64);
+        let base_rtt = build::base_rtt(&topo, &routes, mss + header, header);
         let switches = build::switches(spec, &topo, &out_links, base_rtt)?;
         let leaf_buffer = switches
             .iter()
@@ -131,8 +132,8 @@ impl Simulation {
         });
         let transport = transport_config(t, base_rtt, topo.host_rate);
         let ideal = IdealModel {
-            mss: t.mss_bytes as u64,
-            header: t.header_bytes as u64,
+            mss,
+            header,
             handshake: transport.has_handshake(),
             acked: transport.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
         };
@@ -150,7 +151,7 @@ impl Simulation {
             rt: Vec::new(),
             finished: 0,
             transport,
-            header: t.header_bytes,
+            header: t.header_bytes(),
             ideal,
             txbuf: Vec::new(),
             apps,
@@ -173,7 +174,7 @@ impl Simulation {
             bytes_dropped: 0,
             nic_drops: 0,
             nic_marks: 0,
-            first_rtt_bytes: t.init_cwnd_pkts as u64 * t.mss_bytes as u64,
+            first_rtt_bytes: t.init_window_pkts() as u64 * mss,
             base_rtt,
             trace: None,
             uses_int,

@@ -70,8 +70,10 @@ fabric_delay_ns = 2000
 fn uncontended_fct_equals_ideal_exactly() {
     // Flows that fit in the initial window, alone in the network: FCT == closed form, in ps.
     for (handshake, kind) in [(false, "dctcp"), (true, "dctcp"), (false, "newreno"), (false, "udp")] {
+        // UDP has neither a handshake nor a window: it takes only its own keys.
+        let keys = if kind == "udp" { String::new() } else { format!("handshake = {handshake}\ninit_cwnd_pkts = 100\n") };
         let text = format!(
-            "{LEAF_SPINE}\n[transport]\nkind = \"{kind}\"\nhandshake = {handshake}\ninit_cwnd_pkts = 100\n\
+            "{LEAF_SPINE}\n[transport]\nkind = \"{kind}\"\n{keys}\
              [[workload]]\nkind = \"flows\"\nflows = [\n\
              {{ src = 0, dst = 5, size_bytes = 1 }},\n\
              {{ src = 1, dst = 6, size_bytes = 1460, start_ns = 1000000 }},\n\
@@ -92,7 +94,7 @@ fn uncontended_fct_equals_ideal_exactly() {
 fn fct_at_receiver_is_exact_and_one_ack_earlier() {
     let flows = "[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 5, size_bytes = 5000 }]\n";
     for handshake in [false, true] {
-        let base = format!("{LEAF_SPINE}\n[transport]\nhandshake = {handshake}\n{flows}");
+        let base = format!("{LEAF_SPINE}\n[transport]\nkind = \"dctcp\"\nhandshake = {handshake}\n{flows}");
         let at_sender = run_toml(&base);
         let at_receiver = run_toml(&format!("{base}\n[run]\nfct_at = \"receiver\"\n"));
         let (s, r) = (&at_sender.records[0], &at_receiver.records[0]);

@@ -14,46 +14,47 @@ use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
 use crate::queue::{Port, QueueConf};
 use crate::route::Routes;
-use crate::spec::{Spec, TransportKind, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::topo::Topology;
 use crate::SimError;
 
 /// The transport configuration a spec asks for (defaults documented in `spec`). PowerTCP
 /// takes its base RTT and NIC rate from the network.
 pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> TransportConfig {
-    match t.kind {
-        TransportKind::Dctcp | TransportKind::Newreno | TransportKind::PowerTcp => TransportConfig::Tcp(TcpConfig {
-            cc: match t.kind {
-                TransportKind::Dctcp => CcKind::Dctcp { g: t.dctcp_g, init_alpha: t.dctcp_init_alpha },
-                TransportKind::PowerTcp => {
-                    let mut cc = CcKind::power_tcp_default(base_rtt, host_rate);
-                    if let CcKind::PowerTcp { gamma, beta_bytes, .. } = &mut cc {
-                        *gamma = t.powertcp_gamma;
-                        if let Some(b) = t.powertcp_beta_bytes {
-                            *beta_bytes = b;
-                        }
-                    }
-                    cc
-                }
-                _ => CcKind::NewReno,
-            },
-            mss: t.mss_bytes,
-            init_cwnd_pkts: t.init_cwnd_pkts,
-            min_rto: Dur::from_us(t.min_rto_us),
-            init_rto: Dur::from_us(t.init_rto_us),
-            max_rto: Dur::from_us(t.max_rto_us),
-            dupack_threshold: t.dupack_threshold,
-            delayed_ack: (t.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
-                count: t.delayed_ack_segments,
-                timeout: Dur::from_us(t.delayed_ack_timeout_us),
+    let tcp = |k: TcpKeys, cc: CcKind| {
+        TransportConfig::Tcp(TcpConfig {
+            cc,
+            mss: k.mss_bytes,
+            init_cwnd_pkts: k.init_cwnd_pkts,
+            min_rto: Dur::from_us(k.min_rto_us),
+            init_rto: Dur::from_us(k.init_rto_us),
+            max_rto: Dur::from_us(k.max_rto_us),
+            dupack_threshold: k.dupack_threshold,
+            delayed_ack: (k.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
+                count: k.delayed_ack_segments,
+                timeout: Dur::from_us(k.delayed_ack_timeout_us),
             }),
-            handshake: t.handshake,
+            handshake: k.handshake,
             prio: 0,
-        }),
-        TransportKind::Udp => TransportConfig::Udp(UdpConfig {
-            mss: t.mss_bytes,
-            rate: t.udp_rate_gbps.map(Bps::from_gbps_f64),
-            header_bytes: t.header_bytes,
+        })
+    };
+    match t {
+        TransportSpec::Dctcp(d) => tcp(d.tcp(), CcKind::Dctcp { g: d.g, init_alpha: d.init_alpha }),
+        TransportSpec::Newreno(n) => tcp(n.tcp(), CcKind::NewReno),
+        TransportSpec::PowerTcp(p) => {
+            let mut cc = CcKind::power_tcp_default(base_rtt, host_rate);
+            if let CcKind::PowerTcp { gamma, beta_bytes, .. } = &mut cc {
+                *gamma = p.gamma;
+                if let Some(b) = p.beta_bytes {
+                    *beta_bytes = b;
+                }
+            }
+            tcp(p.tcp(), cc)
+        }
+        TransportSpec::Udp(u) => TransportConfig::Udp(UdpConfig {
+            mss: u.mss_bytes,
+            rate: u.rate_gbps.map(Bps::from_gbps_f64),
+            header_bytes: u.header_bytes,
             prio: 0,
         }),
     }
@@ -148,7 +149,7 @@ fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: Node
 /// The links (egress ports and wires) of the network.
 pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> Vec<Link> {
     let t = &spec.transport;
-    let quantum = (t.mss_bytes + t.header_bytes) as u64;
+    let quantum = (t.mss_bytes() + t.header_bytes()) as u64;
     let sw_conf: Vec<QueueConf> = spec
         .switch
         .queues

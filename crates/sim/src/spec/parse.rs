@@ -1,0 +1,150 @@
+//! Reading scenarios: TOML and JSON into a [`Spec`], with the profile merged beneath the keys,
+//! and errors that name the exact key (serde loses the path inside tagged tables, so they are
+//! re-read variant by variant).
+
+#[allow(unused_imports)]
+use super::*;
+#[allow(unused_imports)]
+use super::profile::apply_profile;
+
+impl Spec {
+    /// Parse TOML. Errors name the key path (and the line, when the TOML parser knows it).
+    pub fn from_toml_str(text: &str) -> Result<Spec, SpecError> {
+        if let Ok(mut tree) = toml::from_str::<toml::Value>(text)
+            .map_err(|_| ())
+            .and_then(|v| serde_json::to_value(v).map_err(|_| ()))
+        {
+            if apply_profile(&mut tree)? {
+                return Spec::from_json_str(&tree.to_string());
+            }
+        }
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = path_string(e.path());
+            let refined = toml::from_str::<toml::Value>(text)
+                .ok()
+                .and_then(|v| serde_json::to_value(v).ok())
+                .and_then(|root| refine_tagged_error(&root, &key));
+            let line = e.inner().span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            match (refined, line) {
+                // The transport table is tagged: its span is the table's, which still helps.
+                (Some(SpecError::Parse { key, message }), Some(line)) if key.starts_with("transport") => {
+                    return SpecError::Parse { key, message: format!("{message} (line {line})") }
+                }
+                (Some(r), _) => return r,
+                _ => {}
+            }
+            let message = e.inner().message().to_string();
+            let message = match e.inner().span() {
+                Some(span) if !key.starts_with("topology") && !key.starts_with("workload") => {
+                    let line = text[..span.start.min(text.len())].lines().count().max(1);
+                    format!("{message} (line {line})")
+                }
+                _ => message,
+            };
+            SpecError::Parse { key, message }
+        })
+    }
+
+    /// Parse JSON (what the Python front end sends).
+    pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
+        if let Ok(mut tree) = serde_json::from_str::<serde_json::Value>(text) {
+            if apply_profile(&mut tree)? {
+                let merged = tree.to_string();
+                return Spec::from_json_plain(&merged);
+            }
+        }
+        Spec::from_json_plain(text)
+    }
+
+    fn from_json_plain(text: &str) -> Result<Spec, SpecError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = path_string(e.path());
+            serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|root| refine_tagged_error(&root, &key))
+                .unwrap_or_else(|| SpecError::Parse { key, message: e.inner().to_string() })
+        })
+    }
+
+    /// Serialize to JSON, with every default filled in.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a Spec always serializes")
+    }
+}
+
+/// serde buffers internally tagged enums, so an error inside `topology` or `workload[i]`
+/// loses its key path. Re-deserialize that table into the variant named by its `kind` to
+/// name the exact key.
+fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError> {
+    fn try_de<T: serde::de::DeserializeOwned>(
+        v: serde_json::Value,
+        prefix: &str,
+    ) -> Option<SpecError> {
+        serde_path_to_error::deserialize::<_, T>(v).err().map(|e| {
+            let inner = e.path().to_string();
+            let key = if inner == "." { prefix.to_string() } else { format!("{prefix}.{inner}") };
+            SpecError::Parse { key, message: e.inner().to_string() }
+        })
+    }
+    let (section, sub) = if key == "topology" {
+        ("topology", root.get("topology")?)
+    } else if key == "transport" {
+        ("transport", root.get("transport")?)
+    } else {
+        let i: usize = key.strip_prefix("workload[")?.strip_suffix(']')?.parse().ok()?;
+        ("workload", root.get("workload")?.get(i)?)
+    };
+    let mut table = sub.as_object()?.clone();
+    let Some(kind) = table.remove("kind") else {
+        return (section == "transport").then(|| {
+            SpecError::invalid(
+                "transport.kind",
+                "<absent>",
+                format!("the transport section needs a kind: one of {}", TransportSpec::KINDS.join(", ")),
+            )
+        });
+    };
+    let kind = kind.as_str()?.to_string();
+    let v = serde_json::Value::Object(table);
+    match (section, kind.as_str()) {
+        ("topology", "leaf_spine") => try_de::<LeafSpine>(v, key),
+        ("topology", "fat_tree") => try_de::<FatTree>(v, key),
+        ("transport", "dctcp") => try_de::<DctcpSpec>(v, key),
+        ("transport", "newreno") => try_de::<NewRenoSpec>(v, key),
+        ("transport", "power_tcp") => try_de::<PowerTcpSpec>(v, key),
+        ("transport", "udp") => try_de::<UdpSpec>(v, key),
+        ("transport", other) => Some(SpecError::invalid(
+            format!("{key}.kind"),
+            format!("{other:?}"),
+            format!("unknown transport kind; expected one of {}", TransportSpec::KINDS.join(", ")),
+        )),
+        ("workload", "poisson") => try_de::<Poisson>(v, key),
+        ("workload", "incast") => try_de::<Incast>(v, key),
+        ("workload", "flow_list") => try_de::<FlowList>(v, key),
+        ("workload", "flows") => try_de::<Flows>(v, key),
+        ("workload", "closed_loop") => try_de::<ClosedLoopSpec>(v, key),
+        ("workload", "barrier") => try_de::<BarrierSpec>(v, key),
+        ("workload", "relay") => try_de::<RelaySpec>(v, key),
+        ("topology", other) => Some(SpecError::invalid(
+            format!("{key}.kind"),
+            format!("{other:?}"),
+            "unknown topology kind; expected \"leaf_spine\" or \"fat_tree\"",
+        )),
+        (_, other) => Some(SpecError::invalid(
+            format!("{key}.kind"),
+            format!("{other:?}"),
+            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\" or \"relay\"",
+        )),
+    }
+}
+
+fn path_string(p: &serde_path_to_error::Path) -> String {
+    let s = p.to_string();
+    if s == "." || s.is_empty() {
+        "<root>".into()
+    } else {
+        s
+    }
+}

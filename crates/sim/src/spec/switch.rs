@@ -1,0 +1,251 @@
+//! `[switch]` (shared buffer, queues, scheduling, admission policy and Credence's oracle) and
+//! `[host]` (the NIC queue).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Switch model: one shared buffer per switch, up to [`MAX_QUEUES`] queues per egress port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Shared buffer of every switch in bytes. Exclusive with `buffer_per_port_per_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_bytes: Option<u64>,
+    /// Shared buffer as bytes per port per Gbps of port rate (Broadcom Tomahawk-like chips
+    /// have about 5120 B): a switch's buffer = this x the sum of its egress port rates in Gbps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_per_port_per_gbps: Option<f64>,
+    /// Scheduling between the queues of one egress port.
+    #[serde(default)]
+    pub scheduler: SchedulerKind,
+    /// Buffer admission policy.
+    #[serde(default)]
+    pub admission: AdmissionSpec,
+    /// Queues per egress port, by priority class (index 0 = highest priority). Packets of a
+    /// class `>= queues.len()` go to the last queue.
+    #[serde(default = "default_queues")]
+    pub queues: Vec<QueueSpec>,
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer_bytes: None,
+            buffer_per_port_per_gbps: None,
+            scheduler: SchedulerKind::default(),
+            admission: AdmissionSpec::default(),
+            queues: default_queues(),
+        }
+    }
+}
+
+/// Default buffer when neither size key is given: 5120 B per port per Gbps.
+pub const DEFAULT_BUFFER_PER_PORT_PER_GBPS: f64 = 5120.0;
+
+/// Without a `queues` key: one queue marking at K = 65 full-size packets, the DCTCP paper's
+/// recommendation at 10 Gb/s (§3.4).
+fn default_queues() -> Vec<QueueSpec> {
+    vec![QueueSpec { ecn_threshold_bytes: Some(65 * 1500), ..QueueSpec::default() }]
+}
+
+/// Scheduling between the queues of one egress port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// Always serve the lowest-index non-empty queue.
+    #[default]
+    StrictPriority,
+    /// Deficit round robin with a quantum of one MTU: equal byte shares among busy queues.
+    RoundRobin,
+}
+
+/// One queue of an egress port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// DCTCP marking threshold K: an ECN-capable packet is marked CE if this queue holds more
+    /// than K bytes when it arrives. Absent: this queue never marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// Static cap on this queue's bytes (on top of the admission policy). Absent: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_bytes: Option<u64>,
+    /// Dynamic Thresholds alpha of this queue (Choudhury and Hahne): admit while
+    /// `queue < alpha * (buffer - occupancy)`.
+    #[serde(default = "default_dt_alpha")]
+    pub dt_alpha: f64,
+}
+
+impl Default for QueueSpec {
+    /// A queue without marking or cap, with DT alpha 1.
+    fn default() -> Self {
+        QueueSpec { ecn_threshold_bytes: None, cap_bytes: None, dt_alpha: 1.0 }
+    }
+}
+fn default_dt_alpha() -> f64 {
+    1.0
+}
+
+/// Buffer admission policy (which arriving packets a switch's shared buffer accepts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AdmissionSpec {
+    /// Accept while the shared buffer has room.
+    CompleteSharing,
+    /// Dynamic Thresholds with per-queue alpha (`queues[i].dt_alpha`).
+    #[default]
+    DynamicThresholds,
+    /// Static partitioning: each egress port owns `port_bytes`, or buffer / ports bytes.
+    Static {
+        /// Bytes each egress port owns. Absent: the switch buffer divided by its ports. With
+        /// this key and no `switch.buffer_*` key, a switch's buffer is ports x port_bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        port_bytes: Option<u64>,
+    },
+    /// Longest Queue Drop: push-out from the tail of the longest queue when full.
+    Lqd,
+    /// Harmonic (Kesselman and Mansour): the `i` longest queues together hold at most
+    /// `B · H_i / H_N` (see `admission::Harmonic`).
+    Harmonic,
+    /// Active Buffer Management (Addanki et al., SIGCOMM'22): `alpha_p / n_p · (B − Q) ·
+    /// mu_i / b` with `alpha_p = queues[p].dt_alpha` (see `admission::Abm`).
+    Abm {
+        /// Alpha of packets in their flow's first round trip (Credence §4.1: 64).
+        #[serde(default = "default_abm_alpha_first_rtt")]
+        alpha_first_rtt: f64,
+        /// Period of the `n_p` and dequeue-rate refresh (one base RTT). Absent: the
+        /// network's base RTT as the simulator computes it, else [`DEFAULT_BASE_RTT_US`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_rtt_us: Option<f64>,
+        /// A queue longer than this is congested (counts toward `n_p`).
+        #[serde(default = "default_abm_congested_bytes")]
+        congested_bytes: u64,
+    },
+    /// FollowLQD (Credence Algorithm 2): drop-tail following LQD's queue lengths as
+    /// thresholds, without predictions.
+    FollowLqd,
+    /// Credence (NSDI'24, Algorithm 1): FollowLQD's thresholds, a safeguard below `B/N`, and
+    /// a drop oracle consulted when the thresholds allow a packet.
+    Credence {
+        /// The drop oracle. Default: the built-in random forest.
+        #[serde(default = "default_oracle")]
+        oracle: OracleSpec,
+        /// Time constant of the oracle features' moving averages (one base RTT, §3.4).
+        /// Absent: as for `abm.base_rtt_us`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_rtt_us: Option<f64>,
+    },
+}
+
+/// Base RTT used by ABM's refresh and Credence's feature averages when neither the scenario
+/// nor the simulator gives one: the 25.2 us of Credence's evaluation topology (§4.1).
+pub const DEFAULT_BASE_RTT_US: f64 = 25.2;
+
+fn default_abm_alpha_first_rtt() -> f64 {
+    64.0
+}
+
+/// ABM's saturation level in the authors' ns-3 artifact: 20 packets of 1400 B.
+fn default_abm_congested_bytes() -> u64 {
+    20 * 1400
+}
+
+/// Credence's drop oracle: predicts whether LQD would drop a packet (Credence §2.3.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OracleSpec {
+    /// A scikit-learn random forest exported to JSON (format: `credence::forest`).
+    Forest {
+        /// The forest file, relative to the scenario's folder, or `"default"` (the default):
+        /// the built-in model trained by `slacknet credence train` on
+        /// `experiments/credence/train.toml` (`data/credence_forest.json`).
+        #[serde(default = "default_forest")]
+        path: String,
+        /// The parsed file, filled in by [`Spec::validate`].
+        #[serde(skip)]
+        model: LoadedForest,
+    },
+    /// Never predicts a drop.
+    AlwaysAccept,
+    /// Always predicts a drop.
+    AlwaysDrop,
+    /// Flips the inner oracle's answer with probability `p` (Credence §4.2, Figure 10).
+    Flip {
+        /// The oracle whose answers are flipped.
+        inner: Box<OracleSpec>,
+        /// Flip probability, in [0, 1].
+        p: f64,
+        /// Seed of the flips. Absent: derived from the scenario seed. Each switch draws its
+        /// own stream from it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<u64>,
+    },
+}
+
+fn default_oracle() -> OracleSpec {
+    OracleSpec::Forest { path: default_forest(), model: LoadedForest::default() }
+}
+
+fn default_forest() -> String {
+    "default".into()
+}
+
+/// The built-in Credence model (see [`OracleSpec::Forest`]).
+pub const BUILTIN_FOREST: &str = include_str!("../../data/credence_forest.json");
+
+/// A file input's parsed contents, cached by [`Spec::validate`] so that building a simulation
+/// does no I/O. A cache of what the key names: equality ignores it, and it is not serialized.
+#[derive(Clone, Debug)]
+pub struct Loaded<T>(pub Option<std::sync::Arc<T>>);
+
+impl<T> Default for Loaded<T> {
+    fn default() -> Self {
+        Loaded(None)
+    }
+}
+
+impl<T> PartialEq for Loaded<T> {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+/// A forest file's parsed contents, cached by [`Spec::validate`] so that the simulation
+/// neither re-reads nor re-parses it. A cache of what `path` names: equality ignores it.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedForest(pub Option<std::sync::Arc<crate::credence::forest::Forest>>);
+
+impl PartialEq for LoadedForest {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec { nic_buffer_bytes: None, ecn_threshold_bytes: None, ecn_marking: true }
+    }
+}
+
+/// Host NIC model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// Byte cap of the NIC queue. Absent: unbounded (transports are window-limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_buffer_bytes: Option<u64>,
+    /// ECN marking threshold at the NIC queue. Absent: the threshold of the switches' first
+    /// queue (`switch.queues[0].ecn_threshold_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// Whether NICs mark ECN at all. Default `true`: a sender whose own NIC is its bottleneck
+    /// (one long flow at line rate) sees its queue there, as DCTCP hosts do with a marking qdisc;
+    /// without it, the window of such a flow grows without bound and every other flow of the
+    /// host waits behind it in the NIC's FIFO.
+    #[serde(default = "yes")]
+    pub ecn_marking: bool,
+}
+
+fn yes() -> bool {
+    true
+}

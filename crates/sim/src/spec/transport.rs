@@ -1,0 +1,274 @@
+//! `[transport]`: a tagged choice (`kind`), each kind with its own keys only; the TCP kinds
+//! share the reliable byte stream's keys and differ in congestion control.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The transport every flow uses: a tagged choice (`kind`), each with its own keys only.
+/// Defaults mirror `proto::TcpConfig::default` and `proto::UdpConfig::default`.
+///
+/// The three TCP kinds share the reliable byte stream's keys ([`TcpKeys`]) and differ in their
+/// congestion control: DCTCP's window law (`g`, `init_alpha`), NewReno's, or PowerTCP's
+/// (`gamma`, `beta_bytes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TransportSpec {
+    /// DCTCP (ECN-based, per-packet echo).
+    Dctcp(DctcpSpec),
+    /// TCP NewReno (loss-based, no ECN).
+    Newreno(NewRenoSpec),
+    /// PowerTCP (Addanki et al. NSDI'22): power-based window control on in-band telemetry
+    /// that every switch egress writes into data packets.
+    PowerTcp(PowerTcpSpec),
+    /// Unreliable UDP at line rate or `rate_gbps`.
+    Udp(UdpSpec),
+}
+
+impl Default for TransportSpec {
+    fn default() -> Self {
+        TransportSpec::Dctcp(DctcpSpec::default())
+    }
+}
+
+/// The keys of the reliable byte stream that every TCP kind has.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpKeys {
+    /// Payload bytes per packet.
+    pub mss_bytes: u32,
+    /// Header bytes added to every packet on the wire (and the size of a pure ACK).
+    pub header_bytes: u32,
+    /// Initial congestion window in packets.
+    pub init_cwnd_pkts: u32,
+    /// Minimum retransmission timeout.
+    pub min_rto_us: u64,
+    /// Retransmission timeout before the first RTT sample.
+    pub init_rto_us: u64,
+    /// Maximum retransmission timeout after backoff.
+    pub max_rto_us: u64,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
+    pub delayed_ack_segments: u32,
+    /// Delayed ACK timeout.
+    pub delayed_ack_timeout_us: u64,
+    /// Three-way handshake before data.
+    pub handshake: bool,
+}
+
+/// Declares a TCP kind's key table: the [`TcpKeys`] plus the kind's own congestion-control
+/// keys, so that each kind accepts exactly its keys (`deny_unknown_fields` does not work with
+/// `serde(flatten)`).
+macro_rules! tcp_kind {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty = $d:expr),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Payload bytes per packet.
+            #[serde(default = "default_mss")]
+            pub mss_bytes: u32,
+            /// Header bytes added to every packet on the wire (and the size of a pure ACK).
+            #[serde(default = "default_header")]
+            pub header_bytes: u32,
+            /// Initial congestion window in packets.
+            #[serde(default = "default_iw")]
+            pub init_cwnd_pkts: u32,
+            /// Minimum retransmission timeout.
+            #[serde(default = "default_min_rto_us")]
+            pub min_rto_us: u64,
+            /// Retransmission timeout before the first RTT sample.
+            #[serde(default = "default_min_rto_us")]
+            pub init_rto_us: u64,
+            /// Maximum retransmission timeout after backoff.
+            #[serde(default = "default_max_rto_us")]
+            pub max_rto_us: u64,
+            /// Duplicate ACKs that trigger fast retransmit.
+            #[serde(default = "default_dupack")]
+            pub dupack_threshold: u32,
+            /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
+            #[serde(default)]
+            pub delayed_ack_segments: u32,
+            /// Delayed ACK timeout.
+            #[serde(default = "default_delack_us")]
+            pub delayed_ack_timeout_us: u64,
+            /// Three-way handshake before data.
+            #[serde(default)]
+            pub handshake: bool,
+            $($(#[$fm])* pub $f: $t,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    mss_bytes: default_mss(),
+                    header_bytes: default_header(),
+                    init_cwnd_pkts: default_iw(),
+                    min_rto_us: default_min_rto_us(),
+                    init_rto_us: default_min_rto_us(),
+                    max_rto_us: default_max_rto_us(),
+                    dupack_threshold: default_dupack(),
+                    delayed_ack_segments: 0,
+                    delayed_ack_timeout_us: default_delack_us(),
+                    handshake: false,
+                    $($f: $d,)*
+                }
+            }
+        }
+
+        impl $name {
+            /// The reliable byte stream's keys.
+            pub fn tcp(&self) -> TcpKeys {
+                TcpKeys {
+                    mss_bytes: self.mss_bytes,
+                    header_bytes: self.header_bytes,
+                    init_cwnd_pkts: self.init_cwnd_pkts,
+                    min_rto_us: self.min_rto_us,
+                    init_rto_us: self.init_rto_us,
+                    max_rto_us: self.max_rto_us,
+                    dupack_threshold: self.dupack_threshold,
+                    delayed_ack_segments: self.delayed_ack_segments,
+                    delayed_ack_timeout_us: self.delayed_ack_timeout_us,
+                    handshake: self.handshake,
+                }
+            }
+        }
+    };
+}
+
+tcp_kind!(
+    /// Keys of `kind = "dctcp"`.
+    DctcpSpec {
+        /// DCTCP EWMA gain g (DCTCP eq. 1).
+        #[serde(default = "default_g")]
+        g: f64 = default_g(),
+        /// DCTCP initial alpha.
+        #[serde(default = "default_alpha")]
+        init_alpha: f64 = default_alpha(),
+    }
+);
+
+tcp_kind!(
+    /// Keys of `kind = "newreno"`.
+    NewRenoSpec {}
+);
+
+tcp_kind!(
+    /// Keys of `kind = "power_tcp"`. Base RTT and NIC rate come from the topology.
+    PowerTcpSpec {
+        /// PowerTCP's EWMA weight gamma (NSDI'22 Algorithm 1; the paper uses 0.9).
+        #[serde(default = "default_powertcp_gamma")]
+        gamma: f64 = default_powertcp_gamma(),
+        /// PowerTCP's additive increase beta in bytes. Absent: the host BDP / 10, as the
+        /// authors' Linux module.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        beta_bytes: Option<u64> = None,
+    }
+);
+
+/// Keys of `kind = "udp"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpSpec {
+    /// Payload bytes per datagram.
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes added to every datagram on the wire.
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    /// Sending rate; absent = the host's line rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<f64>,
+}
+
+impl Default for UdpSpec {
+    fn default() -> Self {
+        UdpSpec { mss_bytes: default_mss(), header_bytes: default_header(), rate_gbps: None }
+    }
+}
+
+impl TransportSpec {
+    /// The kind's name as written in scenarios.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TransportSpec::Dctcp(_) => "dctcp",
+            TransportSpec::Newreno(_) => "newreno",
+            TransportSpec::PowerTcp(_) => "power_tcp",
+            TransportSpec::Udp(_) => "udp",
+        }
+    }
+
+    /// The reliable byte stream's keys, for the TCP kinds.
+    pub fn tcp(&self) -> Option<TcpKeys> {
+        match self {
+            TransportSpec::Dctcp(t) => Some(t.tcp()),
+            TransportSpec::Newreno(t) => Some(t.tcp()),
+            TransportSpec::PowerTcp(t) => Some(t.tcp()),
+            TransportSpec::Udp(_) => None,
+        }
+    }
+
+    /// Payload bytes per full packet.
+    pub fn mss_bytes(&self) -> u32 {
+        self.tcp().map_or_else(|| if let TransportSpec::Udp(u) = self { u.mss_bytes } else { default_mss() }, |t| t.mss_bytes)
+    }
+
+    /// Header bytes per packet (and the size of an ACK).
+    pub fn header_bytes(&self) -> u32 {
+        self.tcp()
+            .map_or_else(|| if let TransportSpec::Udp(u) = self { u.header_bytes } else { default_header() }, |t| t.header_bytes)
+    }
+
+    /// Packets a flow sends before its first feedback: the initial window of the TCP kinds,
+    /// and the default window for UDP (which has none; ABM's first-RTT rule needs a size).
+    pub fn init_window_pkts(&self) -> u32 {
+        self.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts)
+    }
+
+    /// The keys a scenario may give for `kind` (with `kind`), or `None` for an unknown kind.
+    pub fn keys_of(kind: &str) -> Option<Vec<String>> {
+        let v = match kind {
+            "dctcp" => serde_json::to_value(TransportSpec::Dctcp(DctcpSpec::default())),
+            "newreno" => serde_json::to_value(TransportSpec::Newreno(NewRenoSpec::default())),
+            "power_tcp" => serde_json::to_value(TransportSpec::PowerTcp(PowerTcpSpec { beta_bytes: Some(1), ..Default::default() })),
+            "udp" => serde_json::to_value(TransportSpec::Udp(UdpSpec { rate_gbps: Some(1.0), ..Default::default() })),
+            _ => return None,
+        }
+        .ok()?;
+        Some(v.as_object()?.keys().cloned().collect())
+    }
+
+    /// All kind names, for error messages.
+    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp"];
+}
+
+fn default_powertcp_gamma() -> f64 {
+    0.9
+}
+
+fn default_mss() -> u32 {
+    1460
+}
+fn default_header() -> u32 {
+    40
+}
+fn default_iw() -> u32 {
+    10
+}
+fn default_min_rto_us() -> u64 {
+    10_000
+}
+fn default_max_rto_us() -> u64 {
+    1_000_000
+}
+fn default_dupack() -> u32 {
+    3
+}
+fn default_delack_us() -> u64 {
+    40
+}
+fn default_g() -> f64 {
+    1.0 / 16.0
+}
+fn default_alpha() -> f64 {
+    1.0
+}

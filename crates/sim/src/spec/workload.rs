@@ -1,0 +1,244 @@
+//! `[[workload]]`: the scenario's applications, open-loop generators (Poisson, incast, flow
+//! lists, inline flows) and reactive ones (closed loop, barrier, relay).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One traffic source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// Poisson flow arrivals at a target load with sizes from a CDF.
+    Poisson(Poisson),
+    /// Incast: queries arrive at every receiver as a Poisson process; each makes `fan_in`
+    /// senders answer with `burst / fan_in` bytes at once.
+    Incast(Incast),
+    /// Replay a flow list (`id src dst start_s size_bytes incast` per line, `#` comments), as
+    /// written for the peer simulators in `shared/data/peer-bench/`.
+    FlowList(FlowList),
+    /// Flows given inline.
+    Flows(Flows),
+    /// A closed loop per host pair: the next transfer starts when the previous one is
+    /// delivered (after `think_us`), `count` transfers each.
+    ClosedLoop(ClosedLoopSpec),
+    /// Rounds of transfers separated by a barrier: compute for `compute_us`, start every
+    /// transfer, wait for the last one; `rounds` times (a training iteration, a shuffle).
+    Barrier(BarrierSpec),
+    /// Blocks relayed along a chain of hosts: each host forwards a block once it has it.
+    Relay(RelaySpec),
+}
+
+/// Keys of `kind = "closed_loop"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoopSpec {
+    /// Host pairs `[src, dst]`.
+    pub pairs: Vec<[u32; 2]>,
+    /// Bytes per transfer.
+    pub size_bytes: u64,
+    /// Transfers per pair.
+    pub count: u32,
+    /// Pause between a delivery and the next transfer.
+    #[serde(default)]
+    pub think_us: f64,
+    /// Priority class.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "barrier"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BarrierSpec {
+    /// The transfers of every round (their `start_ns` and `incast` keys must be left out).
+    pub transfers: Vec<FlowEntry>,
+    /// Number of rounds.
+    pub rounds: u32,
+    /// Compute phase before each round's transfers.
+    #[serde(default)]
+    pub compute_us: f64,
+}
+
+/// Keys of `kind = "relay"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelaySpec {
+    /// Hosts in relay order; the first holds every block.
+    pub chain: Vec<u32>,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Number of blocks.
+    pub blocks: u32,
+}
+
+/// Keys of `kind = "poisson"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Poisson {
+    /// Built-in distribution name (`websearch`, `fb_hadoop`, `google_rpc`) or a path to a
+    /// CDF file (relative paths are relative to the scenario file).
+    pub cdf: String,
+    /// Offered load as a fraction of `load_reference` capacity, in (0, 1].
+    pub load: f64,
+    /// Which capacity `load` refers to.
+    #[serde(default)]
+    pub load_reference: LoadReference,
+    /// Destination choice.
+    #[serde(default)]
+    pub destinations: Destinations,
+    /// First arrival not before this time.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Arrivals happen in `[start_ms, start_ms + duration_ms)`.
+    pub duration_ms: f64,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+    /// The distribution, read and parsed by [`Spec::validate`].
+    #[serde(skip)]
+    pub loaded: Loaded<crate::workload::Cdf>,
+}
+
+/// Keys of `kind = "incast"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incast {
+    /// Queries per second per receiving host.
+    pub query_rate_per_host: f64,
+    /// Senders per query.
+    pub fan_in: u32,
+    /// Total response bytes per query. Exclusive with `burst_buffer_fraction`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_bytes: Option<u64>,
+    /// Total response bytes per query as a fraction of the switch buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_buffer_fraction: Option<f64>,
+    /// Which hosts answer a query.
+    #[serde(default)]
+    pub senders: IncastSenders,
+    /// First query not before this time.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Queries happen in `[start_ms, start_ms + duration_ms)`.
+    pub duration_ms: f64,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+}
+
+/// Keys of `kind = "flow_list"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowList {
+    /// Path to the file (relative paths are relative to the scenario file).
+    pub path: String,
+    /// Priority class of these flows.
+    #[serde(default)]
+    pub prio: u8,
+    /// The flows, read and parsed by [`Spec::validate`].
+    #[serde(skip)]
+    pub loaded: Loaded<Vec<crate::workload::FlowSpec>>,
+}
+
+/// Keys of `kind = "flows"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flows {
+    /// The flows.
+    pub flows: Vec<FlowEntry>,
+}
+
+/// One inline flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Bytes to transfer (at least 1).
+    pub size_bytes: u64,
+    /// Start time.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Priority class.
+    #[serde(default)]
+    pub prio: u8,
+    /// Tag the flow as incast in the records.
+    #[serde(default)]
+    pub incast: bool,
+}
+
+/// The capacity a Poisson load refers to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadReference {
+    /// Each host's access link: per-host arrival rate = load x host rate / mean size.
+    #[default]
+    HostLink,
+    /// Each leaf's (edge switch's) uplink capacity shared by its hosts: per-host arrival rate
+    /// = load x (uplink capacity / hosts per leaf) / mean size.
+    LeafUplink,
+}
+
+/// Destination choice of Poisson flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Destinations {
+    /// Any other host, uniformly.
+    #[default]
+    Uniform,
+    /// Any host under another leaf, uniformly.
+    OtherLeaf,
+    /// A fixed random permutation without fixed points: host i always sends to p(i).
+    Permutation,
+}
+
+/// Which hosts answer an incast query.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncastSenders {
+    /// `fan_in` distinct hosts other than the receiver, uniformly.
+    #[default]
+    Random,
+    /// `fan_in` distinct hosts under other leaves than the receiver's, uniformly.
+    OtherLeaf,
+}
+
+/// Run control.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Stop the simulation at this time even if flows are unfinished. Absent: run until
+    /// every flow has finished (or nothing is left to happen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_ms: Option<f64>,
+    /// Period of switch buffer occupancy samples (0 = no sampling).
+    #[serde(default = "default_sample_us")]
+    pub sample_interval_us: f64,
+    /// Where a TCP flow's completion time is measured (UDP flows always end at the receiver).
+    #[serde(default)]
+    pub fct_at: FctAt,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec { stop_ms: None, sample_interval_us: default_sample_us(), fct_at: FctAt::default() }
+    }
+}
+
+/// Where a TCP flow's completion time is measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FctAt {
+    /// When the sender holds the ACK of the last byte (a full round trip after the data).
+    #[default]
+    Sender,
+    /// When the receiver has every byte (what ns-3 programs usually measure, via the sink
+    /// application).
+    Receiver,
+}
+
+fn default_sample_us() -> f64 {
+    10.0
+}
