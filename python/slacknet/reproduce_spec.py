@@ -488,7 +488,7 @@ def load_paper(experiments: Path, paper: str) -> Paper:
     :class:`ReproduceError` if the folder or the description is missing or invalid."""
     fix = "run from a source checkout (its top folder) or pass --experiments DIR"
     if not experiments.is_dir():
-        raise ReproduceError("--experiments", _show(str(experiments)), f"no experiments folder here: {fix}")
+        raise ReproduceError(str(experiments), None, f"no experiments folder here: {fix}")
     path = experiments / paper / DESCRIPTION_FILE
     if not path.is_file():
         raise ReproduceError(
@@ -553,7 +553,9 @@ def _from_pydantic(e: ValidationError, path: Path) -> ReproduceError:
     what = owner.what if owner is not None else "this table"
     if kind == "extra_forbidden":
         keys = [k for k in owner.model_fields if k != "kind"] if owner is not None else []
-        return ReproduceError(key, _show(value), f"unknown key; {what} takes {_or_list(keys)}: remove it or fix its spelling", path)
+        return ReproduceError(
+            key, _show(value), f"unknown key; {what} takes {_or_list(keys)}: remove it or fix its spelling", path
+        )
     if kind == "missing":
         return ReproduceError(key, None, f"missing: {what} needs `{key.rsplit('.', 1)[-1]}`", path)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
@@ -623,7 +625,8 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
     known = {c for cols in tables.values() for c in cols.all}
     for column in desc.labels:
         if column not in known:
-            fail(f"labels.{column}", desc.labels[column], "not a column of any figure: remove it or fix the column's name")
+            fail(f"labels.{column}", desc.labels[column],
+                 "not a column of any figure: remove it or fix the column's name")
 
     for i, claim in enumerate(desc.claim):
         for j, fid in enumerate(claim.figure):
