@@ -10,11 +10,15 @@ import slacknet
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.toml"))
-#: Every committed scenario file: examples and experiment specs.
-#: Every committed scenario (sweep files, which name a `base` scenario and axes, are not).
+#: Every committed scenario file: examples and experiment specs (sweep files, which name a
+#: `base` scenario and axes, and reproduction descriptions, `reproduce.toml`, are not).
 SCENARIO_FILES = EXAMPLES + sorted(
-    p for p in (REPO / "experiments").glob("**/*.toml") if "[[axis]]" not in p.read_text(encoding="utf-8")
+    p
+    for p in (REPO / "experiments").glob("**/*.toml")
+    if "[[axis]]" not in p.read_text(encoding="utf-8") and p.name != "reproduce.toml"
 )
+#: Every committed reproduction description.
+DESCRIPTION_FILES = sorted((REPO / "experiments").glob("*/reproduce.toml"))
 #: Every committed sweep file.
 SWEEP_FILES = sorted(
     p for p in (REPO / "experiments").glob("**/*.toml") if "[[axis]]" in p.read_text(encoding="utf-8")

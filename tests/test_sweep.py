@@ -8,7 +8,7 @@ import pytest
 
 import slacknet
 from slacknet.cli import main
-from slacknet.sweep import expand, load_sweep, run_sweep, set_key
+from slacknet.sweep import METRIC_COLUMNS, expand, load_sweep, run_sweep, set_key
 
 BASE = """
 name = "tiny"
@@ -98,6 +98,8 @@ def test_run_sweep_tabulates_every_run_deterministically(sweep_file: Path, tmp_p
     assert (a["incast_p95"] >= 1).all()
     assert ((a["leaf_occ_p9999_pct"] >= 0) & (a["leaf_occ_p9999_pct"] <= 100)).all()
     assert slacknet.Results.load(tmp_path / "a" / "LQD__load=0.6__seed=2").num_flows > 0
+    # METRIC_COLUMNS is what reproduction descriptions are validated against.
+    assert list(a.columns) == ["variant", "admission", "load", "seed", *METRIC_COLUMNS]
 
 
 def test_cli_sweep_prints_a_table(sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,8 @@
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
-    slacknet reproduce credence [--full] [--only fig6,...]
+    slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--out DIR] [--jobs N]
+    slacknet reproduce --list [--experiments DIR]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -119,19 +120,21 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="comma-separated features (default: queue_len,occupancy, the paper's)")
     tr.add_argument("--seed", type=int, default=1, help="seed of the split and the forest")
 
-    rp = sub.add_parser("reproduce", help="reproduce a reference paper's evaluation")
-    rps = rp.add_subparsers(dest="paper", metavar="PAPER", required=True)
-    rc = rps.add_parser(
-        "credence",
-        help="Credence (NSDI'24): Figure 14 and the packet-level Figures 6, 7, 9 and 10",
-        description="Reproduce Credence's evaluation: Figure 14 in the discrete-time model, and "
-        "Figures 6, 7, 9 and 10 (p95 slowdowns and p99.99 buffer occupancy for DT, ABM, LQD and "
-        "Credence) on a reduced leaf-spine, or the paper's 256 servers with --full.",
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a reference paper's evaluation as its experiment description says",
+        description="Make the figures of a paper's evaluation and check its claims, as described in "
+        "EXPERIMENTS/PAPER/reproduce.toml (format: experiments/README.md): print every table, write a "
+        "CSV and a PNG per figure and say which of the paper's claims hold.",
     )
-    rc.add_argument("--full", action="store_true", help="the paper's scale (256 servers; long)")
-    rc.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/credence[-full])")
-    rc.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
-    rc.add_argument("--only", metavar="FIGS", help="comma-separated subset of fig6,fig7,fig9,fig10")
+    rp.add_argument("paper", nargs="?", metavar="PAPER", help="a paper of the experiments folder, e.g. credence")
+    rp.add_argument("--list", action="store_true", help="list the papers of the experiments folder and exit")
+    rp.add_argument("--experiments", metavar="DIR",
+                    help="the experiments folder (default: experiments/ in the working directory)")
+    rp.add_argument("--full", action="store_true", help="the paper's scale (the description's full base; long)")
+    rp.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/PAPER[-full])")
+    rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
+    rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -301,15 +304,33 @@ def _cmd_credence(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import reproduce_credence, render_credence
+    from .reproduce import ReproduceError, experiments_folder, list_papers, load_paper, render, reproduce
 
-    out = Path(args.out) if args.out else Path("results") / "reproduce" / ("credence-full" if args.full else "credence")
-    only = [f.strip() for f in args.only.split(",")] if args.only else None
-    report = reproduce_credence(
-        out, full=args.full, jobs=args.jobs, only=only,
-        on_done=lambda name: print(f"  {name} done", file=sys.stderr),
-    )
-    print(render_credence(report))
+    exp = experiments_folder(args.experiments)
+    if args.list or args.paper is None:
+        if not exp.is_dir():
+            raise InputError(f"no experiments folder {exp}: run from a source checkout (its top folder) "
+                             "or pass --experiments DIR")
+        papers = list_papers(exp)
+        if not args.list:
+            raise InputError(f"name a paper to reproduce; the papers in {exp} are: {', '.join(papers) or 'none'}")
+        if not papers:
+            print(f"no papers in {exp} (folders holding reproduce.toml)", file=sys.stderr)
+        for name in papers:
+            print(name)
+        return 0
+    try:
+        paper = load_paper(exp, args.paper)
+        only = [f.strip() for f in args.only.split(",") if f.strip()] if args.only else None
+        out = Path(args.out) if args.out else Path("results") / "reproduce" / (
+            f"{_safe_name(paper.name)}-full" if args.full else _safe_name(paper.name))
+        report = reproduce(
+            paper, out, full=args.full, jobs=args.jobs, only=only,
+            on_done=lambda name: print(f"  {name} done", file=sys.stderr),
+        )
+    except ReproduceError as e:
+        raise InputError(str(e)) from None
+    print(render(report))
     print(f"results: {out} (CSV and PNG per figure)")
     return 0
 

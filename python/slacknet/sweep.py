@@ -44,7 +44,18 @@ from .analysis import class_masks
 from .config import Scenario, spec_error, variant_fields
 from .results import Results
 
-__all__ = ["Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics", "set_key"]
+__all__ = [
+    "METRIC_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics", "set_key",
+]
+
+#: The metric columns of a sweep table, in the order :func:`run_metrics` returns them.
+METRIC_COLUMNS = (
+    "flows", "unfinished",
+    "short_p50", "short_p95", "short_p99",
+    "long_p50", "long_p95", "long_p99",
+    "incast_p50", "incast_p95", "incast_p99",
+    "drops", "leaf_occ_p99_pct", "leaf_occ_p9999_pct", "wall_s",
+)
 
 _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
