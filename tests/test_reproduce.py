@@ -35,11 +35,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
 
 
 def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
-    assert list(report.figures) == ["fig14", "fig6", "fig7", "fig9", "fig10", "fig6-powertcp"]
+    assert list(report.figures) == ["fig14", "fig7", "fig6", "fig9", "fig10", "fig8"]
     out = report.out_dir
     for name in report.figures:
         assert (out / f"{name}.csv").is_file() and (out / f"{name}.png").stat().st_size > 0
-    f6 = report.figures["fig6"]
+    f6 = report.figures["fig7"]
     assert len(f6) == 4 * 5 and set(f6["admission"]) == {"DT", "ABM", "LQD", "Credence"}
     assert (f6["unfinished"] == 0).all()
     f14 = report.figures["fig14"]
@@ -53,9 +53,9 @@ def test_the_nine_claims_and_their_verdicts(report: Report) -> None:
     assert "1.000 at flip_probability = 0" in details["fig14", "LQD/Credence is 1.0 "]
     assert "2.927 at flip_probability = 1" in details["fig14", "LQD/Credence is 1.0 "]
     assert "up to flip_probability = 0.7" in details["fig14", "Credence beats DT un"]
-    assert "worst Credence/LQD incast_p95 ratio 1.04" in details["fig6", "Credence stays close"]
-    assert "62% lower than min(DT, ABM)'s" in details["fig6", "at bursts >= 50% of "]
-    assert "17% lower than min(DT, ABM)'s" in details["fig6-powertcp", "at bursts >= 50% of "]
+    assert "worst Credence/LQD incast_p95 ratio 1.04" in details["fig7", "Credence stays close"]
+    assert "62% lower than min(DT, ABM)'s" in details["fig7", "at bursts >= 50% of "]
+    assert "17% lower than min(DT, ABM)'s" in details["fig8", "at bursts >= 50% of "]
 
 
 def test_render_titles_figures_as_the_paper_numbers_them(report: Report) -> None:
@@ -63,16 +63,16 @@ def test_render_titles_figures_as_the_paper_numbers_them(report: Report) -> None
     assert "Shapes the paper reports" in text
     for title, claim, holds in VERDICTS:
         assert f"[{'holds   ' if holds else 'NOT MET '}] {title}: {claim}: " in text
-    for header in ("Figure 14 (discrete-time model, Appendix A) [fig14]", "Figure 7 (burst sizes, DCTCP) [fig6]",
-                   "Figure 6 (web-search loads, DCTCP) [fig7]", "Figure 8 (burst sizes, PowerTCP) [fig6-powertcp]"):
+    for header in ("Figure 14 (discrete-time model, Appendix A) [fig14]", "Figure 7 (burst sizes, DCTCP) [fig7]",
+                   "Figure 6 (web-search loads, DCTCP) [fig6]", "Figure 8 (burst sizes, PowerTCP) [fig8]"):
         assert header in text
-    assert set(report.figures["fig6-powertcp"]["kind"]) == {"power_tcp"}
+    assert set(report.figures["fig8"]["kind"]) == {"power_tcp"}
 
 
 def test_push_out_beats_drop_tail_dt_on_incast_bursts(report: Report) -> None:
     # The regime the paper studies: with bursts of half the buffer and more, DT drops incast
     # packets into timeouts and LQD does not (the Credence artifact's S2 shows the same).
-    f6 = report.figures["fig6"]
+    f6 = report.figures["fig7"]
     big = f6[f6["burst_buffer_fraction"] >= 0.5].pivot_table(
         index="burst_buffer_fraction", columns="admission", values="incast_p95"
     )

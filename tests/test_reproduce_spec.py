@@ -162,8 +162,8 @@ def test_credence_figures_carry_the_papers_numbers() -> None:
     figs = load_paper(REPO / "experiments", "credence").description.figure
     # Credence §4.2: Figure 6 is the load sweep, 7 the burst sweep with DCTCP, 8 with PowerTCP.
     assert {k: f.title for k, f in figs.items()} == {
-        "fig14": "Figure 14", "fig6": "Figure 7", "fig7": "Figure 6", "fig9": "Figure 9",
-        "fig10": "Figure 10", "fig6-powertcp": "Figure 8",
+        "fig14": "Figure 14", "fig7": "Figure 7", "fig6": "Figure 6", "fig9": "Figure 9",
+        "fig10": "Figure 10", "fig8": "Figure 8",
     }
 
 
@@ -176,7 +176,7 @@ def _former_checks(fig14: pd.DataFrame, figs: dict[str, pd.DataFrame]) -> list[b
     dt = fig14["lqd_over_dt"].iloc[0]
     better = fig14.loc[fig14["lqd_over_credence"] < dt, "flip_probability"]
     out.append(bool(len(better) > 0 and better.max() >= 0.6))
-    for fig in ("fig6", "fig6-powertcp"):
+    for fig in ("fig7", "fig8"):
         big = figs[fig][figs[fig]["burst_buffer_fraction"] >= 0.5]
         piv = big.pivot_table(index="burst_buffer_fraction", columns="admission", values="incast_p95")
         out.append(bool((piv["Credence"] / piv["LQD"]).max() <= 1.25))
@@ -204,7 +204,7 @@ def test_credence_claims_match_the_former_python_checks_on_random_tables() -> No
     seen: dict[int, set[bool]] = {}
     for _ in range(40):
         figs = {}
-        for fid in ("fig6", "fig6-powertcp"):
+        for fid in ("fig7", "fig8"):
             drop_tail = rng.choice([1.0, 2.0, 20.0])  # DT and ABM time out (x 20) or not
             rows = [
                 {"admission": a, "burst_buffer_fraction": b, "seed": s,
@@ -228,7 +228,7 @@ def test_credence_claims_match_the_former_python_checks_on_random_tables() -> No
         w14["lqd_over_dt"] += shift
         former = _former_checks(w14, figs)
         new = evaluate_claims(desc, {"fig14": t14, **figs})
-        # The new order: by figure (fig14, fig6, fig10, fig6-powertcp); the former: fig14, fig6, fig6-powertcp, fig10.
+        # The new order: by figure (fig14, fig6, fig10, fig8); the former: fig14, fig6, fig8, fig10.
         order = [0, 1, 2, 3, 4, 8, 5, 6, 7]
         assert [r.holds for r in new] == [former[i] for i in order]
         for i, r in enumerate(new):
