@@ -1,6 +1,7 @@
 //! Egress port queues: up to [`MAX_QUEUES`](crate::spec::MAX_QUEUES) FIFO queues per port,
-//! strict-priority or deficit-round-robin scheduling between them, per-queue ECN marking at
-//! enqueue and an optional per-queue byte cap.
+//! a scheduling policy between them ([`Scheduler`], dispatched through [`AnyScheduler`]; one
+//! policy per file: `strict_priority`, `drr`), per-queue ECN marking at enqueue and an
+//! optional per-queue byte cap.
 //!
 //! The port does not decide buffer admission: the switch's shared-buffer policy
 //! (`admission`) is asked first; a port only enforces its own static caps.
@@ -14,6 +15,49 @@ use proto::Ecn;
 
 use crate::packet::Packet;
 use crate::spec::SchedulerKind;
+
+mod drr;
+mod strict_priority;
+
+pub use drr::Drr;
+pub use strict_priority::StrictPriority;
+
+/// The contract of a scheduling policy between the queues of one port: which non-empty queue
+/// sends next. It sees the queues (read-only) and keeps its own state.
+pub trait Scheduler {
+    /// The queue to dequeue from next. PRECONDITION: at least one queue is non-empty.
+    /// POSTCONDITION: the returned queue is non-empty.
+    fn pick(&mut self, queues: &[VecDeque<Packet>]) -> usize;
+}
+
+/// Every scheduling policy, dispatched with a `match` on the hot path.
+#[derive(Clone, Debug)]
+pub enum AnyScheduler {
+    /// Always the lowest-index non-empty queue.
+    StrictPriority(StrictPriority),
+    /// Deficit round robin.
+    Drr(Drr),
+}
+
+impl AnyScheduler {
+    /// The policy a spec names, for `num_queues` queues and a DRR quantum of `quantum` bytes.
+    pub fn new(kind: SchedulerKind, num_queues: usize, quantum: u64) -> AnyScheduler {
+        match kind {
+            SchedulerKind::StrictPriority => AnyScheduler::StrictPriority(StrictPriority),
+            SchedulerKind::RoundRobin => AnyScheduler::Drr(Drr::new(num_queues, quantum)),
+        }
+    }
+}
+
+impl Scheduler for AnyScheduler {
+    #[inline]
+    fn pick(&mut self, queues: &[VecDeque<Packet>]) -> usize {
+        match self {
+            AnyScheduler::StrictPriority(s) => s.pick(queues),
+            AnyScheduler::Drr(s) => s.pick(queues),
+        }
+    }
+}
 
 /// Per-queue configuration, resolved from the spec.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,11 +78,7 @@ pub struct Port {
     max_bytes: Vec<u64>,
     conf: Vec<QueueConf>,
     total: u64,
-    scheduler: SchedulerKind,
-    deficit: Vec<u64>,
-    rr_next: usize,
-    turn_fresh: bool,
-    quantum: u64,
+    scheduler: AnyScheduler,
 }
 
 /// Why a port refused a packet.
@@ -59,11 +99,7 @@ impl Port {
             max_bytes: vec![0; n],
             conf,
             total: 0,
-            scheduler,
-            deficit: vec![0; n],
-            rr_next: 0,
-            turn_fresh: true,
-            quantum,
+            scheduler: AnyScheduler::new(scheduler, n, quantum),
         }
     }
 
@@ -145,14 +181,7 @@ impl Port {
         if self.total == 0 {
             return None;
         }
-        let q = if self.queues.len() == 1 {
-            0
-        } else {
-            match self.scheduler {
-                SchedulerKind::StrictPriority => self.queues.iter().position(|q| !q.is_empty())?,
-                SchedulerKind::RoundRobin => self.drr_pick(),
-            }
-        };
+        let q = if self.queues.len() == 1 { 0 } else { self.scheduler.pick(&self.queues) };
         let pkt = self.queues[q].pop_front()?;
         let size = pkt.size as u64;
         self.bytes[q] -= size;
@@ -167,40 +196,6 @@ impl Port {
         self.bytes[q] -= size;
         self.total -= size;
         Some(pkt)
-    }
-
-    /// Deficit round robin (Shreedhar and Varghese, SIGCOMM'95): a queue earns one quantum
-    /// when its turn begins and sends while its deficit covers the head packet; then the turn
-    /// passes on. An emptied queue forfeits its deficit.
-    fn drr_pick(&mut self) -> usize {
-        let n = self.queues.len();
-        loop {
-            let q = self.rr_next;
-            let Some(head) = self.queues[q].front() else {
-                self.deficit[q] = 0;
-                self.rr_next = (q + 1) % n;
-                self.turn_fresh = true;
-                continue;
-            };
-            let size = head.size as u64;
-            if self.turn_fresh {
-                self.deficit[q] += self.quantum;
-                self.turn_fresh = false;
-            }
-            if self.deficit[q] >= size {
-                self.deficit[q] -= size;
-                if self.queues[q].len() == 1 {
-                    self.deficit[q] = 0;
-                    self.rr_next = (q + 1) % n;
-                    self.turn_fresh = true;
-                }
-                return q;
-            }
-            // CORRECTNESS: quantum >= MTU, so a queue's next turn always sends something and
-            // this loop ends within one round.
-            self.rr_next = (q + 1) % n;
-            self.turn_fresh = true;
-        }
     }
 }
 

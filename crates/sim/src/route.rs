@@ -1,5 +1,7 @@
 //! Equal-cost routing: next-hop groups per (switch, destination host), computed once by BFS,
-//! and a stable hash that picks one member per flow (ECMP) or per packet (spraying).
+//! and a path-selection policy ([`PathSelection`], dispatched through [`AnySelection`]; one
+//! policy per file: `ecmp` per flow, `spray` per packet, `flow_index` deterministic per flow)
+//! that picks one member of a group.
 //!
 //! INVARIANT: every member of `group(s, h)` is a link out of switch `s` to a node one hop
 //! closer to host `h`; groups list links in ascending id order. Hosts never forward.
@@ -12,6 +14,62 @@ use units::{LinkId, NodeId};
 use crate::spec::RoutingMode;
 use crate::topo::Topology;
 
+mod ecmp;
+mod flow_index;
+mod spray;
+
+pub use ecmp::Ecmp;
+pub use flow_index::FlowIndex;
+pub use spray::Spray;
+
+/// The contract of a path-selection policy: pick one link of an equal-cost group for a packet
+/// of `flow` with sequence number `seq` at switch `s`. Pure: the same inputs always give the
+/// same link (determinism), and every link of the group can be picked.
+pub trait PathSelection {
+    /// PRECONDITION: `group` has at least two links.
+    fn pick(&self, group: &[LinkId], s: u32, flow: u32, seq: u64) -> LinkId;
+}
+
+/// Every path-selection policy, dispatched with a `match` on the hot path.
+#[derive(Clone, Copy, Debug)]
+pub enum AnySelection {
+    /// Per-flow hash.
+    Ecmp(Ecmp),
+    /// Per-packet hash.
+    Spray(Spray),
+    /// Flow index modulo the group size.
+    FlowIndex(FlowIndex),
+}
+
+impl AnySelection {
+    /// The policy `mode` names, hashing with `hash_seed`.
+    pub fn new(mode: RoutingMode, hash_seed: u64) -> AnySelection {
+        match mode {
+            RoutingMode::Ecmp => AnySelection::Ecmp(Ecmp { seed: hash_seed }),
+            RoutingMode::Spray => AnySelection::Spray(Spray { seed: hash_seed }),
+            RoutingMode::FlowIndex => AnySelection::FlowIndex(FlowIndex),
+        }
+    }
+}
+
+impl PathSelection for AnySelection {
+    #[inline]
+    fn pick(&self, group: &[LinkId], s: u32, flow: u32, seq: u64) -> LinkId {
+        match self {
+            AnySelection::Ecmp(p) => p.pick(group, s, flow, seq),
+            AnySelection::Spray(p) => p.pick(group, s, flow, seq),
+            AnySelection::FlowIndex(p) => p.pick(group, s, flow, seq),
+        }
+    }
+}
+
+/// Lemire's multiply-shift reduction of a 64-bit hash to a group member: unbiased enough and
+/// free of division.
+#[inline]
+pub(crate) fn member(group: &[LinkId], key: u64) -> LinkId {
+    group[(((key >> 32) * group.len() as u64) >> 32) as usize]
+}
+
 /// Precomputed next hops.
 #[derive(Clone, Debug)]
 pub struct Routes {
@@ -23,9 +81,7 @@ pub struct Routes {
     members: Vec<LinkId>,
     /// The one egress link of every host.
     nic: Vec<LinkId>,
-    mode: RoutingMode,
-    /// Seed mixed into every ECMP / spray hash (`routing.hash_seed`).
-    hash_seed: u64,
+    selection: AnySelection,
 }
 
 impl Routes {
@@ -98,7 +154,7 @@ impl Routes {
                 table[s * h + dst] = gi;
             }
         }
-        Routes { num_hosts: h as u32, table, groups, members, nic, mode, hash_seed }
+        Routes { num_hosts: h as u32, table, groups, members, nic, selection: AnySelection::new(mode, hash_seed) }
     }
 
     /// The NIC (only egress link) of host `h`.
@@ -123,13 +179,7 @@ impl Routes {
         if g.len() == 1 {
             return g[0];
         }
-        let key = match self.mode {
-            RoutingMode::Ecmp => hash3(flow as u64, s as u64, self.hash_seed),
-            RoutingMode::Spray => hash3(flow as u64 ^ self.hash_seed.rotate_left(32), s as u64, seq.wrapping_add(1)),
-            RoutingMode::FlowIndex => return g[flow as usize % g.len()],
-        };
-        // Lemire's multiply-shift reduction: unbiased enough and free of division.
-        g[(((key >> 32) * g.len() as u64) >> 32) as usize]
+        self.selection.pick(g, s, flow, seq)
     }
 }
 
