@@ -103,7 +103,8 @@ def _stats(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _peer_args(sc: Scenario) -> list[str]:
+def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
+    """dc_bench runner flags for ``sc``; ``ecmp_seed`` (mode ``ecmp`` only) seeds ns-3's hash."""
     t = sc.topology
     if not isinstance(t, LeafSpineTopology):
         raise CompareError("the ns-3 peer models leaf-spine topologies only (topology.kind = leaf_spine)")
@@ -138,6 +139,8 @@ def _peer_args(sc: Scenario) -> list[str]:
         args += ["--ecmp-seed", "0", "--", "--ecmp=flowid"]
     elif sc.routing.mode != "ecmp":
         raise CompareError("the ns-3 peer routes per flow: routing.mode must be ecmp or flow_index")
+    elif ecmp_seed is not None:
+        args += ["--ecmp-seed", str(ecmp_seed)]
     if sc.run.fct_at != "receiver":
         args += ([] if "--" in args else ["--"]) + ["--fctAt=sender"]
     return args
@@ -155,16 +158,30 @@ def compare(
     out.mkdir(parents=True, exist_ok=True)
     peer_args = _peer_args(sc)
     peer = ns3peer_path()
+    flows = _flow_list(sc, out)
+    cmp = _compare_once(sc, flows, out, peer_args, peer, python)
+    (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
+    plot_comparison(cmp, out / "compare_cdf.png")
+    return cmp
 
-    # One flow list for both simulators.
+
+def _flow_list(sc: Scenario, out: Path) -> Path:
+    """One flow list for both simulators: the scenario's own, or its generated flows."""
     if len(sc.workload) == 1 and isinstance(sc.workload[0], FlowListWorkload):
-        flows = Path(sc.workload[0].path)
-    else:
-        from . import _native
+        return Path(sc.workload[0].path)
+    from . import _native
 
-        sim = _native.Simulation(_native.resolve_json(sc.to_json(), str(Path.cwd())))
-        flows = out / "flows.txt"
-        flows.write_text(sim.flow_list_text(), encoding="utf-8")
+    sim = _native.Simulation(_native.resolve_json(sc.to_json(), str(Path.cwd())))
+    flows = out / "flows.txt"
+    flows.write_text(sim.flow_list_text(), encoding="utf-8")
+    return flows
+
+
+def _compare_once(
+    sc: Scenario, flows: Path, out: Path, peer_args: list[str], peer: Path, python: str | None
+) -> Comparison:
+    """Run ``flows`` under ``sc`` in slacknet and under ``peer_args`` in ns-3, into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
 
     # slacknet runs in a child process like ns-3 does, so both peak memories are measured the
@@ -215,7 +232,7 @@ def compare(
 
     fin_me = set(mine.loc[mine["finished"], "id"])
     fin_ns3 = set(theirs.loc[theirs["finished"], "id"])
-    cmp = Comparison(
+    return Comparison(
         scenario=sc.name,
         table=table,
         slacknet=mine,
@@ -228,9 +245,6 @@ def compare(
         },
         out_dir=out,
     )
-    (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
-    plot_comparison(cmp, out / "compare_cdf.png")
-    return cmp
 
 
 def _run_measured(cmd: list[str]) -> tuple[int, str, float]:
