@@ -11,6 +11,7 @@ import pytest
 import numpy as np
 import pandas as pd
 
+from slacknet.cli import main
 from slacknet.compare import (
     CLASSES,
     CompareError,
@@ -133,6 +134,15 @@ def test_parse_hash_seeds() -> None:
     for bad in ("1", "0", "-2", "x", "1,x", "1,1", "-1,2", "3,"):
         with pytest.raises(ValueError):
             parse_hash_seeds(bad)
+
+
+def test_cli_rejects_bad_hash_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = tmp_path / "s.toml"
+    toml.write_text('[topology]\nkind = "leaf_spine"\n')
+    assert main(["compare", str(toml), "--hash-seeds", "1", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--hash-seeds" in err and "at least 2 seeds" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
 
 
 def test_verdict_rule() -> None:
