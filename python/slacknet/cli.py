@@ -90,7 +90,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "use; needs a source checkout) and print FCT slowdowns, drops and wall times side by side.",
     )
     c.add_argument("scenario", metavar="SCENARIO", help="leaf-spine scenario TOML (e.g. experiments/compare/s1.toml)")
-    c.add_argument("--out", metavar="DIR", help="output folder (default: results/compare/<name>)")
+    c.add_argument("--out", metavar="DIR",
+                   help="output folder (default: results/compare/<name>, with --hash-seeds <name>_seeds)")
     c.add_argument(
         "--hash-seeds", type=_hash_seeds, metavar="SEEDS",
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
@@ -247,6 +248,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     sc = load_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("results") / "compare" / _safe_name(sc.name)
     if args.hash_seeds is not None:
+        if not args.out:  # beside the single run's folder, not over it
+            out = out.with_name(out.name + "_seeds")
         seeds = args.hash_seeds
         print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows, once per ECMP hash seed "
               f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
