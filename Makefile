@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python bench bench-peers bench-credence bench-scale profile clean
+.PHONY: demo install test test-rust test-python bench bench-peers bench-peers-seeds bench-credence bench-scale profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -35,13 +35,22 @@ bench:
 	./target/release/slacknet-sim experiments/compare/ls256.toml
 
 ## bench-peers: slacknet vs ns-3.44 on the same flows for the three comparison scenarios:
-## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio (installs ns-3 privately
-## under ~/.cache/slacknet on first use; about 10 minutes in all)
+## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio, then S1 and S2 again over
+## ECMP hash seeds 1-3 in both simulators (installs ns-3 privately under ~/.cache/slacknet on
+## first use; about 12 minutes in all)
 bench-peers: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
 	$(VENV)/bin/slacknet compare experiments/compare/s1.toml
 	$(VENV)/bin/slacknet compare experiments/compare/s2.toml
 	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3
+
+## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in both simulators
+## (three ns-3 runs of about 2 minutes each: kept out of bench-peers)
+bench-peers-seeds: install
+	$(PY) bench/peers/ns3/ns3peer.py ensure
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3
 
 ## bench-credence: Credence's wall-time cost over DT on the 256-host evaluation scenario
 bench-credence: install

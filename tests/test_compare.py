@@ -8,8 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from slacknet.compare import CompareError, compare, ns3peer_path, read_peer_fct
-from slacknet.config import LongestQueueDrop, Scenario
+import numpy as np
+import pandas as pd
+
+from slacknet.cli import main
+from slacknet.compare import (
+    CLASSES,
+    CompareError,
+    SeedComparison,
+    _peer_args,
+    aggregate_seeds,
+    compare,
+    compare_seeds,
+    ns3peer_path,
+    parse_hash_seeds,
+    read_peer_fct,
+    render,
+    verdict,
+)
+from slacknet.config import LongestQueueDrop, Scenario, load_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,3 +120,176 @@ def test_read_peer_fct_parses_the_reference_files() -> None:
         pytest.skip("shared/data/peer-bench is not beside this checkout")
     df = read_peer_fct(path)
     assert len(df) == 105 and df["finished"].all()
+
+
+# --------------------------------------------------------------------------
+# Several ECMP hash seeds (--hash-seeds)
+# --------------------------------------------------------------------------
+
+
+def test_parse_hash_seeds() -> None:
+    assert parse_hash_seeds("3") == [1, 2, 3]
+    assert parse_hash_seeds("7,0, 42") == [7, 0, 42]
+    assert parse_hash_seeds("5,9,") == [5, 9]
+    for bad in ("1", "0", "-2", "x", "1,x", "1,1", "-1,2", "3,"):
+        with pytest.raises(ValueError):
+            parse_hash_seeds(bad)
+
+
+def test_cli_rejects_bad_hash_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = tmp_path / "s.toml"
+    toml.write_text('[topology]\nkind = "leaf_spine"\n')
+    assert main(["compare", str(toml), "--hash-seeds", "1", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--hash-seeds" in err and "at least 2 seeds" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_verdict_rule() -> None:
+    # Ranges overlap (touching ends count).
+    assert verdict([1.0, 2.0], [2.0, 3.0]) == "overlap"
+    assert verdict([1.0, 1.2, 1.1], [1.15, 1.6]) == "overlap"
+    # Disjoint ranges, but the means differ by less than the larger sd: slacknet mean 1.5,
+    # sd 0.707; ns-3 mean 2.15 -> |diff| 0.65 <= 0.707.
+    assert verdict([1.0, 2.0], [2.1, 2.2]) == "within sd"
+    # ... by more: ns-3 mean 2.35 -> 0.85 > 0.707.
+    assert verdict([1.0, 2.0], [2.3, 2.4]) == "DIFFER"
+    # The rule is symmetric, and the larger sd is the one that counts.
+    assert verdict([2.1, 2.2], [1.0, 2.0]) == "within sd"
+    assert verdict([2.3, 2.4], [1.0, 2.0]) == "DIFFER"
+    # Tight and apart: no noise to hide behind.
+    assert verdict([1.00, 1.01, 1.02], [1.10, 1.11, 1.12]) == "DIFFER"
+    # NaNs (a seed without a finished flow in the class) are ignored; no value at all is n/a.
+    assert verdict([1.0, math.nan, 1.2], [1.1]) == "overlap"
+    assert verdict([math.nan, math.nan], [1.0, 2.0]) == "n/a"
+    assert verdict([], [1.0]) == "n/a"
+
+
+def _synthetic_per_seed(values: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
+    """Per-seed table as compare_seeds writes it: one row per (seed, simulator); columns named
+    in ``values`` get those per-seed values, every other percentile column NaN."""
+    rows = []
+    n = len(next(iter(next(iter(values.values())).values())))
+    for i in range(n):
+        for sim in ("slacknet", "ns-3"):
+            row: dict[str, object] = {"seed": i + 1, "simulator": sim}
+            for cls in CLASSES:
+                for q in (50, 95, 99):
+                    row[f"{cls}_p{q}"] = math.nan
+            for col, per_sim in values.items():
+                row[col] = per_sim[sim][i]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_aggregate_seeds_mean_spread_and_verdict() -> None:
+    per_seed = _synthetic_per_seed({
+        "short_p50": {"slacknet": [1.0, 1.2, 1.1], "ns-3": [1.3, 1.5, 1.4]},
+        "short_p99": {"slacknet": [4.0, 6.0, 6.0], "ns-3": [6.1, 6.3, 6.2]},
+        "long_p95": {"slacknet": [2.0, 2.0, 2.0], "ns-3": [2.5, math.nan, 2.7]},
+    })  # fmt: skip
+    agg = aggregate_seeds(per_seed).set_index(["class", "percentile"])
+    # Only classes/percentiles with a value appear (no incast, no "all" here).
+    assert list(agg.index) == [("short", "p50"), ("short", "p99"), ("long", "p95")]
+
+    r = agg.loc[("short", "p50")]
+    assert r["slacknet_mean"] == pytest.approx(1.1)
+    assert r["slacknet_sd"] == pytest.approx(0.1)  # sample sd (ddof 1)
+    assert (r["slacknet_min"], r["slacknet_max"]) == (1.0, 1.2)
+    assert r["ns3_mean"] == pytest.approx(1.4) and r["ns3_sd"] == pytest.approx(0.1)
+    assert (r["ns3_min"], r["ns3_max"]) == (1.3, 1.5)
+    assert r["ratio"] == pytest.approx(1.4 / 1.1)
+    assert r["slacknet_n"] == 3 and r["ns3_n"] == 3
+    assert r["verdict"] == "DIFFER"  # 1.0-1.2 vs 1.3-1.5, means 0.3 apart, sd 0.1
+
+    r = agg.loc[("short", "p99")]
+    assert r["slacknet_mean"] == pytest.approx(16 / 3)
+    assert r["slacknet_sd"] == pytest.approx(math.sqrt(4 / 3)) and r["ns3_sd"] == pytest.approx(0.1)
+    # 4-6 vs 6.1-6.3 are apart, but |6.2 - 5.33| = 0.87 <= slacknet's sd 1.15.
+    assert r["verdict"] == "within sd"
+
+    r = agg.loc[("long", "p95")]
+    assert r["ns3_n"] == 2 and r["ns3_mean"] == pytest.approx(2.6)
+    assert r["slacknet_sd"] == 0.0
+    assert r["verdict"] == "DIFFER"  # |2.6 - 2.0| = 0.6 > ns-3's sd 0.141 (slacknet's is 0)
+
+
+def test_aggregate_seeds_needs_both_simulators() -> None:
+    per_seed = _synthetic_per_seed({"short_p50": {"slacknet": [1.0, 1.1], "ns-3": [1.0, 1.1]}})
+    with pytest.raises(ValueError, match="ns-3"):
+        aggregate_seeds(per_seed[per_seed["simulator"] == "slacknet"])
+
+
+def test_render_of_seeds_names_the_rule_and_the_routing_switch() -> None:
+    per_seed = _synthetic_per_seed({
+        "short_p50": {"slacknet": [1.0, 1.2], "ns-3": [1.1, 1.3]},
+        "long_p99": {"slacknet": [2.0, 2.1], "ns-3": [3.0, 3.1]},
+    })  # fmt: skip
+    for col in ("wall_s", "events", "events_per_s", "peak_rss_mb", "drops", "load_before"):
+        per_seed[col] = 1.0
+    for cls in CLASSES:
+        per_seed[f"{cls}_flows"] = per_seed[f"{cls}_finished"] = 10.0
+    from slacknet.compare import _seed_means
+
+    cmp = SeedComparison(
+        scenario="synthetic", seeds=[1, 2], runs=[], per_seed=per_seed,
+        slowdown=aggregate_seeds(per_seed), means=_seed_means(per_seed), routing_note="switched",
+    )  # fmt: skip
+    text = render(cmp)
+    assert "2 ECMP hash seeds (1, 2)" in text and "note: switched" in text
+    short = next(line for line in text.splitlines() if line.startswith("short p50"))
+    assert "1.100" in short and "1.000-1.200" in short and short.endswith("overlap")
+    assert next(line for line in text.splitlines() if line.startswith("long p99")).endswith("DIFFER")
+    assert "1 of 2 rows agree" in text
+
+
+def test_peer_args_seed_only_for_hashed_ecmp(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    assert _peer_args(sc)[-2:] == ["--", "--ecmp=flowid"]  # flow_index: no hash at all
+    hashed = sc.model_copy(update={"routing": sc.routing.model_copy(update={"mode": "ecmp", "hash_seed": 5})})
+    args = _peer_args(hashed, ecmp_seed=5)
+    assert args[-2:] == ["--ecmp-seed", "5"] and "--ecmp=flowid" not in args
+    assert "--ecmp-seed" not in _peer_args(hashed)  # plain compare: ns-3's default seed, as before
+
+
+def test_compare_seeds_rejects_before_running(tmp_path: Path) -> None:
+    with pytest.raises(CompareError, match="at least 2"):
+        compare_seeds(_scenario(tmp_path), tmp_path / "o1", [3])
+    spray = _scenario(tmp_path)
+    spray = spray.model_copy(update={"routing": spray.routing.model_copy(update={"mode": "spray"})})
+    with pytest.raises(CompareError, match="routing.mode"):
+        compare_seeds(spray, tmp_path / "o2", [1, 2])
+    assert not (tmp_path / "o1").exists()
+
+
+@needs_ns3
+def test_seeds_end_to_end_on_s1(tmp_path: Path) -> None:
+    """S1 (105 flows) with two hash seeds in both simulators: about 20 s."""
+    sc = load_scenario(REPO / "experiments" / "compare" / "s1.toml")
+    assert sc.routing.mode == "flow_index"
+    cmp = compare_seeds(sc, tmp_path, [1, 2])
+    assert cmp.routing_note and "flow_index" in cmp.routing_note
+    # Each seed really reached each simulator: hashed ECMP with that seed ...
+    for s in (1, 2):
+        replay = Scenario.model_validate_json((tmp_path / f"seed{s}" / "slacknet_scenario.json").read_text())
+        assert (replay.routing.mode, replay.routing.hash_seed) == ("ecmp", s)
+        header = (tmp_path / f"seed{s}" / "ns3_fct.txt").read_text().splitlines()[0]
+        assert "ecmp=hash " in header and f"ecmpSeed={s} " in header
+    # ... and moved flows between spines, so FCTs changed.
+    for run_a, run_b, col in ((*(r.slacknet for r in cmp.runs), "fct_ps"), (*(r.ns3 for r in cmp.runs), "fct_ns")):
+        assert not np.array_equal(run_a[col].to_numpy(), run_b[col].to_numpy())
+
+    per_seed = pd.read_csv(tmp_path / "per_seed.csv")
+    assert len(per_seed) == 4 and set(per_seed["simulator"]) == {"slacknet", "ns-3"}
+    assert (per_seed["all_finished"] == 105).all() and (per_seed["drops"] == 0).all()
+    assert (per_seed["wall_s"] > 0).all()
+    agg = cmp.slowdown.set_index(["class", "percentile"])
+    assert set(agg.index.get_level_values(0)) == {"short", "long", "all"}  # S1 has no incast
+    assert set(agg["verdict"]) <= {"overlap", "within sd", "DIFFER"}
+    # The medians agree within routing noise (seeds 1-3 gave short 1.285-1.293 vs 1.286-1.296).
+    for cls in ("short", "all"):
+        assert agg.loc[(cls, "p50"), "verdict"] in ("overlap", "within sd"), agg.loc[(cls, "p50")]
+    assert (tmp_path / "compare_cdf.png").stat().st_size > 0
+    assert len(pd.read_csv(tmp_path / "seeds_summary.csv")) == len(agg)
+    text = render(cmp)
+    assert "note:" in text and "flow_index" in text

@@ -4,7 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
-    slacknet compare SCENARIO [--out DIR]
+    slacknet compare SCENARIO [--out DIR] [--hash-seeds N | --hash-seeds a,b,...]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
@@ -50,6 +50,15 @@ _SPEC_HINT = (
 )
 
 
+def _hash_seeds(text: str) -> list[int]:
+    from .compare import parse_hash_seeds
+
+    try:
+        return parse_hash_seeds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="slacknet",
@@ -82,7 +91,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "use; needs a source checkout) and print FCT slowdowns, drops and wall times side by side.",
     )
     c.add_argument("scenario", metavar="SCENARIO", help="leaf-spine scenario TOML (e.g. experiments/compare/s1.toml)")
-    c.add_argument("--out", metavar="DIR", help="output folder (default: results/compare/<name>)")
+    c.add_argument("--out", metavar="DIR",
+                   help="output folder (default: results/compare/<name>, with --hash-seeds <name>_seeds)")
+    c.add_argument(
+        "--hash-seeds", type=_hash_seeds, metavar="SEEDS",
+        help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
+        "flow_index scenario) and report every percentile as mean, sd and min-max over the seeds "
+        "with a verdict per row; SEEDS is a count N (seeds 1..N) or a list such as 1,2,3",
+    )
 
     sw = sub.add_parser(
         "sweep",
@@ -229,11 +245,24 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare, render
+    from .compare import compare, compare_seeds, render
     from .config import load_scenario
 
     sc = load_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("results") / "compare" / _safe_name(sc.name)
+    if args.hash_seeds is not None:
+        if not args.out:  # beside the single run's folder, not over it
+            out = out.with_name(out.name + "_seeds")
+        seeds = args.hash_seeds
+        print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows, once per ECMP hash seed "
+              f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
+              file=sys.stderr)
+        scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+        print(render(scmp))
+        print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
+        print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
+        print(f"results: {out}")
+        return 0
     print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows (ns-3 may take minutes)...",
           file=sys.stderr)
     cmp = compare(sc, out)

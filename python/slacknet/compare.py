@@ -10,6 +10,14 @@ writes a CDF plot of both.
 Both simulators' slowdowns are divided by the *same* ideal FCT: slacknet's closed form for the
 scenario (``ideal_fct_ps``), so a ratio of slowdowns is a ratio of FCTs.
 
+With ``--hash-seeds`` (:func:`compare_seeds`) each simulator replays the list once per ECMP
+hash seed (slacknet ``routing.mode = "ecmp"``, ``routing.hash_seed = s``; ns-3 ``--ecmp-seed s``),
+and every class's percentiles are reported as mean, standard deviation and min-max over the
+seeds, with a verdict per row (:func:`verdict`): a scenario that routes by ``flow_index`` is
+switched to hashed ECMP in both simulators for this, and the output says so. Runs are
+sequential (no two of them overlap, so no wall time is shared with another of our runs); the
+machine's load average before each run is recorded, since other processes do inflate them.
+
 The ns-3 side needs a source checkout: nothing here is needed to install or test slacknet.
 """
 
@@ -20,9 +28,10 @@ import math
 import os
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +40,19 @@ from .analysis import class_masks
 from .config import FlowListWorkload, LeafSpineTopology, Scenario, StaticPartitioning, load_scenario
 from .results import Results
 
-__all__ = ["CompareError", "Comparison", "compare", "ns3peer_path", "read_peer_fct", "render"]
+__all__ = [
+    "CompareError",
+    "Comparison",
+    "SeedComparison",
+    "aggregate_seeds",
+    "compare",
+    "compare_seeds",
+    "ns3peer_path",
+    "parse_hash_seeds",
+    "read_peer_fct",
+    "render",
+    "verdict",
+]
 
 #: Classes compared (``all`` is reported too).
 CLASSES = ("short", "long", "incast", "all")
@@ -78,6 +99,9 @@ class Comparison:
     peak_rss_mb: dict[str, float | None] = field(default_factory=dict)
     only_finished_in: dict[str, list[int]] = field(default_factory=dict)
     out_dir: Path | None = None
+    load_before: dict[str, float] = field(default_factory=dict)
+    """The machine's 1-minute load average just before each simulator's run (others' work
+    inflates wall times on a small machine)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -87,6 +111,43 @@ class Comparison:
             "wall_s": self.wall_s,
             "peak_rss_mb": self.peak_rss_mb,
             "only_finished_in": self.only_finished_in,
+        }
+
+
+@dataclass
+class SeedComparison:
+    """The outcome of :func:`compare_seeds`: one :class:`Comparison` per ECMP hash seed."""
+
+    scenario: str
+    seeds: list[int]
+    runs: list[Comparison]
+    """One comparison per seed, in the order of ``seeds``."""
+    per_seed: pd.DataFrame
+    """One row per (seed, simulator): ``seed``, ``simulator`` and every number of that run
+    (``short_p50``, ``short_flows``, ``wall_s``, ... see :func:`per_seed_table`)."""
+    slowdown: pd.DataFrame
+    """Per class and percentile: mean, sd, min, max over seeds in both simulators, the
+    ratio of means (ns-3 / slacknet) and the :func:`verdict` (see :func:`aggregate_seeds`)."""
+    means: pd.DataFrame
+    """Rows: run metric (flows, finished, drops, wall time, events, memory); columns
+    ``slacknet``, ``ns-3`` (means over seeds) and ``ratio`` (ns-3 / slacknet)."""
+    routing_note: str | None = None
+    """Set when the scenario's own routing was replaced by hashed ECMP."""
+    out_dir: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "scenario": self.scenario,
+            "hash_seeds": self.seeds,
+            "routing_note": self.routing_note,
+            "verdict_rule": VERDICT_RULE,
+            "slowdown": json.loads(self.slowdown.to_json(orient="records")),
+            "means": json.loads(self.means.to_json(orient="index")),
+            "per_seed": json.loads(self.per_seed.to_json(orient="records")),
+            "only_finished_in": {
+                str(s): r.only_finished_in for s, r in zip(self.seeds, self.runs)
+            },
         }
 
 
@@ -103,7 +164,8 @@ def _stats(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _peer_args(sc: Scenario) -> list[str]:
+def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
+    """dc_bench runner flags for ``sc``; ``ecmp_seed`` (mode ``ecmp`` only) seeds ns-3's hash."""
     t = sc.topology
     if not isinstance(t, LeafSpineTopology):
         raise CompareError("the ns-3 peer models leaf-spine topologies only (topology.kind = leaf_spine)")
@@ -138,6 +200,8 @@ def _peer_args(sc: Scenario) -> list[str]:
         args += ["--ecmp-seed", "0", "--", "--ecmp=flowid"]
     elif sc.routing.mode != "ecmp":
         raise CompareError("the ns-3 peer routes per flow: routing.mode must be ecmp or flow_index")
+    elif ecmp_seed is not None:
+        args += ["--ecmp-seed", str(ecmp_seed)]
     if sc.run.fct_at != "receiver":
         args += ([] if "--" in args else ["--"]) + ["--fctAt=sender"]
     return args
@@ -155,22 +219,37 @@ def compare(
     out.mkdir(parents=True, exist_ok=True)
     peer_args = _peer_args(sc)
     peer = ns3peer_path()
+    flows = _flow_list(sc, out)
+    cmp = _compare_once(sc, flows, out, peer_args, peer, python)
+    (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
+    plot_comparison(cmp, out / "compare_cdf.png")
+    return cmp
 
-    # One flow list for both simulators.
+
+def _flow_list(sc: Scenario, out: Path) -> Path:
+    """One flow list for both simulators: the scenario's own, or its generated flows."""
     if len(sc.workload) == 1 and isinstance(sc.workload[0], FlowListWorkload):
-        flows = Path(sc.workload[0].path)
-    else:
-        from . import _native
+        return Path(sc.workload[0].path)
+    from . import _native
 
-        sim = _native.Simulation(_native.validate_json(sc.to_json(), str(Path.cwd())))
-        flows = out / "flows.txt"
-        flows.write_text(sim.flow_list_text(), encoding="utf-8")
+    sim = _native.Simulation(_native.validate_json(sc.to_json(), str(Path.cwd())))
+    flows = out / "flows.txt"
+    flows.write_text(sim.flow_list_text(), encoding="utf-8")
+    return flows
+
+
+def _compare_once(
+    sc: Scenario, flows: Path, out: Path, peer_args: list[str], peer: Path, python: str | None
+) -> Comparison:
+    """Run ``flows`` under ``sc`` in slacknet and under ``peer_args`` in ns-3, into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
 
     # slacknet runs in a child process like ns-3 does, so both peak memories are measured the
     # same way (the child's maximum resident set, interpreter included).
     replay_json = out / "slacknet_scenario.json"
     replay_json.write_text(replay.to_json(indent=2) + "\n", encoding="utf-8")
+    load_before = {"slacknet": os.getloadavg()[0]}
     me_cmd = [python or sys.executable, "-m", "slacknet.cli", "run", str(replay_json),
               "--out", str(out / "slacknet"), "--no-plot", "--no-progress"]
     rc, me_out, me_rss = _run_measured(me_cmd)
@@ -180,6 +259,7 @@ def compare(
     mine = res.records.copy()
 
     ns3_out = out / "ns3_fct.txt"
+    load_before["ns-3"] = os.getloadavg()[0]
     cmd = [python or sys.executable, str(peer), "run", "--flows", str(flows.resolve()), "--out", str(ns3_out), *peer_args]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -215,7 +295,7 @@ def compare(
 
     fin_me = set(mine.loc[mine["finished"], "id"])
     fin_ns3 = set(theirs.loc[theirs["finished"], "id"])
-    cmp = Comparison(
+    return Comparison(
         scenario=sc.name,
         table=table,
         slacknet=mine,
@@ -227,10 +307,221 @@ def compare(
             "ns-3": sorted(int(i) for i in fin_ns3 - fin_me),
         },
         out_dir=out,
+        load_before=load_before,
     )
-    (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
-    plot_comparison(cmp, out / "compare_cdf.png")
-    return cmp
+
+
+# --------------------------------------------------------------------------
+# Several ECMP hash seeds
+# --------------------------------------------------------------------------
+
+#: Percentiles reported per class.
+PERCENTILES = (50, 95, 99)
+
+#: How :func:`verdict` decides, in words (printed under the table and stored in the JSON).
+VERDICT_RULE = (
+    "overlap: the min-max ranges over seeds of the two simulators overlap; "
+    "within sd: they do not, but |mean(ns-3) - mean(slacknet)| <= the larger of the two "
+    "standard deviations over seeds; DIFFER: neither (the simulators disagree by more than "
+    "the routing noise); n/a: a simulator has no value"
+)
+
+
+def parse_hash_seeds(text: str) -> list[int]:
+    """``"N"`` -> seeds ``1..N``; ``"a,b,c"`` -> exactly those seeds (distinct, >= 0).
+
+    At least two seeds, since one cannot measure a spread; raises ``ValueError`` otherwise."""
+    parts = [x.strip() for x in text.split(",")]
+    if len(parts) > 1:
+        parts = [x for x in parts if x]  # a trailing comma is harmless
+    try:
+        nums = [int(x) for x in parts]
+    except ValueError:
+        raise ValueError(
+            f"{text!r}: expected a count N (seeds 1..N) or a comma-separated list of seeds"
+        ) from None
+    if "," not in text:
+        if nums[0] < 2:
+            raise ValueError(f"{text!r}: give at least 2 seeds (a count N >= 2 or a list a,b,...)")
+        nums = list(range(1, nums[0] + 1))
+    return _check_seeds(nums)
+
+
+def _check_seeds(seeds: Sequence[int]) -> list[int]:
+    out = [int(s) for s in seeds]
+    if len(out) < 2:
+        raise ValueError(f"seeds {out}: give at least 2 (one seed has no spread)")
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds {out}: must be distinct")
+    if any(s < 0 or s >= 2**64 for s in out):
+        raise ValueError(f"seeds {out}: must be in 0..2^64-1")
+    return out
+
+
+def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    return v[np.isfinite(v)]
+
+
+def _sd(v: np.ndarray) -> float:
+    """Sample standard deviation (ddof 1) over seeds; 0 for a single value."""
+    return float(np.std(v, ddof=1)) if v.size >= 2 else 0.0
+
+
+def verdict(slacknet: Sequence[float] | np.ndarray, ns3: Sequence[float] | np.ndarray) -> str:
+    """Do two sets of per-seed values agree within routing noise? (:data:`VERDICT_RULE`)
+
+    ``"overlap"`` when ``[min, max]`` of the two overlap (ends included); otherwise
+    ``"within sd"`` when the difference of the means is at most the larger of the two sample
+    standard deviations; otherwise ``"DIFFER"``. NaNs are ignored; ``"n/a"`` when either side
+    has no value. The first two count as agreement."""
+    a, b = _finite(slacknet), _finite(ns3)
+    if a.size == 0 or b.size == 0:
+        return "n/a"
+    if max(a.min(), b.min()) <= min(a.max(), b.max()):
+        return "overlap"
+    if abs(float(a.mean()) - float(b.mean())) <= max(_sd(a), _sd(b)):
+        return "within sd"
+    return "DIFFER"
+
+
+#: Columns of :func:`per_seed_table` taken from a :class:`Comparison`'s table.
+_RUN_METRICS = {
+    "drops (packets)": "drops",
+    "wall time (s)": "wall_s",
+    "events": "events",
+    "events/s": "events_per_s",
+    "peak memory (MB)": "peak_rss_mb",
+}
+
+
+def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataFrame:
+    """One row per (seed, simulator) with every number of that run: ``{class}_flows``,
+    ``{class}_finished``, ``{class}_p50/p95/p99`` (slowdown), ``drops``, ``wall_s``,
+    ``events``, ``events_per_s``, ``peak_rss_mb``, the ``only_finished_here`` count and
+    ``load_before`` (the machine's 1-minute load average just before the run)."""
+    rows: list[dict[str, Any]] = []
+    for seed, cmp in zip(seeds, runs):
+        for sim in ("slacknet", "ns-3"):
+            row: dict[str, Any] = {"seed": int(seed), "simulator": sim}
+            for cls in CLASSES:
+                row[f"{cls}_flows"] = cmp.table.loc[f"{cls}: flows", sim]
+                row[f"{cls}_finished"] = cmp.table.loc[f"{cls}: finished", sim]
+                for q in PERCENTILES:
+                    row[f"{cls}_p{q}"] = cmp.table.loc[f"{cls}: p{q} slowdown", sim]
+            for metric, col in _RUN_METRICS.items():
+                row[col] = cmp.table.loc[metric, sim]
+            row["only_finished_here"] = len(cmp.only_finished_in.get(sim, []))
+            row["load_before"] = cmp.load_before.get(sim, math.nan)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def aggregate_seeds(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Per class and percentile, over the seeds of a :func:`per_seed_table`: for each simulator
+    ``{sim}_mean``, ``{sim}_sd`` (sample sd), ``{sim}_min``, ``{sim}_max``, ``{sim}_n`` (seeds
+    with a value), with ``sim`` = ``slacknet`` or ``ns3``; ``ratio`` = ns-3 mean / slacknet
+    mean; ``verdict`` (:func:`verdict`). Classes without a value in either simulator (e.g.
+    ``incast`` in a scenario without incast) are left out."""
+    sims = {"slacknet": "slacknet", "ns-3": "ns3"}
+    missing = set(sims) - set(per_seed["simulator"])
+    if missing:
+        raise ValueError(f"per-seed table has no rows for {sorted(missing)}")
+    rows: list[dict[str, Any]] = []
+    for cls in CLASSES:
+        for q in PERCENTILES:
+            col = f"{cls}_p{q}"
+            if col not in per_seed.columns:
+                continue
+            vals = {sim: _finite(per_seed.loc[per_seed["simulator"] == sim, col].to_numpy(dtype=np.float64))
+                    for sim in sims}
+            if all(v.size == 0 for v in vals.values()):
+                continue
+            row: dict[str, Any] = {"class": cls, "percentile": f"p{q}"}
+            for sim, key in sims.items():
+                v = vals[sim]
+                row[f"{key}_mean"] = float(v.mean()) if v.size else math.nan
+                row[f"{key}_sd"] = _sd(v) if v.size else math.nan
+                row[f"{key}_min"] = float(v.min()) if v.size else math.nan
+                row[f"{key}_max"] = float(v.max()) if v.size else math.nan
+                row[f"{key}_n"] = int(v.size)
+            row["ratio"] = row["ns3_mean"] / row["slacknet_mean"] if row["slacknet_mean"] else math.nan
+            row["verdict"] = verdict(vals["slacknet"], vals["ns-3"])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _seed_means(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Means over seeds of the run metrics (flows, finished, drops, wall time, ...)."""
+    cols = [f"{c}_{k}" for c in CLASSES for k in ("flows", "finished")] + list(_RUN_METRICS.values())
+    names = [f"{c}: {k}" for c in CLASSES for k in ("flows", "finished")] + list(_RUN_METRICS)
+    g = per_seed.groupby("simulator")[cols].mean()
+    table = pd.DataFrame({"slacknet": g.loc["slacknet"].to_numpy(), "ns-3": g.loc["ns-3"].to_numpy()}, index=names)
+    table["ratio"] = table["ns-3"] / table["slacknet"]
+    return table
+
+
+def compare_seeds(
+    scenario: Scenario | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    seeds: Sequence[int],
+    *,
+    python: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SeedComparison:
+    """Replay one flow list in slacknet and ns-3 once per ECMP hash seed and compare the
+    per-class slowdown percentiles as mean and spread over the seeds.
+
+    Seed ``s`` runs slacknet with ``routing.mode = "ecmp"``, ``routing.hash_seed = s`` and ns-3
+    with ``--ecmp-seed s`` (its 5-tuple hash); the two hashes are unrelated, so only the
+    distributions over seeds are compared, never one seed against the same seed. A
+    ``flow_index`` scenario is switched to ``ecmp`` (``routing_note`` says so). Runs go one at a
+    time (seed 1 slacknet, seed 1 ns-3, seed 2 slacknet, ...) so no wall time is shared.
+    Writes ``seed<s>/`` (each run's files), ``per_seed.csv``, ``seeds_summary.csv``,
+    ``comparison.json`` and ``compare_cdf.png`` (every seed, faded) into ``out_dir``."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    try:
+        seed_list = _check_seeds(seeds)
+    except ValueError as e:
+        raise CompareError(str(e)) from None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _peer_args(sc)  # rejects what the peer cannot model before anything runs
+    note = None
+    if sc.routing.mode == "flow_index":
+        note = (
+            'the scenario routes by flow_index (flow i on spine i mod spines); for --hash-seeds '
+            'both simulators hash instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
+            "ns-3 its 5-tuple hash with --ecmp-seed s"
+        )
+    peer = ns3peer_path()
+    flows = _flow_list(sc, out)
+    runs: list[Comparison] = []
+    for s in seed_list:
+        routing = sc.routing.model_copy(update={"mode": "ecmp", "hash_seed": s})
+        sc_s = sc.model_copy(update={"routing": routing})
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python)
+        runs.append(cmp)
+        if progress is not None:
+            progress(
+                f"seed {s}: slacknet {cmp.wall_s['slacknet']:.2f} s, ns-3 {cmp.wall_s['ns-3']:.1f} s"
+            )
+    per_seed = per_seed_table(runs, seed_list)
+    result = SeedComparison(
+        scenario=sc.name,
+        seeds=seed_list,
+        runs=runs,
+        per_seed=per_seed,
+        slowdown=aggregate_seeds(per_seed),
+        means=_seed_means(per_seed),
+        routing_note=note,
+        out_dir=out,
+    )
+    per_seed.to_csv(out / "per_seed.csv", index=False)
+    result.slowdown.to_csv(out / "seeds_summary.csv", index=False)
+    (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+    plot_seeds(result, out / "compare_cdf.png")
+    return result
 
 
 def _run_measured(cmd: list[str]) -> tuple[int, str, float]:
@@ -261,6 +552,16 @@ def _last_json_line(text: str) -> dict[str, Any]:
 
 def plot_comparison(cmp: Comparison, path: str | os.PathLike[str]) -> Path:
     """Slowdown CDFs per class, slacknet (solid) and ns-3 (dashed)."""
+    return _plot_cdfs([cmp], f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)", path)
+
+
+def plot_seeds(cmp: SeedComparison, path: str | os.PathLike[str]) -> Path:
+    """Slowdown CDFs per class of every seed (faded), slacknet (solid) and ns-3 (dashed)."""
+    title = f"{cmp.scenario}, {len(cmp.seeds)} ECMP hash seeds: slacknet (solid) vs ns-3.44 (dashed)"
+    return _plot_cdfs(cmp.runs, title, path, alpha=max(0.25, 1.0 / len(cmp.seeds) ** 0.5))
+
+
+def _plot_cdfs(runs: Sequence[Comparison], title: str, path: str | os.PathLike[str], alpha: float = 1.0) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -268,19 +569,21 @@ def plot_comparison(cmp: Comparison, path: str | os.PathLike[str]) -> Path:
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     colors = {"short": "tab:blue", "long": "tab:orange", "incast": "tab:green", "all": "black"}
-    for who, df, style in (("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")):
-        fin = df["finished"].to_numpy(dtype=bool)
-        sd = df["slowdown"].to_numpy(dtype=np.float64)
-        for name, mask in class_masks(df).items():
-            v = np.sort(sd[mask & fin])
-            if v.size == 0:
-                continue
-            y = np.arange(1, v.size + 1) / v.size
-            ax.step(v, y, where="post", linestyle=style, color=colors[name], label=f"{who} {name}")
+    for i, cmp in enumerate(runs):
+        for who, df, style in (("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")):
+            fin = df["finished"].to_numpy(dtype=bool)
+            sd = df["slowdown"].to_numpy(dtype=np.float64)
+            for name, mask in class_masks(df).items():
+                v = np.sort(sd[mask & fin])
+                if v.size == 0:
+                    continue
+                y = np.arange(1, v.size + 1) / v.size
+                ax.step(v, y, where="post", linestyle=style, color=colors[name], alpha=alpha,
+                        label=f"{who} {name}" if i == 0 else None)
     ax.set_xscale("log")
     ax.set_xlabel("FCT slowdown (FCT / slacknet ideal FCT)")
     ax.set_ylabel("CDF")
-    ax.set_title(f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)")
+    ax.set_title(title, fontsize=10 if len(title) > 60 else None)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right", ncol=2)
     p = Path(path)
@@ -288,8 +591,10 @@ def plot_comparison(cmp: Comparison, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def render(cmp: Comparison) -> str:
+def render(cmp: Comparison | SeedComparison) -> str:
     """The comparison table as aligned text."""
+    if isinstance(cmp, SeedComparison):
+        return _render_seeds(cmp)
     lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"]
     for metric, row in cmp.table.iterrows():
         def fmt(x: float, is_ratio: bool = False) -> str:
@@ -305,5 +610,62 @@ def render(cmp: Comparison) -> str:
     diff = cmp.only_finished_in
     lines.append(
         f"flows finished only in slacknet: {len(diff.get('slacknet', []))}, only in ns-3: {len(diff.get('ns-3', []))}"
+    )
+    return "\n".join(lines)
+
+
+
+def _fmt_value(metric: str, x: float, is_ratio: bool = False) -> str:
+    if math.isnan(x):
+        return "n/a"
+    if not is_ratio and metric.endswith(("flows", "finished", "(packets)", "(MB)")):
+        return f"{x:.0f}" if float(x).is_integer() or metric.endswith("(MB)") else f"{x:.1f}"
+    if abs(x) >= 1e5:
+        return f"{x:.3g}"
+    return f"{x:.3f}"
+
+
+def _render_seeds(cmp: SeedComparison) -> str:
+    seeds = ", ".join(str(s) for s in cmp.seeds)
+    lines = [f"{cmp.scenario}: {len(cmp.seeds)} ECMP hash seeds ({seeds}), each a separate run of "
+             "the same flows in both simulators"]
+    if cmp.routing_note:
+        lines.append(f"note: {cmp.routing_note}")
+    lines.append("")
+    w = 28
+    lines.append(f"{'slowdown':<14}{'slacknet mean':>14}{'sd':>7}{'min-max':>15}"
+                 f"{'ns-3 mean':>12}{'sd':>7}{'min-max':>15}{'ns-3/slacknet':>15}  verdict")
+    t = cmp.slowdown
+    for _, r in t.iterrows():
+        def rng(key: str) -> str:
+            lo, hi = r[f"{key}_min"], r[f"{key}_max"]
+            return "n/a" if math.isnan(lo) else f"{lo:.3f}-{hi:.3f}"
+
+        def num(x: float) -> str:
+            return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+        lines.append(
+            f"{r['class'] + ' ' + r['percentile']:<14}{num(r['slacknet_mean']):>14}{num(r['slacknet_sd']):>7}"
+            f"{rng('slacknet'):>15}{num(r['ns3_mean']):>12}{num(r['ns3_sd']):>7}{rng('ns3'):>15}"
+            f"{num(r['ratio']):>15}  {r['verdict']}"
+        )
+    agree = int(t["verdict"].isin(["overlap", "within sd"]).sum()) if len(t) else 0
+    lines += textwrap.wrap(f"{agree} of {len(t)} rows agree within routing noise. Rule: {VERDICT_RULE}.", 100)
+    lines.append("")
+    lines.append(f"{'mean over seeds':<{w}}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}")
+    for metric, row in cmp.means.iterrows():
+        m = str(metric)
+        lines.append(f"{m:<{w}}{_fmt_value(m, row['slacknet']):>12}{_fmt_value(m, row['ns-3']):>12}"
+                     f"{_fmt_value(m, row['ratio'], True):>15}")
+    only = {sim: [len(r.only_finished_in.get(sim, [])) for r in cmp.runs] for sim in ("slacknet", "ns-3")}
+    lines.append(
+        "flows finished only in slacknet, per seed: " + ", ".join(map(str, only["slacknet"]))
+        + "; only in ns-3: " + ", ".join(map(str, only["ns-3"]))
+    )
+    load = cmp.per_seed["load_before"].to_numpy(dtype=np.float64)
+    lines.append(
+        "runs were sequential (none of ours overlapped); 1-minute load average before each run: "
+        f"{np.nanmin(load):.2f}-{np.nanmax(load):.2f}"
+        + (" (other processes were running: wall times are inflated)" if np.nanmax(load) >= 1.0 else "")
     )
     return "\n".join(lines)
