@@ -2,7 +2,9 @@
 //! dispatched with a `match` (no vtable on the hot path).
 
 use units::{Bytes, Time};
-use wire::{IntStack, SegmentRepr};
+use wire::IntStack;
+
+use crate::Segment;
 
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
@@ -159,13 +161,15 @@ impl Endpoint {
         }
     }
 
-    /// Input: a segment from the peer arrived at `now`.
+    /// Input: a segment from the peer arrived at `now`. A header of another protocol than
+    /// this endpoint's is ignored.
     #[inline]
-    pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
-        match self {
-            Endpoint::Tcp(c) => c.handle_segment(now, seg),
-            Endpoint::UdpTx(_) => {} // a pure source ignores anything it is sent
-            Endpoint::UdpRx(r) => r.handle_segment(now, seg),
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+        match (self, seg) {
+            (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment(now, s),
+            (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
+            // A pure source ignores anything it is sent; mismatched protocols are dropped.
+            _ => {}
         }
     }
 
@@ -173,11 +177,11 @@ impl Endpoint {
     /// data segment (receiver side) or the stack the receiver echoed in an ACK (sender side).
     /// Transports that do not use telemetry ignore it.
     #[inline]
-    pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
-        match self {
-            Endpoint::Tcp(c) => c.handle_segment_int(now, seg, int),
-            Endpoint::UdpTx(_) => {}
-            Endpoint::UdpRx(r) => r.handle_segment(now, seg),
+    pub fn handle_segment_int(&mut self, now: Time, seg: &Segment, int: Option<&IntStack>) {
+        match (self, seg) {
+            (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_int(now, s, int),
+            (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
+            _ => {}
         }
     }
 
@@ -214,10 +218,10 @@ impl Endpoint {
 
     /// Output: the next segment to send now, if any.
     #[inline]
-    pub fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         match self {
-            Endpoint::Tcp(c) => c.poll_transmit(now),
-            Endpoint::UdpTx(s) => s.poll_transmit(now),
+            Endpoint::Tcp(c) => c.poll_transmit(now).map(Segment::Tcp),
+            Endpoint::UdpTx(s) => s.poll_transmit(now).map(Segment::Udp),
             Endpoint::UdpRx(_) => None,
         }
     }

@@ -27,6 +27,7 @@
 
 pub mod cc;
 mod endpoint;
+mod segment;
 pub mod rtt;
 pub mod tcp;
 pub mod udp;
@@ -35,6 +36,7 @@ pub mod udp;
 mod tests;
 
 pub use endpoint::{Endpoint, Event, Outcome, Stats, TransportConfig};
+pub use segment::Segment;
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
-pub use wire::{Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};
+pub use wire::{DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};

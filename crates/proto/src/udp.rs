@@ -9,7 +9,7 @@
 //! [`Event::Delivered`] unless every byte up to the `FIN` datagram's end has arrived.
 
 use units::{Bps, Bytes, Time};
-use wire::{Ecn, Flags, SegmentRepr};
+use wire::{DatagramRepr, Ecn, Flags};
 
 use crate::{Event, Outcome, Stats};
 
@@ -92,7 +92,7 @@ impl UdpSender {
     pub fn handle_timeout(&mut self, _now: Time) {}
 
     /// Output: the next datagram, if one is due at `now`.
-    pub fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+    pub fn poll_transmit(&mut self, now: Time) -> Option<DatagramRepr> {
         if self.next_seq >= self.size {
             return None;
         }
@@ -112,17 +112,7 @@ impl UdpSender {
             flags = Flags::FIN;
             self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: false });
         }
-        Some(SegmentRepr {
-            conn: self.conn,
-            seq,
-            ack: 0,
-            len: len as u32,
-            flags,
-            ecn: Ecn::NotEct,
-            prio: self.prio,
-            ts_ps: now.ps(),
-            ts_echo_ps: 0,
-        })
+        Some(DatagramRepr { conn: self.conn, seq, len: len as u32, flags, ecn: Ecn::NotEct, prio: self.prio, ts_ps: now.ps() })
     }
 
     /// Output: when the next paced datagram is due (`None` when unpaced or finished).
@@ -166,7 +156,7 @@ impl UdpReceiver {
     }
 
     /// Input: a datagram arrived.
-    pub fn handle_segment(&mut self, _now: Time, seg: &SegmentRepr) {
+    pub fn handle_segment(&mut self, _now: Time, seg: &DatagramRepr) {
         if seg.conn != self.conn {
             return;
         }

@@ -1,16 +1,18 @@
-//! The simulator's packet: a small `Copy` value carrying a transport header by value (never
-//! serialized) plus the routing and accounting metadata the network needs. No payload bytes.
+//! The simulator's packet: a small `Copy` value carrying the header of the protocol that sent
+//! it by value (a `proto::Segment`, never serialized) plus the routing and accounting metadata
+//! the network needs. No payload bytes. The network reads only the fields every protocol's
+//! header has (connection, offset, priority, ECN) through `Segment`'s accessors.
 
-use proto::SegmentRepr;
+use proto::Segment;
 use units::NodeId;
 
 /// One packet in the simulated network.
 ///
-/// INVARIANT: `size == seg.len + header_bytes` of the run's transport; `flow == seg.conn`.
+/// INVARIANT: `size == seg.len() + header_bytes` of the run's transport.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
-    /// The transport header (sequence range, flags, ECN, priority, timestamps).
-    pub seg: SegmentRepr,
+    /// The sending protocol's header.
+    pub seg: Segment,
     /// Destination host.
     pub dst: NodeId,
     /// Bytes on the wire.
@@ -31,6 +33,18 @@ impl Packet {
     /// The flow this packet belongs to.
     #[inline]
     pub fn flow(&self) -> u32 {
-        self.seg.conn
+        self.seg.conn()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_stays_small() {
+        // PERF: packets are moved by value through every queue and wire; a header variant that
+        // grows them past this should move its bulk into a side table (as telemetry does).
+        assert!(std::mem::size_of::<Packet>() <= 80, "{} bytes", std::mem::size_of::<Packet>());
     }
 }

@@ -160,8 +160,8 @@ impl Port {
     pub fn enqueue(&mut self, q: usize, mut pkt: Packet) -> bool {
         let mut marked = false;
         if let Some(k) = self.conf[q].ecn_threshold {
-            if self.bytes[q] > k && pkt.seg.ecn.is_ect() {
-                pkt.seg.ecn = Ecn::Ce;
+            if self.bytes[q] > k && pkt.seg.ecn().is_ect() {
+                pkt.seg.set_ecn(Ecn::Ce);
                 marked = true;
             }
         }
@@ -202,12 +202,12 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::SegmentRepr;
+    use proto::{Segment, SegmentRepr};
     use units::NodeId;
 
     fn pkt(prio: u8, size: u32, ecn: Ecn) -> Packet {
         Packet {
-            seg: SegmentRepr { prio, ecn, ..Default::default() },
+            seg: Segment::Tcp(SegmentRepr { prio, ecn, ..Default::default() }),
             dst: NodeId(0),
             size,
             to_receiver: true,
@@ -227,7 +227,7 @@ mod tests {
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 1500 B: not greater than K
         assert!(p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 3000 B > K
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::NotEct)));
-        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.seg.ecn).collect();
+        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.seg.ecn()).collect();
         assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(p.total_bytes(), 0);
         assert_eq!(p.max_bytes(), &[6000]);

@@ -68,7 +68,7 @@ pub struct Simulation {
     transport: TransportConfig,
     header: u32,
     ideal: IdealModel,
-    txbuf: Vec<proto::SegmentRepr>,
+    txbuf: Vec<proto::Segment>,
     // ---- applications ----
     apps: Vec<AnyApp>,
     app_slots: Vec<TimerSlot>,

@@ -1,5 +1,7 @@
-//! slacknet's transport header: the parsed [`SegmentRepr`] that the sans-I/O core speaks, and
-//! its byte format for the UDP driver.
+//! slacknet's transport headers: the parsed [`SegmentRepr`] of the reliable byte stream (TCP
+//! kinds) and [`DatagramRepr`] of the unreliable datagram transport, each with its byte
+//! format for the UDP driver. Each protocol owns its header; `proto::Segment` is the tagged
+//! union the simulator carries.
 //!
 //! Pipeline position: `units <- wire <- proto`. The simulator never serializes: it carries
 //! `SegmentRepr` values by value. Only the UDP driver calls [`SegmentRepr::parse`] and
@@ -18,6 +20,10 @@
 //! never panics on any input (fuzzed).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+
+mod datagram;
+
+pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
 
 /// Length of the fixed header in bytes.
 pub const HEADER_LEN: usize = 44;

@@ -29,6 +29,8 @@ use rand_pcg::Pcg64;
 use units::{Bps, Bytes, Dur, Time};
 use wire::{Ecn, IntHop, IntStack, SegmentRepr};
 
+use crate::Segment;
+
 use crate::tcp::Conn;
 use crate::{Endpoint, Event, Stats, TransportConfig};
 
@@ -54,7 +56,10 @@ pub(crate) struct TraceEntry {
     pub(crate) dir: Dir,
     /// 0 for the main `client`/`server`, `k >= 1` for `extra[k - 1]`.
     pub(crate) flow: usize,
-    /// The segment as delivered (with any CE mark applied).
+    /// The packet's header as delivered (with any CE mark applied).
+    pub(crate) pkt: Segment,
+    /// A TCP-shaped view of `pkt` for assertions: the segment itself for the TCP kinds; a
+    /// datagram's fields (conn, seq, len, flags, ECN, prio, timestamp) mapped onto it.
     pub(crate) seg: SegmentRepr,
     /// Telemetry carried with it: the bottleneck hop of an INT flow's data segment (set when
     /// it is delivered), or the stack a receiver's ACK echoes.
@@ -291,13 +296,13 @@ impl Pair {
                 if is_int_data {
                     let stack = self.int_stamp(idx);
                     self.trace[idx].int = Some(stack);
-                    self.endpoint(e.flow, 1).handle_segment_int(now, &e.seg, Some(&stack));
+                    self.endpoint(e.flow, 1).handle_segment_int(now, &e.pkt, Some(&stack));
                 } else {
-                    self.endpoint(e.flow, 1).handle_segment(now, &e.seg);
+                    self.endpoint(e.flow, 1).handle_segment(now, &e.pkt);
                 }
             }
             Dir::ToClient => {
-                self.endpoint(e.flow, 0).handle_segment_int(now, &e.seg, e.int.as_ref());
+                self.endpoint(e.flow, 0).handle_segment_int(now, &e.pkt, e.int.as_ref());
                 if e.flow == 0 {
                     self.snap(Some(idx));
                 }
@@ -381,7 +386,20 @@ impl Pair {
         }
     }
 
-    fn transmit(&mut self, flow: usize, dir: Dir, mut seg: SegmentRepr, int: Option<IntStack>) {
+    fn transmit(&mut self, flow: usize, dir: Dir, mut pkt: Segment, int: Option<IntStack>) {
+        let mut seg = match pkt {
+            Segment::Tcp(s) => s,
+            Segment::Udp(d) => SegmentRepr {
+                conn: d.conn,
+                seq: d.seq,
+                len: d.len,
+                flags: d.flags,
+                ecn: d.ecn,
+                prio: d.prio,
+                ts_ps: d.ts_ps,
+                ..SegmentRepr::default()
+            },
+        };
         let d = dir as usize;
         let idx = self.num_sent[d];
         self.num_sent[d] += 1;
@@ -418,6 +436,7 @@ impl Pair {
                 };
                 if is_marked {
                     seg.ecn = Ecn::Ce;
+                    pkt.set_ecn(Ecn::Ce);
                 }
             }
             let fin = match self.rate {
@@ -444,7 +463,7 @@ impl Pair {
             Some(at)
         };
         let trace_idx = self.trace.len();
-        self.trace.push(TraceEntry { sent: self.now, arrive, dir, flow, seg, int });
+        self.trace.push(TraceEntry { sent: self.now, arrive, dir, flow, pkt, seg, int });
         self.queued.push(queued);
         if let Some(at) = arrive {
             self.in_flight.push(Reverse((at, self.next_id, trace_idx)));

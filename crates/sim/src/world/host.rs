@@ -110,7 +110,7 @@ impl Simulation {
     /// A packet reached its destination host: hand it to the transfer's endpoint.
     pub(crate) fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
-        let f = pkt.seg.conn as usize;
+        let f = pkt.seg.conn() as usize;
         if self.rt.get(f).is_none_or(|rt| rt.released) {
             self.int.forget(&pkt);
             return; // a late duplicate for a finished transfer
@@ -174,7 +174,7 @@ impl Simulation {
                 // A receiver echoes the stack of the data it acknowledges; a sender's data
                 // segments start an empty stack that every switch egress appends to.
                 let echo = ep.take_echo_int();
-                let fresh = (side == 0 && seg.len > 0).then(IntStack::default);
+                let fresh = (side == 0 && !seg.is_empty()).then(IntStack::default);
                 int_txbuf.push(echo.or(fresh));
             }
         }
@@ -217,12 +217,12 @@ impl Simulation {
         let (host, dst) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
         let nic = self.routes.nic(NodeId(host));
         for (i, mut seg) in txbuf.drain(..).enumerate() {
-            seg.prio = spec.prio;
+            seg.set_prio(spec.prio);
             let int = match int_txbuf.get_mut(i).and_then(Option::take) {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
             };
-            let pkt = Packet { size: seg.len + self.header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
+            let pkt = Packet { size: seg.len() + self.header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
             self.bytes_sent += pkt.size as u64;
             self.enqueue(nic, pkt);
         }

@@ -112,7 +112,7 @@ impl Simulation {
         match self.topo.switch_of(node) {
             None => self.deliver(pkt),
             Some(s) => {
-                let out = self.routes.next_hop(s.0, pkt.dst, pkt.seg.conn, pkt.seg.seq);
+                let out = self.routes.next_hop(s.0, pkt.dst, pkt.seg.conn(), pkt.seg.seq());
                 pkt.hops = pkt.hops.saturating_add(1);
                 self.enqueue(out, pkt);
             }
@@ -123,7 +123,7 @@ impl Simulation {
     /// marking, then start serialization if the link is idle.
     pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
-        let q = link.port.queue_of(pkt.seg.prio);
+        let q = link.port.queue_of(pkt.seg.prio());
         let size = pkt.size as u64;
         if link.switch == NO_SWITCH {
             if link.port.check_cap(q, size).is_err() {
@@ -148,7 +148,7 @@ impl Simulation {
             }
             let now = self.sched.now();
             let qi = link.port_idx as usize * sw.buf.qpp + q;
-            let first_rtt = pkt.to_receiver && pkt.seg.seq < self.first_rtt_bytes;
+            let first_rtt = pkt.to_receiver && pkt.seg.seq() < self.first_rtt_bytes;
             let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);

@@ -1,0 +1,102 @@
+//! [`Segment`]: the header of whichever protocol sent a packet, as the drivers carry it. Each
+//! protocol owns its header (`wire::SegmentRepr` for the TCP kinds, `wire::DatagramRepr` for
+//! UDP; ATP and the bounded-loss transport add theirs); the network reads and writes only the
+//! fields every header has, through the accessors here (connection, payload length and offset
+//! for hashing, priority class, ECN).
+//!
+//! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
+
+use wire::{DatagramRepr, Ecn, SegmentRepr};
+
+/// The header of one packet, tagged by protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// A reliable byte stream's segment (DCTCP, NewReno, PowerTCP).
+    Tcp(SegmentRepr),
+    /// An unreliable datagram.
+    Udp(DatagramRepr),
+}
+
+impl Segment {
+    /// Connection (transfer) id.
+    #[inline]
+    pub fn conn(&self) -> u32 {
+        match self {
+            Segment::Tcp(s) => s.conn,
+            Segment::Udp(d) => d.conn,
+        }
+    }
+
+    /// Payload bytes.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        match self {
+            Segment::Tcp(s) => s.len,
+            Segment::Udp(d) => d.len,
+        }
+    }
+
+    /// Whether the packet carries no payload (a pure ACK or SYN).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Byte offset of the payload within its transfer (the spraying hash's entropy and ABM's
+    /// first-window test).
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        match self {
+            Segment::Tcp(s) => s.seq,
+            Segment::Udp(d) => d.seq,
+        }
+    }
+
+    /// ECN codepoint.
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        match self {
+            Segment::Tcp(s) => s.ecn,
+            Segment::Udp(d) => d.ecn,
+        }
+    }
+
+    /// Set the ECN codepoint (a switch marking CE).
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        match self {
+            Segment::Tcp(s) => s.ecn = ecn,
+            Segment::Udp(d) => d.ecn = ecn,
+        }
+    }
+
+    /// Priority class (0 = highest).
+    #[inline]
+    pub fn prio(&self) -> u8 {
+        match self {
+            Segment::Tcp(s) => s.prio,
+            Segment::Udp(d) => d.prio,
+        }
+    }
+
+    /// Set the priority class (the driver stamps the transfer's class).
+    #[inline]
+    pub fn set_prio(&mut self, prio: u8) {
+        match self {
+            Segment::Tcp(s) => s.prio = prio,
+            Segment::Udp(d) => d.prio = prio,
+        }
+    }
+}
+
+impl From<SegmentRepr> for Segment {
+    fn from(s: SegmentRepr) -> Segment {
+        Segment::Tcp(s)
+    }
+}
+
+impl From<DatagramRepr> for Segment {
+    fn from(d: DatagramRepr) -> Segment {
+        Segment::Udp(d)
+    }
+}
