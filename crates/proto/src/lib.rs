@@ -15,6 +15,23 @@
 //!
 //! `handle_timeout` is safe to call spuriously (before any deadline): it is then a no-op.
 //!
+//! # Holding a sender back (backpressure)
+//!
+//! A driver may stop calling `poll_transmit` before it returns `None`, for as long as it
+//! likes (the simulator does so when a flow has enough bytes queued at its NIC, as Linux's TCP
+//! Small Queues does). The endpoint keeps what it may send and hands it out at the next
+//! `poll_transmit`; nothing is lost and no timer depends on being polled:
+//! - TCP stamps a segment (`ts_ps`) and arms its RTO when it is handed out, so held-back data is
+//!   neither timed nor counted in flight. A paced sender (PowerTCP, a rate cap) schedules the
+//!   next segment from the later of its slot and `now`, so a late poll never bursts. The
+//!   window grows on an ACK only if the sender was window-limited, not held back, when the
+//!   driver last stopped polling it (RFC 7661 §4.3, Linux `tcp_is_cwnd_limited`).
+//! - A paced UDP source schedules its next datagram from the `now` of the poll that handed out
+//!   the previous one, so it never bursts either. Its `poll_timeout` may then lie in the past:
+//!   a driver that holds it back need not wake it before it polls again.
+//!
+//! A driver that always drains (as the call order above says) never holds a sender back.
+//!
 //! # Transports
 //! - [`TransportConfig::Tcp`] with [`CcKind::Dctcp`]: DCTCP (Alizadeh et al., SIGCOMM'10).
 //! - [`TransportConfig::Tcp`] with [`CcKind::NewReno`]: TCP NewReno (RFC 6582), no ECN.

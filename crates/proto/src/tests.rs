@@ -1060,6 +1060,124 @@ fn udp_receiver_counts_bytes_under_loss_and_never_reports_received_all() {
 }
 
 
+// ------------------------------------------------------------------------------------------
+// Backpressure: a driver that holds the client back (TCP Small Queues, crate docs)
+// ------------------------------------------------------------------------------------------
+
+/// Two full packets: the limit the backpressure tests hold clients to.
+const TSQ: u64 = 2 * (MSS + HEADER_BYTES);
+
+/// Closed form of a sender whose own pipe is busy from `t0` on: its `size` bytes serialize
+/// back to back and the last one arrives `latency` later.
+fn line_rate_arrival(p: &Pair, t0: Time, size: u64) -> Time {
+    let n = size.div_ceil(MSS);
+    t0 + p.tx(MSS) * (n - 1) + p.tx(size - (n - 1) * MSS) + p.latency
+}
+
+#[test]
+fn held_back_sender_never_queues_beyond_the_limit_and_loses_no_time() {
+    let size = 2_000 * MSS;
+    for cc in [CcKind::NewReno, dctcp(1.0)] {
+        let mut free = pair(tcp(cc), size, 0);
+        let mut held = pair(tcp(cc), size, 0);
+        held.tsq_bytes = Some(TSQ);
+        assert!(free.drive() && held.drive());
+        assert!(held.is_complete(), "{cc:?}");
+        assert!(free.max_waiting_bytes(0) > 100 * TSQ, "{cc:?}: the free sender queues its window");
+        assert!(held.max_waiting_bytes(0) <= TSQ, "{cc:?}: {}", held.max_waiting_bytes(0));
+        // The pipe never idles for want of a segment: a held-back sender is polled when one
+        // of its segments starts serializing, so the next is there when that one ends.
+        assert_eq!(held.received_all_at(), free.received_all_at(), "{cc:?}");
+        assert_eq!(held.data().len(), free.data().len());
+        assert_eq!(held.client.stats().segments_retx, 0);
+    }
+}
+
+#[test]
+fn held_back_sender_window_stops_growing_once_it_no_longer_limits() {
+    // RFC 7661 §4.3: without marks or loss the free sender stays in slow start and its window
+    // grows by every ACK to about the whole flow. Held back, the flight is the pipe (the bytes
+    // one RTT carries) plus what waits at the bottleneck, and the window grows in slow start
+    // only while it is less than twice the flight: it stops within one segment of twice the
+    // largest flight, while data remains (afterwards, like any sender that has nothing left
+    // to send, it grows on).
+    let size = 5_000 * MSS;
+    let mut free = pair(tcp(dctcp(1.0)), size, 0);
+    let mut held = pair(tcp(dctcp(1.0)), size, 0);
+    held.tsq_bytes = Some(TSQ);
+    assert!(free.drive() && held.drive());
+    let max_cwnd = |p: &Pair| p.snaps.iter().filter(|s| s.seq.2 < size).map(|s| s.stats.cwnd).max().unwrap();
+    let pipe = p_rtt(&held).ps().div_ceil(held.tx(MSS).ps()) * MSS;
+    let max_flight = pipe + TSQ / (MSS + HEADER_BYTES) * MSS;
+    assert!(max_cwnd(&free) > size / 2, "{}", max_cwnd(&free));
+    assert!(max_cwnd(&held) <= 2 * max_flight + MSS, "cwnd {} flight {max_flight}", max_cwnd(&held));
+    assert!(max_cwnd(&held) >= pipe, "cwnd {} pipe {pipe}", max_cwnd(&held));
+    assert_eq!(held.received_all_at(), free.received_all_at());
+}
+
+/// The harness's unloaded RTT for a full segment and its ACK.
+fn p_rtt(p: &Pair) -> Dur {
+    p.latency * 2 + p.tx(MSS) + p.tx(0)
+}
+
+#[test]
+fn held_back_udp_source_never_bursts_and_meets_the_pipe_closed_form() {
+    // A source faster than its pipe (unpaced, or paced at twice the pipe's rate) held to two
+    // packets: the pipe is busy from 0 on, so the last datagram arrives at the closed form;
+    // a paced source never sends two datagrams closer than its pacing interval.
+    let size = 300 * MSS - 100;
+    for rate in [None, Some(Bps::from_gbps(20))] {
+        let mut p = udp(rate, size);
+        p.tsq_bytes = Some(TSQ);
+        p.spurious_timeouts = true;
+        assert!(p.drive_bounded(100_000), "{rate:?}");
+        assert!(p.max_waiting_bytes(0) <= TSQ);
+        assert_eq!(p.server.stats().bytes_received, size);
+        assert_eq!(p.received_all_at(), Some(line_rate_arrival(&p, Time::ZERO, size)), "{rate:?}");
+        if let Some(r) = rate {
+            for w in p.data().windows(2) {
+                let gap = r.tx_time(Bytes(u64::from(w[0].seg.len) + HEADER_BYTES));
+                assert!(w[1].sent.since(w[0].sent) >= gap, "{rate:?}: burst at {:?}", w[1].sent);
+            }
+        }
+    }
+}
+
+#[test]
+fn held_back_rate_capped_sender_never_bursts() {
+    // An application's rate cap above the pipe's rate: the sender is held back, and a late
+    // poll hands out one segment, the next one no earlier than `len / cap` after it.
+    let cap = Bps::from_gbps(20);
+    let cfg = TransportConfig::Tcp(tcp(CcKind::NewReno));
+    let mut p = Pair::new(&cfg, 500 * MSS, 0);
+    p.client.set_rate_cap(&cfg, Some(cap));
+    p.tsq_bytes = Some(TSQ);
+    assert!(p.drive());
+    assert!(p.is_complete());
+    assert!(p.max_waiting_bytes(0) <= TSQ);
+    let d = p.data();
+    for w in d.windows(2) {
+        assert!(w[1].sent.since(w[0].sent) >= cap.tx_time(Bytes(u64::from(w[0].seg.len))), "burst at {:?}", w[1].sent);
+    }
+}
+
+#[test]
+fn held_back_random_loss_always_completes_with_every_byte() {
+    // Held-back data is neither in flight nor timed: RTOs, go-back-N and fast recovery work
+    // as when the driver drains.
+    for cc in [CcKind::NewReno, dctcp(1.0)] {
+        for seed in 1..=6 {
+            let mut p = lossy(cc, seed, 0.03);
+            p.tsq_bytes = Some(TSQ);
+            p.spurious_timeouts = seed % 2 == 0;
+            assert!(p.drive_bounded(200_000), "livelock: {cc:?} seed {seed}");
+            assert!(p.is_complete(), "{cc:?} seed {seed}");
+            assert_eq!(p.server.stats().bytes_received, 300 * MSS + 77);
+            assert!(p.max_waiting_bytes(0) <= TSQ);
+        }
+    }
+}
+
 #[test]
 fn handle_segment_never_panics_on_arbitrary_segments() {
     use rand::{Rng, SeedableRng};
@@ -1099,3 +1217,4 @@ fn handle_segment_never_panics_on_arbitrary_segments() {
         }
     }
 }
+

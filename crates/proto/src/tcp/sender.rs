@@ -10,6 +10,15 @@
 //! segment that left the network). An application's rate cap (`set_rate_cap`) paces the same
 //! way at the lower of the two rates. Without a pacing rate the `Pace` timer is never armed.
 //!
+//! Window validation (RFC 7661 §4.3, Linux `tcp_is_cwnd_limited`): an ACK grows the window
+//! only if the window is what limits the sender. A driver that holds the sender back (stops
+//! polling while the window still has room, see the crate docs) would otherwise inflate it
+//! without bound at a rate the window never limited. `is_held` records whether the last
+//! `poll_transmit` returned a segment with room left in the window for another one. A held
+//! sender's window still grows in slow start while it is less than twice the flight (as
+//! Linux's), so that slow start can double what it actually uses; otherwise it stays. A driver
+//! that drains to `None` never sets `is_held`, so its behaviour is unchanged.
+//!
 //! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
 //! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
 //!
@@ -68,6 +77,8 @@ pub(super) struct Sender {
     /// The application's cap on the sending rate (bits per second of payload plus headers
     /// counted as the segment's payload, i.e. `len / cap` between segments), if any.
     rate_cap: Option<units::Bps>,
+    /// The driver stopped polling with room left in the window (see the module docs).
+    is_held: bool,
     cc: AnyCc,
     rtt: RttEstimator,
     timers: TimerTable,
@@ -102,6 +113,7 @@ impl Sender {
             rto_una: None,
             next_send: Time::ZERO,
             rate_cap: None,
+            is_held: false,
             cc: AnyCc::new(cfg),
             rtt: RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto),
             timers: TimerTable::default(),
@@ -163,6 +175,20 @@ impl Sender {
     }
 
     pub(super) fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
+        let seg = self.next_segment(now);
+        // A driver that stops here leaves sendable data behind iff the window has room for
+        // the next new segment (pacing aside: a paced sender is rate-limited by itself).
+        self.is_held = seg.is_some() && self.state == State::Established && self.has_window_room();
+        seg
+    }
+
+    /// Whether there is new data and the window has room for its next segment.
+    #[inline]
+    fn has_window_room(&self) -> bool {
+        self.snd_nxt < self.size && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.cc.window()
+    }
+
+    fn next_segment(&mut self, now: Time) -> Option<SegmentRepr> {
         match self.state {
             State::Done => None,
             State::SynSent => {
@@ -343,6 +369,7 @@ impl Sender {
         int: Option<&IntStack>,
     ) {
         let bytes_acked = ack - self.snd_una;
+        let flight = self.snd_nxt - self.snd_una;
         self.snd_una = ack;
         // A retransmission not yet handed out may have just been acknowledged.
         if self.rtx.is_some_and(|s| s < ack) {
@@ -373,7 +400,7 @@ impl Sender {
                 restart_rto = !self.has_partial_acked;
                 self.has_partial_acked = true;
             }
-        } else if !is_cut {
+        } else if !is_cut && self.is_window_limited(flight) {
             self.cc.on_ack(now, bytes_acked);
         }
         if self.snd_nxt == self.snd_una {
@@ -384,6 +411,14 @@ impl Sender {
             // RFC 6298 (5.3): restart the timer on an ACK of new data.
             self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
+    }
+
+    /// RFC 7661 §4.3 and Linux's `tcp_is_cwnd_limited` (module docs): whether an ACK that
+    /// arrived with `flight` bytes outstanding may grow the window.
+    #[inline]
+    fn is_window_limited(&self, flight: u64) -> bool {
+        let cwnd = self.cc.window();
+        !self.is_held || (cwnd < self.cc.ssthresh() && cwnd < 2 * flight)
     }
 
     fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>) {

@@ -16,10 +16,15 @@
 //! delivered, when every earlier enqueue is known. After every `poll_transmit` the harness
 //! calls `take_echo_int` and carries the stack with the segment.
 //!
+//! Backpressure (`tsq_bytes`, Linux's TCP Small Queues): a flow's client is polled only while
+//! the bytes of its segments waiting at the client-to-server bottleneck (enqueued, serialization
+//! not started) plus one full packet fit in the limit; when one of them starts serialization
+//! the client is polled again (an input of its own). Servers are never held back.
+//!
 //! One `drive` step handles exactly one input (the earliest packet arrival; at equal times
-//! packets before the client's timer before the server's, and the main flow before the added
-//! ones), then drains every endpoint in the documented order. INVARIANT: virtual time never
-//! goes backwards.
+//! packets before the client's timer before the server's, then held-back clients' wake-ups,
+//! and the main flow before the added ones), then drains every endpoint in the documented
+//! order. INVARIANT: virtual time never goes backwards.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -82,7 +87,8 @@ enum Input {
     Packet,
     /// `handle_timeout` of a flow's client (side 0) or server (side 1).
     Timer(usize, usize),
-    /// An added flow's start time: nothing to handle, the drain polls it.
+    /// An added flow's start time, or a held-back client's wake-up: nothing to handle, the
+    /// drain polls it.
     Start,
 }
 
@@ -137,6 +143,15 @@ pub(crate) struct Pair {
     pub(crate) mark: Mark,
     /// Call `handle_timeout` before every deadline too (must change nothing).
     pub(crate) spurious_timeouts: bool,
+    /// Hold clients back at this many bytes waiting at the bottleneck (module docs).
+    pub(crate) tsq_bytes: Option<u64>,
+    /// The largest packet a client sends (payload + header): the unit of `tsq_bytes`.
+    max_pkt: u64,
+    /// Per flow: serialization start and size of its client's segments that were waiting at
+    /// the bottleneck when last looked at (start times non-decreasing: a FIFO).
+    tsq_waiting: Vec<VecDeque<(Time, u64)>>,
+    /// Per flow: its client was held back at its last drain.
+    tsq_held: Vec<bool>,
     rng: Pcg64,
     busy_until: [Time; 2],
     backlog: [VecDeque<(Time, u64)>; 2],
@@ -177,6 +192,10 @@ impl Pair {
             delay_data: BTreeMap::new(),
             mark: Mark::Never,
             spurious_timeouts: false,
+            tsq_bytes: None,
+            max_pkt: u64::from(cfg.mss()) + HEADER_BYTES,
+            tsq_waiting: vec![VecDeque::new()],
+            tsq_held: vec![false],
             rng: Pcg64::seed_from_u64(seed),
             busy_until: [Time::ZERO; 2],
             backlog: [VecDeque::new(), VecDeque::new()],
@@ -211,6 +230,8 @@ impl Pair {
             client_events: Vec::new(),
             server_events: Vec::new(),
         });
+        self.tsq_waiting.push(VecDeque::new());
+        self.tsq_held.push(false);
         k
     }
 
@@ -240,13 +261,22 @@ impl Pair {
             }
         };
         offer(self.in_flight.peek().map(|Reverse((t, _, _))| *t), Input::Packet);
-        offer(self.client.poll_timeout(), Input::Timer(0, 0));
+        // A held-back client's deadline may lie in the past (a paced UDP source): its wake-up
+        // polls it instead.
+        let due = |f: usize, t: Option<Time>| t.filter(|&t| !(self.tsq_held[f] && t <= self.now));
+        offer(due(0, self.client.poll_timeout()), Input::Timer(0, 0));
         offer(self.server.poll_timeout(), Input::Timer(0, 1));
+        for (f, held) in self.tsq_held.iter().enumerate() {
+            // A held-back client is woken when its next waiting segment starts serializing.
+            if *held {
+                offer(self.tsq_waiting[f].iter().map(|&(t, _)| t).find(|&t| t > self.now), Input::Start);
+            }
+        }
         for (i, fl) in self.extra.iter().enumerate() {
             if self.now < fl.start {
                 offer(Some(fl.start), Input::Start);
             } else {
-                offer(fl.client.poll_timeout(), Input::Timer(i + 1, 0));
+                offer(due(i + 1, fl.client.poll_timeout()), Input::Timer(i + 1, 0));
             }
             offer(fl.server.poll_timeout(), Input::Timer(i + 1, 1));
         }
@@ -365,10 +395,22 @@ impl Pair {
         }
     }
 
-    /// Drain one endpoint: every segment (with its echoed telemetry), then its events.
+    /// Drain one endpoint: every segment (with its echoed telemetry; a client only as far as
+    /// `tsq_bytes` allows), then its events.
     fn flush_side(&mut self, f: usize, side: usize) {
         let now = self.now;
         loop {
+            if let (Some(limit), 0) = (self.tsq_bytes, side) {
+                let waiting = &mut self.tsq_waiting[f];
+                while waiting.front().is_some_and(|&(start, _)| start <= now) {
+                    waiting.pop_front();
+                }
+                let bytes: u64 = waiting.iter().map(|&(_, b)| b).sum();
+                self.tsq_held[f] = bytes + self.max_pkt > limit;
+                if self.tsq_held[f] {
+                    break;
+                }
+            }
             let ep = self.endpoint(f, side);
             let Some(seg) = ep.poll_transmit(now) else { break };
             let int = ep.take_echo_int();
@@ -449,6 +491,9 @@ impl Pair {
                     let total = fifo.last().map_or(0, |&(_, b)| b) + size;
                     fifo.push((self.now, total));
                     queued = Some((fifo.len() - 1, start));
+                    if dir == Dir::ToServer && start > self.now {
+                        self.tsq_waiting[flow].push_back((start, size));
+                    }
                     fin
                 }
                 None => self.now,
@@ -516,6 +561,24 @@ impl Pair {
     /// Both sides finished.
     pub(crate) fn is_complete(&self) -> bool {
         self.completed_at().is_some() && self.received_all_at().is_some()
+    }
+
+    /// The most bytes of flow `f`'s client segments ever waiting at the client-to-server
+    /// bottleneck (enqueued, serialization not started), looked at right after each send.
+    pub(crate) fn max_waiting_bytes(&self, f: usize) -> u64 {
+        let mut waiting: VecDeque<(Time, u64)> = VecDeque::new();
+        let mut max = 0;
+        for (e, q) in self.trace.iter().zip(&self.queued) {
+            let (true, Some((_, start))) = (e.flow == f && e.dir == Dir::ToServer, *q) else { continue };
+            while waiting.front().is_some_and(|&(s, _)| s <= e.sent) {
+                waiting.pop_front();
+            }
+            if start > e.sent {
+                waiting.push_back((start, u64::from(e.seg.len) + HEADER_BYTES));
+            }
+            max = max.max(waiting.iter().map(|&(_, b)| b).sum());
+        }
+        max
     }
 
     /// Serialization time of a segment with `len` payload bytes at the bottleneck.
