@@ -3,10 +3,18 @@
 //! policy per file: `strict_priority`, `drr`), per-queue ECN marking at enqueue and an
 //! optional per-queue byte cap.
 //!
+//! A host NIC has one queue (class). With `host.scheduler = "per_flow_rr"` that queue is
+//! stored as one FIFO per flow with deficit round robin among them ([`PerFlowRr`], in
+//! `per_flow_rr`): a storage variant of the port, not a [`Scheduler`], because its queues are
+//! created per flow on demand (see that module). Marking and the cap still apply to the
+//! queue's total: a NIC marks on its whole backlog under either scheduler, as a switch port
+//! marks on its queue, so the two NIC schedulers differ only in order and a sender whose own
+//! NIC is its bottleneck still sees its aggregate queue there (DCTCP §3.1 on a shared link).
+//!
 //! The port does not decide buffer admission: the switch's shared-buffer policy
 //! (`admission`) is asked first; a port only enforces its own static caps.
 //!
-//! INVARIANT: `bytes[q]` equals the sum of `size` of the packets in `queues[q]`, and
+//! INVARIANT: `bytes[q]` equals the sum of `size` of the packets stored for queue `q`, and
 //! `total` equals the sum of `bytes`.
 
 use std::collections::VecDeque;
@@ -17,9 +25,11 @@ use crate::packet::Packet;
 use crate::spec::SchedulerKind;
 
 mod drr;
+mod per_flow_rr;
 mod strict_priority;
 
 pub use drr::Drr;
+pub use per_flow_rr::PerFlowRr;
 pub use strict_priority::StrictPriority;
 
 /// The contract of a scheduling policy between the queues of one port: which non-empty queue
@@ -73,12 +83,20 @@ pub struct QueueConf {
 /// The queues of one egress port.
 #[derive(Debug, Clone)]
 pub struct Port {
-    queues: Vec<VecDeque<Packet>>,
+    store: Store,
     bytes: Vec<u64>,
     max_bytes: Vec<u64>,
     conf: Vec<QueueConf>,
     total: u64,
-    scheduler: AnyScheduler,
+}
+
+/// Where a port's packets wait (module docs).
+#[derive(Debug, Clone)]
+enum Store {
+    /// One FIFO per class and a scheduling policy between them.
+    Classes { queues: Vec<VecDeque<Packet>>, scheduler: AnyScheduler },
+    /// One class, one FIFO per flow, round robin among the flows (host NICs).
+    PerFlow(PerFlowRr),
 }
 
 /// Why a port refused a packet.
@@ -93,26 +111,30 @@ impl Port {
     pub fn new(conf: Vec<QueueConf>, scheduler: SchedulerKind, quantum: u64) -> Port {
         let n = conf.len();
         debug_assert!(n >= 1);
-        Port {
+        let store = Store::Classes {
             queues: (0..n).map(|_| VecDeque::new()).collect(),
-            bytes: vec![0; n],
-            max_bytes: vec![0; n],
-            conf,
-            total: 0,
             scheduler: AnyScheduler::new(scheduler, n, quantum),
-        }
+        };
+        Port { store, bytes: vec![0; n], max_bytes: vec![0; n], conf, total: 0 }
+    }
+
+    /// A port with one queue configured by `conf`, stored per flow with deficit round robin
+    /// among the flows (quantum `quantum` bytes, at least one MTU): a NIC under
+    /// `host.scheduler = "per_flow_rr"`.
+    pub fn per_flow(conf: QueueConf, quantum: u64) -> Port {
+        Port { store: Store::PerFlow(PerFlowRr::new(quantum)), bytes: vec![0], max_bytes: vec![0], conf: vec![conf], total: 0 }
     }
 
     /// Number of queues.
     #[inline]
     pub fn num_queues(&self) -> usize {
-        self.queues.len()
+        self.bytes.len()
     }
 
     /// The queue a packet of priority class `prio` uses.
     #[inline]
     pub fn queue_of(&self, prio: u8) -> usize {
-        (prio as usize).min(self.queues.len() - 1)
+        (prio as usize).min(self.bytes.len() - 1)
     }
 
     /// Bytes queued in queue `q`.
@@ -166,7 +188,10 @@ impl Port {
             }
         }
         let size = pkt.size as u64;
-        self.queues[q].push_back(pkt);
+        match &mut self.store {
+            Store::Classes { queues, .. } => queues[q].push_back(pkt),
+            Store::PerFlow(f) => f.push(pkt),
+        }
         self.bytes[q] += size;
         self.total += size;
         if self.bytes[q] > self.max_bytes[q] {
@@ -181,8 +206,13 @@ impl Port {
         if self.total == 0 {
             return None;
         }
-        let q = if self.queues.len() == 1 { 0 } else { self.scheduler.pick(&self.queues) };
-        let pkt = self.queues[q].pop_front()?;
+        let (q, pkt) = match &mut self.store {
+            Store::Classes { queues, scheduler } => {
+                let q = if queues.len() == 1 { 0 } else { scheduler.pick(queues) };
+                (q, queues[q].pop_front()?)
+            }
+            Store::PerFlow(f) => (0, f.pop()?),
+        };
         let size = pkt.size as u64;
         self.bytes[q] -= size;
         self.total -= size;
@@ -191,7 +221,10 @@ impl Port {
 
     /// Remove the packet at the tail of queue `q` (push-out), if any.
     pub fn pop_back(&mut self, q: usize) -> Option<Packet> {
-        let pkt = self.queues[q].pop_back()?;
+        let pkt = match &mut self.store {
+            Store::Classes { queues, .. } => queues[q].pop_back()?,
+            Store::PerFlow(f) => f.pop_back()?,
+        };
         let size = pkt.size as u64;
         self.bytes[q] -= size;
         self.total -= size;
@@ -260,6 +293,28 @@ mod tests {
         }
         // Each round: 1500 B from each queue.
         assert_eq!(sent[0], sent[1]);
+    }
+
+    #[test]
+    fn per_flow_port_marks_and_caps_on_its_total_backlog() {
+        let mut p = Port::per_flow(QueueConf { ecn_threshold: Some(1500), cap: Some(6000), dt_alpha: 1.0 }, 1500);
+        let of = |conn: u32| {
+            let mut x = pkt(0, 1500, Ecn::Ect0);
+            x.seg = Segment::Tcp(SegmentRepr { conn, ecn: Ecn::Ect0, ..Default::default() });
+            x
+        };
+        assert!(!p.enqueue(0, of(1))); // total 0 B
+        assert!(!p.enqueue(0, of(1))); // total 1500 B: not greater than K
+        assert!(p.enqueue(0, of(2))); // flow 2's own queue is empty, the NIC's is 3000 B > K
+        assert!(p.enqueue(0, of(3)));
+        assert_eq!(p.check_cap(0, 1), Err(PortDrop::QueueCap));
+        // Round robin: flows 1, 2, 3, then flow 1's second packet.
+        let order: Vec<u32> = std::iter::from_fn(|| p.dequeue()).map(|(q, x)| {
+            assert_eq!(q, 0);
+            x.seg.conn()
+        }).collect();
+        assert_eq!(order, [1, 2, 3, 1]);
+        assert_eq!((p.total_bytes(), p.max_bytes()), (0, &[6000][..]));
     }
 
     #[test]
