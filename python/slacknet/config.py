@@ -281,11 +281,18 @@ class SwitchSpec(_Model):
 
 class HostSpec(_Model):
     """Host NIC queue: byte cap (absent: unbounded), ECN threshold (absent: the switches'
-    first-queue threshold) and whether NICs mark at all (default yes)."""
+    first-queue threshold), whether NICs mark at all (default yes), how the NIC orders its
+    flows' packets (``"fifo"``, the default, or ``"per_flow_rr"``: one FIFO per flow, deficit
+    round robin among them, as Linux's ``fq``) and TCP Small Queues backpressure: a sender is
+    not asked for another packet while its bytes waiting at its NIC plus one full packet would
+    exceed ``tsq_bytes`` (``0``, the default, turns it off; otherwise at least one full packet,
+    ``mss_bytes + header_bytes``; checked by the simulator)."""
 
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
     ecn_marking: bool = True
+    scheduler: Literal["fifo", "per_flow_rr"] = "fifo"
+    tsq_bytes: U64 = 0
 
 
 class _TcpKeys(_Model):

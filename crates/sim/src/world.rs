@@ -14,7 +14,8 @@
 //!   files (Credence's decision trace; PowerTCP's in-band telemetry slab).
 //!
 //! Hosts have one NIC link. Transports push every segment they may send into the NIC queue
-//! (unbounded unless `host.nic_buffer_bytes` is set); the NIC serializes at line rate.
+//! (unbounded unless `host.nic_buffer_bytes` is set), unless TSQ (`host.tsq_bytes`, see `host`)
+//! holds a sender back; the NIC serializes at line rate, in FIFO or per-flow round-robin order.
 //!
 //! CORRECTNESS: bytes are conserved: sent = delivered + dropped + in flight (tested).
 //! Determinism: events at equal times run in scheduling order; applications' alarms at equal
@@ -47,7 +48,7 @@ mod trace;
 pub use build::transport_config;
 pub use trace::TraceRow;
 
-use host::{TimerSlot, Transfer, TransferRt};
+use host::{TimerSlot, Transfer, TransferRt, Tsq};
 use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
@@ -105,6 +106,8 @@ pub struct Simulation {
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
     int_txbuf: Vec<Option<proto::IntStack>>,
+    /// NIC backpressure (TSQ), off unless `host.tsq_bytes` is set.
+    tsq: Tsq,
 }
 
 impl Simulation {
@@ -180,6 +183,7 @@ impl Simulation {
             uses_int,
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
+            tsq: Tsq::new(spec.host.tsq_limit(), mss + header),
             topo,
         };
         sim.start_apps();

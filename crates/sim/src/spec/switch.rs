@@ -1,5 +1,5 @@
 //! `[switch]` (shared buffer, queues, scheduling, admission policy and Credence's oracle) and
-//! `[host]` (the NIC queue).
+//! `[host]` (the NIC queue: cap, ECN marking, scheduling, and TSQ backpressure).
 
 #[allow(unused_imports)]
 use super::*;
@@ -223,7 +223,13 @@ impl PartialEq for LoadedForest {
 
 impl Default for HostSpec {
     fn default() -> Self {
-        HostSpec { nic_buffer_bytes: None, ecn_threshold_bytes: None, ecn_marking: true }
+        HostSpec {
+            nic_buffer_bytes: None,
+            ecn_threshold_bytes: None,
+            ecn_marking: true,
+            scheduler: NicSchedulerKind::default(),
+            tsq_bytes: DEFAULT_TSQ_BYTES,
+        }
     }
 }
 
@@ -244,6 +250,63 @@ pub struct HostSpec {
     /// host waits behind it in the NIC's FIFO.
     #[serde(default = "yes")]
     pub ecn_marking: bool,
+    /// How the NIC orders the packets of its host's flows: one FIFO (the default), or one
+    /// FIFO per flow served round robin (`"per_flow_rr"`, as Linux's `fq` qdisc and htsim's
+    /// hosts do). See `queue::per_flow_rr`.
+    #[serde(default)]
+    pub scheduler: NicSchedulerKind,
+    /// TCP Small Queues (Linux `tcp_limit_output_bytes`): a sender is not asked for another
+    /// packet while its bytes waiting in its host's NIC queue plus one full packet would exceed
+    /// this; it is asked again when one of them starts serialization. Receivers (ACKs) are never
+    /// held back. `0` turns it off (the NIC takes everything a transport may send); otherwise at
+    /// least one full packet (`mss_bytes + header_bytes`). Default [`DEFAULT_TSQ_BYTES`].
+    #[serde(default = "default_tsq_bytes")]
+    pub tsq_bytes: u64,
+}
+
+/// Default of `host.tsq_bytes`: off.
+pub const DEFAULT_TSQ_BYTES: u64 = 0;
+
+fn default_tsq_bytes() -> u64 {
+    DEFAULT_TSQ_BYTES
+}
+
+impl HostSpec {
+    /// Range checks; `full_packet` is the transport's largest packet on the wire.
+    pub(crate) fn check(&self, full_packet: u64) -> Result<(), SpecError> {
+        if self.nic_buffer_bytes == Some(0) {
+            return Err(SpecError::invalid("host.nic_buffer_bytes", 0, "must be positive"));
+        }
+        let t = self.tsq_bytes;
+        if t != 0 && t < full_packet {
+            return Err(SpecError::invalid(
+                "host.tsq_bytes",
+                t,
+                format!(
+                    "must be at least one full packet ({full_packet} B = transport.mss_bytes + header_bytes), \
+                     or 0 to turn TSQ off"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The TSQ limit in bytes, `None` when off.
+    pub fn tsq_limit(&self) -> Option<u64> {
+        (self.tsq_bytes > 0).then_some(self.tsq_bytes)
+    }
+}
+
+/// How a host NIC orders the packets of its flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicSchedulerKind {
+    /// One FIFO for every flow of the host (a NIC without a qdisc, or `pfifo_fast`).
+    #[default]
+    Fifo,
+    /// One FIFO per flow, deficit round robin among the flows with packets, one MTU quantum
+    /// (Linux `fq`, htsim's hosts).
+    PerFlowRr,
 }
 
 fn yes() -> bool {

@@ -15,11 +15,7 @@ impl Spec {
             load_oracle("switch.admission.oracle", oracle, base_dir)?;
         }
         self.check_transport()?;
-        if let Some(h) = &self.host.nic_buffer_bytes {
-            if *h == 0 {
-                return Err(SpecError::invalid("host.nic_buffer_bytes", h, "must be positive"));
-            }
-        }
+        self.host.check(u64::from(self.transport.mss_bytes()) + u64::from(self.transport.header_bytes()))?;
         for (i, w) in self.workload.iter_mut().enumerate() {
             check_workload(i, w, num_hosts, base_dir, &self.transport)?;
         }

@@ -14,7 +14,7 @@ use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
 use crate::queue::{Port, QueueConf};
 use crate::route::Routes;
-use crate::spec::{Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::topo::Topology;
 use crate::SimError;
 
@@ -157,11 +157,15 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
         .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
         .collect();
     let nic_k = spec.host.ecn_threshold_bytes.or(spec.switch.queues[0].ecn_threshold_bytes);
-    let nic_conf = vec![QueueConf {
+    let nic_conf = QueueConf {
         ecn_threshold: nic_k.filter(|_| spec.host.ecn_marking),
         cap: spec.host.nic_buffer_bytes,
         dt_alpha: 1.0,
-    }];
+    };
+    let nic_port = || match spec.host.scheduler {
+        NicSchedulerKind::Fifo => Port::new(vec![nic_conf], spec.switch.scheduler, quantum),
+        NicSchedulerKind::PerFlowRr => Port::per_flow(nic_conf, quantum),
+    };
     topo.links
         .iter()
         .enumerate()
@@ -174,7 +178,7 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
                 delay: l.delay,
                 switch: sw.map_or(NO_SWITCH, |s| s.0),
                 port_idx: port_idx as u32,
-                port: Port::new(if sw.is_some() { sw_conf.clone() } else { nic_conf.clone() }, spec.switch.scheduler, quantum),
+                port: if sw.is_some() { Port::new(sw_conf.clone(), spec.switch.scheduler, quantum) } else { nic_port() },
                 busy_until: Time::ZERO,
                 tx_done_pending: false,
                 wire: VecDeque::new(),

@@ -9,8 +9,26 @@
 //! waits for), and its state is freed once the sender is done and delivery is confirmed or
 //! seen at the receiver.
 //!
+//! Backpressure (`host.tsq_bytes`, Linux's TCP Small Queues): a sender is polled only while
+//! its bytes waiting in its NIC's queue (`TransferRt::nic_bytes`) plus one full packet fit in
+//! the limit. If that stops the drain, the sender is *held* (`TransferRt::is_held`): it keeps
+//! what it may send (legal in `proto`'s contract, which also keeps its window from growing
+//! meanwhile), and its timer is not re-armed for a deadline already due (a paced UDP source's
+//! next slot), since what wakes it is one of its packets leaving the NIC queue (`start_tx` on
+//! the NIC link) that brings the backlog back under the limit: the sender is then queued in
+//! `Tsq::wake` and drained at the same instant, after the handler that dequeued the packet
+//! (`flush` and `on_tx_done` run the queue; drains never nest). A packet leaves the queue when
+//! its serialization starts, so the next packet is queued before the NIC idles, and a held
+//! sender loses no time at line rate. Receivers (ACKs) are never held back. Off (`None`),
+//! nothing is counted and every drain is complete.
+//!
 //! INVARIANT: transfer `i` is the `i`-th transfer started in the run; its record is row `i`.
 //! Released transfers keep their counters and ignore late packets and timers.
+//! INVARIANT (TSQ on): `nic_bytes` of a transfer equals the bytes of its sender's packets
+//! waiting in its source host's NIC queue; a held sender has at least one packet there
+//! (the limit is at least one full packet), so its wake-up is certain.
+
+use std::collections::VecDeque;
 
 use proto::{Endpoint, Event as EpEvent, IntStack, Outcome};
 use units::{AppId, Bps, FlowId, NodeId, Time};
@@ -43,6 +61,24 @@ pub(crate) struct TimerSlot {
     pub(crate) generation: u32,
 }
 
+/// TCP Small Queues (`host.tsq_bytes`, module docs): the limit and the senders to drain again.
+#[derive(Debug, Default)]
+pub(crate) struct Tsq {
+    /// Bytes a sender may have waiting in its NIC queue; `None` when off.
+    pub(crate) limit: Option<u64>,
+    /// The largest packet (`mss + header`): a sender is polled while backlog + this fits.
+    pub(crate) full_packet: u64,
+    /// Held senders whose NIC backlog fell under the limit, to drain in this order.
+    pub(crate) wake: VecDeque<u32>,
+}
+
+impl Tsq {
+    /// TSQ as `host.tsq_bytes` asks, for packets of at most `full_packet` bytes.
+    pub(crate) fn new(limit: Option<u64>, full_packet: u64) -> Tsq {
+        Tsq { limit, full_packet, wake: VecDeque::new() }
+    }
+}
+
 /// Runtime state of one transfer.
 #[derive(Debug, Default)]
 pub(crate) struct TransferRt {
@@ -63,6 +99,10 @@ pub(crate) struct TransferRt {
     pub(crate) final_rtos: u64,
     pub(crate) final_retx: u64,
     pub(crate) final_delivered: u64,
+    /// TSQ: bytes of the sender's packets waiting in its NIC queue (module docs).
+    pub(crate) nic_bytes: u64,
+    /// TSQ: the sender's last drain stopped at the limit; a NIC departure drains it again.
+    pub(crate) is_held: bool,
 }
 
 impl TransferRt {
@@ -156,8 +196,49 @@ impl Simulation {
         }
     }
 
-    /// Drain an endpoint after an input: transmit, re-arm its timer, handle its events.
+    /// Drain an endpoint after an input (transmit, re-arm its timer, handle its events), then
+    /// every sender this woke (TSQ).
     pub(crate) fn flush(&mut self, f: usize, side: usize) {
+        self.drain(f, side);
+        self.run_tsq_wakes();
+    }
+
+    /// Drain the held senders whose NIC backlog fell under the TSQ limit (module docs).
+    pub(crate) fn run_tsq_wakes(&mut self) {
+        while let Some(f) = self.tsq.wake.pop_front() {
+            self.drain(f as usize, 0);
+        }
+    }
+
+    /// TSQ: a sender's packet of `size` bytes entered its NIC queue.
+    #[inline]
+    pub(crate) fn on_nic_enqueue(&mut self, conn: u32, size: u64) {
+        if self.tsq.limit.is_some() {
+            self.rt[conn as usize].nic_bytes += size;
+        }
+    }
+
+    /// TSQ: a sender's packet of `size` bytes left its NIC queue (its serialization starts).
+    /// Wakes the sender if it is held and now under the limit.
+    #[inline]
+    pub(crate) fn on_nic_dequeue(&mut self, conn: u32, size: u64) {
+        let Some(limit) = self.tsq.limit else { return };
+        let rt = &mut self.rt[conn as usize];
+        rt.nic_bytes -= size;
+        if rt.is_held && rt.nic_bytes + self.tsq.full_packet <= limit {
+            rt.is_held = false;
+            self.tsq.wake.push_back(conn);
+        }
+    }
+
+    /// The largest backlog host `host`'s NIC queue reached, in bytes.
+    pub fn nic_max_backlog_bytes(&self, host: u32) -> u64 {
+        self.links[self.routes.nic(NodeId(host)).idx()].port.max_bytes()[0]
+    }
+
+    /// Drain one endpoint: transmit (a sender only as far as TSQ allows), re-arm its timer,
+    /// handle its events.
+    fn drain(&mut self, f: usize, side: usize) {
         let now = self.sched.now();
         let spec = self.transfers[f];
         let mut txbuf = std::mem::take(&mut self.txbuf);
@@ -168,7 +249,18 @@ impl Simulation {
         };
         let uses_int = self.uses_int;
         let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
-        while let Some(seg) = ep.poll_transmit(now) {
+        // TSQ: the sender's backlog at its NIC, counting what this drain hands out.
+        let limit = if side == 0 { self.tsq.limit } else { None };
+        let mut backlog = rt.nic_bytes;
+        loop {
+            if let Some(limit) = limit {
+                rt.is_held = backlog + self.tsq.full_packet > limit;
+                if rt.is_held {
+                    break;
+                }
+            }
+            let Some(seg) = ep.poll_transmit(now) else { break };
+            backlog += u64::from(seg.len() + self.header);
             txbuf.push(seg);
             if uses_int {
                 // A receiver echoes the stack of the data it acknowledges; a sender's data
@@ -204,8 +296,10 @@ impl Simulation {
                 }
             }
         }
-        // Timer: arm only if earlier than what is already pending (lazy re-arm on fire).
-        if let Some(d) = deadline {
+        // Timer: arm only if earlier than what is already pending (lazy re-arm on fire). A held
+        // sender's deadline that is already due waits for its wake-up (module docs).
+        let is_held = side == 0 && rt.is_held;
+        if let Some(d) = deadline.filter(|&d| !(is_held && d <= now)) {
             let slot = &mut rt.timers[side];
             if slot.scheduled.is_none_or(|s| d < s) {
                 slot.generation = slot.generation.wrapping_add(1);

@@ -96,6 +96,8 @@ impl Simulation {
     pub(crate) fn on_tx_done(&mut self, l: LinkId) {
         self.links[l.idx()].tx_done_pending = false;
         self.start_tx(l);
+        // A NIC's next packet may have woken its held sender (TSQ, `host`).
+        self.run_tsq_wakes();
     }
 
     pub(crate) fn on_arrive(&mut self, l: LinkId) {
@@ -132,8 +134,12 @@ impl Simulation {
                 self.int.forget(&pkt);
                 return;
             }
+            let (conn, is_data) = (pkt.seg.conn(), pkt.to_receiver);
             if link.port.enqueue(q, pkt) {
                 self.nic_marks += 1;
+            }
+            if is_data {
+                self.on_nic_enqueue(conn, size);
             }
         } else {
             let s = link.switch as usize;
@@ -233,6 +239,8 @@ impl Simulation {
         debug_assert!(link.busy_until <= now && !link.tx_done_pending);
         let Some((q, pkt)) = link.port.dequeue() else { return };
         let size = pkt.size as u64;
+        // A sender's packet leaving its NIC queue (TSQ, `host`).
+        let nic_data = (link.switch == NO_SWITCH && pkt.to_receiver).then(|| pkt.seg.conn());
         if link.switch != NO_SWITCH {
             let sw = &mut self.switches[link.switch as usize];
             let qi = link.port_idx as usize * sw.buf.qpp + q;
@@ -267,6 +275,9 @@ impl Simulation {
         if !link.port.is_empty() {
             link.tx_done_pending = true;
             self.sched.at(end, Event::TxDone { link: l });
+        }
+        if let Some(conn) = nic_data {
+            self.on_nic_dequeue(conn, size);
         }
     }
 }
