@@ -285,14 +285,13 @@ class HostSpec(_Model):
     flows' packets (``"fifo"``, the default, or ``"per_flow_rr"``: one FIFO per flow, deficit
     round robin among them, as Linux's ``fq``) and TCP Small Queues backpressure: a sender is
     not asked for another packet while its bytes waiting at its NIC plus one full packet would
-    exceed ``tsq_bytes`` (``0``, the default, turns it off; otherwise at least one full packet,
-    ``mss_bytes + header_bytes``; checked by the simulator)."""
+    exceed ``tsq_pkts`` full packets (``mss_bytes + header_bytes`` each; ``0`` turns it off)."""
 
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
     ecn_marking: bool = True
     scheduler: Literal["fifo", "per_flow_rr"] = "fifo"
-    tsq_bytes: U64 = 0
+    tsq_pkts: U32 = 0
 
 
 class _TcpKeys(_Model):

@@ -14,7 +14,7 @@
 //!   files (Credence's decision trace; PowerTCP's in-band telemetry slab).
 //!
 //! Hosts have one NIC link. Transports push every segment they may send into the NIC queue
-//! (unbounded unless `host.nic_buffer_bytes` is set), unless TSQ (`host.tsq_bytes`, see `host`)
+//! (unbounded unless `host.nic_buffer_bytes` is set), unless TSQ (`host.tsq_pkts`, see `host`)
 //! holds a sender back; the NIC serializes at line rate, in FIFO or per-flow round-robin order.
 //!
 //! CORRECTNESS: bytes are conserved: sent = delivered + dropped + in flight (tested).
@@ -106,7 +106,7 @@ pub struct Simulation {
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
     int_txbuf: Vec<Option<proto::IntStack>>,
-    /// NIC backpressure (TSQ), off unless `host.tsq_bytes` is set.
+    /// NIC backpressure (TSQ, `host.tsq_pkts`).
     tsq: Tsq,
 }
 
@@ -183,7 +183,7 @@ impl Simulation {
             uses_int,
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
-            tsq: Tsq::new(spec.host.tsq_limit(), mss + header),
+            tsq: Tsq::new(spec.host.tsq_limit(mss + header), mss + header),
             topo,
         };
         sim.start_apps();

@@ -1,4 +1,4 @@
-//! Host NICs (issue 7): TSQ backpressure (`host.tsq_bytes`) and per-flow round robin
+//! Host NICs (issue 7): TSQ backpressure (`host.tsq_pkts`) and per-flow round robin
 //! (`host.scheduler = "per_flow_rr"`) against closed forms and bounds, byte conservation under
 //! both, and the spec checks of the two keys. With both off a run is byte-identical to before
 //! (the golden test, `golden.rs`).
@@ -51,7 +51,7 @@ fn tsq_holds_a_line_rate_udp_source_to_the_limit_behind_a_slower_bottleneck() {
     assert_eq!(off.nic_max_backlog_bytes(0), 3_000_000 / 1460 * FULL + (3_000_000 % 1460 + 40) - FULL);
     for pkts in [1, 2, 10] {
         let limit = pkts * FULL;
-        let on = sim_of(&format!("{text}\n[host]\ntsq_bytes = {limit}\n"));
+        let on = sim_of(&format!("{text}\n[host]\ntsq_pkts = {pkts}\n"));
         assert_eq!(on.nic_max_backlog_bytes(0), limit, "{pkts} packets");
         let out = on.output();
         assert!(out.summary.switch_drops > 0, "the slower fabric drops the excess");
@@ -66,9 +66,10 @@ fn tsq_udp_source_meets_the_closed_form_when_uncontended() {
     // unpaced or paced at line rate, whatever the limit.
     let list = flows(&[(0, 5, 1, 0), (1, 6, 1460, 1_000_000), (2, 7, 2_000_000, 2_000_000), (3, 0, 14_601, 3_000_000)]);
     for rate in ["", "rate_gbps = 10\n"] {
-        for limit in [FULL, 2 * FULL, 10 * FULL] {
+        for pkts in [1, 2, 10] {
+            let limit = pkts * FULL;
             let text = format!(
-                "{}\n[transport]\nkind = \"udp\"\n{rate}[host]\ntsq_bytes = {limit}\n{list}",
+                "{}\n[transport]\nkind = \"udp\"\n{rate}[host]\ntsq_pkts = {pkts}\n{list}",
                 leaf_spine(10, 40)
             );
             let sim = sim_of(&text);
@@ -91,9 +92,8 @@ fn tsq_tcp_flows_meet_the_closed_form_when_uncontended() {
         for scheduler in ["fifo", "per_flow_rr"] {
             let text = format!(
                 "{}\n[transport]\nkind = \"{kind}\"\ninit_cwnd_pkts = 100\n\
-                 [host]\ntsq_bytes = {}\nscheduler = \"{scheduler}\"\n{list}",
+                 [host]\ntsq_pkts = 2\nscheduler = \"{scheduler}\"\n{list}",
                 leaf_spine(10, 40),
-                2 * FULL
             );
             for r in &sim_of(&text).output().records {
                 assert_eq!(r.fct_ps as u64, r.ideal_fct_ps, "{kind} {scheduler}: {r:?}");
@@ -159,7 +159,7 @@ fn tsq_bounds_the_short_flows_wait_in_a_fifo_too() {
     let k = SHORT.div_ceil(1460);
     let (free_long, _) = newreno_and_short("");
     for scheduler in ["fifo", "per_flow_rr"] {
-        let (long, r) = newreno_and_short(&format!("scheduler = \"{scheduler}\"\ntsq_bytes = {}", 2 * FULL));
+        let (long, r) = newreno_and_short(&format!("scheduler = \"{scheduler}\"\ntsq_pkts = 2"));
         assert!((r.fct_ps as u64) <= r.ideal_fct_ps + (k + 2) * tx(FULL) + tx(40), "{scheduler}: {r:?}");
         assert_eq!(long.fct_ps, free_long.fct_ps, "{scheduler}");
     }
@@ -170,7 +170,7 @@ fn bytes_are_conserved_with_tsq_and_per_flow_rr() {
     // A loaded leaf-spine with drops, stopped mid-run so that bytes are still in flight, under
     // every combination, for a window transport and an unreliable one.
     for kind in ["dctcp", "newreno", "udp"] {
-        for host in ["scheduler = \"per_flow_rr\"", "tsq_bytes = 3000", "scheduler = \"per_flow_rr\"\ntsq_bytes = 15000"] {
+        for host in ["scheduler = \"per_flow_rr\"", "tsq_pkts = 2", "scheduler = \"per_flow_rr\"\ntsq_pkts = 10"] {
             let text = format!(
                 "{}\n[transport]\nkind = \"{kind}\"\n[host]\n{host}\n\
                  [switch]\nbuffer_bytes = 60000\n[run]\nstop_ms = 3\n\
@@ -198,10 +198,9 @@ fn host_keys_are_checked() {
             .map(|_| ())
             .map_err(|e| e.to_string())
     };
-    assert!(check("tsq_bytes = 0").is_ok());
-    assert!(check("tsq_bytes = 1500").is_ok());
-    let e = check("tsq_bytes = 1499").unwrap_err();
-    assert!(e.contains("host.tsq_bytes") && e.contains("1500"), "{e}");
+    assert!(check("tsq_pkts = 0").is_ok());
+    assert!(check("tsq_pkts = 1").is_ok());
+    assert!(check("tsq_pkts = -1").unwrap_err().contains("tsq_pkts"));
     assert!(check("scheduler = \"per_flow_rr\"").is_ok());
     assert!(check("scheduler = \"fq\"").unwrap_err().contains("scheduler"));
 }

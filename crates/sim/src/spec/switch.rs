@@ -228,7 +228,7 @@ impl Default for HostSpec {
             ecn_threshold_bytes: None,
             ecn_marking: true,
             scheduler: NicSchedulerKind::default(),
-            tsq_bytes: DEFAULT_TSQ_BYTES,
+            tsq_pkts: DEFAULT_TSQ_PKTS,
         }
     }
 }
@@ -255,45 +255,36 @@ pub struct HostSpec {
     /// hosts do). See `queue::per_flow_rr`.
     #[serde(default)]
     pub scheduler: NicSchedulerKind,
-    /// TCP Small Queues (Linux `tcp_limit_output_bytes`): a sender is not asked for another
-    /// packet while its bytes waiting in its host's NIC queue plus one full packet would exceed
-    /// this; it is asked again when one of them starts serialization. Receivers (ACKs) are never
-    /// held back. `0` turns it off (the NIC takes everything a transport may send); otherwise at
-    /// least one full packet (`mss_bytes + header_bytes`). Default [`DEFAULT_TSQ_BYTES`].
-    #[serde(default = "default_tsq_bytes")]
-    pub tsq_bytes: u64,
+    /// TCP Small Queues (Linux's `tcp_limit_output_bytes`), in full packets (`mss_bytes +
+    /// header_bytes` each): a sender is not asked for another packet while its bytes waiting in
+    /// its host's NIC queue plus one full packet would exceed this many full packets' bytes; it
+    /// is asked again when one of them starts serialization. Receivers (ACKs) are never held
+    /// back. `0` turns it off (the NIC takes everything a transport may send). Counted in
+    /// packets so that one value means the same with any segment size. Default
+    /// [`DEFAULT_TSQ_PKTS`].
+    #[serde(default = "default_tsq_pkts")]
+    pub tsq_pkts: u32,
 }
 
-/// Default of `host.tsq_bytes`: off.
-pub const DEFAULT_TSQ_BYTES: u64 = 0;
+/// Default of `host.tsq_pkts`: off.
+pub const DEFAULT_TSQ_PKTS: u32 = 0;
 
-fn default_tsq_bytes() -> u64 {
-    DEFAULT_TSQ_BYTES
+fn default_tsq_pkts() -> u32 {
+    DEFAULT_TSQ_PKTS
 }
 
 impl HostSpec {
-    /// Range checks; `full_packet` is the transport's largest packet on the wire.
-    pub(crate) fn check(&self, full_packet: u64) -> Result<(), SpecError> {
+    /// Range checks.
+    pub(crate) fn check(&self) -> Result<(), SpecError> {
         if self.nic_buffer_bytes == Some(0) {
             return Err(SpecError::invalid("host.nic_buffer_bytes", 0, "must be positive"));
-        }
-        let t = self.tsq_bytes;
-        if t != 0 && t < full_packet {
-            return Err(SpecError::invalid(
-                "host.tsq_bytes",
-                t,
-                format!(
-                    "must be at least one full packet ({full_packet} B = transport.mss_bytes + header_bytes), \
-                     or 0 to turn TSQ off"
-                ),
-            ));
         }
         Ok(())
     }
 
-    /// The TSQ limit in bytes, `None` when off.
-    pub fn tsq_limit(&self) -> Option<u64> {
-        (self.tsq_bytes > 0).then_some(self.tsq_bytes)
+    /// The TSQ limit in bytes for full packets of `full_packet` bytes, `None` when off.
+    pub fn tsq_limit(&self, full_packet: u64) -> Option<u64> {
+        (self.tsq_pkts > 0).then(|| u64::from(self.tsq_pkts) * full_packet)
     }
 }
 

@@ -15,7 +15,7 @@ impl Spec {
             load_oracle("switch.admission.oracle", oracle, base_dir)?;
         }
         self.check_transport()?;
-        self.host.check(u64::from(self.transport.mss_bytes()) + u64::from(self.transport.header_bytes()))?;
+        self.host.check()?;
         for (i, w) in self.workload.iter_mut().enumerate() {
             check_workload(i, w, num_hosts, base_dir, &self.transport)?;
         }

@@ -9,9 +9,9 @@
 //! waits for), and its state is freed once the sender is done and delivery is confirmed or
 //! seen at the receiver.
 //!
-//! Backpressure (`host.tsq_bytes`, Linux's TCP Small Queues): a sender is polled only while
+//! Backpressure (`host.tsq_pkts`, Linux's TCP Small Queues): a sender is polled only while
 //! its bytes waiting in its NIC's queue (`TransferRt::nic_bytes`) plus one full packet fit in
-//! the limit. If that stops the drain, the sender is *held* (`TransferRt::is_held`): it keeps
+//! the limit (`tsq_pkts` full packets' bytes), so at most that many bytes ever wait there. If that stops the drain, the sender is *held* (`TransferRt::is_held`): it keeps
 //! what it may send (legal in `proto`'s contract, which also keeps its window from growing
 //! meanwhile), and its timer is not re-armed for a deadline already due (a paced UDP source's
 //! next slot), since what wakes it is one of its packets leaving the NIC queue (`start_tx` on
@@ -61,7 +61,7 @@ pub(crate) struct TimerSlot {
     pub(crate) generation: u32,
 }
 
-/// TCP Small Queues (`host.tsq_bytes`, module docs): the limit and the senders to drain again.
+/// TCP Small Queues (`host.tsq_pkts`, module docs): the limit and the senders to drain again.
 #[derive(Debug, Default)]
 pub(crate) struct Tsq {
     /// Bytes a sender may have waiting in its NIC queue; `None` when off.
@@ -73,7 +73,8 @@ pub(crate) struct Tsq {
 }
 
 impl Tsq {
-    /// TSQ as `host.tsq_bytes` asks, for packets of at most `full_packet` bytes.
+    /// TSQ with a limit of `limit` bytes (`None`: off), for packets of at most `full_packet`
+    /// bytes.
     pub(crate) fn new(limit: Option<u64>, full_packet: u64) -> Tsq {
         Tsq { limit, full_packet, wake: VecDeque::new() }
     }
