@@ -11,16 +11,17 @@
 //!
 //! Backpressure (`host.tsq_pkts`, Linux's TCP Small Queues): a sender is polled only while
 //! its bytes waiting in its NIC's queue (`TransferRt::nic_bytes`) plus one full packet fit in
-//! the limit (`tsq_pkts` full packets' bytes), so at most that many bytes ever wait there. If that stops the drain, the sender is *held* (`TransferRt::is_held`): it keeps
-//! what it may send (legal in `proto`'s contract, which also keeps its window from growing
-//! meanwhile), and its timer is not re-armed for a deadline already due (a paced UDP source's
-//! next slot), since what wakes it is one of its packets leaving the NIC queue (`start_tx` on
-//! the NIC link) that brings the backlog back under the limit: the sender is then queued in
+//! the limit (`tsq_pkts` full packets' bytes), so no more than that ever waits there. If the
+//! limit stops a drain, the sender is *held* (`TransferRt::is_held`): it keeps what it may send
+//! (legal in `proto`'s contract, which also keeps its window from growing meanwhile), and its
+//! timer is not re-armed for a deadline already due (a paced UDP source's next slot), since
+//! what wakes it is certain: one of its packets leaving the NIC queue (serialization starts)
+//! and bringing the backlog back under the limit. The departure is seen where a NIC starts
+//! one (`on_tx_done`, and `enqueue_tsq` when the NIC was idle); the sender is then queued in
 //! `Tsq::wake` and drained at the same instant, after the handler that dequeued the packet
-//! (`flush` and `on_tx_done` run the queue; drains never nest). A packet leaves the queue when
-//! its serialization starts, so the next packet is queued before the NIC idles, and a held
-//! sender loses no time at line rate. Receivers (ACKs) are never held back. Off (`None`),
-//! nothing is counted and every drain is complete.
+//! (`flush` and `on_tx_done` run the queue, so drains never nest). The next packet is thus
+//! queued before the NIC idles, and a held sender loses no time at line rate. Receivers (ACKs)
+//! are never held back. With TSQ off nothing is counted and every drain is complete.
 //!
 //! INVARIANT: transfer `i` is the `i`-th transfer started in the run; its record is row `i`.
 //! Released transfers keep their counters and ignore late packets and timers.
@@ -120,6 +121,50 @@ impl TransferRt {
     }
 }
 
+/// What `drain` needs to poll an endpoint.
+#[derive(Clone, Copy)]
+struct Outbox {
+    now: Time,
+    side: usize,
+    header: u32,
+    uses_int: bool,
+}
+
+impl Outbox {
+    /// Poll `ep` into `txbuf` (with the telemetry to attach in `int_txbuf`) until it has
+    /// nothing more or, with a TSQ budget `(room, full_packet)`, until a full packet would no
+    /// longer fit in the room left. Returns whether the budget stopped it (the sender is held).
+    // PERF: inlined into both calls of `drain`, so that without a budget the loop is the plain
+    // drain it was before TSQ (see the measurement at `queue::Port`).
+    #[inline(always)]
+    fn poll(
+        self,
+        ep: &mut Endpoint,
+        budget: Option<(u64, u64)>,
+        txbuf: &mut Vec<proto::Segment>,
+        int_txbuf: &mut Vec<Option<IntStack>>,
+    ) -> bool {
+        let (mut room, full) = budget.unwrap_or((u64::MAX, 0));
+        loop {
+            if budget.is_some() && room < full {
+                return true;
+            }
+            let Some(seg) = ep.poll_transmit(self.now) else { return false };
+            if budget.is_some() {
+                room = room.saturating_sub(u64::from(seg.len() + self.header));
+            }
+            txbuf.push(seg);
+            if self.uses_int {
+                // A receiver echoes the stack of the data it acknowledges; a sender's data
+                // segments start an empty stack that every switch egress appends to.
+                let echo = ep.take_echo_int();
+                let fresh = (self.side == 0 && !seg.is_empty()).then(IntStack::default);
+                int_txbuf.push(echo.or(fresh));
+            }
+        }
+    }
+}
+
 impl Simulation {
     /// Start a transfer for application `app` now: create its sender and let it transmit.
     /// PRECONDITION: `req` passed `AppCtx::start_transfer`'s checks.
@@ -211,17 +256,16 @@ impl Simulation {
         }
     }
 
-    /// TSQ: a sender's packet of `size` bytes entered its NIC queue.
+    /// TSQ on: a sender's packet of `size` bytes entered its NIC queue.
     #[inline]
     pub(crate) fn on_nic_enqueue(&mut self, conn: u32, size: u64) {
-        if self.tsq.limit.is_some() {
-            self.rt[conn as usize].nic_bytes += size;
-        }
+        self.rt[conn as usize].nic_bytes += size;
     }
 
-    /// TSQ: a sender's packet of `size` bytes left its NIC queue (its serialization starts).
+    /// TSQ on: a sender's packet of `size` bytes left its NIC queue (its serialization starts).
     /// Wakes the sender if it is held and now under the limit.
-    #[inline]
+    // PERF: out of line, so that `start_tx` (hot on every link) carries only its caller's check.
+    #[inline(never)]
     pub(crate) fn on_nic_dequeue(&mut self, conn: u32, size: u64) {
         let Some(limit) = self.tsq.limit else { return };
         let rt = &mut self.rt[conn as usize];
@@ -250,27 +294,17 @@ impl Simulation {
         };
         let uses_int = self.uses_int;
         let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
-        // TSQ: the sender's backlog at its NIC, counting what this drain hands out.
-        let limit = if side == 0 { self.tsq.limit } else { None };
-        let mut backlog = rt.nic_bytes;
-        loop {
-            if let Some(limit) = limit {
-                rt.is_held = backlog + self.tsq.full_packet > limit;
-                if rt.is_held {
-                    break;
-                }
+        let out = Outbox { now, side, header: self.header, uses_int };
+        // TSQ: a sender may put in its NIC queue what its backlog leaves of the limit.
+        let tsq = side == 0 && self.tsq.limit.is_some();
+        let is_held = match self.tsq.limit {
+            Some(limit) if tsq => {
+                let room = limit.saturating_sub(rt.nic_bytes);
+                rt.is_held = out.poll(ep, Some((room, self.tsq.full_packet)), &mut txbuf, &mut int_txbuf);
+                rt.is_held
             }
-            let Some(seg) = ep.poll_transmit(now) else { break };
-            backlog += u64::from(seg.len() + self.header);
-            txbuf.push(seg);
-            if uses_int {
-                // A receiver echoes the stack of the data it acknowledges; a sender's data
-                // segments start an empty stack that every switch egress appends to.
-                let echo = ep.take_echo_int();
-                let fresh = (side == 0 && !seg.is_empty()).then(IntStack::default);
-                int_txbuf.push(echo.or(fresh));
-            }
-        }
+            _ => out.poll(ep, None, &mut txbuf, &mut int_txbuf),
+        };
         let deadline = ep.poll_timeout();
         let (mut measure, mut release) = (false, false);
         while let Some(ev) = ep.poll_event() {
@@ -299,7 +333,6 @@ impl Simulation {
         }
         // Timer: arm only if earlier than what is already pending (lazy re-arm on fire). A held
         // sender's deadline that is already due waits for its wake-up (module docs).
-        let is_held = side == 0 && rt.is_held;
         if let Some(d) = deadline.filter(|&d| !(is_held && d <= now)) {
             let slot = &mut rt.timers[side];
             if slot.scheduled.is_none_or(|s| d < s) {
@@ -319,7 +352,11 @@ impl Simulation {
             };
             let pkt = Packet { size: seg.len() + self.header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
             self.bytes_sent += pkt.size as u64;
-            self.enqueue(nic, pkt);
+            if tsq {
+                self.enqueue_tsq(nic, pkt);
+            } else {
+                self.enqueue(nic, pkt);
+            }
         }
         int_txbuf.clear();
         self.int_txbuf = int_txbuf;
