@@ -1,7 +1,8 @@
 //! Host NICs (issue 7): TSQ backpressure (`host.tsq_pkts`) and per-flow round robin
-//! (`host.scheduler = "per_flow_rr"`) against closed forms and bounds, byte conservation under
-//! both, and the spec checks of the two keys. With both off a run is byte-identical to before
-//! (the golden test, `golden.rs`).
+//! (`host.scheduler = "per_flow_rr"`, both on by default) against closed forms and bounds, byte
+//! conservation under both, and the spec checks of the two keys. Tests that compare with a NIC
+//! without them say `scheduler = "fifo"` and `tsq_pkts = 0` (the `ns3_compat` profile's NIC,
+//! whose runs the golden `compare_s2` scenario pins).
 
 use std::path::Path;
 
@@ -47,7 +48,7 @@ fn tsq_holds_a_line_rate_udp_source_to_the_limit_behind_a_slower_bottleneck() {
     // TSQ the NIC queues the whole 3 MB; with it, exactly the limit (the limit is a whole number
     // of packets, and a packet leaving the queue lets one more in).
     let text = format!("{}\n[transport]\nkind = \"udp\"\n{}", leaf_spine(25, 10), flows(&[(0, 4, 3_000_000, 0)]));
-    let off = sim_of(&text);
+    let off = sim_of(&format!("{text}\n[host]\ntsq_pkts = 0\n"));
     assert_eq!(off.nic_max_backlog_bytes(0), 3_000_000 / 1460 * FULL + (3_000_000 % 1460 + 40) - FULL);
     for pkts in [1, 2, 10] {
         let limit = pkts * FULL;
@@ -136,8 +137,8 @@ fn per_flow_rr_lets_a_short_flow_past_a_newreno_window() {
     // (the last term: its ACK may meet one of the long flow's ACKs at the switch port to host
     // 0; nothing else is shared). A FIFO makes it wait for the long flow's whole backlog.
     let k = SHORT.div_ceil(1460);
-    let (fifo_long, fifo) = newreno_and_short("scheduler = \"fifo\"");
-    let (rr_long, rr) = newreno_and_short("scheduler = \"per_flow_rr\"");
+    let (fifo_long, fifo) = newreno_and_short("scheduler = \"fifo\"\ntsq_pkts = 0");
+    let (rr_long, rr) = newreno_and_short("scheduler = \"per_flow_rr\"\ntsq_pkts = 0");
     let bound = rr.ideal_fct_ps + (k + 1) * tx(FULL) + tx(40);
     assert!((rr.fct_ps as u64) <= bound, "rr {} > bound {bound}", rr.fct_ps);
     assert!(fifo.fct_ps as u64 > fifo.ideal_fct_ps + tx(500_000), "fifo {}", fifo.fct_ps);
@@ -157,7 +158,7 @@ fn tsq_bounds_the_short_flows_wait_in_a_fifo_too() {
     // and per-flow round robin keeps its own bound. The long flow is not slowed down (a held
     // sender loses no time): its FCT is the same as without TSQ.
     let k = SHORT.div_ceil(1460);
-    let (free_long, _) = newreno_and_short("");
+    let (free_long, _) = newreno_and_short("scheduler = \"fifo\"\ntsq_pkts = 0");
     for scheduler in ["fifo", "per_flow_rr"] {
         let (long, r) = newreno_and_short(&format!("scheduler = \"{scheduler}\"\ntsq_pkts = 2"));
         assert!((r.fct_ps as u64) <= r.ideal_fct_ps + (k + 2) * tx(FULL) + tx(40), "{scheduler}: {r:?}");
