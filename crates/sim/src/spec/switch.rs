@@ -270,14 +270,14 @@ pub struct HostSpec {
 /// Default of `host.tsq_pkts`: two full packets. Without a limit a transport that ignores ECN
 /// (NewReno, UDP) piles its whole window into its NIC: on `experiments/scale/fat_tree_k8.toml`
 /// with NewReno a NIC held 17 MB and short flows' median slowdown was 13.0 (seed 1; 11.2 with
-/// seed 2); with two packets the NIC holds 33 KB at most and the median is 6.0 (5.2), with fewer
-/// RTOs; ten packets gave 6.3 (5.2). Under DCTCP, whose NIC marking already bounds the queue,
-/// it changes medians by less than 5% (README, "Host NICs"). Two packets is the smallest limit
-/// that keeps a lone sender at line rate with no room to spare (a held sender is polled when
-/// its packet starts serializing, so the next one is queued before the NIC idles; one packet
-/// would too, but leaves none queued while the drain runs). Linux's own limit is in bytes and
-/// larger (about 1 ms at the pacing rate, at most `tcp_limit_output_bytes`), against TSO
-/// segments this simulator does not model.
+/// seed 2); with two packets the NIC holds 34 KB at most and the median is 6.0 (5.2), with about
+/// 40% fewer RTOs; ten packets gave 6.3 (5.2). Under DCTCP, whose NIC marking already bounds the
+/// queue, it changes medians by less than 5% (README, "Host NICs"). Any limit keeps a lone sender
+/// at line rate (a held sender is polled when its packet starts serializing, so the next one is
+/// queued before the NIC idles); two is the floor of Linux's own limit (`tcp_small_queue_check`:
+/// at least two packets, else about 1 ms at the pacing rate, at most `tcp_limit_output_bytes`),
+/// whose larger values serve TSO segments this simulator does not model. One packet was not
+/// measured.
 pub const DEFAULT_TSQ_PKTS: u32 = 2;
 
 fn default_tsq_pkts() -> u32 {
