@@ -142,6 +142,35 @@ impl Endpoint {
         }
     }
 
+    /// The sending side of an open stream on connection `conn`: the application hands data
+    /// over with [`Endpoint::send`] as it produces it and ends with [`Endpoint::close`].
+    pub fn sender_stream(cfg: &TransportConfig, conn: u32, now: Time) -> Endpoint {
+        match cfg {
+            TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender_stream(c, conn, now)),
+            TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
+        }
+    }
+
+    /// Input from the application: `bytes` more to send. Ignored after `close` and by
+    /// receivers. Drain afterwards as after any input.
+    pub fn send(&mut self, bytes: u64) {
+        match self {
+            Endpoint::Tcp(c) => c.send(bytes),
+            Endpoint::UdpTx(s) => s.send(bytes),
+            Endpoint::UdpRx(_) => {}
+        }
+    }
+
+    /// Input from the application: no more data after what was sent. Idempotent. Drain
+    /// afterwards.
+    pub fn close(&mut self) {
+        match self {
+            Endpoint::Tcp(c) => c.close(),
+            Endpoint::UdpTx(s) => s.close(),
+            Endpoint::UdpRx(_) => {}
+        }
+    }
+
     /// The receiving side of connection `conn`. Created by the driver when the first segment
     /// of the connection arrives (or beforehand); it then expects `handle_segment`.
     pub fn receiver(cfg: &TransportConfig, conn: u32) -> Endpoint {
