@@ -88,6 +88,10 @@ pub struct TransferDone {
     pub outcome: Outcome,
 }
 
+/// The most transfers one run may start: transfer ids are `u32`, and a transport timer's
+/// event names `2 x transfer + side` in a `u32`.
+pub const MAX_TRANSFERS: u64 = (1 << 31) - 1;
+
 /// A refused command.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
@@ -104,6 +108,12 @@ pub enum AppError {
         size: u64,
         /// What is wrong.
         why: &'static str,
+    },
+    /// The run has started [`MAX_TRANSFERS`] transfers already.
+    #[error("application {app}: the run already has {MAX_TRANSFERS} transfers, the most one run can hold")]
+    TooManyTransfers {
+        /// The application.
+        app: u32,
     },
 }
 
@@ -186,9 +196,13 @@ impl AppCtx<'_> {
         if req.size == 0 {
             return Err(bad("a transfer carries at least one byte"));
         }
-        let id = FlowId(self.next_transfer + self.starts.len() as u32);
+        let next = u64::from(self.next_transfer) + self.starts.len() as u64;
+        if next >= MAX_TRANSFERS {
+            return Err(AppError::TooManyTransfers { app: self.app.0 });
+        }
         self.starts.push(req);
-        Ok(id)
+        // CORRECTNESS: next < 2^31, so the id fits.
+        Ok(FlowId(next as u32))
     }
 
     /// Be called back with [`Application::on_timer`] at `t` (now, if `t` is in the past).

@@ -73,9 +73,9 @@ impl Application for Barrier {
             unit: self.round as u64,
             start: self.round_start,
             end: ctx.now(),
-            ideal: Some(self.compute + slowest),
-            num_transfers: self.transfers.len() as u32,
-            bytes: self.transfers.iter().map(|t| t.size).sum(),
+            ideal: Some(self.compute.saturating_add(slowest)),
+            num_transfers: u32::try_from(self.transfers.len()).unwrap_or(u32::MAX),
+            bytes: self.transfers.iter().fold(0u64, |a, t| a.saturating_add(t.size)),
         });
         self.round += 1;
         if self.round < self.rounds {
