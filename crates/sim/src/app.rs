@@ -144,6 +144,9 @@ pub struct UnitRecord {
 pub trait IdealFct {
     /// FCT of `size` bytes from `src` to `dst` alone in the network.
     fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur;
+    /// Line rate of host `h`'s link into the network (and out of it: links are symmetric in
+    /// the topologies built here).
+    fn host_rate(&self, h: u32) -> Bps;
 }
 
 /// What an application may do during a callback. Commands take effect when the callback
@@ -230,6 +233,11 @@ impl AppCtx<'_> {
     /// The contention-free FCT of `size` bytes from `src` to `dst` (see `ideal`).
     pub fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur {
         self.ideal.ideal_fct(src, dst, size)
+    }
+
+    /// Line rate of host `h`'s network link.
+    pub fn host_rate(&self, h: u32) -> Bps {
+        self.ideal.host_rate(h)
     }
 }
 

@@ -36,6 +36,11 @@ impl IdealFct for NetIdeal<'_> {
         let rev = super::build::first_path(self.topo, self.routes, dst, src);
         ideal_fct(&fwd, &rev, size.max(1), self.model)
     }
+
+    fn host_rate(&self, h: u32) -> units::Bps {
+        let l = self.routes.nic(units::NodeId(h.min(self.topo.num_hosts.saturating_sub(1))));
+        self.topo.links[l.idx()].rate
+    }
 }
 
 /// What one application callback asked for.
