@@ -159,7 +159,11 @@ impl Simulation {
     /// Drain an endpoint after an input: transmit, re-arm its timer, handle its events.
     pub(crate) fn flush(&mut self, f: usize, side: usize) {
         let now = self.sched.now();
-        let spec = self.transfers[f];
+        // PERF: only what the packets need; the whole record is read when the transfer ends.
+        let (src, dst, prio) = {
+            let t = &self.transfers[f];
+            (t.src, t.dst, t.prio)
+        };
         let mut txbuf = std::mem::take(&mut self.txbuf);
         let rt = &mut self.rt[f];
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else {
@@ -214,10 +218,10 @@ impl Simulation {
                 self.sched.at(d.max(now), Event::Timer { ep: ep_idx, generation: slot.generation });
             }
         }
-        let (host, dst) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
+        let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
         let nic = self.routes.nic(NodeId(host));
         for (i, mut seg) in txbuf.drain(..).enumerate() {
-            seg.set_prio(spec.prio);
+            seg.set_prio(prio);
             let int = match int_txbuf.get_mut(i).and_then(Option::take) {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
@@ -236,6 +240,7 @@ impl Simulation {
                 rt.finished_at = Some(now);
                 self.finished += 1;
                 let (_, _, delivered) = rt.counters();
+                let spec = &self.transfers[f];
                 self.notes.push_back((
                     spec.app,
                     TransferDone {
