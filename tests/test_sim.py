@@ -17,7 +17,7 @@ from .conftest import EXAMPLES, TINY_TOML
 RECORD_COLUMNS = {
     "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
     "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "bytes_delivered",
-    "outcome", "start_us", "fct_us", "ideal_fct_us",
+    "outcome", "transport", "start_us", "fct_us", "ideal_fct_us",
 }
 SWITCH_COLUMNS = {
     "switch", "node", "tier", "buffer_bytes", "arrivals", "drops_admission", "drops_queue_cap",

@@ -357,6 +357,7 @@ class PoissonWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class IncastWorkload(_Model):
@@ -371,6 +372,7 @@ class IncastWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class FlowListWorkload(_Model):
@@ -379,6 +381,7 @@ class FlowListWorkload(_Model):
     kind: Literal["flow_list"] = "flow_list"
     path: str
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class FlowEntry(_Model):
@@ -397,6 +400,7 @@ class FlowsWorkload(_Model):
 
     kind: Literal["flows"] = "flows"
     flows: list[FlowEntry]
+    transport: TransportSpec | None = None
 
 
 class ClosedLoopWorkload(_Model):
@@ -409,6 +413,7 @@ class ClosedLoopWorkload(_Model):
     count: U32
     think_us: float = 0.0
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class BarrierWorkload(_Model):
@@ -419,6 +424,7 @@ class BarrierWorkload(_Model):
     transfers: list[FlowEntry]
     rounds: U32
     compute_us: float = 0.0
+    transport: TransportSpec | None = None
 
 
 class RelayWorkload(_Model):
@@ -429,6 +435,7 @@ class RelayWorkload(_Model):
     chain: list[U32]
     block_bytes: U64
     blocks: U32
+    transport: TransportSpec | None = None
 
 
 Workload = Annotated[

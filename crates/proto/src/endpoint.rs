@@ -123,6 +123,18 @@ impl TransportConfig {
         }
     }
 
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp` or `udp`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            TransportConfig::Tcp(c) => match c.cc {
+                crate::CcKind::Dctcp { .. } => "dctcp",
+                crate::CcKind::NewReno => "newreno",
+                crate::CcKind::PowerTcp { .. } => "power_tcp",
+            },
+            TransportConfig::Udp(_) => "udp",
+        }
+    }
+
     /// Payload bytes per full packet.
     pub fn mss(&self) -> u32 {
         match self {

@@ -300,6 +300,7 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("incast", |r| r.incast)
         .num("prio", |r| r.prio)
         .num("workload", |r| r.workload)
+        .text("transport", |r| r.transport)
         .num("num_rtos", |r| r.num_rtos)
         .num("retx_segments", |r| r.retx_segments)
         .num("bytes_delivered", |r| r.bytes_delivered)

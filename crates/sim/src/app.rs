@@ -58,12 +58,15 @@ pub struct TransferReq {
     pub label: Option<u64>,
     /// Marks the transfer as part of an incast query in the records.
     pub incast: bool,
+    /// The run's transport to use, by index (0: the scenario's `[transport]`, then each
+    /// workload entry's own, in order). Absent: the application's own.
+    pub transport: Option<u16>,
 }
 
 impl TransferReq {
     /// A transfer of `size` bytes from `src` to `dst` in class 0 without a cap or tag.
     pub fn new(src: u32, dst: u32, size: u64) -> TransferReq {
-        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false }
+        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false, transport: None }
     }
 }
 
@@ -155,6 +158,7 @@ pub struct AppCtx<'a> {
     pub(crate) app: AppId,
     pub(crate) now: Time,
     pub(crate) num_hosts: u32,
+    pub(crate) num_transports: u16,
     pub(crate) next_transfer: u32,
     pub(crate) starts: &'a mut Vec<TransferReq>,
     pub(crate) wake: &'a mut Option<Time>,
@@ -198,6 +202,9 @@ impl AppCtx<'_> {
         }
         if req.size == 0 {
             return Err(bad("a transfer carries at least one byte"));
+        }
+        if req.transport.is_some_and(|t| t >= self.num_transports) {
+            return Err(bad("no such transport in this run"));
         }
         let next = u64::from(self.next_transfer) + self.starts.len() as u64;
         if next >= MAX_TRANSFERS {

@@ -36,6 +36,8 @@ pub struct FctRecord {
     pub prio: u8,
     /// Index of the application (workload entry) that started the flow.
     pub workload: u32,
+    /// The flow's transport (`dctcp`, `newreno`, `power_tcp`, `udp`).
+    pub transport: &'static str,
     /// Retransmission timeouts the sender suffered.
     pub num_rtos: u64,
     /// Segments the sender retransmitted.

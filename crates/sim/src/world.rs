@@ -52,6 +52,18 @@ use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
 
+/// One transport of a run, with what the host driver and the ideal model need of it.
+#[derive(Debug)]
+struct RunTransport {
+    cfg: TransportConfig,
+    /// Header bytes on the wire per packet.
+    header: u32,
+    /// Whether its endpoints use in-band telemetry (PowerTCP).
+    uses_int: bool,
+    /// The closed form of its transfers' ideal FCT.
+    ideal: IdealModel,
+}
+
 /// One simulation: build with [`Simulation::new`], run with [`Simulation::advance`] or
 /// [`Simulation::run_to_end`], read with [`Simulation::output`].
 #[derive(Debug)]
@@ -65,9 +77,11 @@ pub struct Simulation {
     transfers: Vec<Transfer>,
     rt: Vec<TransferRt>,
     finished: u64,
-    transport: TransportConfig,
-    header: u32,
-    ideal: IdealModel,
+    /// The run's transports: the scenario's `[transport]` first, then each workload entry's
+    /// own, in order. A transfer names one by index.
+    transports: Vec<RunTransport>,
+    /// Each application's transport (its workload entry's, else the scenario's).
+    app_transport: Vec<u16>,
     txbuf: Vec<proto::Segment>,
     // ---- applications ----
     apps: Vec<AnyApp>,
@@ -99,8 +113,7 @@ pub struct Simulation {
     // ---- optional observers ----
     /// Per-packet admission records, when enabled (Credence's training data).
     trace: Option<Box<DecisionTrace>>,
-    /// Whether the transport asks for in-band telemetry (PowerTCP).
-    uses_int: bool,
+
     /// Telemetry stacks of the packets in flight that carry one.
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
@@ -120,6 +133,8 @@ impl Simulation {
         let t = &spec.transport;
         let links = build::links(spec, &topo, &out_links);
         let (mss, header) = (t.mss_bytes() as u64, t.header_bytes() as u64);
+        // CORRECTNESS: at most 1 + 2^16 - 1 transports (one per workload entry; validation
+        // bounds the entries far below that), so a transport index fits in u16.
         let base_rtt = build::base_rtt(&topo, &routes, mss + header, header);
         let switches = build::switches(spec, &topo, &out_links, base_rtt)?;
         let leaf_buffer = switches
@@ -130,14 +145,31 @@ impl Simulation {
         let open_loop = apps.iter().all(AnyApp::is_open_loop).then(|| {
             workload::build_apps(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer }).unwrap_or_default()
         });
-        let transport = transport_config(t, base_rtt, topo.host_rate);
-        let ideal = IdealModel {
-            mss,
-            header,
-            handshake: transport.has_handshake(),
-            acked: transport.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
+        let run_transport = |t: &crate::spec::TransportSpec| {
+            let cfg = transport_config(t, base_rtt, topo.host_rate);
+            RunTransport {
+                ideal: IdealModel {
+                    mss: t.mss_bytes() as u64,
+                    header: t.header_bytes() as u64,
+                    handshake: cfg.has_handshake(),
+                    acked: cfg.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
+                },
+                header: t.header_bytes(),
+                uses_int: Endpoint::sender(&cfg, 0, Bytes(1), Time::ZERO).wants_int(),
+                cfg,
+            }
         };
-        let uses_int = Endpoint::sender(&transport, 0, Bytes(1), Time::ZERO).wants_int();
+        let mut transports = vec![run_transport(t)];
+        let mut app_transport = Vec::with_capacity(spec.workload.len());
+        for w in &spec.workload {
+            match w.transport() {
+                Some(own) => {
+                    transports.push(run_transport(own));
+                    app_transport.push((transports.len() - 1) as u16);
+                }
+                None => app_transport.push(0),
+            }
+        }
         let sample_every = (spec.run.sample_interval_us > 0.0)
             .then(|| Dur::from_secs_f64(spec.run.sample_interval_us * 1e-6))
             .filter(|d| *d > Dur::ZERO);
@@ -150,9 +182,8 @@ impl Simulation {
             transfers: Vec::new(),
             rt: Vec::new(),
             finished: 0,
-            transport,
-            header: t.header_bytes(),
-            ideal,
+            transports,
+            app_transport,
             txbuf: Vec::new(),
             apps,
             app_slots: vec![TimerSlot::default(); num_apps],
@@ -177,7 +208,6 @@ impl Simulation {
             first_rtt_bytes: t.init_window_pkts() as u64 * mss,
             base_rtt,
             trace: None,
-            uses_int,
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
             topo,
@@ -188,13 +218,15 @@ impl Simulation {
     }
 
     /// Run the applications of a user's own choosing instead of the scenario's workload
-    /// (which must then be empty or is replaced). Call before the first `advance`.
+    /// (which is dropped, with its entries' own transports); they use the scenario's
+    /// `[transport]`.
     pub fn with_apps(valid: &ValidSpec, apps: Vec<AnyApp>) -> Result<Simulation, SimError> {
         let mut spec = valid.spec().clone();
         spec.workload.clear();
         let mut sim = Simulation::new(&ValidSpec::from_validated(spec))?;
         sim.open_loop = apps.iter().all(AnyApp::is_open_loop).then(Vec::new);
         sim.app_slots = vec![TimerSlot::default(); apps.len()];
+        sim.app_transport = vec![0; apps.len()];
         sim.apps = apps;
         sim.start_apps();
         sim.start_sampling();

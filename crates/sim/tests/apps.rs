@@ -246,3 +246,26 @@ fn a_rate_cap_paces_the_sender() {
     assert!((capped / 8e-3 - 1.0).abs() < 0.01, "capped FCT {capped}");
     assert!(free < 1.2e-3, "uncapped FCT {free}");
 }
+
+#[test]
+fn workload_entries_may_bring_their_own_transport() {
+    // UDP background next to DCTCP transfers: each flow uses its entry's transport, its
+    // packets carry that transport's header size, and its ideal follows its own model.
+    let out = run(&scenario(
+        "[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size_bytes = 14000 }]\n\
+         [[workload]]\nkind = \"flows\"\ntransport = { kind = \"udp\", header_bytes = 28 }\n\
+         flows = [{ src = 2, dst = 3, size_bytes = 14000 }]\n",
+    ));
+    let by_src = |s: u32| out.records.iter().find(|r| r.src == s).unwrap();
+    let (tcp, udp) = (by_src(0), by_src(2));
+    assert_eq!((tcp.transport, udp.transport), ("dctcp", "udp"));
+    // Alone on disjoint ports: both meet their own closed form, and UDP's (no ACK, smaller
+    // headers) is shorter.
+    assert_eq!(tcp.fct_ps as u64, tcp.ideal_fct_ps);
+    assert_eq!(udp.fct_ps as u64, udp.ideal_fct_ps);
+    assert!(udp.ideal_fct_ps < tcp.ideal_fct_ps);
+    // A bad key inside an entry's transport is named with its full path.
+    let bad = scenario("[[workload]]\nkind = \"flows\"\ntransport = { kind = \"dctcp\", g = 2.0 }\nflows = []\n");
+    let err = Spec::from_toml_str(&bad).and_then(|s| s.validate(Path::new("."))).unwrap_err();
+    assert_eq!(err.key(), "workload[0].transport.g", "{err}");
+}

@@ -141,51 +141,64 @@ impl Spec {
     }
 
     fn check_transport(&self) -> Result<(), SpecError> {
-        let t = &self.transport;
+        check_transport("transport", &self.transport)?;
+        for (i, w) in self.workload.iter().enumerate() {
+            if let Some(t) = w.transport() {
+                check_transport(&format!("workload[{i}].transport"), t)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Range checks of one transport table; `at` is its key (`transport`, `workload[2].transport`).
+fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
+    let key = |k: &str| format!("{at}.{k}");
+    {
         let mss = t.mss_bytes();
         if mss == 0 || mss > 65_000 {
-            return Err(SpecError::invalid("transport.mss_bytes", mss, "must be between 1 and 65000"));
+            return Err(SpecError::invalid(key("mss_bytes"), mss, "must be between 1 and 65000"));
         }
         if t.header_bytes() == 0 {
-            return Err(SpecError::invalid("transport.header_bytes", 0, "must be positive"));
+            return Err(SpecError::invalid(key("header_bytes"), 0, "must be positive"));
         }
         if let Some(k) = t.tcp() {
-            positive("transport.init_cwnd_pkts", k.init_cwnd_pkts)?;
-            positive("transport.dupack_threshold", k.dupack_threshold)?;
+            positive(&key("init_cwnd_pkts"), k.init_cwnd_pkts)?;
+            positive(&key("dupack_threshold"), k.dupack_threshold)?;
             if k.min_rto_us == 0 {
-                return Err(SpecError::invalid("transport.min_rto_us", 0, "must be positive"));
+                return Err(SpecError::invalid(key("min_rto_us"), 0, "must be positive"));
             }
             if k.init_rto_us == 0 {
-                return Err(SpecError::invalid("transport.init_rto_us", 0, "must be positive"));
+                return Err(SpecError::invalid(key("init_rto_us"), 0, "must be positive"));
             }
             if k.max_rto_us < k.min_rto_us {
                 return Err(SpecError::invalid(
-                    "transport.max_rto_us",
+                    key("max_rto_us"),
                     k.max_rto_us,
-                    format!("must be >= transport.min_rto_us ({})", k.min_rto_us),
+                    format!("must be >= {at}.min_rto_us ({})", k.min_rto_us),
                 ));
             }
         }
         match t {
             TransportSpec::Dctcp(d) => {
                 if !(d.g > 0.0 && d.g <= 1.0) {
-                    return Err(SpecError::invalid("transport.g", d.g, "must be in (0, 1]"));
+                    return Err(SpecError::invalid(key("g"), d.g, "must be in (0, 1]"));
                 }
                 if !(0.0..=1.0).contains(&d.init_alpha) {
-                    return Err(SpecError::invalid("transport.init_alpha", d.init_alpha, "must be in [0, 1]"));
+                    return Err(SpecError::invalid(key("init_alpha"), d.init_alpha, "must be in [0, 1]"));
                 }
             }
             TransportSpec::PowerTcp(p) => {
                 if !(p.gamma > 0.0 && p.gamma <= 1.0) {
-                    return Err(SpecError::invalid("transport.gamma", p.gamma, "must be in (0, 1]"));
+                    return Err(SpecError::invalid(key("gamma"), p.gamma, "must be in (0, 1]"));
                 }
                 if p.beta_bytes == Some(0) {
-                    return Err(SpecError::invalid("transport.beta_bytes", 0, "must be positive"));
+                    return Err(SpecError::invalid(key("beta_bytes"), 0, "must be positive"));
                 }
             }
             TransportSpec::Udp(u) => {
                 if let Some(r) = u.rate_gbps {
-                    rate("transport.rate_gbps", r)?;
+                    rate(&key("rate_gbps"), r)?;
                 }
             }
             TransportSpec::Newreno(_) => {}
@@ -422,7 +435,7 @@ fn check_workload(
             }
             window(&prefix, *start_ms, *duration_ms)?;
         }
-        WorkloadSpec::FlowList(FlowList { path, prio, loaded }) => {
+        WorkloadSpec::FlowList(FlowList { path, prio, loaded, .. }) => {
             let key = format!("{prefix}.path");
             *path = resolve_file(&key, path, base_dir, &[])?;
             let text = std::fs::read_to_string(path.as_str())
@@ -491,7 +504,7 @@ fn check_workload(
             }
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
-        WorkloadSpec::Flows(Flows { flows }) => {
+        WorkloadSpec::Flows(Flows { flows, .. }) => {
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
                 if f.src >= num_hosts {

@@ -44,6 +44,10 @@ pub struct ClosedLoopSpec {
     /// Priority class.
     #[serde(default)]
     pub prio: u8,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "barrier"`.
@@ -57,6 +61,10 @@ pub struct BarrierSpec {
     /// Compute phase before each round's transfers.
     #[serde(default)]
     pub compute_us: f64,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "relay"`.
@@ -69,6 +77,10 @@ pub struct RelaySpec {
     pub block_bytes: u64,
     /// Number of blocks.
     pub blocks: u32,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "poisson"`.
@@ -97,6 +109,10 @@ pub struct Poisson {
     /// The distribution, read and parsed by [`Spec::validate`].
     #[serde(skip)]
     pub loaded: Loaded<crate::workload::Cdf>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "incast"`.
@@ -124,6 +140,10 @@ pub struct Incast {
     /// Priority class of these flows.
     #[serde(default)]
     pub prio: u8,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "flow_list"`.
@@ -138,6 +158,10 @@ pub struct FlowList {
     /// The flows, read and parsed by [`Spec::validate`].
     #[serde(skip)]
     pub loaded: Loaded<Vec<crate::workload::FlowSpec>>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "flows"`.
@@ -146,6 +170,10 @@ pub struct FlowList {
 pub struct Flows {
     /// The flows.
     pub flows: Vec<FlowEntry>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// One inline flow.
@@ -241,4 +269,19 @@ pub enum FctAt {
 
 fn default_sample_us() -> f64 {
     10.0
+}
+
+impl WorkloadSpec {
+    /// This entry's own transport, if it has one.
+    pub fn transport(&self) -> Option<&TransportSpec> {
+        match self {
+            WorkloadSpec::Poisson(w) => w.transport.as_ref(),
+            WorkloadSpec::Incast(w) => w.transport.as_ref(),
+            WorkloadSpec::FlowList(w) => w.transport.as_ref(),
+            WorkloadSpec::Flows(w) => w.transport.as_ref(),
+            WorkloadSpec::ClosedLoop(w) => w.transport.as_ref(),
+            WorkloadSpec::Barrier(w) => w.transport.as_ref(),
+            WorkloadSpec::Relay(w) => w.transport.as_ref(),
+        }
+    }
 }

@@ -34,6 +34,8 @@ pub(crate) struct Transfer {
     pub(crate) app: AppId,
     pub(crate) tag: u64,
     pub(crate) rate_cap: Option<Bps>,
+    /// Index of its transport in the run's transports.
+    pub(crate) transport: u16,
 }
 
 /// A lazily re-armed timer slot (generation-counter cancellation).
@@ -84,6 +86,7 @@ impl Simulation {
     /// PRECONDITION: `req` passed `AppCtx::start_transfer`'s checks.
     pub(crate) fn start_transfer(&mut self, app: AppId, req: TransferReq) -> FlowId {
         let now = self.sched.now();
+        let transport = req.transport.unwrap_or(self.app_transport.get(app.idx()).copied().unwrap_or(0));
         let f = self.transfers.len();
         let id = FlowId::from_idx(f);
         self.transfers.push(Transfer {
@@ -97,10 +100,12 @@ impl Simulation {
             app,
             tag: req.tag,
             rate_cap: req.rate_cap,
+            transport,
         });
-        let mut sender = Endpoint::sender(&self.transport, f as u32, units::Bytes(req.size), now);
+        let cfg = &self.transports[transport as usize].cfg;
+        let mut sender = Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now);
         if req.rate_cap.is_some() {
-            sender.set_rate_cap(&self.transport, req.rate_cap);
+            sender.set_rate_cap(cfg, req.rate_cap);
         }
         self.rt.push(TransferRt { sender: Some(sender), ..TransferRt::default() });
         self.flush(f, 0);
@@ -119,7 +124,7 @@ impl Simulation {
         let now = self.sched.now();
         let side = if pkt.to_receiver { 1 } else { 0 };
         let ep = if side == 1 {
-            let t = &self.transport;
+            let t = &self.transports[self.transfers[f].transport as usize].cfg;
             rt.receiver.get_or_insert_with(|| Endpoint::receiver(t, f as u32))
         } else {
             match rt.sender.as_mut() {
@@ -160,9 +165,13 @@ impl Simulation {
     pub(crate) fn flush(&mut self, f: usize, side: usize) {
         let now = self.sched.now();
         // PERF: only what the packets need; the whole record is read when the transfer ends.
-        let (src, dst, prio) = {
+        let (src, dst, prio, tr) = {
             let t = &self.transfers[f];
-            (t.src, t.dst, t.prio)
+            (t.src, t.dst, t.prio, t.transport as usize)
+        };
+        let (header, uses_int, acked) = {
+            let t = &self.transports[tr];
+            (t.header, t.uses_int, t.ideal.acked)
         };
         let mut txbuf = std::mem::take(&mut self.txbuf);
         let rt = &mut self.rt[f];
@@ -170,7 +179,6 @@ impl Simulation {
             self.txbuf = txbuf;
             return;
         };
-        let uses_int = self.uses_int;
         let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
         while let Some(seg) = ep.poll_transmit(now) {
             txbuf.push(seg);
@@ -189,7 +197,7 @@ impl Simulation {
                 // The sender knows the receiver has it all (acknowledged): the completion time
                 // ends here with fct_at = "sender", and the transfer is over either way.
                 EpEvent::SenderDone { outcome, confirmed: true } => {
-                    measure |= self.ideal.acked;
+                    measure |= acked;
                     release = true;
                     rt.outcome = Some(outcome);
                 }
@@ -201,7 +209,7 @@ impl Simulation {
                 // The receiver has what it waits for: the completion time ends here with
                 // fct_at = "receiver", or whenever the sender cannot confirm delivery.
                 EpEvent::Delivered { outcome } => {
-                    measure |= !self.ideal.acked;
+                    measure |= !acked;
                     rt.delivered = true;
                     rt.outcome.get_or_insert(outcome);
                     release |= rt.sender_done;
@@ -226,7 +234,7 @@ impl Simulation {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
             };
-            let pkt = Packet { size: seg.len() + self.header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
+            let pkt = Packet { size: seg.len() + header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
             self.bytes_sent += pkt.size as u64;
             self.enqueue(nic, pkt);
         }

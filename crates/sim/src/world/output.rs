@@ -12,10 +12,11 @@ use crate::metrics::{percentile_sorted, AppRecord, FctRecord, LinkStats, Output,
 impl Simulation {
     /// Everything the run produced so far.
     pub fn output(&self) -> Output {
-        let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.ideal };
         let mut records = Vec::with_capacity(self.transfers.len());
         let mut num_rtos = 0u64;
         for (spec, rt) in self.transfers.iter().zip(&self.rt) {
+            let tr = &self.transports[spec.transport as usize];
+            let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &tr.ideal };
             let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
             let (rtos, retx, delivered) = rt.counters();
             num_rtos += rtos;
@@ -33,6 +34,7 @@ impl Simulation {
                 incast: spec.incast,
                 prio: spec.prio,
                 workload: spec.app.0,
+                transport: tr.cfg.kind_name(),
                 num_rtos: rtos,
                 retx_segments: retx,
                 bytes_delivered: delivered,
