@@ -69,6 +69,7 @@ __all__ = [
     "BarrierWorkload",
     "RelayWorkload",
     "RunSpec",
+    "TimeseriesSpec",
     "MAX_QUEUES",
     "DEFAULT_ECN_THRESHOLD_BYTES",
     "default_scenario_toml",
@@ -452,14 +453,29 @@ Workload = Annotated[
 ]
 
 
+class TimeseriesSpec(_Model):
+    """``[run.timeseries]``: every ``interval_us``, the length of every non-empty queue
+    (switch ports and, with ``nics``, host NICs; ``switches`` limits the switches) and the state
+    of every transfer in flight (``max_transfers`` keeps the first that many). Absent: off.
+    See :attr:`slacknet.Results.queue_series` and :attr:`slacknet.Results.transfer_series`."""
+
+    interval_us: float
+    queues: bool = True
+    transfers: bool = True
+    nics: bool = True
+    switches: list[U32] | None = None
+    max_transfers: U64 | None = None
+
+
 class RunSpec(_Model):
-    """Run control: optional stop time, the buffer occupancy sampling period, and where a TCP
+    """Run control: optional stop time, the buffer occupancy sampling period, where a TCP
     flow's completion time is measured (``sender``: ACK of the last byte; ``receiver``: last
-    byte received)."""
+    byte received), and the optional time series."""
 
     stop_ms: float | None = None
     sample_interval_us: float = 10.0
     fct_at: Literal["sender", "receiver"] = "sender"
+    timeseries: TimeseriesSpec | None = None
 
 
 # --- scenario -------------------------------------------------------------------------------

@@ -36,7 +36,131 @@ impl Spec {
                 "must be >= 0 (0 disables sampling)",
             ));
         }
+        if let Some(ts) = &self.run.timeseries {
+            self.check_timeseries(ts)?;
+        }
         Ok(ValidSpec { spec: self })
+    }
+
+    /// `[run.timeseries]`: ranges, the switch filter, and an estimate of the rows it would
+    /// produce (refused above [`MAX_TIMESERIES_ROWS`]). Call after the workloads are checked
+    /// (flow lists must be loaded).
+    fn check_timeseries(&self, ts: &TimeseriesSpec) -> Result<(), SpecError> {
+        let us = ts.interval_us;
+        if !(us.is_finite() && us * 1e6 >= 1.0 && us <= 1e12) {
+            return Err(SpecError::invalid(
+                "run.timeseries.interval_us",
+                us,
+                "must be a positive number of microseconds, at least 1e-6 (one picosecond); \
+                 remove the [run.timeseries] table to turn time series off",
+            ));
+        }
+        if !ts.queues && !ts.transfers {
+            return Err(SpecError::invalid(
+                "run.timeseries",
+                "{ queues = false, transfers = false }",
+                "nothing to sample: remove the [run.timeseries] table to turn time series off",
+            ));
+        }
+        let topo = crate::topo::Topology::build(&self.topology);
+        let num_switches = topo.tiers.len() as u32;
+        if let Some(ids) = &ts.switches {
+            if !ts.queues {
+                return Err(SpecError::invalid(
+                    "run.timeseries.switches",
+                    format!("{ids:?}"),
+                    "filters the queue series, which queues = false turns off: remove one of the two",
+                ));
+            }
+            for (j, &s) in ids.iter().enumerate() {
+                if s >= num_switches {
+                    return Err(SpecError::invalid(
+                        format!("run.timeseries.switches[{j}]"),
+                        s,
+                        format!("no such switch (the topology has switches 0..{num_switches})"),
+                    ));
+                }
+                if ids[..j].contains(&s) {
+                    return Err(SpecError::invalid(
+                        format!("run.timeseries.switches[{j}]"),
+                        s,
+                        "a switch appears twice in the list",
+                    ));
+                }
+            }
+        }
+        if let Some(m) = ts.max_transfers {
+            if m == 0 {
+                return Err(SpecError::invalid(
+                    "run.timeseries.max_transfers",
+                    m,
+                    "must be at least 1 (set transfers = false to sample no transfer)",
+                ));
+            }
+            if !ts.transfers {
+                return Err(SpecError::invalid(
+                    "run.timeseries.max_transfers",
+                    m,
+                    "filters the transfer series, which transfers = false turns off: remove one of the two",
+                ));
+            }
+        }
+        // The estimate: samples over the stop time, or else over the open-loop applications'
+        // arrivals (the run drains past them, so this errs low); reactive applications have no
+        // known horizon, and without one nothing is refused.
+        let arrivals_end_ps = self
+            .workload
+            .iter()
+            .filter_map(|w| match w {
+                WorkloadSpec::Poisson(Poisson { start_ms, duration_ms, .. })
+                | WorkloadSpec::Incast(Incast { start_ms, duration_ms, .. }) => Some((start_ms + duration_ms) * 1e9),
+                WorkloadSpec::FlowList(FlowList { loaded, .. }) => {
+                    loaded.0.as_ref().and_then(|f| f.iter().map(|f| f.start.ps() as f64).reduce(f64::max))
+                }
+                WorkloadSpec::Flows(Flows { flows, .. }) => {
+                    flows.iter().map(|f| f.start_ns as f64 * 1e3).reduce(f64::max)
+                }
+                WorkloadSpec::ClosedLoop(_) | WorkloadSpec::Barrier(_) | WorkloadSpec::Relay(_) => None,
+            })
+            .reduce(f64::max);
+        let Some(horizon_ps) = self.run.stop_ms.map(|ms| ms * 1e9).or(arrivals_end_ps) else {
+            return Ok(());
+        };
+        let samples = (horizon_ps / (us * 1e6)).floor() + 1.0;
+        let qpp = self.switch.queues.len() as f64;
+        let mut queues = 0.0;
+        if ts.queues {
+            for l in &topo.links {
+                queues += match topo.switch_of(l.src) {
+                    None if ts.nics => 1.0,
+                    None => 0.0,
+                    Some(s) if ts.switches.as_ref().is_none_or(|ids| ids.contains(&s.0)) => qpp,
+                    Some(_) => 0.0,
+                };
+            }
+        }
+        // Transfers in flight at once are unknown before the run: count one per host unless
+        // max_transfers bounds them.
+        let transfers = match (ts.transfers, ts.max_transfers) {
+            (false, _) => 0.0,
+            (true, Some(m)) => m as f64,
+            (true, None) => topo.num_hosts as f64,
+        };
+        let rows = samples * (queues + transfers);
+        if rows > MAX_TIMESERIES_ROWS as f64 {
+            return Err(SpecError::invalid(
+                "run.timeseries.interval_us",
+                us,
+                format!(
+                    "about {rows:.3e} rows ({samples:.0} samples over {:.3} ms x ({queues:.0} queues + {transfers:.0} \
+                     transfers)) is more than the limit of {MAX_TIMESERIES_ROWS} rows (gigabytes): raise interval_us, \
+                     sample fewer queues (switches = [...], nics = false, queues = false) or transfers \
+                     (max_transfers), or shorten run.stop_ms",
+                    horizon_ps / 1e9
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn check_topology(&self) -> Result<u32, SpecError> {

@@ -247,13 +247,60 @@ pub struct RunSpec {
     /// Where a TCP flow's completion time is measured (UDP flows always end at the receiver).
     #[serde(default)]
     pub fct_at: FctAt,
+    /// `[run.timeseries]`: opt-in time series of queue lengths and transfer state. Absent:
+    /// off, and the run pays nothing for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeseriesSpec>,
 }
 
 impl Default for RunSpec {
     fn default() -> Self {
-        RunSpec { stop_ms: None, sample_interval_us: default_sample_us(), fct_at: FctAt::default() }
+        RunSpec {
+            stop_ms: None,
+            sample_interval_us: default_sample_us(),
+            fct_at: FctAt::default(),
+            timeseries: None,
+        }
     }
 }
+
+/// Keys of `[run.timeseries]`: sample every `interval_us` the length of every non-empty queue
+/// (switch ports and host NICs) and the state of every transfer in flight (see
+/// `world::observe` for the tables and their cost).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeseriesSpec {
+    /// Sampling period in microseconds (required; at least one picosecond).
+    pub interval_us: f64,
+    /// Sample queue lengths (the queue series).
+    #[serde(default = "yes")]
+    pub queues: bool,
+    /// Sample the transfers in flight (the transfer series).
+    #[serde(default = "yes")]
+    pub transfers: bool,
+    /// Include the host NICs' queues in the queue series.
+    #[serde(default = "yes")]
+    pub nics: bool,
+    /// Only these switches' ports in the queue series (switch indices, as in the switches
+    /// table). Absent: every switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<Vec<u32>>,
+    /// Only the first this many transfers of the run (record rows `0..max_transfers`) in the
+    /// transfer series. Absent: every transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_transfers: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The most rows (queue plus transfer samples) a scenario's time series may be estimated to
+/// produce, and where sampling stops at run time. A queue row takes 32 bytes and a transfer
+/// row 64 in the simulator, and about as much again in each copy made for the results (the
+/// Python columns, the DataFrames), so this is already several gigabytes. Validation refuses
+/// more (`run.timeseries.interval_us`).
+pub const MAX_TIMESERIES_ROWS: u64 = 200_000_000;
 
 /// Where a TCP flow's completion time is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
