@@ -12,6 +12,7 @@
 //! - `output`: records and counters, assembled on demand.
 //! - `trace` and `telemetry`: optional, policy-specific observers kept out of the hot-path
 //!   files (Credence's decision trace; PowerTCP's in-band telemetry slab).
+//! - `observe`: the opt-in time series of queues and transfers (`[run.timeseries]`).
 //!
 //! Hosts have one NIC link. Transports push every segment they may send into the NIC queue
 //! (unbounded unless `host.nic_buffer_bytes` is set); the NIC serializes at line rate.
@@ -39,6 +40,7 @@ use crate::SimError;
 mod apps;
 mod build;
 mod host;
+mod observe;
 mod output;
 mod switch;
 mod telemetry;
@@ -48,6 +50,7 @@ pub use build::transport_config;
 pub use trace::TraceRow;
 
 use host::{TimerSlot, Transfer, TransferRt};
+use observe::Observer;
 use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
@@ -97,6 +100,7 @@ pub struct Simulation {
     stop: Option<Time>,
     stopped_early: bool,
     sample_every: Option<Dur>,
+    /// Whether a `Sample` event is pending.
     sample_armed: bool,
     samples: Vec<OccupancySample>,
     events: u64,
@@ -118,6 +122,8 @@ pub struct Simulation {
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
     int_txbuf: Vec<Option<proto::IntStack>>,
+    /// The time-series sampler (`[run.timeseries]`), `None` when off.
+    observe: Option<Box<Observer>>,
 }
 
 impl Simulation {
@@ -174,6 +180,7 @@ impl Simulation {
             .then(|| Dur::from_secs_f64(spec.run.sample_interval_us * 1e-6))
             .filter(|d| *d > Dur::ZERO);
         let num_apps = apps.len();
+        let observe = Observer::new(spec.run.timeseries.as_ref(), &links);
         let mut sim = Simulation {
             sched: Sched::new(),
             routes,
@@ -210,6 +217,7 @@ impl Simulation {
             trace: None,
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
+            observe,
             topo,
         };
         sim.start_apps();
@@ -338,6 +346,7 @@ impl Simulation {
                 Event::Timer { ep, generation } => self.on_timer(ep, generation),
                 Event::AppWake => self.on_app_wake(),
                 Event::Sample => self.on_sample(),
+                Event::Observe => self.on_observe(),
             }
             if !self.notes.is_empty() {
                 self.drain_app_notes();
@@ -351,12 +360,14 @@ impl Simulation {
         while self.advance(1 << 20) {}
     }
 
-    /// Schedule the first occupancy sample, if sampling is on and anything will happen.
+    /// Schedule the first occupancy sample, if sampling is on and anything will happen (and
+    /// the first time-series sample, likewise).
     fn start_sampling(&mut self) {
         if self.sample_every.is_some() && !self.sample_armed && !(self.apps_idle() && self.transfers.is_empty()) {
             self.sample_armed = true;
             self.sched.at(Time::ZERO, Event::Sample);
         }
+        self.start_observing();
     }
 
     fn on_sample(&mut self) {
@@ -364,8 +375,12 @@ impl Simulation {
         for (s, sw) in self.switches.iter().enumerate() {
             self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }
-        // Only keep sampling while something else can still happen.
-        if let (Some(d), false) = (self.sample_every, self.sched.is_empty()) {
+        // Only keep sampling while something else can still happen (a pending time-series
+        // sample is not work: the two samplers must not keep each other alive).
+        let others_pending = self.sched.len() > usize::from(self.is_observe_pending());
+        self.sample_armed = false;
+        if let (Some(d), true) = (self.sample_every, others_pending) {
+            self.sample_armed = true;
             self.sched.after(d, Event::Sample);
         }
     }

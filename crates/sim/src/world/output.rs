@@ -1,6 +1,6 @@
 //! What a run produced so far, assembled on demand: per-flow records with their ideal FCT,
-//! per-application unit records, switch and queue counters, occupancy samples, link counters
-//! and totals.
+//! per-application unit records, switch and queue counters, occupancy samples, link counters,
+//! the optional time series and totals.
 
 use proto::Outcome;
 
@@ -119,6 +119,7 @@ impl Simulation {
             ecn_marks,
             num_rtos,
             stopped_early: self.stopped_early,
+            timeseries_truncated: self.observe.as_ref().is_some_and(|o| o.is_truncated),
         };
         let links = self
             .links
@@ -134,6 +135,20 @@ impl Simulation {
                 tx_bytes: l.tx_bytes,
             })
             .collect();
-        Output { records, apps, switches, queues, occupancy: self.samples.clone(), links, summary }
+        let (queue_series, transfer_series) = match self.observe.as_deref() {
+            Some(o) => (o.queue_rows.clone(), o.transfer_rows.clone()),
+            None => (Vec::new(), Vec::new()),
+        };
+        Output {
+            records,
+            apps,
+            switches,
+            queues,
+            occupancy: self.samples.clone(),
+            links,
+            queue_series,
+            transfer_series,
+            summary,
+        }
     }
 }
