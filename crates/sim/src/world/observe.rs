@@ -18,9 +18,12 @@
 //! CORRECTNESS: sampling never changes the run. The handler only reads the network and the
 //! endpoints (`Endpoint::stats` and the controller's pacing rate take `&self`), and its events
 //! take sequence numbers in between the others' without reordering them, so every record,
-//! counter and occupancy sample equals the run without time series (tested); only the
-//! summary's event count grows, and a run that ends by running out of events ends at the
-//! sample after the last event, as the occupancy sampler already makes it.
+//! counter and occupancy sample equals the run without time series (tested). The summary's
+//! event count grows; and a run that ends by running out of events (not by finishing every
+//! transfer, nor at its stop time) ends at the sample after its last event, or counts as
+//! stopped early if that sample falls past the stop time, as the occupancy sampler already
+//! makes it. Both samplers stop once only samplers' events are pending, so neither keeps the
+//! other alive.
 //! INVARIANT: `armed` is true iff an `Observe` event is pending.
 
 use proto::cc::{AnyCc, CongestionControl};
