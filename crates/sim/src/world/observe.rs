@@ -3,8 +3,8 @@
 //! flight ([`TransferSample`]). An observer of the run, kept out of the hot-path rooms.
 //!
 //! Cost. Off (no table): the simulation's `observe` field is `None`, nothing is
-//! allocated, no event is ever scheduled, and no packet handler looks at it; the only trace
-//! is one arm in the event `match` that never runs. On: one pending `Observe` event for the
+//! allocated, no event is ever scheduled, and no packet handler looks at it; the only traces
+//! are one arm in the event `match` that never runs and one test per occupancy sample. On: one pending `Observe` event for the
 //! whole sampler (htsim-style, like the occupancy `Sample`), and per sample O(sampled ports x
 //! queues per port) to find the non-empty queues plus O(transfers in flight). Rows: samples x
 //! non-empty queues in the queue series, samples x transfers in flight in the transfer
@@ -149,6 +149,7 @@ impl Simulation {
     /// is pending.
     pub(crate) fn on_observe(&mut self) {
         let Some(mut obs) = self.observe.take() else { return };
+        debug_assert!(obs.armed, "an Observe event ran while none was pending");
         let now = self.sched.now();
         self.sample_queues(&mut obs, now);
         if obs.transfers {
