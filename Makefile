@@ -21,7 +21,11 @@ $(VENV)/bin/python:
 ## test: the whole test suite, Rust and Python (what CI runs)
 test: install test-rust test-python
 
+## test-rust: lints denied (clippy, missing docs), proto built and tested on its own (it must
+## not need sim or udp), then every crate's tests
 test-rust:
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo test -p slacknet-proto --quiet
 	cargo test --workspace --exclude slacknet-py --quiet
 
 test-python:

@@ -52,6 +52,40 @@ duration_ms = 2.0
 """
 
 
+#: 3 DCTCP senders into one receiver behind one switch, with time series every 5 us.
+SERIES_TOML = """
+name = "series"
+
+[topology]
+kind = "leaf_spine"
+leaves = 1
+hosts_per_leaf = 4
+spines = 0
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+
+[switch]
+buffer_bytes = 2000000
+queues = [{ ecn_threshold_bytes = 30000 }]
+
+[[workload]]
+kind = "flows"
+flows = [
+  { src = 1, dst = 0, size_bytes = 1000000 },
+  { src = 2, dst = 0, size_bytes = 500000 },
+  { src = 3, dst = 0, size_bytes = 200000, start_ns = 100000 },
+]
+
+[run.timeseries]
+interval_us = 5.0
+"""
+
+
+@pytest.fixture(scope="session")
+def series_results() -> slacknet.Results:
+    return slacknet.run(slacknet.Scenario.from_toml_text(SERIES_TOML))
+
+
 @pytest.fixture
 def tiny_scenario() -> slacknet.Scenario:
     return slacknet.Scenario.from_toml_text(TINY_TOML)

@@ -76,3 +76,22 @@ def test_render_summary(tiny_results: slacknet.Results) -> None:
         console.print(table)
     text = console.export_text()
     assert "short" in text and "incast" in text and "leaf" in text and "p99" in text
+
+
+def test_app_table_summarises_units_per_application_and_kind() -> None:
+    from slacknet.analysis import app_table
+
+    apps = pd.DataFrame(
+        {
+            "app": [1, 1, 1, 2],
+            "kind": ["iteration"] * 3 + ["block"],
+            "duration_ps": [1_000_000, 2_000_000, 3_000_000, 5_000_000],
+            "slowdown": [1.0, 2.0, 3.0, float("nan")],
+        }
+    )
+    t = app_table(apps)
+    assert list(t.index) == [(1, "iteration"), (2, "block")]
+    row = t.loc[(1, "iteration")]
+    assert row["units"] == 3 and row["p50_us"] == 2.0 and row["p50_slowdown"] == 2.0
+    assert np.isnan(t.loc[(2, "block"), "p50_slowdown"])
+    assert app_table(pd.DataFrame()).empty

@@ -12,7 +12,7 @@ import pytest
 
 from slacknet.cli import main
 
-from .conftest import TINY_TOML
+from .conftest import SERIES_TOML, TINY_TOML
 
 GOOD = """
 [topology]
@@ -47,6 +47,13 @@ BAD_CASES = {
     "wrong_type": (GOOD + '\n[transport]\nkind = "dctcp"\nmss_bytes = "big"\n', "transport.mss_bytes", '"big"'),
     "toml_syntax": (GOOD.replace("[topology]", "[topology"), "s.toml", "line 2"),
     "nonexistent_path": (None, "no such scenario file", "nope.toml"),
+    "timeseries_unknown_key": (GOOD + "\n[run.timeseries]\ninterval_us = 5\nevery_us = 1\n", "run.timeseries", "every_us"),
+    "timeseries_interval": (GOOD + "\n[run.timeseries]\ninterval_us = -1\n", "run.timeseries.interval_us", "-1"),
+    "timeseries_too_many_rows": (
+        GOOD + "\n[run]\nstop_ms = 1000\n[run.timeseries]\ninterval_us = 0.001\n",
+        "run.timeseries.interval_us",
+        "rows",
+    ),
 }
 
 
@@ -145,3 +152,14 @@ def test_console_script_entry_point(tmp_path: Path) -> None:
     proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "NO_COLOR": "1"})
     assert proc.returncode == 0 and proc.stdout.startswith("slacknet ")
+
+
+def test_plot_command_draws_time_series(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(_write(tmp_path, SERIES_TOML)), "--out", str(out), "--no-plot"]) == 0
+    assert (out / "queue_series.parquet").is_file() and (out / "transfer_series.parquet").is_file()
+    capsys.readouterr()
+    assert main(["plot", str(out)]) == 0
+    printed = [Path(p).name for p in capsys.readouterr().out.split()]
+    assert printed == ["slowdown_cdf.png", "slowdown_by_size.png", "queue_series.png", "transfer_cwnd.png"]
+    assert all((out / p).stat().st_size > 5_000 for p in printed)

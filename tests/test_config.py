@@ -97,6 +97,18 @@ prio = 1
 [run]
 stop_ms = 10.0
 sample_interval_us = 0
+
+[run.timeseries]
+interval_us = 2.5
+transfers = false
+nics = false
+switches = [0, 3]
+"""
+
+# The time-series table with only its required key: Rust and Python fill the same defaults.
+MINIMAL_TIMESERIES = MINIMAL_FAT_TREE + """
+[run.timeseries]
+interval_us = 10
 """
 
 
@@ -155,8 +167,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml()],
-    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default"],
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries"],
 )
 def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
     _assert_same_defaults(text, tmp_path)
@@ -192,6 +204,8 @@ def test_default_scenario_matches_builtin_text() -> None:
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"admission": {"policy": "pushout_everything"}}},
         {"topology": {"kind": "torus", "k": 4}},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "workload": [{"kind": "poisson", "cdf": "x"}]},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "run": {"timeseries": {"interval_us": 1, "every": 2}}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "run": {"timeseries": {"queues": True}}},
     ],
 )
 def test_pydantic_rejects_unknown_keys_and_kinds(data: dict[str, Any]) -> None:

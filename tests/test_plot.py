@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import slacknet
-from slacknet.plot import plot_results, size_bins
+from slacknet.plot import busiest_ports, plot_results, size_bins
 
-from .conftest import TINY_TOML
+from .conftest import SERIES_TOML, TINY_TOML
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -56,3 +56,24 @@ def test_plot_does_not_touch_pyplot_backend(tiny_results: slacknet.Results, tmp_
     before = matplotlib.get_backend()
     plot_results(tiny_results, tmp_path)
     assert matplotlib.get_backend() == before
+
+
+def test_plot_time_series(series_results: slacknet.Results, tmp_path: Path) -> None:
+    paths = plot_results(series_results, tmp_path)
+    names = [p.name for p in paths]
+    assert names == ["slowdown_cdf.png", "slowdown_by_size.png", "queue_series.png", "transfer_cwnd.png"]
+    for p in paths:
+        data = p.read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5_000
+    # The bottleneck (the switch port towards host 0) is the busiest port.
+    links = series_results.links
+    bottleneck = int(links[links["dst"] == 0]["link"].iloc[0])
+    assert busiest_ports(series_results.queue_series)[0] == bottleneck
+
+
+def test_plot_time_series_without_a_window(tmp_path: Path) -> None:
+    # UDP has no congestion window: the cwnd plot says so instead of drawing zeros.
+    text = SERIES_TOML.replace("[[workload]]", '[transport]\nkind = "udp"\nrate_gbps = 4.0\n\n[[workload]]')
+    r = slacknet.run(slacknet.Scenario.from_toml_text(text))
+    assert (r.transfer_series["cwnd_bytes"] == 0).all() and r.transfer_series["is_paced"].all()
+    assert [p.name for p in plot_results(r, tmp_path)][2:] == ["queue_series.png", "transfer_cwnd.png"]

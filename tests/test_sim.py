@@ -17,7 +17,7 @@ from .conftest import EXAMPLES, TINY_TOML
 RECORD_COLUMNS = {
     "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
     "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "bytes_delivered",
-    "outcome", "start_us", "fct_us", "ideal_fct_us",
+    "outcome", "transport", "start_us", "fct_us", "ideal_fct_us",
 }
 SWITCH_COLUMNS = {
     "switch", "node", "tier", "buffer_bytes", "arrivals", "drops_admission", "drops_queue_cap",
@@ -191,3 +191,17 @@ def test_examples_run(path: Path) -> None:
         np.testing.assert_allclose(r.records["slowdown"], 1.0, rtol=0.02)
     if path.name == "multi_queue_rr.toml":
         assert set(r.records["prio"]) == {0, 1}
+
+
+def test_application_records_come_back_as_a_table(tmp_path: Path) -> None:
+    r = slacknet.run(Path(__file__).resolve().parents[1] / "examples" / "apps_shapes.toml")
+    kinds = r.apps["kind"].value_counts().to_dict()
+    assert kinds == {"iteration": 5, "block": 4, "broadcast": 1, "loop": 2}
+    assert (r.apps["duration_ps"] >= r.apps["ideal_ps"]).all()
+    assert r.apps["slowdown"].min() >= 1.0
+    assert {"start_us", "duration_us", "ideal_us"} <= set(r.apps.columns)
+    # The closed loops' transfers are recorded per flow as well, all complete.
+    assert set(r.records["outcome"]) == {"complete"}
+    r.save(tmp_path / "res")
+    back = slacknet.Results.load(tmp_path / "res")
+    pd.testing.assert_frame_equal(back.apps, r.apps)

@@ -35,6 +35,7 @@ from .config import (
     QueueSpec,
     RoutingSpec,
     RunSpec,
+    TimeseriesSpec,
     Scenario,
     StaticPartitioning,
     LongestQueueDrop,
@@ -119,5 +120,6 @@ __all__ = [
     "RelayWorkload",
     "FlowEntry",
     "RunSpec",
+    "TimeseriesSpec",
     "MAX_QUEUES",
 ]

@@ -19,6 +19,7 @@ __all__ = [
     "profile_defaults",
     "credence_figure14",
     "version",
+    "empty_results",
 ]
 
 class SpecError(ValueError):
@@ -89,6 +90,10 @@ def credence_figure14(seed: int | None = None) -> list[tuple[float, float, float
 def version() -> str:
     """Version of the native extension."""
 
+def empty_results() -> dict[str, Any]:
+    """The results of a run that produced nothing, in the format of
+    :meth:`Simulation.results`: every table with its columns and dtypes and no rows."""
+
 @final
 class Simulation:
     """A running simulation of one resolved scenario.
@@ -120,9 +125,10 @@ class Simulation:
         ``(numpy dtype str, little-endian bytes)``."""
 
     def results(self) -> dict[str, Any]:
-        """Results so far: ``records``, ``apps``, ``switches``, ``queues``, ``occupancy``, ``links`` (each a dict
-        ``{column: (numpy dtype str, little-endian bytes) | list[str]}``) and ``summary``
-        (a dict of totals)."""
+        """Results so far: ``records``, ``apps``, ``switches``, ``queues``, ``occupancy``, ``links``,
+        ``queue_series`` and ``transfer_series`` (each a dict ``{column: (numpy dtype str,
+        little-endian bytes) | list[str]}``; the two series have no rows without
+        ``[run.timeseries]``) and ``summary`` (a dict of totals)."""
 
     @property
     def now_ps(self) -> int:

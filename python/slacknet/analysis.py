@@ -30,6 +30,7 @@ __all__ = [
     "switch_table",
     "summary_table",
     "render_summary",
+    "app_table",
 ]
 
 #: Flows below this size (and not incast) are ``short``.
@@ -138,8 +139,33 @@ def _fmt_bytes(b: float) -> str:
     return f"{b:.0f} B"
 
 
-def render_summary(records: pd.DataFrame, switches: pd.DataFrame) -> list[RenderableType]:
-    """Rich tables of :func:`fct_table` and :func:`switch_table`, for the CLI."""
+def app_table(apps: pd.DataFrame) -> pd.DataFrame:
+    """Application-level units by (application, kind): count, median and p95 completion time
+    (microseconds) and median slowdown against the ideal (NaN where none is defined)."""
+    cols = ["units", "p50_us", "p95_us", "p50_slowdown"]
+    if apps.empty or "duration_ps" not in apps.columns:
+        return pd.DataFrame(columns=cols)
+    rows = {}
+    for (app, kind), g in apps.groupby(["app", "kind"], sort=True):
+        d = g["duration_ps"].to_numpy(dtype=np.float64) / 1e6
+        sd = g["slowdown"].to_numpy(dtype=np.float64)
+        sd = sd[~np.isnan(sd)]
+        rows[(int(app), str(kind))] = {
+            "units": float(len(g)),
+            "p50_us": float(np.percentile(d, 50)),
+            "p95_us": float(np.percentile(d, 95)),
+            "p50_slowdown": float(np.median(sd)) if sd.size else math.nan,
+        }
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+    out.index = pd.MultiIndex.from_tuples(list(rows), names=["app", "kind"])
+    return out
+
+
+def render_summary(
+    records: pd.DataFrame, switches: pd.DataFrame, apps: pd.DataFrame | None = None
+) -> list[RenderableType]:
+    """Rich tables of :func:`fct_table`, :func:`app_table` (when the run has application
+    units) and :func:`switch_table`, for the CLI."""
     from rich.table import Table
 
     f = fct_table(records)
@@ -170,4 +196,23 @@ def render_summary(records: pd.DataFrame, switches: pd.DataFrame) -> list[Render
             _fmt_bytes(row["max_occupancy_bytes"]),
             _fmt_bytes(row["buffer_bytes"]),
         )
-    return [t1, t2]
+    out: list[RenderableType] = [t1]
+    a = app_table(apps if apps is not None else pd.DataFrame())
+    if len(a):
+        t3 = Table(title="Application units", title_justify="left")
+        for c in ("app", "kind"):
+            t3.add_column(c)
+        for c in ("units", "p50 (us)", "p95 (us)", "p50 slowdown"):
+            t3.add_column(c, justify="right")
+        for (app, kind), row in a.iterrows():
+            t3.add_row(
+                str(app),
+                str(kind),
+                f"{int(row['units'])}",
+                f"{row['p50_us']:.1f}",
+                f"{row['p95_us']:.1f}",
+                _fmt_num(row["p50_slowdown"], lambda x: f"{x:.2f}"),
+            )
+        out.append(t3)
+    out.append(t2)
+    return out

@@ -205,7 +205,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         plots = plot_results(res, out)
 
     console = Console()
-    for table in render_summary(res.records, res.switches):
+    for table in render_summary(res.records, res.switches, res.apps):
         console.print(table)
     s = res.summary
     print(
@@ -239,7 +239,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     res = Results.load(args.results)
     console = Console()
-    for table in render_summary(res.records, res.switches):
+    for table in render_summary(res.records, res.switches, res.apps):
         console.print(table)
     return 0
 

@@ -69,6 +69,7 @@ __all__ = [
     "BarrierWorkload",
     "RelayWorkload",
     "RunSpec",
+    "TimeseriesSpec",
     "MAX_QUEUES",
     "DEFAULT_ECN_THRESHOLD_BYTES",
     "default_scenario_toml",
@@ -364,6 +365,7 @@ class PoissonWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class IncastWorkload(_Model):
@@ -378,6 +380,7 @@ class IncastWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class FlowListWorkload(_Model):
@@ -386,6 +389,7 @@ class FlowListWorkload(_Model):
     kind: Literal["flow_list"] = "flow_list"
     path: str
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class FlowEntry(_Model):
@@ -404,6 +408,7 @@ class FlowsWorkload(_Model):
 
     kind: Literal["flows"] = "flows"
     flows: list[FlowEntry]
+    transport: TransportSpec | None = None
 
 
 class ClosedLoopWorkload(_Model):
@@ -416,6 +421,7 @@ class ClosedLoopWorkload(_Model):
     count: U32
     think_us: float = 0.0
     prio: U8 = 0
+    transport: TransportSpec | None = None
 
 
 class BarrierWorkload(_Model):
@@ -426,6 +432,7 @@ class BarrierWorkload(_Model):
     transfers: list[FlowEntry]
     rounds: U32
     compute_us: float = 0.0
+    transport: TransportSpec | None = None
 
 
 class RelayWorkload(_Model):
@@ -436,6 +443,7 @@ class RelayWorkload(_Model):
     chain: list[U32]
     block_bytes: U64
     blocks: U32
+    transport: TransportSpec | None = None
 
 
 Workload = Annotated[
@@ -452,14 +460,29 @@ Workload = Annotated[
 ]
 
 
+class TimeseriesSpec(_Model):
+    """``[run.timeseries]``: every ``interval_us``, the length of every non-empty queue
+    (switch ports and, with ``nics``, host NICs; ``switches`` limits the switches) and the state
+    of every transfer in flight (``max_transfers`` keeps the first that many). Absent: off.
+    See :attr:`slacknet.Results.queue_series` and :attr:`slacknet.Results.transfer_series`."""
+
+    interval_us: float
+    queues: bool = True
+    transfers: bool = True
+    nics: bool = True
+    switches: list[U32] | None = None
+    max_transfers: U64 | None = None
+
+
 class RunSpec(_Model):
-    """Run control: optional stop time, the buffer occupancy sampling period, and where a TCP
+    """Run control: optional stop time, the buffer occupancy sampling period, where a TCP
     flow's completion time is measured (``sender``: ACK of the last byte; ``receiver``: last
-    byte received)."""
+    byte received), and the optional time series."""
 
     stop_ms: float | None = None
     sample_interval_us: float = 10.0
     fct_at: Literal["sender", "receiver"] = "sender"
+    timeseries: TimeseriesSpec | None = None
 
 
 # --- scenario -------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """Standard plots of a run, written as PNG files.
 
 - ``slowdown_cdf.png``: CDF of FCT slowdown per flow class (finished flows, log x);
-- ``slowdown_by_size.png``: median and p99 slowdown per log-spaced flow-size bin (log x).
+- ``slowdown_by_size.png``: median and p99 slowdown per log-spaced flow-size bin (log x);
+- with time series (``[run.timeseries]``) only: ``queue_series.png``, the queue length of
+  the busiest few ports over time, and ``transfer_cwnd.png``, the congestion window of the
+  largest few transfers over time.
 
 Figures are drawn with matplotlib's Agg canvas directly, so importing or calling this module
 never changes the user's pyplot backend.
@@ -23,7 +26,18 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_results", "plot_slowdown_cdf", "plot_slowdown_by_size", "size_bins"]
+__all__ = [
+    "plot_results",
+    "plot_slowdown_cdf",
+    "plot_slowdown_by_size",
+    "plot_queue_series",
+    "plot_transfer_cwnd",
+    "busiest_ports",
+    "size_bins",
+]
+
+#: Ports drawn by :func:`plot_queue_series` and transfers by :func:`plot_transfer_cwnd`.
+NUM_SERIES_DRAWN = 5
 
 
 def _figure() -> tuple[Figure, Axes]:
@@ -122,12 +136,107 @@ def plot_slowdown_by_size(
     return out
 
 
+def _time_axis(max_ps: float) -> tuple[float, str]:
+    """Divisor and label turning picoseconds into microseconds (short runs) or milliseconds."""
+    return (1e6, "time (us)") if max_ps < 2e9 else (1e9, "time (ms)")
+
+
+def busiest_ports(queue_series: pd.DataFrame, n: int = NUM_SERIES_DRAWN) -> list[int]:
+    """The links of the ``n`` ports whose queues held the most bytes summed over the samples
+    (the largest time-averaged backlog), busiest first; ties go to the lower link id."""
+    if queue_series.empty:
+        return []
+    total = queue_series.groupby("link")["bytes"].sum()
+    order = sorted(total.items(), key=lambda kv: (-int(kv[1]), int(kv[0])))
+    return [int(link) for link, _ in order[:n]]
+
+
+def plot_queue_series(
+    results: Results, path: str | os.PathLike[str], title: str = "", n: int = NUM_SERIES_DRAWN
+) -> Path:
+    """Queue length (all classes of a port together) over time of the ``n`` busiest ports. The
+    series is sparse, so a sample without a row for a port counts as an empty queue."""
+    fig, ax = _figure()
+    qs = results.queue_series
+    links = busiest_ports(qs, n)
+    if not links:
+        ax.text(0.5, 0.5, "no queue ever held a packet at a sample", ha="center", va="center", transform=ax.transAxes)
+    else:
+        ts = results.scenario.run.timeseries
+        times = np.sort(qs["time_ps"].unique()).astype(np.float64)
+        step = ts.interval_us * 1e6 if ts is not None else float(np.min(np.diff(times), initial=1.0))
+        num = int(round(times[-1] / step)) + 1
+        scale, label = _time_axis(times[-1])
+        grid = np.arange(num) * step / scale
+        dst = dict(zip(results.links["link"], results.links["dst"])) if "dst" in results.links else {}
+        for link in links:
+            port = qs[qs["link"] == link]
+            per_sample = port.groupby("time_ps")["bytes"].sum()
+            y = np.zeros(num)
+            idx = np.rint(per_sample.index.to_numpy(dtype=np.float64) / step).astype(np.int64)
+            y[np.clip(idx, 0, num - 1)] = per_sample.to_numpy(dtype=np.float64) / 1e3
+            first = port.iloc[0]
+            to = dst.get(link)
+            if int(first["switch"]) < 0:
+                name = f"host {int(first['node'])} NIC"
+            else:
+                name = f"switch {int(first['switch'])}" + (f" -> node {int(to)}" if to is not None else "")
+            ax.step(grid, y, where="post", label=f"link {link}: {name}", linewidth=0.9)
+        k = results.scenario.switch.queues[0].ecn_threshold_bytes
+        if k is not None:
+            ax.axhline(k / 1e3, color="grey", linestyle="--", linewidth=0.8, label="switch ECN threshold")
+        ax.set_xlabel(label)
+        ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylabel("queue length (KB)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or "Queue length of the busiest ports")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    return out
+
+
+def plot_transfer_cwnd(
+    results: Results, path: str | os.PathLike[str], title: str = "", n: int = NUM_SERIES_DRAWN
+) -> Path:
+    """Congestion window over time of the ``n`` largest transfers in the transfer series (ties
+    go to the earlier transfer)."""
+    fig, ax = _figure()
+    ts = results.transfer_series
+    flows = np.unique(ts["flow"].to_numpy()) if not ts.empty else np.array([], dtype=np.uint32)
+    if flows.size == 0:
+        ax.text(0.5, 0.5, "no transfer in flight at a sample", ha="center", va="center", transform=ax.transAxes)
+    elif not (ts["cwnd_bytes"].to_numpy() > 0).any():
+        ax.text(0.5, 0.5, "the transport has no congestion window", ha="center", va="center", transform=ax.transAxes)
+    else:
+        sizes = results.records["size_bytes"].to_numpy()[flows]
+        chosen = [int(f) for _, f in sorted(zip(-sizes.astype(np.int64), flows))[:n]]
+        scale, label = _time_axis(float(ts["time_ps"].max()))
+        for f in chosen:
+            rows = ts[ts["flow"] == f]
+            size = int(results.records["size_bytes"].iloc[f])
+            ax.step(
+                rows["time_ps"].to_numpy(dtype=np.float64) / scale,
+                rows["cwnd_bytes"].to_numpy(dtype=np.float64) / 1e3,
+                where="post",
+                label=f"flow {f} ({size / 1e6:.3g} MB)",
+                linewidth=0.9,
+            )
+        ax.set_xlabel(label)
+        ax.legend(loc="best", fontsize="small")
+    ax.set_ylabel("congestion window (KB)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or "Congestion window of the largest transfers")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    return out
+
+
 def plot_results(
     results: Results | str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
 ) -> list[Path]:
     """Write the standard plots of a run (a :class:`Results` or a results folder) into
-    ``out_dir`` (default: the results folder itself; required for an in-memory result).
-    Returns the paths written."""
+    ``out_dir`` (default: the results folder itself; required for an in-memory result), and
+    the time-series plots where the run has them. Returns the paths written."""
     if isinstance(results, Results):
         res = results
         if out_dir is None:
@@ -138,7 +247,12 @@ def plot_results(
         target = Path(out_dir) if out_dir is not None else Path(results)
     target.mkdir(parents=True, exist_ok=True)
     name = res.scenario.name
-    return [
+    paths = [
         plot_slowdown_cdf(res.records, target / "slowdown_cdf.png", f"{name}: FCT slowdown CDF"),
         plot_slowdown_by_size(res.records, target / "slowdown_by_size.png", f"{name}: slowdown by size"),
     ]
+    if not res.queue_series.empty:
+        paths.append(plot_queue_series(res, target / "queue_series.png", f"{name}: queue length, busiest ports"))
+    if not res.transfer_series.empty:
+        paths.append(plot_transfer_cwnd(res, target / "transfer_cwnd.png", f"{name}: cwnd, largest transfers"))
+    return paths

@@ -5,8 +5,10 @@ per flow), ``apps.parquet`` (one row per completed application-level unit: job, 
 round, coflow, relayed block; with its ideal completion time where one is defined),
 ``switches.parquet``, ``queues.parquet``, ``occupancy.parquet``, ``links.parquet`` (bytes
 and packets per link) and ``summary.json``
-(totals, wall time, rates, seed, slacknet version and git hash). :meth:`Results.load` reads it
-back.
+(totals, wall time, rates, seed, slacknet version and git hash); with ``[run.timeseries]``
+also ``queue_series.parquet`` and ``transfer_series.parquet`` (:attr:`Results.queue_series`,
+:attr:`Results.transfer_series`). :meth:`Results.load` reads it back; a folder without the
+time series (or written by an older slacknet) reads them as empty tables with their columns.
 
 Times in the native columns are integer picoseconds (``*_ps``); :attr:`Results.records` adds
 float microsecond columns ``start_us``, ``fct_us`` and ``ideal_fct_us`` (``fct_us`` is NaN for
@@ -27,7 +29,7 @@ import pandas as pd
 
 from .config import Scenario
 
-__all__ = ["Results", "ResultsError", "RESULT_FILES"]
+__all__ = ["Results", "ResultsError", "RESULT_FILES", "SERIES_FILES"]
 
 #: The files :meth:`Results.save` writes (and :meth:`Results.load` needs).
 RESULT_FILES = (
@@ -41,9 +43,13 @@ RESULT_FILES = (
     "summary.json",
 )
 
-_TABLES = ("records", "apps", "switches", "queues", "occupancy", "links")
+#: The time-series files :meth:`Results.save` writes when the run had ``[run.timeseries]``.
+SERIES_FILES = ("queue_series.parquet", "transfer_series.parquet")
+
+_SERIES = ("queue_series", "transfer_series")
+_TABLES = ("records", "apps", "switches", "queues", "occupancy", "links") + _SERIES
 #: Tables a folder written by an older slacknet may lack (read as empty).
-_OPTIONAL = ("apps.parquet",)
+_OPTIONAL = ("apps.parquet",) + SERIES_FILES
 
 
 class ResultsError(ValueError):
@@ -113,9 +119,35 @@ def _version() -> str:
     return __version__
 
 
+def _empty_table(name: str) -> pd.DataFrame:
+    """Table ``name`` with its columns and dtypes and no rows, as the simulator defines it."""
+    from . import _native
+
+    return _columns_to_frame(_native.empty_results()[name])
+
+
 class Results:
     """The outcome of one run: flow records, application-unit records, switch counters, queue
-    maxima, occupancy samples, per-link counters, a summary dict and the resolved scenario."""
+    maxima, occupancy samples, per-link counters, the optional time series, a summary dict and
+    the resolved scenario.
+
+    The time series (``[run.timeseries]``; empty tables with the same columns when off), one
+    row per sample and item, times in integer picoseconds:
+
+    - :attr:`queue_series`: one row per *non-empty* queue at each sample (sparse: a queue
+      missing at a sample time was empty): ``time_ps``, ``link`` (egress link id), ``node``
+      (the transmitting node), ``switch`` (switch index, ``-1`` for a host NIC), ``queue``
+      (class), ``bytes`` (waiting; the packet being serialized is not counted).
+    - :attr:`transfer_series`: one row per transfer in flight at each sample (from its start
+      until its completion time is measured): ``time_ps``, ``flow`` (its row in
+      :attr:`records`), ``cwnd_bytes`` (0 without a window), ``rate_bps`` (the pacing rate or
+      rate cap where the sender enforces one, ``is_paced``; else an estimate: ``cwnd / srtt``,
+      NaN before the first RTT sample, or the NIC rate of an unpaced UDP source), ``is_paced``,
+      ``srtt_ps``, ``sent_bytes`` (payload sent, retransmissions included),
+      ``delivered_bytes`` (distinct payload at the receiver), then one float column per
+      transport-specific value the simulator declares (``alpha``: DCTCP's alpha in [0, 1];
+      NaN for transports without it).
+    """
 
     records: pd.DataFrame
     apps: pd.DataFrame
@@ -123,6 +155,8 @@ class Results:
     queues: pd.DataFrame
     occupancy: pd.DataFrame
     links: pd.DataFrame
+    queue_series: pd.DataFrame
+    transfer_series: pd.DataFrame
     summary: dict[str, Any]
 
     def __init__(
@@ -136,9 +170,13 @@ class Results:
         summary: dict[str, Any],
         scenario: Scenario | str,
         apps: pd.DataFrame | None = None,
+        queue_series: pd.DataFrame | None = None,
+        transfer_series: pd.DataFrame | None = None,
     ) -> None:
         self.records = records
         self.apps = apps if apps is not None else pd.DataFrame()
+        self.queue_series = queue_series if queue_series is not None else _empty_table("queue_series")
+        self.transfer_series = transfer_series if transfer_series is not None else _empty_table("transfer_series")
         self.switches = switches
         self.queues = queues
         self.occupancy = occupancy
@@ -187,6 +225,8 @@ class Results:
         (d / "scenario.json").write_text(text.rstrip() + "\n", encoding="utf-8")
         for t in _TABLES:
             frame: pd.DataFrame = getattr(self, t)
+            if t in _SERIES and frame.empty and not self.has_timeseries:
+                continue
             frame.to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
         (d / "summary.json").write_text(
             json.dumps(self.summary, indent=2, sort_keys=True, default=_json_default) + "\n",
@@ -208,7 +248,7 @@ class Results:
             json.loads(scenario)
             summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
             tables = {
-                t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") if (d / f"{t}.parquet").is_file() else pd.DataFrame()
+                t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") if (d / f"{t}.parquet").is_file() else None
                 for t in _TABLES
             }
         except (ValueError, OSError) as e:
@@ -221,6 +261,11 @@ class Results:
     def num_flows(self) -> int:
         """Flows in the run."""
         return len(self.records)
+
+    @property
+    def has_timeseries(self) -> bool:
+        """Whether the run sampled time series (its scenario has ``[run.timeseries]``)."""
+        return self.scenario.run.timeseries is not None
 
     def __repr__(self) -> str:
         s = self.summary

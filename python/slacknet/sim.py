@@ -25,7 +25,7 @@ __all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
 #: small enough that the progress bar and Ctrl-C respond within a fraction of a second.
 DEFAULT_CHUNK_EVENTS = 200_000
 
-ScenarioLike = Scenario | str | os.PathLike[str] | None
+ScenarioLike = Scenario | _native.ValidScenario | str | os.PathLike[str] | None
 
 
 def run(
@@ -39,7 +39,8 @@ def run(
     """Run one simulation and return its :class:`~slacknet.Results`.
 
     ``scenario`` is a :class:`~slacknet.Scenario`, a path to a TOML (or ``.json``) scenario
-    file, or ``None`` for the built-in default. ``seed`` overrides the scenario's seed.
+    file, a scenario validated before (:func:`validate`), or ``None`` for the built-in
+    default; it is validated once, by Rust. ``seed`` overrides the scenario's seed.
     ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there.
 
     Raises :class:`~slacknet.SpecError` if the scenario is invalid and
@@ -66,8 +67,11 @@ def run(
 
 def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
     """Parse and validate ``scenario`` once, in Rust: a :class:`~slacknet.Scenario`, a path to
-    a TOML (or ``.json``) file, or ``None`` for the built-in default. Raises
-    :class:`~slacknet.SpecError` naming the key, and ``FileNotFoundError``."""
+    a TOML (or ``.json``) file, or ``None`` for the built-in default (an already validated
+    scenario is returned as it is). Raises :class:`~slacknet.SpecError` naming the key, and
+    ``FileNotFoundError``."""
+    if isinstance(scenario, _native.ValidScenario):
+        return scenario
     if isinstance(scenario, Scenario):
         return _native.validate_json(scenario.to_json(), str(Path.cwd()))
     if scenario is None:

@@ -235,9 +235,11 @@ def run_metrics(res: Results) -> dict[str, float]:
 
 def _run_one(args: tuple[str, str]) -> dict[str, float]:
     scenario_json, out = args
+    from . import _native
     from .sim import run
 
-    res = run(Scenario.from_json_text(scenario_json))
+    # The worker validates its run once (the expansion checked the sweep's values up front).
+    res = run(_native.validate_json(scenario_json, str(Path.cwd())))
     res.save(out)
     return run_metrics(res)
 

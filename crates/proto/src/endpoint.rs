@@ -123,6 +123,18 @@ impl TransportConfig {
         }
     }
 
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp` or `udp`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            TransportConfig::Tcp(c) => match c.cc {
+                crate::CcKind::Dctcp { .. } => "dctcp",
+                crate::CcKind::NewReno => "newreno",
+                crate::CcKind::PowerTcp { .. } => "power_tcp",
+            },
+            TransportConfig::Udp(_) => "udp",
+        }
+    }
+
     /// Payload bytes per full packet.
     pub fn mss(&self) -> u32 {
         match self {
@@ -139,6 +151,35 @@ impl Endpoint {
         match cfg {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender(c, conn, size, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
+        }
+    }
+
+    /// The sending side of an open stream on connection `conn`: the application hands data
+    /// over with [`Endpoint::send`] as it produces it and ends with [`Endpoint::close`].
+    pub fn sender_stream(cfg: &TransportConfig, conn: u32, now: Time) -> Endpoint {
+        match cfg {
+            TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender_stream(c, conn, now)),
+            TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
+        }
+    }
+
+    /// Input from the application: `bytes` more to send. Ignored after `close` and by
+    /// receivers. Drain afterwards as after any input.
+    pub fn send(&mut self, bytes: u64) {
+        match self {
+            Endpoint::Tcp(c) => c.send(bytes),
+            Endpoint::UdpTx(s) => s.send(bytes),
+            Endpoint::UdpRx(_) => {}
+        }
+    }
+
+    /// Input from the application: no more data after what was sent. Idempotent. Drain
+    /// afterwards.
+    pub fn close(&mut self) {
+        match self {
+            Endpoint::Tcp(c) => c.close(),
+            Endpoint::UdpTx(s) => s.close(),
+            Endpoint::UdpRx(_) => {}
         }
     }
 

@@ -230,7 +230,7 @@ impl Conn {
     /// The sending side of a transfer of `size` bytes on connection `conn`, created at
     /// `now`. PRECONDITION: `size >= 1` (an empty flow has no segment to carry `FIN`).
     pub fn sender(cfg: &TcpConfig, conn: u32, size: Bytes, now: Time) -> Conn {
-        Conn { side: Side::Tx(Sender::new(cfg, conn, size.get(), now)) }
+        Conn { side: Side::Tx(Sender::new(cfg, conn, size.get(), true, now)) }
     }
 
     /// The receiving side of connection `conn`.
@@ -281,6 +281,29 @@ impl Conn {
         match &self.side {
             Side::Tx(s) => s.wants_int(),
             Side::Rx(r) => r.wants_int(),
+        }
+    }
+
+    /// The sending side of an open stream on connection `conn`, created at `now`: nothing
+    /// to send until the application calls [`Conn::send`]; [`Conn::close`] ends it.
+    pub fn sender_stream(cfg: &TcpConfig, conn: u32, now: Time) -> Conn {
+        Conn { side: Side::Tx(Sender::new(cfg, conn, 0, false, now)) }
+    }
+
+    /// Input from the application: `bytes` more to send (payload is abstract; the UDP driver
+    /// copies the bytes at emit time). Ignored after `close` and by a receiver. Drain
+    /// afterwards as after any input.
+    pub fn send(&mut self, bytes: u64) {
+        if let Side::Tx(s) = &mut self.side {
+            s.send(bytes);
+        }
+    }
+
+    /// Input from the application: the stream ends after the bytes sent so far. Idempotent;
+    /// ignored by a receiver. Drain afterwards.
+    pub fn close(&mut self) {
+        if let Side::Tx(s) = &mut self.side {
+            s.close();
         }
     }
 

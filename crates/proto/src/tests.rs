@@ -1218,3 +1218,186 @@ fn handle_segment_never_panics_on_arbitrary_segments() {
     }
 }
 
+/// Streams: the application hands data over with `send` and ends with `close`.
+mod streams {
+    use super::*;
+    use crate::Segment;
+
+    /// A zero-latency loopback between a stream sender and a receiver, with an optional loss of
+    /// the first bare FIN.
+    struct Loop {
+        tx: Endpoint,
+        rx: Endpoint,
+        now: Time,
+        drop_bare_fin: bool,
+        sent: Vec<Segment>,
+        acks: Vec<Segment>,
+        tx_events: Vec<Event>,
+        rx_events: Vec<Event>,
+    }
+
+    impl Loop {
+        fn new(cfg: &TransportConfig) -> Loop {
+            Loop {
+                tx: Endpoint::sender_stream(cfg, 1, Time::ZERO),
+                rx: Endpoint::receiver(cfg, 1),
+                now: Time::ZERO,
+                drop_bare_fin: false,
+                sent: Vec::new(),
+                acks: Vec::new(),
+                tx_events: Vec::new(),
+                rx_events: Vec::new(),
+            }
+        }
+
+        /// Exchange segments until nothing moves.
+        fn settle(&mut self) {
+            loop {
+                let mut moved = false;
+                while let Some(s) = self.tx.poll_transmit(self.now) {
+                    self.sent.push(s);
+                    let is_bare_fin = s.is_empty() && matches!(s, Segment::Tcp(t) if t.flags.contains(Flags::FIN));
+                    if is_bare_fin && self.drop_bare_fin {
+                        self.drop_bare_fin = false;
+                        continue;
+                    }
+                    self.rx.handle_segment(self.now, &s);
+                    moved = true;
+                }
+                while let Some(a) = self.rx.poll_transmit(self.now) {
+                    self.acks.push(a);
+                    self.tx.handle_segment(self.now, &a);
+                    moved = true;
+                }
+                self.tx_events.extend(std::iter::from_fn(|| self.tx.poll_event()));
+                self.rx_events.extend(std::iter::from_fn(|| self.rx.poll_event()));
+                if !moved {
+                    return;
+                }
+            }
+        }
+
+        /// Advance to the sender's next deadline and fire it.
+        fn fire(&mut self) -> bool {
+            let Some(t) = self.tx.poll_timeout() else { return false };
+            self.now = self.now.max(t);
+            self.tx.handle_timeout(self.now);
+            self.settle();
+            true
+        }
+
+        fn received(&self) -> u64 {
+            self.rx.stats().bytes_received
+        }
+    }
+
+    fn tcp() -> TransportConfig {
+        TransportConfig::Tcp(TcpConfig::default())
+    }
+
+    #[test]
+    fn data_handed_over_later_is_sent_and_fin_rides_on_the_last_segment() {
+        let mut l = Loop::new(&tcp());
+        l.settle();
+        assert!(l.sent.is_empty(), "nothing to send before the application writes");
+        l.tx.send(3000);
+        l.settle();
+        assert_eq!(l.received(), 3000);
+        assert!(l.rx_events.is_empty() && l.tx_events.is_empty(), "an open stream is not complete");
+        l.tx.send(1000);
+        l.tx.close();
+        l.settle();
+        assert_eq!(l.received(), 4000);
+        let last = l.sent.last().copied().unwrap();
+        let Segment::Tcp(last) = last else { unreachable!() };
+        assert!(last.flags.contains(Flags::FIN) && last.end() == 4000 && last.len > 0);
+        assert_eq!(l.rx_events, [Event::Delivered { outcome: crate::Outcome::Complete }]);
+        assert_eq!(l.tx_events, [Event::SenderDone { outcome: crate::Outcome::Complete, confirmed: true }]);
+        // Segments end at multiples of the MSS or at what was written: 1460, 1460, 80 (the
+        // rest of the first write), then 1000 realigned to the next boundary.
+        let lens: Vec<u32> = l.sent.iter().map(Segment::len).collect();
+        assert_eq!(lens, [1460, 1460, 80, 1000]);
+        assert_eq!(l.tx.poll_timeout(), None, "a finished sender has no timer");
+    }
+
+    #[test]
+    fn closing_after_the_last_byte_left_sends_a_bare_fin_that_the_receiver_confirms() {
+        let mut l = Loop::new(&tcp());
+        l.tx.send(2920);
+        l.settle();
+        assert_eq!(l.received(), 2920);
+        assert!(l.tx_events.is_empty());
+        l.tx.close();
+        l.settle();
+        let Some(Segment::Tcp(fin)) = l.sent.last().copied() else { unreachable!() };
+        assert_eq!((fin.len, fin.seq), (0, 2920));
+        assert!(fin.flags.contains(Flags::FIN));
+        let Some(Segment::Tcp(ack)) = l.acks.last().copied() else { unreachable!() };
+        assert!(ack.flags.contains(Flags::FIN) && ack.ack == 2920, "the ACK confirms the end");
+        assert_eq!(l.rx_events.len(), 1);
+        assert_eq!(l.tx_events.len(), 1);
+    }
+
+    #[test]
+    fn a_lost_bare_fin_is_retransmitted_on_timeout() {
+        let mut l = Loop::new(&tcp());
+        l.tx.send(1000);
+        l.settle();
+        l.drop_bare_fin = true;
+        l.tx.close();
+        l.settle();
+        assert!(l.rx_events.is_empty() && l.tx_events.is_empty(), "the FIN was lost");
+        let t0 = l.now;
+        assert!(l.fire(), "the RTO is armed for the bare FIN");
+        assert!(l.now > t0);
+        assert_eq!(l.tx.stats().num_rtos, 1);
+        assert_eq!(l.rx_events.len(), 1);
+        assert_eq!(l.tx_events.len(), 1);
+        let bare = l.sent.iter().filter(|s| s.is_empty()).count();
+        assert_eq!(bare, 2);
+    }
+
+    #[test]
+    fn an_empty_closed_stream_completes_with_a_bare_fin() {
+        let mut l = Loop::new(&tcp());
+        l.tx.close();
+        l.settle();
+        assert_eq!(l.sent.len(), 1);
+        assert_eq!(l.rx_events.len(), 1);
+        assert_eq!(l.tx_events.len(), 1);
+        assert_eq!(l.received(), 0);
+    }
+
+    #[test]
+    fn udp_streams_end_with_fin_on_the_last_datagram_or_alone() {
+        for close_late in [false, true] {
+            let mut l = Loop::new(&TransportConfig::Udp(UdpConfig::default()));
+            l.tx.send(5000);
+            if !close_late {
+                l.tx.close();
+            }
+            l.settle();
+            if close_late {
+                assert!(l.rx_events.is_empty());
+                l.tx.close();
+                l.settle();
+            }
+            assert_eq!(l.received(), 5000);
+            assert_eq!(l.rx_events, [Event::Delivered { outcome: crate::Outcome::Complete }], "close_late={close_late}");
+            assert_eq!(l.tx_events.len(), 1);
+            let bare = l.sent.iter().filter(|s| s.is_empty()).count();
+            assert_eq!(bare, usize::from(close_late));
+        }
+    }
+
+    #[test]
+    fn writes_after_close_are_ignored() {
+        let mut l = Loop::new(&tcp());
+        l.tx.send(100);
+        l.tx.close();
+        l.tx.send(100);
+        l.settle();
+        assert_eq!(l.received(), 100);
+        assert_eq!(l.tx_events.len(), 1);
+    }
+}

@@ -49,7 +49,12 @@ pub struct UdpSender {
     rate: Option<Bps>,
     header_bytes: u32,
     prio: u8,
+    /// Bytes handed over by the application so far.
     size: u64,
+    /// Whether the application closed the stream.
+    closed: bool,
+    /// A zero-length FIN datagram is due (closed after the last byte left).
+    fin_due: bool,
     /// Next byte to send.
     next_seq: u64,
     /// When the next datagram may leave (paced only).
@@ -62,7 +67,7 @@ impl UdpSender {
     /// A source of `size` bytes on connection `conn`, starting at `now`.
     /// PRECONDITION: `size >= 1`, `mss >= 1`.
     pub fn new(cfg: &UdpConfig, conn: u32, size: Bytes, now: Time) -> UdpSender {
-        debug_assert!(size.get() > 0 && cfg.mss > 0, "empty UDP transfer or zero MSS");
+        debug_assert!(cfg.mss > 0, "zero MSS");
         UdpSender {
             conn,
             mss: cfg.mss,
@@ -70,6 +75,8 @@ impl UdpSender {
             header_bytes: cfg.header_bytes,
             prio: cfg.prio,
             size: size.get(),
+            closed: true,
+            fin_due: false,
             next_seq: 0,
             next_at: now,
             event: None,
@@ -86,6 +93,29 @@ impl UdpSender {
         };
     }
 
+    /// An open stream on connection `conn`: nothing to send until [`UdpSender::send`].
+    pub fn stream(cfg: &UdpConfig, conn: u32, now: Time) -> UdpSender {
+        let mut s = UdpSender::new(cfg, conn, Bytes(0), now);
+        s.closed = false;
+        s
+    }
+
+    /// Input from the application: `bytes` more to send. Ignored after `close`.
+    pub fn send(&mut self, bytes: u64) {
+        if !self.closed {
+            self.size = self.size.saturating_add(bytes);
+        }
+    }
+
+    /// Input from the application: the stream ends here. If every byte already left, a
+    /// zero-length datagram carrying FIN announces the end.
+    pub fn close(&mut self) {
+        if !self.closed {
+            self.closed = true;
+            self.fin_due = self.next_seq == self.size;
+        }
+    }
+
     /// Input: time passed. Pacing is evaluated in `poll_transmit`, so this is always a no-op;
     /// it exists for the uniform driver contract.
     #[inline]
@@ -94,7 +124,13 @@ impl UdpSender {
     /// Output: the next datagram, if one is due at `now`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<DatagramRepr> {
         if self.next_seq >= self.size {
-            return None;
+            if !self.fin_due {
+                return None;
+            }
+            self.fin_due = false;
+            self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: false });
+            let (conn, seq, prio) = (self.conn, self.size, self.prio);
+            return Some(DatagramRepr { conn, seq, len: 0, flags: Flags::FIN, ecn: Ecn::NotEct, prio, ts_ps: now.ps() });
         }
         if self.rate.is_some() && now < self.next_at {
             return None;
@@ -108,7 +144,7 @@ impl UdpSender {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         let mut flags = Flags::NONE;
-        if self.next_seq == self.size {
+        if self.next_seq == self.size && self.closed {
             flags = Flags::FIN;
             self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: false });
         }

@@ -235,7 +235,7 @@ macro_rules! le_int {
         }
     )*};
 }
-le_int!(u64 => "<u8", i64 => "<i8", f64 => "<f8", u32 => "<u4", u16 => "<u2", u8 => "|u1");
+le_int!(u64 => "<u8", i64 => "<i8", f64 => "<f8", u32 => "<u4", i32 => "<i4", u16 => "<u2", u8 => "|u1");
 
 impl Le for bool {
     const DTYPE: &'static str = "|b1";
@@ -283,6 +283,8 @@ struct Encoded {
     queues: Vec<(&'static str, Col)>,
     occupancy: Vec<(&'static str, Col)>,
     links: Vec<(&'static str, Col)>,
+    queue_series: Vec<(&'static str, Col)>,
+    transfer_series: Vec<(&'static str, Col)>,
     summary: serde_json::Value,
 }
 
@@ -300,6 +302,7 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("incast", |r| r.incast)
         .num("prio", |r| r.prio)
         .num("workload", |r| r.workload)
+        .text("transport", |r| r.transport)
         .num("num_rtos", |r| r.num_rtos)
         .num("retx_segments", |r| r.retx_segments)
         .num("bytes_delivered", |r| r.bytes_delivered)
@@ -361,6 +364,28 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("tx_packets", |l| l.tx_packets)
         .num("tx_bytes", |l| l.tx_bytes)
         .done();
+    let queue_series = Table::new(&out.queue_series)
+        .num("time_ps", |q| q.time_ps)
+        .num("link", |q| q.link)
+        .num("node", |q| q.node)
+        .num("switch", |q| q.switch)
+        .num("queue", |q| q.queue)
+        .num("bytes", |q| q.bytes)
+        .done();
+    let mut transfers = Table::new(&out.transfer_series)
+        .num("time_ps", |t| t.time_ps)
+        .num("flow", |t| t.flow)
+        .num("cwnd_bytes", |t| t.cwnd_bytes)
+        .num("rate_bps", |t| t.rate_bps)
+        .num("is_paced", |t| t.is_paced)
+        .num("srtt_ps", |t| t.srtt_ps)
+        .num("sent_bytes", |t| t.sent_bytes)
+        .num("delivered_bytes", |t| t.delivered_bytes);
+    // Transport-specific columns, whatever the simulator declares.
+    for (i, name) in sim::metrics::TRANSFER_EXTRA_COLUMNS.iter().enumerate() {
+        transfers = transfers.num(name, move |t| t.extra[i]);
+    }
+    let transfer_series = transfers.done();
     let summary = serde_json::to_value(&out.summary).expect("Summary serializes to JSON");
     Encoded {
         records,
@@ -369,8 +394,35 @@ fn encode(out: &sim::Output) -> Encoded {
         queues,
         occupancy,
         links,
+        queue_series,
+        transfer_series,
         summary,
     }
+}
+
+/// The results dict of `Simulation.results()` for `out`, encoded with the interpreter
+/// detached.
+fn output_to_py(py: Python<'_>, out: sim::Output) -> PyResult<Bound<'_, PyDict>> {
+    let enc = py.detach(move || encode(&out));
+    let d = PyDict::new(py);
+    d.set_item("records", table_to_py(py, enc.records)?)?;
+    d.set_item("apps", table_to_py(py, enc.apps)?)?;
+    d.set_item("switches", table_to_py(py, enc.switches)?)?;
+    d.set_item("queues", table_to_py(py, enc.queues)?)?;
+    d.set_item("occupancy", table_to_py(py, enc.occupancy)?)?;
+    d.set_item("links", table_to_py(py, enc.links)?)?;
+    d.set_item("queue_series", table_to_py(py, enc.queue_series)?)?;
+    d.set_item("transfer_series", table_to_py(py, enc.transfer_series)?)?;
+    d.set_item("summary", json_to_py(py, &enc.summary)?)?;
+    Ok(d)
+}
+
+/// The results of a run that produced nothing, in the format of `Simulation.results()`:
+/// every table with its columns and dtypes and no rows (for reading results folders that
+/// lack an optional table).
+#[pyfunction]
+fn empty_results(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    output_to_py(py, sim::Output::default())
 }
 
 fn table_to_py<'py>(
@@ -493,21 +545,13 @@ impl PySimulation {
     }
 
     /// Results so far as columns: a dict with keys `records`, `apps`, `switches`, `queues`,
-    /// `occupancy`, `links` (each `{column: (numpy dtype string, little-endian bytes) | list[str]}`)
-    /// and `summary` (a dict of totals).
+    /// `occupancy`, `links`, `queue_series`, `transfer_series` (each `{column: (numpy dtype
+    /// string, little-endian bytes) | list[str]}`; the two series have no rows without
+    /// `[run.timeseries]`) and `summary` (a dict of totals).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.check(py)?;
-        let out = self.inner.output();
-        let enc = py.detach(move || encode(&out));
-        let d = PyDict::new(py);
-        d.set_item("records", table_to_py(py, enc.records)?)?;
-        d.set_item("apps", table_to_py(py, enc.apps)?)?;
-        d.set_item("switches", table_to_py(py, enc.switches)?)?;
-        d.set_item("queues", table_to_py(py, enc.queues)?)?;
-        d.set_item("occupancy", table_to_py(py, enc.occupancy)?)?;
-        d.set_item("links", table_to_py(py, enc.links)?)?;
-        d.set_item("summary", json_to_py(py, &enc.summary)?)?;
-        Ok(d)
+        let out = py.detach(|| self.inner.output());
+        output_to_py(py, out)
     }
 
     /// The run's flows as a flow list (`id src dst start_s size_bytes incast` per line,
@@ -624,5 +668,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(profile_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(credence_figure14, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_results, m)?)?;
     Ok(())
 }

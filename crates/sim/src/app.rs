@@ -58,12 +58,15 @@ pub struct TransferReq {
     pub label: Option<u64>,
     /// Marks the transfer as part of an incast query in the records.
     pub incast: bool,
+    /// The run's transport to use, by index (0: the scenario's `[transport]`, then each
+    /// workload entry's own, in order). Absent: the application's own.
+    pub transport: Option<u16>,
 }
 
 impl TransferReq {
     /// A transfer of `size` bytes from `src` to `dst` in class 0 without a cap or tag.
     pub fn new(src: u32, dst: u32, size: u64) -> TransferReq {
-        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false }
+        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false, transport: None }
     }
 }
 
@@ -88,6 +91,10 @@ pub struct TransferDone {
     pub outcome: Outcome,
 }
 
+/// The most transfers one run may start: transfer ids are `u32`, and a transport timer's
+/// event names `2 x transfer + side` in a `u32`.
+pub const MAX_TRANSFERS: u64 = (1 << 31) - 1;
+
 /// A refused command.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
@@ -104,6 +111,12 @@ pub enum AppError {
         size: u64,
         /// What is wrong.
         why: &'static str,
+    },
+    /// The run has started [`MAX_TRANSFERS`] transfers already.
+    #[error("application {app}: the run already has {MAX_TRANSFERS} transfers, the most one run can hold")]
+    TooManyTransfers {
+        /// The application.
+        app: u32,
     },
 }
 
@@ -134,6 +147,9 @@ pub struct UnitRecord {
 pub trait IdealFct {
     /// FCT of `size` bytes from `src` to `dst` alone in the network.
     fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur;
+    /// Line rate of host `h`'s link into the network (and out of it: links are symmetric in
+    /// the topologies built here).
+    fn host_rate(&self, h: u32) -> Bps;
 }
 
 /// What an application may do during a callback. Commands take effect when the callback
@@ -142,6 +158,7 @@ pub struct AppCtx<'a> {
     pub(crate) app: AppId,
     pub(crate) now: Time,
     pub(crate) num_hosts: u32,
+    pub(crate) num_transports: u16,
     pub(crate) next_transfer: u32,
     pub(crate) starts: &'a mut Vec<TransferReq>,
     pub(crate) wake: &'a mut Option<Time>,
@@ -186,9 +203,16 @@ impl AppCtx<'_> {
         if req.size == 0 {
             return Err(bad("a transfer carries at least one byte"));
         }
-        let id = FlowId(self.next_transfer + self.starts.len() as u32);
+        if req.transport.is_some_and(|t| t >= self.num_transports) {
+            return Err(bad("no such transport in this run"));
+        }
+        let next = u64::from(self.next_transfer) + self.starts.len() as u64;
+        if next >= MAX_TRANSFERS {
+            return Err(AppError::TooManyTransfers { app: self.app.0 });
+        }
         self.starts.push(req);
-        Ok(id)
+        // CORRECTNESS: next < 2^31, so the id fits.
+        Ok(FlowId(next as u32))
     }
 
     /// Be called back with [`Application::on_timer`] at `t` (now, if `t` is in the past).
@@ -216,6 +240,11 @@ impl AppCtx<'_> {
     /// The contention-free FCT of `size` bytes from `src` to `dst` (see `ideal`).
     pub fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur {
         self.ideal.ideal_fct(src, dst, size)
+    }
+
+    /// Line rate of host `h`'s network link.
+    pub fn host_rate(&self, h: u32) -> Bps {
+        self.ideal.host_rate(h)
     }
 }
 

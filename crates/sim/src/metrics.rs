@@ -1,5 +1,6 @@
 //! What a run reports: one [`FctRecord`] per flow, switch counters, per-queue maxima, buffer
-//! occupancy samples and a [`Summary`].
+//! occupancy samples, the optional time series of queues and transfers ([`QueueSample`],
+//! [`TransferSample`]) and a [`Summary`].
 //!
 //! Pipeline position: `world -> metrics -> (py | bin)`. The drivers turn these into Parquet
 //! and JSON; nothing here does I/O.
@@ -36,6 +37,8 @@ pub struct FctRecord {
     pub prio: u8,
     /// Index of the application (workload entry) that started the flow.
     pub workload: u32,
+    /// The flow's transport (`dctcp`, `newreno`, `power_tcp`, `udp`).
+    pub transport: &'static str,
     /// Retransmission timeouts the sender suffered.
     pub num_rtos: u64,
     /// Segments the sender retransmitted.
@@ -193,6 +196,61 @@ pub struct OccupancySample {
     pub bytes: u64,
 }
 
+/// One queue of one egress port at one sample of the time series (`[run.timeseries]`): only
+/// queues holding at least one byte get a row (sparse; see `world::observe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueSample {
+    /// Sample time, picoseconds.
+    pub time_ps: u64,
+    /// Egress link id of the port.
+    pub link: u32,
+    /// The transmitting node (a switch's node id, or the host of a NIC).
+    pub node: u32,
+    /// Switch index, or -1 for a host NIC.
+    pub switch: i32,
+    /// Queue index within the port (priority class).
+    pub queue: u8,
+    /// Bytes waiting in the queue (the packet being serialized has left it).
+    pub bytes: u64,
+}
+
+/// Names of the transport-specific columns of the transfer series, in the order of
+/// [`TransferSample::extra`]. A transport with state worth watching appends its column here and
+/// fills it in `world::observe` (`transport_extras`); the drivers, the Python encoding and the
+/// files pick it up unchanged. A transport that does not report a column leaves it NaN.
+pub const TRANSFER_EXTRA_COLUMNS: [&str; 1] = [
+    // DCTCP's congestion estimate alpha in [0, 1] (DCTCP eq. 1).
+    "alpha",
+];
+
+/// One transfer in flight at one sample of the time series (`[run.timeseries]`): from its
+/// start until its completion time is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TransferSample {
+    /// Sample time, picoseconds.
+    pub time_ps: u64,
+    /// The transfer's row in the records (its index in start order).
+    pub flow: u32,
+    /// Congestion window, bytes (0 for a transport without one, such as UDP).
+    pub cwnd_bytes: u64,
+    /// Sending rate, bits per second: the rate the sender spaces packets at where it paces
+    /// (`is_paced`), else an estimate: `cwnd / srtt` for a window transport (NaN before the
+    /// first RTT sample), the NIC's line rate for an unpaced UDP source. Never above the
+    /// transfer's rate cap, if it has one.
+    pub rate_bps: f64,
+    /// Whether `rate_bps` is a rate the sender enforces (pacing, a rate cap) rather than an
+    /// estimate.
+    pub is_paced: bool,
+    /// Smoothed RTT, picoseconds (0 before the first sample, and for UDP).
+    pub srtt_ps: u64,
+    /// Payload bytes the sender has transmitted, retransmissions included.
+    pub sent_bytes: u64,
+    /// Distinct payload bytes the receiver holds.
+    pub delivered_bytes: u64,
+    /// Transport-specific values named by [`TRANSFER_EXTRA_COLUMNS`] (NaN where not reported).
+    pub extra: [f64; TRANSFER_EXTRA_COLUMNS.len()],
+}
+
 /// Run totals. Byte counters are wire bytes (payload + headers).
 ///
 /// CORRECTNESS: `bytes_sent == bytes_delivered + bytes_dropped + bytes_in_flight` (checked by
@@ -227,6 +285,10 @@ pub struct Summary {
     pub num_rtos: u64,
     /// Whether the run stopped at `run.stop_ms` with work left.
     pub stopped_early: bool,
+    /// Whether the time series stopped early because they reached
+    /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without
+    /// `[run.timeseries]`).
+    pub timeseries_truncated: bool,
 }
 
 /// Everything a run produced.
@@ -244,6 +306,12 @@ pub struct Output {
     pub occupancy: Vec<OccupancySample>,
     /// One entry per link.
     pub links: Vec<LinkStats>,
+    /// Queue lengths over time, in sample order and link order within a sample (empty
+    /// without `[run.timeseries]`).
+    pub queue_series: Vec<QueueSample>,
+    /// Transfers in flight over time, in sample order and start order within a sample
+    /// (empty without `[run.timeseries]`).
+    pub transfer_series: Vec<TransferSample>,
     /// Totals.
     pub summary: Summary,
 }

@@ -35,6 +35,9 @@ pub enum Event {
     AppWake,
     /// Periodic buffer occupancy sample.
     Sample,
+    /// Periodic time-series sample of queues and transfers (`[run.timeseries]`; one pending
+    /// event for the whole sampler).
+    Observe,
 }
 
 #[derive(Debug)]

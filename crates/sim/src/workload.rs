@@ -161,7 +161,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
     for (wi, w) in workloads.iter().enumerate() {
         let key = |k: &str| format!("workload[{wi}].{k}");
         apps.push(match w {
-            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio, loaded }) => {
+            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio, loaded, .. }) => {
                 let dist = match &loaded.0 {
                     Some(c) => (**c).clone(),
                     None => load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?,
@@ -186,6 +186,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 start_ms,
                 duration_ms,
                 prio,
+                ..
             }) => {
                 let burst = match (burst_bytes, burst_buffer_fraction) {
                     (Some(b), _) => *b,
@@ -204,7 +205,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                         .map_err(|message| SimError::Workload { key: key("fan_in"), message })?,
                 )
             }
-            WorkloadSpec::FlowList(FlowList { path, prio, loaded }) => {
+            WorkloadSpec::FlowList(FlowList { path, prio, loaded, .. }) => {
                 let flows = match &loaded.0 {
                     Some(f) => (**f).clone(),
                     None => {
@@ -221,7 +222,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 };
                 AnyApp::List(ListGen::new(flows, keep_ids))
             }
-            WorkloadSpec::Flows(Flows { flows: list }) => {
+            WorkloadSpec::Flows(Flows { flows: list, .. }) => {
                 let flows = list
                     .iter()
                     .map(|f| FlowSpec {
@@ -478,6 +479,7 @@ mod tests {
             duration_ms: 2000.0,
             prio: 0,
             loaded: Default::default(),
+            transport: None,
         })];
         let flows = generate(&w, 7, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
         let bytes: u64 = flows.iter().map(|f| f.size).sum();
@@ -504,6 +506,7 @@ mod tests {
                 duration_ms: 1.0,
                 prio: 0,
                 loaded: Default::default(),
+                transport: None,
             })];
             let flows = generate(&w, 3, NetInfo { topo: &t, leaf_buffer: 1 }).unwrap();
             assert!(!flows.is_empty());
@@ -532,6 +535,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 100.0,
             prio: 0,
+            transport: None,
         })];
         let flows = generate(&w, 1, NetInfo { topo: &t, leaf_buffer: 1_000_000 }).unwrap();
         assert!(!flows.is_empty());
@@ -576,6 +580,7 @@ mod tests {
             duration_ms: 20.0,
             prio: 0,
             loaded: Default::default(),
+            transport: None,
         })];
         let net = NetInfo { topo: &t, leaf_buffer: 1 };
         assert_eq!(generate(&w, 1, net).unwrap(), generate(&w, 1, net).unwrap());

@@ -12,6 +12,7 @@
 //! - `output`: records and counters, assembled on demand.
 //! - `trace` and `telemetry`: optional, policy-specific observers kept out of the hot-path
 //!   files (Credence's decision trace; PowerTCP's in-band telemetry slab).
+//! - `observe`: the opt-in time series of queues and transfers (`[run.timeseries]`).
 //!
 //! Hosts have one NIC link. Transports push every segment they may send into the NIC queue
 //! (unbounded unless `host.nic_buffer_bytes` is set), unless TSQ (`host.tsq_pkts`, see `host`)
@@ -40,6 +41,7 @@ use crate::SimError;
 mod apps;
 mod build;
 mod host;
+mod observe;
 mod output;
 mod switch;
 mod telemetry;
@@ -49,9 +51,22 @@ pub use build::transport_config;
 pub use trace::TraceRow;
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
+use observe::Observer;
 use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
+
+/// One transport of a run, with what the host driver and the ideal model need of it.
+#[derive(Debug)]
+struct RunTransport {
+    cfg: TransportConfig,
+    /// Header bytes on the wire per packet.
+    header: u32,
+    /// Whether its endpoints use in-band telemetry (PowerTCP).
+    uses_int: bool,
+    /// The closed form of its transfers' ideal FCT.
+    ideal: IdealModel,
+}
 
 /// One simulation: build with [`Simulation::new`], run with [`Simulation::advance`] or
 /// [`Simulation::run_to_end`], read with [`Simulation::output`].
@@ -66,9 +81,11 @@ pub struct Simulation {
     transfers: Vec<Transfer>,
     rt: Vec<TransferRt>,
     finished: u64,
-    transport: TransportConfig,
-    header: u32,
-    ideal: IdealModel,
+    /// The run's transports: the scenario's `[transport]` first, then each workload entry's
+    /// own, in order. A transfer names one by index.
+    transports: Vec<RunTransport>,
+    /// Each application's transport (its workload entry's, else the scenario's).
+    app_transport: Vec<u16>,
     txbuf: Vec<proto::Segment>,
     // ---- applications ----
     apps: Vec<AnyApp>,
@@ -84,6 +101,7 @@ pub struct Simulation {
     stop: Option<Time>,
     stopped_early: bool,
     sample_every: Option<Dur>,
+    /// Whether a `Sample` event is pending.
     sample_armed: bool,
     samples: Vec<OccupancySample>,
     events: u64,
@@ -100,12 +118,13 @@ pub struct Simulation {
     // ---- optional observers ----
     /// Per-packet admission records, when enabled (Credence's training data).
     trace: Option<Box<DecisionTrace>>,
-    /// Whether the transport asks for in-band telemetry (PowerTCP).
-    uses_int: bool,
+
     /// Telemetry stacks of the packets in flight that carry one.
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
     int_txbuf: Vec<Option<proto::IntStack>>,
+    /// The time-series sampler (`[run.timeseries]`), `None` when off.
+    observe: Option<Box<Observer>>,
     /// NIC backpressure (TSQ, `host.tsq_pkts`).
     tsq: Tsq,
 }
@@ -123,6 +142,8 @@ impl Simulation {
         let t = &spec.transport;
         let links = build::links(spec, &topo, &out_links);
         let (mss, header) = (t.mss_bytes() as u64, t.header_bytes() as u64);
+        // CORRECTNESS: at most 1 + 2^16 - 1 transports (one per workload entry; validation
+        // bounds the entries far below that), so a transport index fits in u16.
         let base_rtt = build::base_rtt(&topo, &routes, mss + header, header);
         let switches = build::switches(spec, &topo, &out_links, base_rtt)?;
         let leaf_buffer = switches
@@ -133,18 +154,37 @@ impl Simulation {
         let open_loop = apps.iter().all(AnyApp::is_open_loop).then(|| {
             workload::build_apps(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer }).unwrap_or_default()
         });
-        let transport = transport_config(t, base_rtt, topo.host_rate);
-        let ideal = IdealModel {
-            mss,
-            header,
-            handshake: transport.has_handshake(),
-            acked: transport.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
+        let run_transport = |t: &crate::spec::TransportSpec| {
+            let cfg = transport_config(t, base_rtt, topo.host_rate);
+            RunTransport {
+                ideal: IdealModel {
+                    mss: t.mss_bytes() as u64,
+                    header: t.header_bytes() as u64,
+                    handshake: cfg.has_handshake(),
+                    acked: cfg.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
+                },
+                header: t.header_bytes(),
+                uses_int: Endpoint::sender(&cfg, 0, Bytes(1), Time::ZERO).wants_int(),
+                cfg,
+            }
         };
-        let uses_int = Endpoint::sender(&transport, 0, Bytes(1), Time::ZERO).wants_int();
+        let mut transports = vec![run_transport(t)];
+        let mut app_transport = Vec::with_capacity(spec.workload.len());
+        for w in &spec.workload {
+            match w.transport() {
+                Some(own) => {
+                    transports.push(run_transport(own));
+                    app_transport.push((transports.len() - 1) as u16);
+                }
+                None => app_transport.push(0),
+            }
+        }
         let sample_every = (spec.run.sample_interval_us > 0.0)
             .then(|| Dur::from_secs_f64(spec.run.sample_interval_us * 1e-6))
             .filter(|d| *d > Dur::ZERO);
         let num_apps = apps.len();
+        let observe = Observer::new(spec.run.timeseries.as_ref(), &links);
+        let tsq = Tsq::new(spec.host.tsq_pkts, transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header)));
         let mut sim = Simulation {
             sched: Sched::new(),
             routes,
@@ -153,9 +193,8 @@ impl Simulation {
             transfers: Vec::new(),
             rt: Vec::new(),
             finished: 0,
-            transport,
-            header: t.header_bytes(),
-            ideal,
+            transports,
+            app_transport,
             txbuf: Vec::new(),
             apps,
             app_slots: vec![TimerSlot::default(); num_apps],
@@ -180,10 +219,10 @@ impl Simulation {
             first_rtt_bytes: t.init_window_pkts() as u64 * mss,
             base_rtt,
             trace: None,
-            uses_int,
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
-            tsq: Tsq::new(spec.host.tsq_limit(mss + header), mss + header),
+            observe,
+            tsq,
             topo,
         };
         sim.start_apps();
@@ -192,13 +231,15 @@ impl Simulation {
     }
 
     /// Run the applications of a user's own choosing instead of the scenario's workload
-    /// (which must then be empty or is replaced). Call before the first `advance`.
+    /// (which is dropped, with its entries' own transports); they use the scenario's
+    /// `[transport]`.
     pub fn with_apps(valid: &ValidSpec, apps: Vec<AnyApp>) -> Result<Simulation, SimError> {
         let mut spec = valid.spec().clone();
         spec.workload.clear();
         let mut sim = Simulation::new(&ValidSpec::from_validated(spec))?;
         sim.open_loop = apps.iter().all(AnyApp::is_open_loop).then(Vec::new);
         sim.app_slots = vec![TimerSlot::default(); apps.len()];
+        sim.app_transport = vec![0; apps.len()];
         sim.apps = apps;
         sim.start_apps();
         sim.start_sampling();
@@ -310,6 +351,7 @@ impl Simulation {
                 Event::Timer { ep, generation } => self.on_timer(ep, generation),
                 Event::AppWake => self.on_app_wake(),
                 Event::Sample => self.on_sample(),
+                Event::Observe => self.on_observe(),
             }
             if !self.notes.is_empty() {
                 self.drain_app_notes();
@@ -323,12 +365,14 @@ impl Simulation {
         while self.advance(1 << 20) {}
     }
 
-    /// Schedule the first occupancy sample, if sampling is on and anything will happen.
+    /// Schedule the first occupancy sample, if sampling is on and anything will happen (and
+    /// the first time-series sample, likewise).
     fn start_sampling(&mut self) {
         if self.sample_every.is_some() && !self.sample_armed && !(self.apps_idle() && self.transfers.is_empty()) {
             self.sample_armed = true;
             self.sched.at(Time::ZERO, Event::Sample);
         }
+        self.start_observing();
     }
 
     fn on_sample(&mut self) {
@@ -336,8 +380,12 @@ impl Simulation {
         for (s, sw) in self.switches.iter().enumerate() {
             self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }
-        // Only keep sampling while something else can still happen.
-        if let (Some(d), false) = (self.sample_every, self.sched.is_empty()) {
+        // Only keep sampling while something else can still happen (a pending time-series
+        // sample is not work: the two samplers must not keep each other alive).
+        let others_pending = self.sched.len() > usize::from(self.is_observe_pending());
+        self.sample_armed = false;
+        if let (Some(d), true) = (self.sample_every, others_pending) {
+            self.sample_armed = true;
             self.sched.after(d, Event::Sample);
         }
     }

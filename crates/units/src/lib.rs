@@ -211,6 +211,20 @@ impl Sub for Dur {
         Dur(self.0 - d.0)
     }
 }
+impl Dur {
+    /// `self x k`, saturating at the longest duration instead of wrapping.
+    #[inline]
+    pub const fn saturating_mul(self, k: u64) -> Dur {
+        Dur(self.0.saturating_mul(k))
+    }
+
+    /// `self + d`, saturating at the longest duration instead of wrapping.
+    #[inline]
+    pub const fn saturating_add(self, d: Dur) -> Dur {
+        Dur(self.0.saturating_add(d.0))
+    }
+}
+
 impl Mul<u64> for Dur {
     type Output = Dur;
     #[inline]

@@ -197,6 +197,11 @@ impl Receiver {
         if ece && self.is_ecn_capable {
             flags = flags.with(Flags::ECE);
         }
+        // Once every byte up to the end is here, ACKs carry FIN: the sender of a stream that
+        // ended with a bare FIN learns that the end arrived.
+        if self.total.is_some_and(|t| self.rcv_nxt >= t) {
+            flags = flags.with(Flags::FIN);
+        }
         self.acks.push(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags });
         self.last_ack_sent = self.rcv_nxt;
         self.num_unacked = 0;
@@ -235,9 +240,18 @@ impl Receiver {
             });
             return;
         }
-        // Segments without payload (none in a one-way transfer) need no acknowledgment.
         let Some(end) = seg.seq.checked_add(u64::from(seg.len)) else { return };
         if seg.len == 0 {
+            // A bare FIN ends a stream whose last byte left before it was closed: it tells the
+            // total and is acknowledged at once. Other empty segments need no acknowledgment.
+            if seg.flags.contains(Flags::FIN) {
+                self.total.get_or_insert(seg.seq);
+                self.send_ack(self.ce_state);
+                if !self.is_done && self.total.is_some_and(|t| self.rcv_nxt >= t) {
+                    self.is_done = true;
+                    self.event = Some(Event::Delivered { outcome: Outcome::Complete });
+                }
+            }
             return;
         }
         let is_ce = seg.ecn == Ecn::Ce;

@@ -19,10 +19,16 @@
 //! Linux's), so that slow start can double what it actually uses; otherwise it stays. A driver
 //! that drains to `None` never sets `is_held`, so its behaviour is unchanged.
 //!
-//! Sequence space: payload bytes `0..size`; the SYN takes no sequence space. Every segment
-//! starts at a multiple of `mss` and is `mss` long except the last, which carries `FIN`.
+//! Sequence space: payload bytes `0..written`; the SYN takes no sequence space. The application
+//! hands data over with `send` and ends the stream with `close` (a fixed-size transfer is both
+//! at creation). A segment is at most `mss` long and ends at the next multiple of `mss` or at
+//! `written`; the segment that ends at `written` after `close` carries `FIN`. If the stream is
+//! closed after its last byte already left without `FIN`, a zero-length `FIN` segment at
+//! `written` follows, retransmitted on RTO until an ACK carrying `FIN` confirms that the
+//! receiver has every byte. The sender completes once everything is acknowledged and the
+//! receiver knows the end (the `FIN` rode on acknowledged data, or an ACK confirmed it).
 //!
-//! INVARIANT: `snd_una <= snd_nxt <= snd_max <= size`. `snd_nxt` is where new transmissions
+//! INVARIANT: `snd_una <= snd_nxt <= snd_max <= written`. `snd_nxt` is where new transmissions
 //! continue (it falls back to `snd_una` on an RTO: go-back-N), `snd_max` is one past the
 //! highest byte ever sent.
 
@@ -55,7 +61,16 @@ pub(super) struct Sender {
     data_ecn: Ecn,
     dupack_threshold: u32,
     state: State,
-    size: u64,
+    /// Bytes the application has handed over so far.
+    written: u64,
+    /// Whether the application has closed the stream (no more `send`).
+    closed: bool,
+    /// A data segment carrying `FIN` has been sent: acknowledging `written` confirms the end.
+    fin_on_data: bool,
+    /// A zero-length `FIN` segment is due (the stream was closed after its last byte left).
+    fin_due: bool,
+    /// The receiver confirmed the end (an ACK carrying `FIN`).
+    fin_acked: bool,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
@@ -87,10 +102,8 @@ pub(super) struct Sender {
 }
 
 impl Sender {
-    pub(super) fn new(cfg: &TcpConfig, conn: u32, size: u64, _now: Time) -> Sender {
-        // PRECONDITION: a transfer has at least one byte (the simulator rejects empty flows);
-        // an empty transfer would have no segment to carry FIN.
-        debug_assert!(size > 0, "TCP transfer of 0 bytes");
+    /// A sender with `size` bytes handed over, closed if `closed`.
+    pub(super) fn new(cfg: &TcpConfig, conn: u32, size: u64, closed: bool, _now: Time) -> Sender {
         debug_assert!(cfg.mss > 0 && cfg.dupack_threshold > 0);
         Sender {
             conn,
@@ -99,7 +112,12 @@ impl Sender {
             data_ecn: if cfg.is_ecn_capable() { Ecn::Ect0 } else { Ecn::NotEct },
             dupack_threshold: cfg.dupack_threshold,
             state: if cfg.handshake { State::SynSent } else { State::Established },
-            size,
+            written: size,
+            closed,
+            fin_on_data: false,
+            // An empty stream closed at creation announces its end with a bare FIN.
+            fin_due: closed && size == 0,
+            fin_acked: false,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -160,10 +178,37 @@ impl Sender {
         self.event.take()
     }
 
-    /// Payload length of the segment starting at `seq`.
+    /// Payload length of the segment starting at `seq`: up to the next multiple of `mss`, or
+    /// to `written`.
     #[inline]
     fn seg_len(&self, seq: u64) -> u64 {
-        (self.size - seq).min(u64::from(self.mss))
+        let mss = u64::from(self.mss);
+        (self.written - seq).min(mss - seq % mss)
+    }
+
+    /// The application hands over `bytes` more. Ignored after `close`.
+    pub(super) fn send(&mut self, bytes: u64) {
+        if !self.closed && self.state != State::Done {
+            self.written = self.written.saturating_add(bytes);
+        }
+    }
+
+    /// The application ends the stream: no more data. Idempotent.
+    pub(super) fn close(&mut self) {
+        if self.closed || self.state == State::Done {
+            return;
+        }
+        self.closed = true;
+        // Everything written has left at least once without FIN: announce the end alone.
+        if self.snd_max == self.written {
+            self.fin_due = true;
+        }
+    }
+
+    /// Everything is acknowledged and the receiver knows the end.
+    #[inline]
+    fn is_complete(&self) -> bool {
+        self.closed && self.snd_una >= self.written && (self.fin_on_data || self.fin_acked)
     }
 
     /// RFC 6298 (5.1): start the timer on a transmission if it is not running.
@@ -185,7 +230,7 @@ impl Sender {
     /// Whether there is new data and the window has room for its next segment.
     #[inline]
     fn has_window_room(&self) -> bool {
-        self.snd_nxt < self.size && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.cc.window()
+        self.snd_nxt < self.written && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.cc.window()
     }
 
     fn next_segment(&mut self, now: Time) -> Option<SegmentRepr> {
@@ -212,7 +257,20 @@ impl Sender {
                     debug_assert!(seq < self.snd_nxt);
                     return Some(self.emit_data(now, seq, true));
                 }
-                if self.snd_nxt >= self.size {
+                if self.snd_nxt >= self.written {
+                    if self.fin_due && self.snd_nxt == self.snd_max {
+                        self.fin_due = false;
+                        self.arm_rto_if_idle(now);
+                        return Some(SegmentRepr {
+                            conn: self.conn,
+                            seq: self.written,
+                            flags: Flags::ACK.with(Flags::FIN),
+                            ecn: self.data_ecn,
+                            prio: self.prio,
+                            ts_ps: now.ps(),
+                            ..SegmentRepr::default()
+                        });
+                    }
                     return None;
                 }
                 let len = self.seg_len(self.snd_nxt);
@@ -263,8 +321,10 @@ impl Sender {
         }
         self.arm_rto_if_idle(now);
         let mut flags = Flags::ACK;
-        if end == self.size {
+        if end == self.written && self.closed {
             flags = flags.with(Flags::FIN);
+            self.fin_on_data = true;
+            self.fin_due = false;
         }
         SegmentRepr {
             conn: self.conn,
@@ -295,7 +355,14 @@ impl Sender {
             State::Established => {
                 // A duplicate SYN-ACK (our SYN was retransmitted) carries no news.
                 if !seg.flags.contains(Flags::SYN) {
+                    if seg.flags.contains(Flags::FIN) && self.closed && seg.ack >= self.written {
+                        // The receiver has every byte and knows the end.
+                        self.fin_acked = true;
+                    }
                     self.on_ack(now, seg, int);
+                    if self.state != State::Done && self.is_complete() {
+                        self.finish();
+                    }
                 }
             }
         }
@@ -307,7 +374,7 @@ impl Sender {
     #[inline]
     fn debug_check(&self) {
         debug_assert!(self.snd_una <= self.snd_nxt, "{self:?}");
-        debug_assert!(self.snd_nxt <= self.snd_max && self.snd_max <= self.size, "{self:?}");
+        debug_assert!(self.snd_nxt <= self.snd_max && self.snd_max <= self.written, "{self:?}");
         debug_assert!(!matches!(self.rtx, Some(s) if s < self.snd_una || s >= self.snd_nxt));
     }
 
@@ -382,7 +449,7 @@ impl Sender {
         self.rtt.on_sample(now.saturating_since(Time(ts_echo_ps)));
         let is_cut = self.on_feedback(now, bytes_acked, ece, int);
 
-        if self.snd_una >= self.size {
+        if self.is_complete() {
             self.finish();
             return;
         }
@@ -469,6 +536,10 @@ impl Sender {
                 self.rtx = None;
                 // Go-back-N: resend everything from SND.UNA as the window allows.
                 self.snd_nxt = self.snd_una;
+                // A bare FIN still unconfirmed goes again once the data is out.
+                if self.closed && !self.fin_on_data && !self.fin_acked {
+                    self.fin_due = true;
+                }
             }
             State::Done => unreachable!("a finished sender has no timers"),
         }

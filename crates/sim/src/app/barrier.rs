@@ -4,8 +4,11 @@
 //! shuffle stage.
 //!
 //! Records one `iteration` unit per round: from the start of its compute phase to the end of
-//! its last transfer, with the ideal `compute + max over its transfers of ideal_fct` (each
-//! transfer alone in the network: a lower bound, reached when the transfers share no link).
+//! its last transfer, with the ideal `compute + max(slowest, busiest host)`: `slowest` is the
+//! largest `ideal_fct` of its transfers, each alone in the network, and `busiest host` the
+//! longest time any host's link needs to carry the payload the round sends from it or to it
+//! (the coflow bottleneck bound, Varys §4). Both are lower bounds, so the ideal is one too; it
+//! is reached when the transfers share no link.
 
 use units::{Dur, Time};
 
@@ -35,6 +38,19 @@ impl Barrier {
         } else {
             ctx.sleep_for(self.compute);
         }
+    }
+
+    /// The longest time any host's link needs for the payload the round sends from or to it.
+    fn busiest_host(&self, ctx: &AppCtx<'_>) -> Dur {
+        let mut load: std::collections::BTreeMap<(u32, bool), u64> = std::collections::BTreeMap::new();
+        for t in &self.transfers {
+            *load.entry((t.src, true)).or_default() += t.size;
+            *load.entry((t.dst, false)).or_default() += t.size;
+        }
+        load.iter()
+            .map(|(&(h, _), &bytes)| ctx.host_rate(h).tx_time(units::Bytes(bytes)))
+            .max()
+            .unwrap_or(Dur::ZERO)
     }
 
     fn communicate(&mut self, ctx: &mut AppCtx<'_>) {
@@ -67,15 +83,16 @@ impl Application for Barrier {
             return;
         }
         let slowest = self.transfers.iter().map(|t| ctx.ideal_fct(t.src, t.dst, t.size)).max().unwrap_or(Dur::ZERO);
+        let busiest = self.busiest_host(ctx);
         ctx.record_unit(UnitRecord {
             app: 0,
             kind: "iteration",
             unit: self.round as u64,
             start: self.round_start,
             end: ctx.now(),
-            ideal: Some(self.compute + slowest),
-            num_transfers: self.transfers.len() as u32,
-            bytes: self.transfers.iter().map(|t| t.size).sum(),
+            ideal: Some(self.compute.saturating_add(slowest.max(busiest))),
+            num_transfers: u32::try_from(self.transfers.len()).unwrap_or(u32::MAX),
+            bytes: self.transfers.iter().fold(0u64, |a, t| a.saturating_add(t.size)),
         });
         self.round += 1;
         if self.round < self.rounds {

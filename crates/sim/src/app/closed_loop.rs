@@ -82,7 +82,10 @@ impl Application for ClosedLoop {
             return;
         }
         let (src, dst) = self.pairs[pair];
-        let ideal = ctx.ideal_fct(src, dst, self.size) * self.count as u64 + self.think * (self.count as u64 - 1);
+        let ideal = ctx
+            .ideal_fct(src, dst, self.size)
+            .saturating_mul(self.count as u64)
+            .saturating_add(self.think.saturating_mul((self.count as u64).saturating_sub(1)));
         ctx.record_unit(UnitRecord {
             app: 0,
             kind: "loop",
@@ -91,7 +94,7 @@ impl Application for ClosedLoop {
             end: ctx.now(),
             ideal: Some(ideal),
             num_transfers: self.count,
-            bytes: self.size * self.count as u64,
+            bytes: self.size.saturating_mul(self.count as u64),
         });
     }
 }

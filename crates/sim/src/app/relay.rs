@@ -86,7 +86,7 @@ impl Application for Relay {
         let last_hop = hop + 1 == self.busy.len();
         if last_hop {
             let per_hop = self.hop_ideal(ctx);
-            let sum: Dur = per_hop.iter().fold(Dur::ZERO, |a, &b| a + b);
+            let sum: Dur = per_hop.iter().fold(Dur::ZERO, |a, &b| a.saturating_add(b));
             ctx.record_unit(UnitRecord {
                 app: 0,
                 kind: "block",
@@ -94,8 +94,8 @@ impl Application for Relay {
                 start: self.block_start[block as usize],
                 end: ctx.now(),
                 ideal: Some(sum),
-                num_transfers: per_hop.len() as u32,
-                bytes: self.block_bytes * per_hop.len() as u64,
+                num_transfers: u32::try_from(per_hop.len()).unwrap_or(u32::MAX),
+                bytes: self.block_bytes.saturating_mul(per_hop.len() as u64),
             });
             if block + 1 == self.num_blocks {
                 let slowest = per_hop.iter().copied().max().unwrap_or(Dur::ZERO);
@@ -106,9 +106,9 @@ impl Application for Relay {
                     unit: 0,
                     start: Time::ZERO,
                     end: ctx.now(),
-                    ideal: Some(slowest * stages),
-                    num_transfers: self.num_blocks * per_hop.len() as u32,
-                    bytes: self.block_bytes * self.num_blocks as u64 * per_hop.len() as u64,
+                    ideal: Some(slowest.saturating_mul(stages)),
+                    num_transfers: self.num_blocks.saturating_mul(u32::try_from(per_hop.len()).unwrap_or(u32::MAX)),
+                    bytes: self.block_bytes.saturating_mul(self.num_blocks as u64).saturating_mul(per_hop.len() as u64),
                 });
             }
         } else {

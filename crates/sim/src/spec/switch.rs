@@ -257,7 +257,7 @@ pub struct HostSpec {
     #[serde(default)]
     pub scheduler: NicSchedulerKind,
     /// TCP Small Queues (Linux's `tcp_limit_output_bytes`), in full packets (`mss_bytes +
-    /// header_bytes` each): a sender is not asked for another packet while its bytes waiting in
+    /// header_bytes` of the transfer's transport): a sender is not asked for another packet while its bytes waiting in
     /// its host's NIC queue plus one full packet would exceed this many full packets' bytes; it
     /// is asked again when one of them starts serialization. Receivers (ACKs) are never held
     /// back. `0` turns it off (the NIC takes everything a transport may send). Counted in
@@ -293,10 +293,6 @@ impl HostSpec {
         Ok(())
     }
 
-    /// The TSQ limit in bytes for full packets of `full_packet` bytes, `None` when off.
-    pub fn tsq_limit(&self, full_packet: u64) -> Option<u64> {
-        (self.tsq_pkts > 0).then(|| u64::from(self.tsq_pkts) * full_packet)
-    }
 }
 
 /// How a host NIC orders the packets of its flows.

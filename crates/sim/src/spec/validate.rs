@@ -32,7 +32,131 @@ impl Spec {
                 "must be >= 0 (0 disables sampling)",
             ));
         }
+        if let Some(ts) = &self.run.timeseries {
+            self.check_timeseries(ts)?;
+        }
         Ok(ValidSpec { spec: self })
+    }
+
+    /// `[run.timeseries]`: ranges, the switch filter, and an estimate of the rows it would
+    /// produce (refused above [`MAX_TIMESERIES_ROWS`]). Call after the workloads are checked
+    /// (flow lists must be loaded).
+    fn check_timeseries(&self, ts: &TimeseriesSpec) -> Result<(), SpecError> {
+        let us = ts.interval_us;
+        if !(us.is_finite() && us * 1e6 >= 1.0 && us <= 1e12) {
+            return Err(SpecError::invalid(
+                "run.timeseries.interval_us",
+                us,
+                "must be a positive number of microseconds, at least 1e-6 (one picosecond); \
+                 remove the [run.timeseries] table to turn time series off",
+            ));
+        }
+        if !ts.queues && !ts.transfers {
+            return Err(SpecError::invalid(
+                "run.timeseries",
+                "{ queues = false, transfers = false }",
+                "nothing to sample: remove the [run.timeseries] table to turn time series off",
+            ));
+        }
+        let topo = crate::topo::Topology::build(&self.topology);
+        let num_switches = topo.tiers.len() as u32;
+        if let Some(ids) = &ts.switches {
+            if !ts.queues {
+                return Err(SpecError::invalid(
+                    "run.timeseries.switches",
+                    format!("{ids:?}"),
+                    "filters the queue series, which queues = false turns off: remove one of the two",
+                ));
+            }
+            for (j, &s) in ids.iter().enumerate() {
+                if s >= num_switches {
+                    return Err(SpecError::invalid(
+                        format!("run.timeseries.switches[{j}]"),
+                        s,
+                        format!("no such switch (the topology has switches 0..{num_switches})"),
+                    ));
+                }
+                if ids[..j].contains(&s) {
+                    return Err(SpecError::invalid(
+                        format!("run.timeseries.switches[{j}]"),
+                        s,
+                        "a switch appears twice in the list",
+                    ));
+                }
+            }
+        }
+        if let Some(m) = ts.max_transfers {
+            if m == 0 {
+                return Err(SpecError::invalid(
+                    "run.timeseries.max_transfers",
+                    m,
+                    "must be at least 1 (set transfers = false to sample no transfer)",
+                ));
+            }
+            if !ts.transfers {
+                return Err(SpecError::invalid(
+                    "run.timeseries.max_transfers",
+                    m,
+                    "filters the transfer series, which transfers = false turns off: remove one of the two",
+                ));
+            }
+        }
+        // The estimate: samples over the stop time, or else over the open-loop applications'
+        // arrivals (the run drains past them, so this errs low); reactive applications have no
+        // known horizon, and without one nothing is refused.
+        let arrivals_end_ps = self
+            .workload
+            .iter()
+            .filter_map(|w| match w {
+                WorkloadSpec::Poisson(Poisson { start_ms, duration_ms, .. })
+                | WorkloadSpec::Incast(Incast { start_ms, duration_ms, .. }) => Some((start_ms + duration_ms) * 1e9),
+                WorkloadSpec::FlowList(FlowList { loaded, .. }) => {
+                    loaded.0.as_ref().and_then(|f| f.iter().map(|f| f.start.ps() as f64).reduce(f64::max))
+                }
+                WorkloadSpec::Flows(Flows { flows, .. }) => {
+                    flows.iter().map(|f| f.start_ns as f64 * 1e3).reduce(f64::max)
+                }
+                WorkloadSpec::ClosedLoop(_) | WorkloadSpec::Barrier(_) | WorkloadSpec::Relay(_) => None,
+            })
+            .reduce(f64::max);
+        let Some(horizon_ps) = self.run.stop_ms.map(|ms| ms * 1e9).or(arrivals_end_ps) else {
+            return Ok(());
+        };
+        let samples = (horizon_ps / (us * 1e6)).floor() + 1.0;
+        let qpp = self.switch.queues.len() as f64;
+        let mut queues = 0.0;
+        if ts.queues {
+            for l in &topo.links {
+                queues += match topo.switch_of(l.src) {
+                    None if ts.nics => 1.0,
+                    None => 0.0,
+                    Some(s) if ts.switches.as_ref().is_none_or(|ids| ids.contains(&s.0)) => qpp,
+                    Some(_) => 0.0,
+                };
+            }
+        }
+        // Transfers in flight at once are unknown before the run: count one per host unless
+        // max_transfers bounds them.
+        let transfers = match (ts.transfers, ts.max_transfers) {
+            (false, _) => 0.0,
+            (true, Some(m)) => m as f64,
+            (true, None) => topo.num_hosts as f64,
+        };
+        let rows = samples * (queues + transfers);
+        if rows > MAX_TIMESERIES_ROWS as f64 {
+            return Err(SpecError::invalid(
+                "run.timeseries.interval_us",
+                us,
+                format!(
+                    "about {rows:.3e} rows ({samples:.0} samples over {:.3} ms x ({queues:.0} queues + {transfers:.0} \
+                     transfers)) is more than the limit of {MAX_TIMESERIES_ROWS} rows (gigabytes): raise interval_us, \
+                     sample fewer queues (switches = [...], nics = false, queues = false) or transfers \
+                     (max_transfers), or shorten run.stop_ms",
+                    horizon_ps / 1e9
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn check_topology(&self) -> Result<u32, SpecError> {
@@ -137,51 +261,64 @@ impl Spec {
     }
 
     fn check_transport(&self) -> Result<(), SpecError> {
-        let t = &self.transport;
+        check_transport("transport", &self.transport)?;
+        for (i, w) in self.workload.iter().enumerate() {
+            if let Some(t) = w.transport() {
+                check_transport(&format!("workload[{i}].transport"), t)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Range checks of one transport table; `at` is its key (`transport`, `workload[2].transport`).
+fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
+    let key = |k: &str| format!("{at}.{k}");
+    {
         let mss = t.mss_bytes();
         if mss == 0 || mss > 65_000 {
-            return Err(SpecError::invalid("transport.mss_bytes", mss, "must be between 1 and 65000"));
+            return Err(SpecError::invalid(key("mss_bytes"), mss, "must be between 1 and 65000"));
         }
         if t.header_bytes() == 0 {
-            return Err(SpecError::invalid("transport.header_bytes", 0, "must be positive"));
+            return Err(SpecError::invalid(key("header_bytes"), 0, "must be positive"));
         }
         if let Some(k) = t.tcp() {
-            positive("transport.init_cwnd_pkts", k.init_cwnd_pkts)?;
-            positive("transport.dupack_threshold", k.dupack_threshold)?;
+            positive(&key("init_cwnd_pkts"), k.init_cwnd_pkts)?;
+            positive(&key("dupack_threshold"), k.dupack_threshold)?;
             if k.min_rto_us == 0 {
-                return Err(SpecError::invalid("transport.min_rto_us", 0, "must be positive"));
+                return Err(SpecError::invalid(key("min_rto_us"), 0, "must be positive"));
             }
             if k.init_rto_us == 0 {
-                return Err(SpecError::invalid("transport.init_rto_us", 0, "must be positive"));
+                return Err(SpecError::invalid(key("init_rto_us"), 0, "must be positive"));
             }
             if k.max_rto_us < k.min_rto_us {
                 return Err(SpecError::invalid(
-                    "transport.max_rto_us",
+                    key("max_rto_us"),
                     k.max_rto_us,
-                    format!("must be >= transport.min_rto_us ({})", k.min_rto_us),
+                    format!("must be >= {at}.min_rto_us ({})", k.min_rto_us),
                 ));
             }
         }
         match t {
             TransportSpec::Dctcp(d) => {
                 if !(d.g > 0.0 && d.g <= 1.0) {
-                    return Err(SpecError::invalid("transport.g", d.g, "must be in (0, 1]"));
+                    return Err(SpecError::invalid(key("g"), d.g, "must be in (0, 1]"));
                 }
                 if !(0.0..=1.0).contains(&d.init_alpha) {
-                    return Err(SpecError::invalid("transport.init_alpha", d.init_alpha, "must be in [0, 1]"));
+                    return Err(SpecError::invalid(key("init_alpha"), d.init_alpha, "must be in [0, 1]"));
                 }
             }
             TransportSpec::PowerTcp(p) => {
                 if !(p.gamma > 0.0 && p.gamma <= 1.0) {
-                    return Err(SpecError::invalid("transport.gamma", p.gamma, "must be in (0, 1]"));
+                    return Err(SpecError::invalid(key("gamma"), p.gamma, "must be in (0, 1]"));
                 }
                 if p.beta_bytes == Some(0) {
-                    return Err(SpecError::invalid("transport.beta_bytes", 0, "must be positive"));
+                    return Err(SpecError::invalid(key("beta_bytes"), 0, "must be positive"));
                 }
             }
             TransportSpec::Udp(u) => {
                 if let Some(r) = u.rate_gbps {
-                    rate("transport.rate_gbps", r)?;
+                    rate(&key("rate_gbps"), r)?;
                 }
             }
             TransportSpec::Newreno(_) => {}
@@ -418,7 +555,7 @@ fn check_workload(
             }
             window(&prefix, *start_ms, *duration_ms)?;
         }
-        WorkloadSpec::FlowList(FlowList { path, prio, loaded }) => {
+        WorkloadSpec::FlowList(FlowList { path, prio, loaded, .. }) => {
             let key = format!("{prefix}.path");
             *path = resolve_file(&key, path, base_dir, &[])?;
             let text = std::fs::read_to_string(path.as_str())
@@ -487,7 +624,7 @@ fn check_workload(
             }
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
-        WorkloadSpec::Flows(Flows { flows }) => {
+        WorkloadSpec::Flows(Flows { flows, .. }) => {
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
                 if f.src >= num_hosts {

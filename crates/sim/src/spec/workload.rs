@@ -44,6 +44,10 @@ pub struct ClosedLoopSpec {
     /// Priority class.
     #[serde(default)]
     pub prio: u8,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "barrier"`.
@@ -57,6 +61,10 @@ pub struct BarrierSpec {
     /// Compute phase before each round's transfers.
     #[serde(default)]
     pub compute_us: f64,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "relay"`.
@@ -69,6 +77,10 @@ pub struct RelaySpec {
     pub block_bytes: u64,
     /// Number of blocks.
     pub blocks: u32,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "poisson"`.
@@ -97,6 +109,10 @@ pub struct Poisson {
     /// The distribution, read and parsed by [`Spec::validate`].
     #[serde(skip)]
     pub loaded: Loaded<crate::workload::Cdf>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "incast"`.
@@ -124,6 +140,10 @@ pub struct Incast {
     /// Priority class of these flows.
     #[serde(default)]
     pub prio: u8,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "flow_list"`.
@@ -138,6 +158,10 @@ pub struct FlowList {
     /// The flows, read and parsed by [`Spec::validate`].
     #[serde(skip)]
     pub loaded: Loaded<Vec<crate::workload::FlowSpec>>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "flows"`.
@@ -146,6 +170,10 @@ pub struct FlowList {
 pub struct Flows {
     /// The flows.
     pub flows: Vec<FlowEntry>,
+    /// The transport of this entry's transfers (a `[transport]` table of its own, without the
+    /// profile's defaults). Absent: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// One inline flow.
@@ -219,13 +247,60 @@ pub struct RunSpec {
     /// Where a TCP flow's completion time is measured (UDP flows always end at the receiver).
     #[serde(default)]
     pub fct_at: FctAt,
+    /// `[run.timeseries]`: opt-in time series of queue lengths and transfer state. Absent:
+    /// off, and the run pays nothing for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeseriesSpec>,
 }
 
 impl Default for RunSpec {
     fn default() -> Self {
-        RunSpec { stop_ms: None, sample_interval_us: default_sample_us(), fct_at: FctAt::default() }
+        RunSpec {
+            stop_ms: None,
+            sample_interval_us: default_sample_us(),
+            fct_at: FctAt::default(),
+            timeseries: None,
+        }
     }
 }
+
+/// Keys of `[run.timeseries]`: sample every `interval_us` the length of every non-empty queue
+/// (switch ports and host NICs) and the state of every transfer in flight (see
+/// `world::observe` for the tables and their cost).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeseriesSpec {
+    /// Sampling period in microseconds (required; at least one picosecond).
+    pub interval_us: f64,
+    /// Sample queue lengths (the queue series).
+    #[serde(default = "yes")]
+    pub queues: bool,
+    /// Sample the transfers in flight (the transfer series).
+    #[serde(default = "yes")]
+    pub transfers: bool,
+    /// Include the host NICs' queues in the queue series.
+    #[serde(default = "yes")]
+    pub nics: bool,
+    /// Only these switches' ports in the queue series (switch indices, as in the switches
+    /// table). Absent: every switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<Vec<u32>>,
+    /// Only the first this many transfers of the run (record rows `0..max_transfers`) in the
+    /// transfer series. Absent: every transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_transfers: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The most rows (queue plus transfer samples) a scenario's time series may be estimated to
+/// produce, and where sampling stops at run time. A queue row takes 32 bytes and a transfer
+/// row 64 in the simulator, and about as much again in each copy made for the results (the
+/// Python columns, the DataFrames), so this is already several gigabytes. Validation refuses
+/// more (`run.timeseries.interval_us`).
+pub const MAX_TIMESERIES_ROWS: u64 = 200_000_000;
 
 /// Where a TCP flow's completion time is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,4 +316,19 @@ pub enum FctAt {
 
 fn default_sample_us() -> f64 {
     10.0
+}
+
+impl WorkloadSpec {
+    /// This entry's own transport, if it has one.
+    pub fn transport(&self) -> Option<&TransportSpec> {
+        match self {
+            WorkloadSpec::Poisson(w) => w.transport.as_ref(),
+            WorkloadSpec::Incast(w) => w.transport.as_ref(),
+            WorkloadSpec::FlowList(w) => w.transport.as_ref(),
+            WorkloadSpec::Flows(w) => w.transport.as_ref(),
+            WorkloadSpec::ClosedLoop(w) => w.transport.as_ref(),
+            WorkloadSpec::Barrier(w) => w.transport.as_ref(),
+            WorkloadSpec::Relay(w) => w.transport.as_ref(),
+        }
+    }
 }

@@ -36,6 +36,11 @@ impl IdealFct for NetIdeal<'_> {
         let rev = super::build::first_path(self.topo, self.routes, dst, src);
         ideal_fct(&fwd, &rev, size.max(1), self.model)
     }
+
+    fn host_rate(&self, h: u32) -> units::Bps {
+        let l = self.routes.nic(units::NodeId(h.min(self.topo.num_hosts.saturating_sub(1))));
+        self.topo.links[l.idx()].rate
+    }
 }
 
 /// What one application callback asked for.
@@ -97,11 +102,13 @@ impl Simulation {
         let mut cmds = std::mem::take(&mut self.cmds);
         let mut wake = self.app_slots[app.idx()].scheduled;
         {
-            let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.ideal };
+            let model = &self.transports[self.app_transport.get(app.idx()).copied().unwrap_or(0) as usize].ideal;
+            let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model };
             let mut ctx = AppCtx {
                 app,
                 now,
                 num_hosts: self.topo.num_hosts,
+                num_transports: self.transports.len() as u16,
                 next_transfer: self.transfers.len() as u32,
                 starts: &mut cmds.starts,
                 wake: &mut wake,
@@ -154,9 +161,10 @@ impl Simulation {
         self.notes.is_empty() && self.app_slots.iter().all(|s| s.scheduled.is_none())
     }
 
-    /// The ideal FCT of `size` bytes from `src` to `dst` on this network.
+    /// The ideal FCT of `size` bytes from `src` to `dst` on this network with the scenario's
+    /// transport.
     pub fn ideal_fct(&self, src: u32, dst: u32, size: u64) -> Dur {
-        NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.ideal }.ideal_fct(src, dst, size)
+        NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.transports[0].ideal }.ideal_fct(src, dst, size)
     }
 
     /// Earliest alarm of any application, if any.

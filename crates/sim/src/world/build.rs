@@ -148,8 +148,12 @@ fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: Node
 
 /// The links (egress ports and wires) of the network.
 pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> Vec<Link> {
-    let t = &spec.transport;
-    let quantum = (t.mss_bytes() + t.header_bytes()) as u64;
+    // DRR quanta are at least the largest packet of any of the run's transports.
+    let quantum = std::iter::once(&spec.transport)
+        .chain(spec.workload.iter().filter_map(|w| w.transport()))
+        .map(|t| u64::from(t.mss_bytes()) + u64::from(t.header_bytes()))
+        .max()
+        .unwrap_or(1);
     let sw_conf: Vec<QueueConf> = spec
         .switch
         .queues

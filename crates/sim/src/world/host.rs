@@ -53,6 +53,8 @@ pub(crate) struct Transfer {
     pub(crate) app: AppId,
     pub(crate) tag: u64,
     pub(crate) rate_cap: Option<Bps>,
+    /// Index of its transport in the run's transports.
+    pub(crate) transport: u16,
 }
 
 /// A lazily re-armed timer slot (generation-counter cancellation).
@@ -62,22 +64,30 @@ pub(crate) struct TimerSlot {
     pub(crate) generation: u32,
 }
 
-/// TCP Small Queues (`host.tsq_pkts`, module docs): the limit and the senders to drain again.
+/// TCP Small Queues (`host.tsq_pkts`, module docs): the limits and the senders to drain again.
 #[derive(Debug, Default)]
 pub(crate) struct Tsq {
-    /// Bytes a sender may have waiting in its NIC queue; `None` when off.
-    pub(crate) limit: Option<u64>,
-    /// The largest packet (`mss + header`): a sender is polled while backlog + this fits.
-    pub(crate) full_packet: u64,
+    /// Whether TSQ is on (`host.tsq_pkts > 0`).
+    pub(crate) is_on: bool,
+    /// Per transport of the run: (the limit in bytes, its full packet `mss + header`). A
+    /// sender is polled while its backlog plus one full packet fits in the limit.
+    budgets: Vec<(u64, u64)>,
     /// Held senders whose NIC backlog fell under the limit, to drain in this order.
     pub(crate) wake: VecDeque<u32>,
 }
 
 impl Tsq {
-    /// TSQ with a limit of `limit` bytes (`None`: off), for packets of at most `full_packet`
-    /// bytes.
-    pub(crate) fn new(limit: Option<u64>, full_packet: u64) -> Tsq {
-        Tsq { limit, full_packet, wake: VecDeque::new() }
+    /// TSQ at `pkts` full packets (0: off) for the run's transports, whose full packets are
+    /// `full_packets` bytes, in transport order.
+    pub(crate) fn new(pkts: u32, full_packets: impl Iterator<Item = u64>) -> Tsq {
+        let budgets = full_packets.map(|full| (u64::from(pkts) * full, full)).collect();
+        Tsq { is_on: pkts > 0, budgets, wake: VecDeque::new() }
+    }
+
+    /// (limit, full packet) of transport `tr`.
+    #[inline]
+    fn budget(&self, tr: usize) -> (u64, u64) {
+        self.budgets[tr]
     }
 }
 
@@ -170,6 +180,7 @@ impl Simulation {
     /// PRECONDITION: `req` passed `AppCtx::start_transfer`'s checks.
     pub(crate) fn start_transfer(&mut self, app: AppId, req: TransferReq) -> FlowId {
         let now = self.sched.now();
+        let transport = req.transport.unwrap_or(self.app_transport.get(app.idx()).copied().unwrap_or(0));
         let f = self.transfers.len();
         let id = FlowId::from_idx(f);
         self.transfers.push(Transfer {
@@ -183,10 +194,12 @@ impl Simulation {
             app,
             tag: req.tag,
             rate_cap: req.rate_cap,
+            transport,
         });
-        let mut sender = Endpoint::sender(&self.transport, f as u32, units::Bytes(req.size), now);
+        let cfg = &self.transports[transport as usize].cfg;
+        let mut sender = Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now);
         if req.rate_cap.is_some() {
-            sender.set_rate_cap(&self.transport, req.rate_cap);
+            sender.set_rate_cap(cfg, req.rate_cap);
         }
         self.rt.push(TransferRt { sender: Some(sender), ..TransferRt::default() });
         self.flush(f, 0);
@@ -205,7 +218,7 @@ impl Simulation {
         let now = self.sched.now();
         let side = if pkt.to_receiver { 1 } else { 0 };
         let ep = if side == 1 {
-            let t = &self.transport;
+            let t = &self.transports[self.transfers[f].transport as usize].cfg;
             rt.receiver.get_or_insert_with(|| Endpoint::receiver(t, f as u32))
         } else {
             match rt.sender.as_mut() {
@@ -267,10 +280,13 @@ impl Simulation {
     // PERF: out of line, so that `start_tx` (hot on every link) carries only its caller's check.
     #[inline(never)]
     pub(crate) fn on_nic_dequeue(&mut self, conn: u32, size: u64) {
-        let Some(limit) = self.tsq.limit else { return };
+        if !self.tsq.is_on {
+            return;
+        }
+        let (limit, full) = self.tsq.budget(self.transfers[conn as usize].transport as usize);
         let rt = &mut self.rt[conn as usize];
         rt.nic_bytes -= size;
-        if rt.is_held && rt.nic_bytes + self.tsq.full_packet <= limit {
+        if rt.is_held && rt.nic_bytes + full <= limit {
             rt.is_held = false;
             self.tsq.wake.push_back(conn);
         }
@@ -285,25 +301,32 @@ impl Simulation {
     /// handle its events.
     fn drain(&mut self, f: usize, side: usize) {
         let now = self.sched.now();
-        let spec = self.transfers[f];
+        // PERF: only what the packets need; the whole record is read when the transfer ends.
+        let (src, dst, prio, tr) = {
+            let t = &self.transfers[f];
+            (t.src, t.dst, t.prio, t.transport as usize)
+        };
+        let (header, uses_int, acked) = {
+            let t = &self.transports[tr];
+            (t.header, t.uses_int, t.ideal.acked)
+        };
         let mut txbuf = std::mem::take(&mut self.txbuf);
         let rt = &mut self.rt[f];
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else {
             self.txbuf = txbuf;
             return;
         };
-        let uses_int = self.uses_int;
         let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
-        let out = Outbox { now, side, header: self.header, uses_int };
+        let out = Outbox { now, side, header, uses_int };
         // TSQ: a sender may put in its NIC queue what its backlog leaves of the limit.
-        let tsq = side == 0 && self.tsq.limit.is_some();
-        let is_held = match self.tsq.limit {
-            Some(limit) if tsq => {
-                let room = limit.saturating_sub(rt.nic_bytes);
-                rt.is_held = out.poll(ep, Some((room, self.tsq.full_packet)), &mut txbuf, &mut int_txbuf);
-                rt.is_held
-            }
-            _ => out.poll(ep, None, &mut txbuf, &mut int_txbuf),
+        let tsq = side == 0 && self.tsq.is_on;
+        let is_held = if tsq {
+            let (limit, full) = self.tsq.budget(tr);
+            let room = limit.saturating_sub(rt.nic_bytes);
+            rt.is_held = out.poll(ep, Some((room, full)), &mut txbuf, &mut int_txbuf);
+            rt.is_held
+        } else {
+            out.poll(ep, None, &mut txbuf, &mut int_txbuf)
         };
         let deadline = ep.poll_timeout();
         let (mut measure, mut release) = (false, false);
@@ -312,7 +335,7 @@ impl Simulation {
                 // The sender knows the receiver has it all (acknowledged): the completion time
                 // ends here with fct_at = "sender", and the transfer is over either way.
                 EpEvent::SenderDone { outcome, confirmed: true } => {
-                    measure |= self.ideal.acked;
+                    measure |= acked;
                     release = true;
                     rt.outcome = Some(outcome);
                 }
@@ -324,7 +347,7 @@ impl Simulation {
                 // The receiver has what it waits for: the completion time ends here with
                 // fct_at = "receiver", or whenever the sender cannot confirm delivery.
                 EpEvent::Delivered { outcome } => {
-                    measure |= !self.ideal.acked;
+                    measure |= !acked;
                     rt.delivered = true;
                     rt.outcome.get_or_insert(outcome);
                     release |= rt.sender_done;
@@ -342,15 +365,15 @@ impl Simulation {
                 self.sched.at(d.max(now), Event::Timer { ep: ep_idx, generation: slot.generation });
             }
         }
-        let (host, dst) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
+        let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
         let nic = self.routes.nic(NodeId(host));
         for (i, mut seg) in txbuf.drain(..).enumerate() {
-            seg.set_prio(spec.prio);
+            seg.set_prio(prio);
             let int = match int_txbuf.get_mut(i).and_then(Option::take) {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
             };
-            let pkt = Packet { size: seg.len() + self.header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
+            let pkt = Packet { size: seg.len() + header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
             self.bytes_sent += pkt.size as u64;
             if tsq {
                 self.enqueue_tsq(nic, pkt);
@@ -368,6 +391,7 @@ impl Simulation {
                 rt.finished_at = Some(now);
                 self.finished += 1;
                 let (_, _, delivered) = rt.counters();
+                let spec = &self.transfers[f];
                 self.notes.push_back((
                     spec.app,
                     TransferDone {

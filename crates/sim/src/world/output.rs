@@ -1,6 +1,6 @@
 //! What a run produced so far, assembled on demand: per-flow records with their ideal FCT,
-//! per-application unit records, switch and queue counters, occupancy samples, link counters
-//! and totals.
+//! per-application unit records, switch and queue counters, occupancy samples, link counters,
+//! the optional time series and totals.
 
 use proto::Outcome;
 
@@ -12,10 +12,11 @@ use crate::metrics::{percentile_sorted, AppRecord, FctRecord, LinkStats, Output,
 impl Simulation {
     /// Everything the run produced so far.
     pub fn output(&self) -> Output {
-        let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &self.ideal };
         let mut records = Vec::with_capacity(self.transfers.len());
         let mut num_rtos = 0u64;
         for (spec, rt) in self.transfers.iter().zip(&self.rt) {
+            let tr = &self.transports[spec.transport as usize];
+            let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &tr.ideal };
             let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
             let (rtos, retx, delivered) = rt.counters();
             num_rtos += rtos;
@@ -33,6 +34,7 @@ impl Simulation {
                 incast: spec.incast,
                 prio: spec.prio,
                 workload: spec.app.0,
+                transport: tr.cfg.kind_name(),
                 num_rtos: rtos,
                 retx_segments: retx,
                 bytes_delivered: delivered,
@@ -117,6 +119,7 @@ impl Simulation {
             ecn_marks,
             num_rtos,
             stopped_early: self.stopped_early,
+            timeseries_truncated: self.observe.as_ref().is_some_and(|o| o.is_truncated),
         };
         let links = self
             .links
@@ -132,6 +135,20 @@ impl Simulation {
                 tx_bytes: l.tx_bytes,
             })
             .collect();
-        Output { records, apps, switches, queues, occupancy: self.samples.clone(), links, summary }
+        let (queue_series, transfer_series) = match self.observe.as_deref() {
+            Some(o) => (o.queue_rows.clone(), o.transfer_rows.clone()),
+            None => (Vec::new(), Vec::new()),
+        };
+        Output {
+            records,
+            apps,
+            switches,
+            queues,
+            occupancy: self.samples.clone(),
+            links,
+            queue_series,
+            transfer_series,
+            summary,
+        }
     }
 }

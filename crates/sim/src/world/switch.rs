@@ -95,7 +95,7 @@ impl BufferView for SwitchBuf {
 impl Simulation {
     pub(crate) fn on_tx_done(&mut self, l: LinkId) {
         self.links[l.idx()].tx_done_pending = false;
-        if self.tsq.limit.is_some() {
+        if self.tsq.is_on {
             self.start_tx_tsq(l);
         } else {
             self.start_tx(l);
