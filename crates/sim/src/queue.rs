@@ -91,9 +91,9 @@ pub struct Port {
     /// One FIFO per class, or per flow slot under [`AnyScheduler::PerFlowRr`].
     // PERF: per-flow FIFOs live here too, not inside the policy, so that `dequeue` has one
     // place to pop from (two made it copy every packet once more, on every port). With the TSQ
-    // paths kept out of line (`world::switch`, `world::host`), the NIC features cost 1.6% of
-    // the instructions of a run that uses neither (callgrind on compare/s2.toml: 2.713 G
-    // against 2.670 G before them), down from 7.9% in their first, inline form.
+    // paths kept out of line (`world::switch`, `world::host`), the NIC features cost 0.6% of
+    // the instructions of a run that uses neither (callgrind on compare/s2.toml: 2.739 G
+    // against 2.723 G without them), down from 7.9% in their first, inline form.
     queues: Vec<VecDeque<Packet>>,
     scheduler: AnyScheduler,
     bytes: Vec<u64>,
