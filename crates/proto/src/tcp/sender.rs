@@ -69,6 +69,9 @@ pub(super) struct Sender {
     fin_on_data: bool,
     /// A zero-length `FIN` segment is due (the stream was closed after its last byte left).
     fin_due: bool,
+    /// Every segment starts at a multiple of `mss` (a fixed-size transfer): segment lengths
+    /// need no division.
+    is_aligned: bool,
     /// The receiver confirmed the end (an ACK carrying `FIN`).
     fin_acked: bool,
     snd_una: u64,
@@ -117,6 +120,7 @@ impl Sender {
             fin_on_data: false,
             // An empty stream closed at creation announces its end with a bare FIN.
             fin_due: closed && size == 0,
+            is_aligned: closed,
             fin_acked: false,
             snd_una: 0,
             snd_nxt: 0,
@@ -183,7 +187,10 @@ impl Sender {
     #[inline]
     fn seg_len(&self, seq: u64) -> u64 {
         let mss = u64::from(self.mss);
-        (self.written - seq).min(mss - seq % mss)
+        // PERF: a fixed-size transfer's segments all start at multiples of the MSS, so the
+        // boundary is a full MSS away; only a stream pays for the division.
+        let to_boundary = if self.is_aligned { mss } else { mss - seq % mss };
+        (self.written - seq).min(to_boundary)
     }
 
     /// The application hands over `bytes` more. Ignored after `close`.
