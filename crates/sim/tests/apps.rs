@@ -6,8 +6,11 @@ use std::path::Path;
 
 use sim::app::{AnyApp, AppCtx, Application, TransferDone, TransferReq, UnitRecord};
 use sim::metrics::FctRecord;
-use sim::{Output, Simulation, Spec};
+use sim::{Simulation, Spec};
 use units::{Dur, Time};
+
+mod common;
+use common::run_toml as run;
 
 /// A 3-leaf x 4-host leaf-spine at 10 Gb/s everywhere with 1 us links, plus `workload`.
 fn scenario(workload: &str) -> String {
@@ -25,12 +28,6 @@ fabric_rate_gbps = 10
     )
 }
 
-fn run(text: &str) -> Output {
-    let valid = Spec::from_toml_str(text)
-        .and_then(|s| s.validate(Path::new(".")))
-        .unwrap_or_else(|e| panic!("bad test spec: {e}"));
-    sim::run(&valid).expect("run")
-}
 
 fn end(r: &FctRecord) -> u64 {
     r.start_ps + r.fct_ps as u64

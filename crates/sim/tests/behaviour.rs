@@ -6,11 +6,9 @@ use std::path::Path;
 use sim::metrics::Output;
 use sim::Spec;
 
-fn run_toml(text: &str) -> Output {
-    let spec = Spec::from_toml_str(text).unwrap_or_else(|e| panic!("bad test spec: {e}"));
-    let valid = spec.validate(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("valid test spec");
-    sim::run(&valid).expect("run")
-}
+mod common;
+use common::{run_toml, star};
+
 
 fn jain(xs: &[f64]) -> f64 {
     let s: f64 = xs.iter().sum();
@@ -37,22 +35,6 @@ fn bottleneck_stats(out: &Output) -> (f64, f64, Vec<u64>) {
     (busy, jain(&tput), occ)
 }
 
-/// One leaf with `hosts` hosts at `gbps`, 1 us links.
-fn star(hosts: u32, extra: &str) -> String {
-    format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-leaves = 1
-hosts_per_leaf = {hosts}
-spines = 0
-host_rate_gbps = 10
-fabric_rate_gbps = 10
-host_delay_ns = 1000
-{extra}
-"#
-    )
-}
 
 const LEAF_SPINE: &str = r#"
 [topology]

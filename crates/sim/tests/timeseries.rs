@@ -6,15 +6,10 @@ use std::path::{Path, PathBuf};
 use sim::metrics::{Output, TRANSFER_EXTRA_COLUMNS};
 use sim::Spec;
 
-fn run_in(text: &str, base: &Path) -> Output {
-    let spec = Spec::from_toml_str(text).unwrap_or_else(|e| panic!("bad test spec: {e}"));
-    let valid = spec.validate(base).unwrap_or_else(|e| panic!("invalid test spec: {e}"));
-    sim::run(&valid).expect("run")
-}
+mod common;
+use common::{run_in, run_toml, star};
 
-fn run_toml(text: &str) -> Output {
-    run_in(text, Path::new(env!("CARGO_MANIFEST_DIR")))
-}
+
 
 fn spec_error(text: &str) -> sim::SpecError {
     match Spec::from_toml_str(text) {
@@ -23,22 +18,6 @@ fn spec_error(text: &str) -> sim::SpecError {
     }
 }
 
-/// One leaf with `hosts` hosts at 10 Gb/s, 1 us links (as in `behaviour.rs`).
-fn star(hosts: u32, extra: &str) -> String {
-    format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-leaves = 1
-hosts_per_leaf = {hosts}
-spines = 0
-host_rate_gbps = 10
-fabric_rate_gbps = 10
-host_delay_ns = 1000
-{extra}
-"#
-    )
-}
 
 const K: u64 = 30_000;
 const INTERVAL_PS: u64 = 5_000_000;
