@@ -326,6 +326,17 @@ impl AnyApp {
     pub fn horizon(&self) -> Option<Time> {
         dispatch!(self, a => a.horizon())
     }
+    /// A copy of this application if it is a built-in open-loop generator (Poisson, incast,
+    /// list), whose transfers can be listed without a network; `None` otherwise.
+    pub fn clone_generator(&self) -> Option<AnyApp> {
+        match self {
+            AnyApp::Poisson(g) => Some(AnyApp::Poisson(g.clone())),
+            AnyApp::Incast(g) => Some(AnyApp::Incast(g.clone())),
+            AnyApp::List(g) => Some(AnyApp::List(g.clone())),
+            AnyApp::ClosedLoop(_) | AnyApp::Barrier(_) | AnyApp::Relay(_) | AnyApp::Custom(_) => None,
+        }
+    }
+
     /// See [`Application::is_open_loop`].
     pub fn is_open_loop(&self) -> bool {
         dispatch!(self, a => a.is_open_loop())

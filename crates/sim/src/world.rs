@@ -56,6 +56,12 @@ use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
 
+/// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
+/// then be listed without a network).
+fn unstarted_generators(apps: &[AnyApp]) -> Option<Vec<AnyApp>> {
+    apps.iter().map(AnyApp::clone_generator).collect()
+}
+
 /// One transport of a run, with what the host driver and the ideal model need of it.
 #[derive(Debug)]
 struct RunTransport {
@@ -95,7 +101,7 @@ pub struct Simulation {
     notes: VecDeque<(AppId, TransferDone)>,
     cmds: apps::Commands,
     units: Vec<UnitRecord>,
-    /// Open-loop applications as built, for flow-list export (`None` once any reacts).
+    /// Open-loop applications as built, for flow-list export (`None` if any reacts).
     open_loop: Option<Vec<AnyApp>>,
     // ---- run control and counters ----
     stop: Option<Time>,
@@ -151,9 +157,7 @@ impl Simulation {
             .find(|s| s.stats.tier == Tier::Leaf.as_str())
             .map_or(0, |s| s.stats.buffer_bytes);
         let apps = workload::build_apps(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer })?;
-        let open_loop = apps.iter().all(AnyApp::is_open_loop).then(|| {
-            workload::build_apps(&spec.workload, spec.seed, NetInfo { topo: &topo, leaf_buffer }).unwrap_or_default()
-        });
+        let open_loop = unstarted_generators(&apps);
         let run_transport = |t: &crate::spec::TransportSpec| {
             let cfg = transport_config(t, base_rtt, topo.host_rate);
             RunTransport {
@@ -237,7 +241,7 @@ impl Simulation {
         let mut spec = valid.spec().clone();
         spec.workload.clear();
         let mut sim = Simulation::new(&ValidSpec::from_validated(spec))?;
-        sim.open_loop = apps.iter().all(AnyApp::is_open_loop).then(Vec::new);
+        sim.open_loop = unstarted_generators(&apps);
         sim.app_slots = vec![TimerSlot::default(); apps.len()];
         sim.app_transport = vec![0; apps.len()];
         sim.apps = apps;
@@ -254,19 +258,7 @@ impl Simulation {
     /// Every flow of this run's open-loop applications in start order, found without a
     /// network; `None` if an application reacts to the network (its flows depend on the run).
     pub fn open_loop_flows(&self) -> Option<Vec<FlowSpec>> {
-        let apps = self.open_loop.as_ref()?;
-        let copy: Vec<AnyApp> = apps
-            .iter()
-            .map(|a| match a {
-                AnyApp::Poisson(g) => AnyApp::Poisson(g.clone()),
-                AnyApp::Incast(g) => AnyApp::Incast(g.clone()),
-                AnyApp::List(g) => AnyApp::List(g.clone()),
-                AnyApp::ClosedLoop(_) | AnyApp::Barrier(_) | AnyApp::Relay(_) | AnyApp::Custom(_) => {
-                    AnyApp::List(crate::app::ListGen::new(Vec::new(), false))
-                }
-            })
-            .collect();
-        workload::dry_run(copy)
+        workload::dry_run(unstarted_generators(self.open_loop.as_ref()?)?)
     }
 
     /// The flows as a flow list in the peer-bench format (`id src dst start_s size_bytes

@@ -266,3 +266,15 @@ fn workload_entries_may_bring_their_own_transport() {
     let err = Spec::from_toml_str(&bad).and_then(|s| s.validate(Path::new("."))).unwrap_err();
     assert_eq!(err.key(), "workload[0].transport.g", "{err}");
 }
+
+#[test]
+fn generators_passed_directly_can_still_be_listed() {
+    use sim::app::ListGen;
+    use sim::workload::FlowSpec;
+    let valid = Spec::from_toml_str(&scenario("")).unwrap().validate(Path::new(".")).unwrap();
+    let flow = |src, start_ns| FlowSpec { id: 0, src, dst: 5, size: 1000, start: Time::from_ns(start_ns), prio: 0, incast: false, workload: 0 };
+    let gen = ListGen::new(vec![flow(1, 2_000), flow(0, 1_000)], false);
+    let s = Simulation::with_apps(&valid, vec![AnyApp::List(gen)]).unwrap();
+    let listed = s.open_loop_flows().expect("a generator");
+    assert_eq!(listed.iter().map(|f| (f.src, f.start.ps())).collect::<Vec<_>>(), [(0, 1_000_000), (1, 2_000_000)]);
+}

@@ -88,6 +88,11 @@ impl PoissonGen {
         PoissonGen { dist, rate_per_s, t1: end_s, prio, num_hosts: n, dests, rngs, next_t, heap }
     }
 
+    /// The end of the arrival window.
+    fn end(&self) -> Option<Time> {
+        Some(Time::from_secs_f64(self.t1))
+    }
+
     fn pick_dst(&mut self, src: u32) -> u32 {
         let r = &mut self.rngs[src as usize];
         match &self.dests {
@@ -124,35 +129,38 @@ impl PoissonGen {
     }
 }
 
-/// Start every due transfer of a generator and sleep until its next one.
-fn drain(ctx: &mut AppCtx<'_>, mut next: impl FnMut(Time) -> Option<(Time, TransferReq)>) {
-    let now = ctx.now();
-    while let Some((_, req)) = next(now) {
-        // CORRECTNESS: generators only make valid transfers (validated scenario), so this
-        // cannot fail; a refusal would be a bug, and is dropped rather than panicking.
-        let started = ctx.start_transfer(req);
-        debug_assert!(started.is_ok(), "{started:?}");
-    }
+/// The `Application` of an open-loop generator: at the start and at every alarm, start every
+/// transfer that is due (in the generator's order) and sleep until the next one. Generators
+/// only make valid transfers (validated scenario), so a refusal would be a bug: it is dropped
+/// rather than panicking.
+macro_rules! open_loop_app {
+    ($($gen:ty),*) => {$(
+        impl Application for $gen {
+            fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
+                self.on_timer(ctx);
+            }
+            fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
+                while let Some((_, req)) = self.next_due(ctx.now()) {
+                    let started = ctx.start_transfer(req);
+                    debug_assert!(started.is_ok(), "{started:?}");
+                }
+                match self.next_time() {
+                    Some(t) => ctx.sleep_until(t),
+                    None => ctx.cancel_sleep(),
+                }
+            }
+            fn horizon(&self) -> Option<Time> {
+                self.end()
+            }
+            fn is_open_loop(&self) -> bool {
+                true
+            }
+        }
+    )*};
 }
 
-impl Application for PoissonGen {
-    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
-        self.on_timer(ctx);
-    }
-    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
-        drain(ctx, |now| self.next_due(now));
-        match self.next_time() {
-            Some(t) => ctx.sleep_until(t),
-            None => ctx.cancel_sleep(),
-        }
-    }
-    fn horizon(&self) -> Option<Time> {
-        Some(Time::from_secs_f64(self.t1))
-    }
-    fn is_open_loop(&self) -> bool {
-        true
-    }
-}
+open_loop_app!(PoissonGen, IncastGen, ListGen);
+
 
 /// Incast queries: at every receiver a Poisson process of queries, each answered at once by
 /// `fan_in` distinct senders with `per_sender` bytes.
@@ -226,6 +234,11 @@ impl IncastGen {
         Ok(g)
     }
 
+    /// The end of the query window.
+    fn end(&self) -> Option<Time> {
+        Some(Time::from_secs_f64(self.t1))
+    }
+
     /// The next transfer due at or before `now`, if any.
     pub(crate) fn next_due(&mut self, now: Time) -> Option<(Time, TransferReq)> {
         if self.emitting.is_none() {
@@ -267,24 +280,6 @@ impl IncastGen {
     }
 }
 
-impl Application for IncastGen {
-    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
-        self.on_timer(ctx);
-    }
-    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
-        drain(ctx, |now| self.next_due(now));
-        match self.next_time() {
-            Some(t) => ctx.sleep_until(t),
-            None => ctx.cancel_sleep(),
-        }
-    }
-    fn horizon(&self) -> Option<Time> {
-        Some(Time::from_secs_f64(self.t1))
-    }
-    fn is_open_loop(&self) -> bool {
-        true
-    }
-}
 
 /// A fixed list of transfers (a flow-list file or inline flows), started at their times.
 #[derive(Clone, Debug)]
@@ -320,23 +315,10 @@ impl ListGen {
     pub(crate) fn next_time(&self) -> Option<Time> {
         self.flows.get(self.next).map(|f| f.start)
     }
-}
 
-impl Application for ListGen {
-    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
-        self.on_timer(ctx);
-    }
-    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
-        drain(ctx, |now| self.next_due(now));
-        match self.next_time() {
-            Some(t) => ctx.sleep_until(t),
-            None => ctx.cancel_sleep(),
-        }
-    }
-    fn horizon(&self) -> Option<Time> {
+    /// The last start time.
+    fn end(&self) -> Option<Time> {
         self.flows.last().map(|f| f.start)
     }
-    fn is_open_loop(&self) -> bool {
-        true
-    }
 }
+
