@@ -209,13 +209,22 @@ impl TransportSpec {
 
     /// Payload bytes per full packet.
     pub fn mss_bytes(&self) -> u32 {
-        self.tcp().map_or_else(|| if let TransportSpec::Udp(u) = self { u.mss_bytes } else { default_mss() }, |t| t.mss_bytes)
+        match self {
+            TransportSpec::Dctcp(t) => t.mss_bytes,
+            TransportSpec::Newreno(t) => t.mss_bytes,
+            TransportSpec::PowerTcp(t) => t.mss_bytes,
+            TransportSpec::Udp(u) => u.mss_bytes,
+        }
     }
 
     /// Header bytes per packet (and the size of an ACK).
     pub fn header_bytes(&self) -> u32 {
-        self.tcp()
-            .map_or_else(|| if let TransportSpec::Udp(u) = self { u.header_bytes } else { default_header() }, |t| t.header_bytes)
+        match self {
+            TransportSpec::Dctcp(t) => t.header_bytes,
+            TransportSpec::Newreno(t) => t.header_bytes,
+            TransportSpec::PowerTcp(t) => t.header_bytes,
+            TransportSpec::Udp(u) => u.header_bytes,
+        }
     }
 
     /// Packets a flow sends before its first feedback: the initial window of the TCP kinds,
