@@ -223,7 +223,7 @@ impl AppCtx<'_> {
 
     /// Be called back after `d`.
     pub fn sleep_for(&mut self, d: Dur) {
-        *self.wake = Some(self.now + d);
+        *self.wake = Some(self.now.saturating_add(d));
     }
 
     /// Cancel the alarm.

@@ -212,6 +212,9 @@ fn app_scenario_errors_name_the_key() {
         ("kind = \"relay\"\nchain = [0, 1, 0]\nblock_bytes = 1\nblocks = 1", "workload[0].chain[2]"),
         ("kind = \"relay\"\nchain = [0]\nblock_bytes = 1\nblocks = 1", "workload[0].chain"),
         ("kind = \"relay\"\nchain = [0, 1]\nblock_bytes = 1\nblocks = 1\nfoo = 2", "workload[0].foo"),
+        // Pauses that would run the simulated clock out.
+        ("kind = \"closed_loop\"\npairs = [[0, 1]]\nsize_bytes = 1\ncount = 100\nthink_us = 1e12", "workload[0].think_us"),
+        ("kind = \"barrier\"\nrounds = 4000000\ncompute_us = 1e9\ntransfers = [{ src = 0, dst = 1, size_bytes = 1 }]", "workload[0].compute_us"),
     ] {
         let text = scenario(&format!("[[workload]]\n{w}\n"));
         let err = Spec::from_toml_str(&text).and_then(|s| s.validate(Path::new("."))).unwrap_err();

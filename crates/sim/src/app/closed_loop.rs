@@ -76,7 +76,7 @@ impl Application for ClosedLoop {
             if self.think == Dur::ZERO {
                 self.send(pair, ctx);
             } else {
-                self.waiting.push((pair, ctx.now() + self.think));
+                self.waiting.push((pair, ctx.now().saturating_add(self.think)));
                 self.rearm(ctx);
             }
             return;

@@ -412,6 +412,27 @@ fn non_negative_us(key: &str, us: f64) -> Result<(), SpecError> {
     }
 }
 
+/// The longest total pause an application may ask for: a tenth of the simulated clock's span
+/// (2^64 ps, about 213 days), so that pauses alone never run the clock out.
+const MAX_TOTAL_PAUSE_US: f64 = 1.8e12;
+
+/// `times` pauses of `us` each must fit in [`MAX_TOTAL_PAUSE_US`].
+fn within_clock(key: &str, us: f64, times: u32, times_key: &str) -> Result<(), SpecError> {
+    if us * times as f64 <= MAX_TOTAL_PAUSE_US {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(
+            key,
+            us,
+            format!(
+                "{times_key} x {} must stay below {MAX_TOTAL_PAUSE_US:e} us (about 21 days of simulated time): \
+                 the simulated clock spans about 213 days",
+                key.rsplit('.').next().unwrap_or(key)
+            ),
+        ))
+    }
+}
+
 fn positive(key: &str, v: u32) -> Result<(), SpecError> {
     if v == 0 {
         Err(SpecError::invalid(key, v, "must be at least 1"))
@@ -577,6 +598,7 @@ fn check_workload(
             }
             positive(&format!("{prefix}.count"), c.count)?;
             non_negative_us(&format!("{prefix}.think_us"), c.think_us)?;
+            within_clock(&format!("{prefix}.think_us"), c.think_us, c.count, "count")?;
         }
         WorkloadSpec::Barrier(b) => {
             if b.transfers.is_empty() {
@@ -598,6 +620,7 @@ fn check_workload(
             }
             positive(&format!("{prefix}.rounds"), b.rounds)?;
             non_negative_us(&format!("{prefix}.compute_us"), b.compute_us)?;
+            within_clock(&format!("{prefix}.compute_us"), b.compute_us, b.rounds, "rounds")?;
         }
         WorkloadSpec::Relay(r) => {
             if r.chain.len() < 2 {
