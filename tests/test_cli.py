@@ -163,3 +163,35 @@ def test_plot_command_draws_time_series(tmp_path: Path, capsys: pytest.CaptureFi
     printed = [Path(p).name for p in capsys.readouterr().out.split()]
     assert printed == ["slowdown_cdf.png", "slowdown_by_size.png", "queue_series.png", "transfer_cwnd.png"]
     assert all((out / p).stat().st_size > 5_000 for p in printed)
+
+
+def test_a_run_that_cannot_finish_ends_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A 1-byte switch buffer and no stop_ms: every packet is dropped. The run must end (the
+    # sender gives up after max_retries timeouts) and the summary must say what did not finish.
+    p = _write(
+        tmp_path,
+        """
+name = "hopeless"
+[topology]
+kind = "leaf_spine"
+leaves = 1
+hosts_per_leaf = 2
+spines = 0
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+[switch]
+buffer_bytes = 1
+[transport]
+kind = "dctcp"
+max_retries = 2
+[[workload]]
+kind = "flows"
+flows = [ { src = 0, dst = 1, size_bytes = 100000, start_ns = 0 } ]
+""",
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(p), "--out", str(out), "--no-progress", "--no-plot"]) == 0
+    stdout = capsys.readouterr().out
+    assert "0/1 flows finished (1 gave up after max_retries timeouts without progress)" in stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["given_up_flows"] == 1 and summary["sim_end_ps"] == 70_000_000_000

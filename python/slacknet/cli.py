@@ -28,7 +28,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import __version__
 from ._native import SimError, SpecError
@@ -210,17 +210,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     s = res.summary
     print(
         f"{s['finished_flows']}/{s['num_flows']} flows finished"
-        + (" (stopped early)" if s.get("stopped_early") else "")
+        + _not_finished(s)
         + f"; simulated {s['sim_time_ms']:.3f} ms in {s['wall_time_s']:.2f} s wall"
     )
     print(
         f"{s['events'] / 1e6:.2f} M events at {s['events_per_s'] / 1e6:.2f} M events/s, "
         f"{s['packet_hops'] / 1e6:.2f} M packet-hops at {s['packet_hops_per_s'] / 1e6:.2f} M/s"
     )
+    for flag, what, key in (
+        ("occupancy_truncated", "occupancy sampling", "run.sample_interval_us"),
+        ("timeseries_truncated", "the time series", "run.timeseries.interval_us"),
+    ):
+        if s.get(flag):
+            print(f"warning: {what} stopped at its row limit before the run ended; raise {key} or set run.stop_ms")
     if plots:
         print("plots: " + ", ".join(p.name for p in plots))
     print(f"results: {out}")
     return 0
+
+
+def _not_finished(s: dict[str, Any]) -> str:
+    """Why the flows that did not finish did not: given up, cut off by the stop time, or
+    (unreliable transports) data lost."""
+    parts = []
+    given_up = int(s.get("given_up_flows", 0))
+    if given_up:
+        parts.append(f"{given_up} gave up after max_retries timeouts without progress")
+    rest = int(s["num_flows"]) - int(s["finished_flows"]) - given_up
+    if s.get("stopped_early"):
+        parts.append("stopped early at run.stop_ms" + (f", {rest} unfinished" if rest else ""))
+    elif rest:
+        parts.append(f"{rest} unfinished (unreliable data lost)")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

@@ -305,6 +305,7 @@ class _TcpKeys(_Model):
     min_rto_us: U64 = 10_000
     init_rto_us: U64 = 10_000
     max_rto_us: U64 = 1_000_000
+    max_retries: U32 = 15
     dupack_threshold: U32 = 3
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40

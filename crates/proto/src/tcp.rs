@@ -114,6 +114,11 @@ pub struct TcpConfig {
     pub init_rto: Dur,
     /// Upper bound of the RTO after exponential backoff. Default 1 s.
     pub max_rto: Dur,
+    /// Retransmission timeouts in a row without progress (no new byte acknowledged, no
+    /// SYN-ACK) after which the sender gives up: the next timeout ends the transfer with
+    /// [`Outcome::GivenUp`](crate::Outcome::GivenUp). Like Linux's `tcp_retries2`, whose
+    /// default this is. Default 15 (about 10 s with the default RTOs).
+    pub max_retries: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681). Default 3.
     pub dupack_threshold: u32,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
@@ -134,6 +139,7 @@ impl Default for TcpConfig {
             min_rto: Dur::from_ms(10),
             init_rto: Dur::from_ms(10),
             max_rto: Dur::from_ms(1000),
+            max_retries: 15,
             dupack_threshold: 3,
             delayed_ack: None,
             handshake: false,

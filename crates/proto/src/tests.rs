@@ -249,6 +249,60 @@ fn established_repeated_rto_backs_off_exponentially_up_to_max_rto() {
 }
 
 #[test]
+fn a_sender_without_progress_gives_up_at_the_timeout_after_max_retries() {
+    // A run always ends (issue 8): every copy of the last segment is lost, so after the
+    // original and `max_retries` timeout retransmissions the next timeout gives up.
+    let cfg = TcpConfig { max_rto: Dur::from_ms(40), max_retries: 3, ..tcp(CcKind::NewReno) };
+    let mut p = pair(cfg, 20 * MSS, 0);
+    p.loss_to_server = 0.0;
+    p.drop_data.extend(19..1000);
+    assert!(p.drive(), "the sender must stop by itself");
+    assert!(!p.is_complete());
+    let sends = sends_of(&p, 19 * MSS);
+    assert_eq!(sends.len(), 4, "the original and 3 retransmissions");
+    let last_new_ack = *ack_arrivals(&p, 19 * MSS).last().unwrap();
+    let ms = Dur::from_ms;
+    // Timeouts at +10, +30, +70 (retransmissions), then +110 ms: the give-up.
+    let (at, ev) = p.client_events[0];
+    assert_eq!(ev, Event::SenderDone { outcome: crate::Outcome::GivenUp, confirmed: false });
+    assert_eq!(at, last_new_ack + ms(10) + ms(20) + ms(40) + ms(40));
+    assert_eq!(p.client.stats().num_rtos, 4);
+    assert_eq!(p.client.poll_timeout(), None, "a sender that gave up has no timer");
+    assert!(p.server_events.is_empty(), "the receiver never had it all");
+}
+
+#[test]
+fn progress_resets_the_retry_count() {
+    // One segment in flight at a time: segment 0 is lost three times (3 timeouts, the
+    // budget of max_retries = 3), then delivered; segment 1 is lost three times too. The
+    // transfer completes after 6 timeouts because the new acknowledgment restarted the count.
+    let cfg = TcpConfig {
+        max_rto: Dur::from_ms(40),
+        max_retries: 3,
+        init_cwnd_pkts: 1,
+        ..tcp(CcKind::NewReno)
+    };
+    let mut p = pair(cfg, 2 * MSS, 0);
+    p.drop_data.extend([0, 1, 2, 4, 5, 6]);
+    assert!(p.drive());
+    assert!(p.is_complete(), "{:?}", p.client_events);
+    assert_eq!(p.client.stats().num_rtos, 6);
+    assert_eq!(sends_of(&p, 0).len(), 4);
+    assert_eq!(sends_of(&p, MSS).len(), 4);
+}
+
+#[test]
+fn a_lost_syn_gives_up_too() {
+    let cfg = TcpConfig { handshake: true, max_retries: 2, ..tcp(dctcp(1.0)) };
+    let mut p = pair(cfg, 5 * MSS, 0);
+    p.drop_to_server.extend(0..100);
+    assert!(p.drive());
+    let syns = p.trace.iter().filter(|e| e.seg.flags == Flags::SYN).count();
+    assert_eq!(syns, 3, "the SYN and 2 retransmissions");
+    assert!(matches!(p.client_events[..], [(_, Event::SenderDone { outcome: crate::Outcome::GivenUp, .. })]));
+}
+
+#[test]
 fn syn_sent_lost_syn_retransmitted_on_rto_then_initial_window_is_one_segment() {
     let cfg = TcpConfig { handshake: true, ..tcp(dctcp(1.0)) };
     let init_rto = cfg.init_rto;

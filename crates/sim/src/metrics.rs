@@ -261,6 +261,10 @@ pub struct Summary {
     pub num_flows: u64,
     /// Flows that completed.
     pub finished_flows: u64,
+    /// Flows whose sender gave up after `max_retries` timeouts without progress (outcome
+    /// `given_up`); the others that did not finish were cut off by `stop_ms` or lost
+    /// unreliable data (outcome `unfinished`).
+    pub given_up_flows: u64,
     /// Events processed.
     pub events: u64,
     /// Packet transmissions over links (one packet crossing one link = one hop).
@@ -289,6 +293,9 @@ pub struct Summary {
     /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without
     /// `[run.timeseries]`).
     pub timeseries_truncated: bool,
+    /// Whether occupancy sampling stopped early because it reached
+    /// [`MAX_OCCUPANCY_SAMPLES`](crate::spec::MAX_OCCUPANCY_SAMPLES) samples.
+    pub occupancy_truncated: bool,
 }
 
 /// Everything a run produced.

@@ -87,6 +87,8 @@ pub struct Simulation {
     transfers: Vec<Transfer>,
     rt: Vec<TransferRt>,
     finished: u64,
+    /// Transfers whose sender gave up (never finished).
+    given_up: u64,
     /// The run's transports: the scenario's `[transport]` first, then each workload entry's
     /// own, in order. A transfer names one by index.
     transports: Vec<RunTransport>,
@@ -110,6 +112,11 @@ pub struct Simulation {
     /// Whether a `Sample` event is pending.
     sample_armed: bool,
     samples: Vec<OccupancySample>,
+    /// The most occupancy samples kept ([`crate::spec::MAX_OCCUPANCY_SAMPLES`]; lowered in
+    /// tests).
+    occupancy_limit: u64,
+    /// Occupancy sampling stopped at `occupancy_limit`.
+    occupancy_truncated: bool,
     events: u64,
     hops: u64,
     bytes_sent: u64,
@@ -197,6 +204,7 @@ impl Simulation {
             transfers: Vec::new(),
             rt: Vec::new(),
             finished: 0,
+            given_up: 0,
             transports,
             app_transport,
             txbuf: Vec::new(),
@@ -213,6 +221,8 @@ impl Simulation {
             sample_every,
             sample_armed: false,
             samples: Vec::new(),
+            occupancy_limit: crate::spec::MAX_OCCUPANCY_SAMPLES,
+            occupancy_truncated: false,
             events: 0,
             hops: 0,
             bytes_sent: 0,
@@ -318,7 +328,7 @@ impl Simulation {
     /// Whether the run has ended: every transfer finished and no application will start
     /// another, nothing left to happen, or the stop time reached.
     pub fn is_done(&self) -> bool {
-        (self.finished == self.transfers.len() as u64 && self.apps_idle())
+        (self.finished + self.given_up == self.transfers.len() as u64 && self.apps_idle())
             || self.sched.is_empty()
             || self.stopped_early
     }
@@ -369,16 +379,45 @@ impl Simulation {
 
     fn on_sample(&mut self) {
         let now = self.sched.now();
+        self.sample_armed = false;
+        if (self.samples.len() + self.switches.len()) as u64 > self.occupancy_limit {
+            self.occupancy_truncated = true;
+            return;
+        }
         for (s, sw) in self.switches.iter().enumerate() {
             self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }
         // Only keep sampling while something else can still happen (a pending time-series
         // sample is not work: the two samplers must not keep each other alive).
         let others_pending = self.sched.len() > usize::from(self.is_observe_pending());
-        self.sample_armed = false;
         if let (Some(d), true) = (self.sample_every, others_pending) {
             self.sample_armed = true;
             self.sched.after(d, Event::Sample);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancy_sampling_stops_at_its_limit_and_says_so() {
+        let text = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 2\nspines = 1\n\
+                    host_rate_gbps = 10\nfabric_rate_gbps = 10\n[run]\nsample_interval_us = 1\n\
+                    [[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 3, size_bytes = 1000000, start_ns = 0 } ]\n";
+        let valid = crate::Spec::from_toml_str(text).unwrap().validate(std::path::Path::new(".")).unwrap();
+        let full = crate::run(&valid).unwrap();
+        assert!(!full.summary.occupancy_truncated);
+        let mut sim = Simulation::new(&valid).unwrap();
+        sim.occupancy_limit = 30;
+        sim.run_to_end();
+        let out = sim.output();
+        assert!(out.summary.occupancy_truncated);
+        // Three switches per sample: ten whole samples, then nothing.
+        assert_eq!(out.occupancy.len(), 30);
+        assert!(full.occupancy.len() > 30);
+        // Sampling never changes the run.
+        assert_eq!(out.records, full.records);
     }
 }

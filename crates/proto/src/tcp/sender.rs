@@ -90,6 +90,10 @@ pub(super) struct Sender {
     has_partial_acked: bool,
     /// `snd_una` at the last RTO: a second RTO at the same `snd_una` is a repeat.
     rto_una: Option<u64>,
+    /// Retransmission timeouts since the last progress (a new byte acknowledged or the
+    /// SYN-ACK); the sender gives up at the timeout after `max_retries` of them.
+    retries: u32,
+    max_retries: u32,
     /// Earliest time the next paced data segment may leave.
     next_send: Time,
     /// The application's cap on the sending rate (bits per second of payload plus headers
@@ -133,6 +137,8 @@ impl Sender {
             recover: 0,
             has_partial_acked: false,
             rto_una: None,
+            retries: 0,
+            max_retries: cfg.max_retries,
             next_send: Time::ZERO,
             rate_cap: None,
             is_held: false,
@@ -389,6 +395,7 @@ impl Sender {
         self.state = State::Established;
         self.is_syn_due = false;
         self.timers.stop(Timer::Rto);
+        self.retries = 0;
         // RFC 7323 §4: the SYN-ACK echoes the SYN's timestamp, so even after a SYN
         // retransmission the sample is unambiguous.
         self.rtt.on_sample(now.saturating_since(Time(seg.ts_echo_ps)));
@@ -445,6 +452,7 @@ impl Sender {
         let bytes_acked = ack - self.snd_una;
         let flight = self.snd_nxt - self.snd_una;
         self.snd_una = ack;
+        self.retries = 0;
         // A retransmission not yet handed out may have just been acknowledged.
         if self.rtx.is_some_and(|s| s < ack) {
             self.rtx = None;
@@ -524,6 +532,14 @@ impl Sender {
             return;
         }
         self.stats.num_rtos += 1;
+        // A run always ends: a transfer that makes no progress through `max_retries`
+        // backed-off retransmissions gives up (Linux's `tcp_retries2` rule) instead of
+        // retransmitting every `max_rto` forever.
+        if self.retries >= self.max_retries {
+            self.give_up();
+            return;
+        }
+        self.retries += 1;
         match self.state {
             State::SynSent => {
                 // Retransmit the SYN with a backed-off timer. RFC 6298 (5.7) would also reset
@@ -554,6 +570,16 @@ impl Sender {
         self.rtt.on_timeout();
         self.timers.set(Timer::Rto, now + self.rtt.rto());
         self.debug_check();
+    }
+
+    fn give_up(&mut self) {
+        // POSTCONDITION: nothing more to send, no timers, SenderDone emitted once.
+        self.state = State::Done;
+        self.rtx = None;
+        self.is_syn_due = false;
+        self.fin_due = false;
+        self.timers.stop_all();
+        self.event = Some(Event::SenderDone { outcome: Outcome::GivenUp, confirmed: false });
     }
 
     fn finish(&mut self) {

@@ -2,6 +2,7 @@
 //! summary with wall time, events/s, packet-hops/s and peak memory. Used by `make bench` and
 //! for profiling; the user-facing CLI is the Python `slacknet` command.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -47,23 +48,42 @@ fn main() -> ExitCode {
     simulation.run_to_end();
     let wall = t0.elapsed().as_secs_f64();
     let out = simulation.output();
+    match print_summary(&valid, &out, wall, setup) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`slacknet-sim | head`) is the reader's choice, not a crash.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the summary: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_summary(valid: &sim::ValidSpec, out: &sim::Output, wall: f64, setup: f64) -> std::io::Result<()> {
     let s = &out.summary;
     let finished: Vec<f64> = out.records.iter().filter(|r| r.finished).map(|r| r.slowdown).collect();
-    let mean_sd = finished.iter().sum::<f64>() / finished.len().max(1) as f64;
-    println!("scenario          {}", valid.spec().name);
-    println!("flows             {} ({} finished)", s.num_flows, s.finished_flows);
-    println!("simulated time    {:.3} ms", s.sim_end_ps as f64 / 1e9);
-    println!("mean slowdown     {mean_sd:.3}");
-    println!("switch drops      {}", s.switch_drops);
-    println!("ecn marks         {}", s.ecn_marks);
-    println!("events            {}", s.events);
-    println!("packet-hops       {}", s.packet_hops);
-    println!("wall time         {wall:.3} s (setup {setup:.3} s)");
-    println!("events/s          {:.3e}", s.events as f64 / wall);
-    println!("packet-hops/s     {:.3e}", s.packet_hops as f64 / wall);
-    match peak_rss_kib() {
-        Some(k) => println!("peak memory       {:.1} MB", k as f64 / 1024.0),
-        None => println!("peak memory       n/a"),
+    let mut w = std::io::stdout().lock();
+    writeln!(w, "scenario          {}", valid.spec().name)?;
+    write!(w, "flows             {} ({} finished", s.num_flows, s.finished_flows)?;
+    if s.given_up_flows > 0 {
+        write!(w, ", {} gave up", s.given_up_flows)?;
     }
-    ExitCode::SUCCESS
+    writeln!(w, ")")?;
+    writeln!(w, "simulated time    {:.3} ms", s.sim_end_ps as f64 / 1e9)?;
+    if finished.is_empty() {
+        writeln!(w, "mean slowdown     n/a (no flow finished)")?;
+    } else {
+        writeln!(w, "mean slowdown     {:.3}", finished.iter().sum::<f64>() / finished.len() as f64)?;
+    }
+    writeln!(w, "switch drops      {}", s.switch_drops)?;
+    writeln!(w, "ecn marks         {}", s.ecn_marks)?;
+    writeln!(w, "events            {}", s.events)?;
+    writeln!(w, "packet-hops       {}", s.packet_hops)?;
+    writeln!(w, "wall time         {wall:.3} s (setup {setup:.3} s)")?;
+    writeln!(w, "events/s          {:.3e}", s.events as f64 / wall)?;
+    writeln!(w, "packet-hops/s     {:.3e}", s.packet_hops as f64 / wall)?;
+    match peak_rss_kib() {
+        Some(k) => writeln!(w, "peak memory       {:.1} MB", k as f64 / 1024.0),
+        None => writeln!(w, "peak memory       n/a"),
+    }
 }

@@ -45,6 +45,8 @@ pub struct TcpKeys {
     pub init_rto_us: u64,
     /// Maximum retransmission timeout after backoff.
     pub max_rto_us: u64,
+    /// Timeouts in a row without progress after which a transfer gives up.
+    pub max_retries: u32,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
@@ -82,6 +84,10 @@ macro_rules! tcp_kind {
             /// Maximum retransmission timeout after backoff.
             #[serde(default = "default_max_rto_us")]
             pub max_rto_us: u64,
+            /// Retransmission timeouts in a row without progress after which a transfer
+            /// gives up (outcome `given_up`); Linux's `tcp_retries2`.
+            #[serde(default = "default_max_retries")]
+            pub max_retries: u32,
             /// Duplicate ACKs that trigger fast retransmit.
             #[serde(default = "default_dupack")]
             pub dupack_threshold: u32,
@@ -106,6 +112,7 @@ macro_rules! tcp_kind {
                     min_rto_us: default_min_rto_us(),
                     init_rto_us: default_min_rto_us(),
                     max_rto_us: default_max_rto_us(),
+                    max_retries: default_max_retries(),
                     dupack_threshold: default_dupack(),
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
@@ -125,6 +132,7 @@ macro_rules! tcp_kind {
                     min_rto_us: self.min_rto_us,
                     init_rto_us: self.init_rto_us,
                     max_rto_us: self.max_rto_us,
+                    max_retries: self.max_retries,
                     dupack_threshold: self.dupack_threshold,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
@@ -268,6 +276,9 @@ fn default_min_rto_us() -> u64 {
 }
 fn default_max_rto_us() -> u64 {
     1_000_000
+}
+fn default_max_retries() -> u32 {
+    15
 }
 fn default_dupack() -> u32 {
     3

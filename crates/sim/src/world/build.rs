@@ -29,6 +29,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             min_rto: Dur::from_us(k.min_rto_us),
             init_rto: Dur::from_us(k.init_rto_us),
             max_rto: Dur::from_us(k.max_rto_us),
+            max_retries: k.max_retries,
             dupack_threshold: k.dupack_threshold,
             delayed_ack: (k.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
                 count: k.delayed_ack_segments,

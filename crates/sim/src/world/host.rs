@@ -329,9 +329,15 @@ impl Simulation {
             out.poll(ep, None, &mut txbuf, &mut int_txbuf)
         };
         let deadline = ep.poll_timeout();
-        let (mut measure, mut release) = (false, false);
+        let (mut measure, mut release, mut gave_up) = (false, false, false);
         while let Some(ev) = ep.poll_event() {
             match ev {
+                // The sender gave up (no progress through its retries): the transfer is over
+                // without a completion time, unless the receiver already had it all.
+                EpEvent::SenderDone { outcome: Outcome::GivenUp, .. } => {
+                    gave_up = rt.finished_at.is_none();
+                    release = true;
+                }
                 // The sender knows the receiver has it all (acknowledged): the completion time
                 // ends here with fct_at = "sender", and the transfer is over either way.
                 EpEvent::SenderDone { outcome, confirmed: true } => {
@@ -406,6 +412,26 @@ impl Simulation {
                     },
                 ));
             }
+        }
+        if gave_up {
+            let rt = &mut self.rt[f];
+            rt.outcome = Some(Outcome::GivenUp);
+            self.given_up += 1;
+            let (_, _, delivered) = rt.counters();
+            let spec = &self.transfers[f];
+            self.notes.push_back((
+                spec.app,
+                TransferDone {
+                    transfer: FlowId::from_idx(f),
+                    tag: spec.tag,
+                    src: spec.src,
+                    dst: spec.dst,
+                    size: spec.size,
+                    start: spec.start,
+                    delivered,
+                    outcome: Outcome::GivenUp,
+                },
+            ));
         }
         if release {
             self.release_transfer(f);

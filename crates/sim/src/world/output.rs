@@ -41,6 +41,7 @@ impl Simulation {
                 outcome: match (fct, rt.outcome) {
                     (Some(_), Some(o)) => o.as_str(),
                     (Some(_), None) => Outcome::Complete.as_str(),
+                    (None, Some(Outcome::GivenUp)) => Outcome::GivenUp.as_str(),
                     (None, _) => "unfinished",
                 },
             });
@@ -107,6 +108,7 @@ impl Simulation {
         let summary = Summary {
             num_flows: self.transfers.len() as u64,
             finished_flows: self.finished,
+            given_up_flows: self.given_up,
             events: self.events,
             packet_hops: self.hops,
             sim_end_ps: self.sched.now().ps(),
@@ -120,6 +122,7 @@ impl Simulation {
             num_rtos,
             stopped_early: self.stopped_early,
             timeseries_truncated: self.observe.as_ref().is_some_and(|o| o.is_truncated),
+            occupancy_truncated: self.occupancy_truncated,
         };
         let links = self
             .links
