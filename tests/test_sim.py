@@ -205,3 +205,31 @@ def test_application_records_come_back_as_a_table(tmp_path: Path) -> None:
     r.save(tmp_path / "res")
     back = slacknet.Results.load(tmp_path / "res")
     pd.testing.assert_frame_equal(back.apps, r.apps)
+
+
+def test_ctrl_c_interrupts_a_long_validation(tmp_path: Path) -> None:
+    # Validation reads every file a scenario names (here a flow list of 1 M flows) on a
+    # worker thread and lets Python handle signals meanwhile: Ctrl-C must not wait for it.
+    import os
+    import signal
+    import time
+
+    lines = "".join(f"{i} {i % 8} {(i + 1) % 8} {i * 1e-6:.9f} 1000 0\n" for i in range(1_000_000))
+    (tmp_path / "flows.txt").write_text(lines)
+    text = (
+        '[topology]\nkind = "leaf_spine"\nleaves = 2\nhosts_per_leaf = 4\nspines = 1\n'
+        "host_rate_gbps = 10\nfabric_rate_gbps = 10\n"
+        '[[workload]]\nkind = "flow_list"\npath = "flows.txt"\n'
+    )
+    t0 = time.perf_counter()
+    _native.validate_toml(text, str(tmp_path))
+    full = time.perf_counter() - t0
+    timer = threading.Timer(full / 10, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        _native.validate_toml(text, str(tmp_path))
+        time.sleep(full)  # the old code: the interrupt lands only after validation returned
+    elapsed = time.perf_counter() - t0
+    timer.join()
+    assert elapsed < full / 2, (elapsed, full)

@@ -75,16 +75,44 @@ fn from_sim_error(py: Python<'_>, e: sim::SimError) -> PyErr {
     }
 }
 
+/// Run `f` on a worker thread with the interpreter released, waking every 50 ms to let
+/// Python handle signals, so that Ctrl-C raises `KeyboardInterrupt` at once instead of after
+/// a long validation (reading a large flow list) or network build. An interrupted worker
+/// finishes in the background and its result is dropped. A panic in `f` comes back as `Err`.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<std::thread::Result<T>> {
+    use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+    let (tx, rx) = sync_channel(1);
+    std::thread::Builder::new()
+        .name("slacknet-worker".into())
+        .spawn(move || {
+            // The receiver is gone only if Python was interrupted: nothing to report to.
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+        })
+        .map_err(|e| sim_error(py, "<internal>", &format!("cannot start a worker thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        // The receiver is not `Sync`: move it into the detached closure and back.
+        let (got, back) = py.detach(move || (rx.recv_timeout(std::time::Duration::from_millis(50)), rx));
+        rx = back;
+        match got {
+            Ok(r) => return Ok(r),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(sim_error(py, "<internal>", "the worker thread vanished"))
+            }
+        }
+    }
+}
+
 fn resolve(
     py: Python<'_>,
     spec: Result<sim::Spec, sim::SpecError>,
     base_dir: &str,
 ) -> PyResult<String> {
-    let spec = spec.map_err(|e| spec_error(py, e))?;
-    let valid = spec
-        .validate(Path::new(base_dir))
-        .map_err(|e| spec_error(py, e))?;
-    Ok(valid.to_json())
+    Ok(validate(py, spec, base_dir)?.inner.to_json())
 }
 
 fn validate(
@@ -94,11 +122,11 @@ fn validate(
 ) -> PyResult<ValidScenario> {
     let spec = spec.map_err(|e| spec_error(py, e))?;
     let base = base_dir.to_owned();
-    // Validation reads the scenario's files (CDFs, flow lists, models): detach meanwhile.
-    let valid = py
-        .detach(move || spec.validate(Path::new(&base)))
-        .map_err(|e| spec_error(py, e))?;
-    Ok(ValidScenario { inner: valid })
+    // Validation reads the scenario's files (CDFs, flow lists, models): interruptible.
+    match interruptible(py, move || spec.validate(Path::new(&base)))? {
+        Ok(valid) => Ok(ValidScenario { inner: valid.map_err(|e| spec_error(py, e))? }),
+        Err(p) => Err(sim_error(py, "<internal>", &format!("validation panicked: {}", panic_message(&*p)))),
+    }
 }
 
 /// A scenario that Rust has parsed and validated once, with every file input read: what
@@ -510,9 +538,8 @@ impl PySimulation {
     #[new]
     fn new(py: Python<'_>, scenario: &ValidScenario) -> PyResult<Self> {
         let spec = scenario.inner.clone();
-        let built =
-            py.detach(move || catch_unwind(AssertUnwindSafe(|| sim::Simulation::new(&spec))));
-        match built {
+        // Building a large network takes seconds: interruptible.
+        match interruptible(py, move || sim::Simulation::new(&spec))? {
             Ok(Ok(inner)) => Ok(PySimulation {
                 inner,
                 is_poisoned: false,
