@@ -16,8 +16,9 @@ Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``
 scenario) unless ``--out`` is given.
 
 Errors in the user's input (an invalid scenario, a missing file, a folder that is not a results
-folder) print one line ``error: <key> = <value>: <message>`` and a hint on stderr and exit
-with status 2; usage errors also exit 2.
+folder or fails its manifest check, an output folder that is not a results folder) print one
+line ``error: <key> = <value>: <message>`` (and, for scenarios, a hint) on stderr and exit with
+status 2; usage errors also exit 2.
 """
 
 from __future__ import annotations
@@ -183,8 +184,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from .analysis import render_summary
     from .config import load_scenario
+    from .results import check_save_target
     from .sim import run
 
+    if args.out is not None:  # refused before the run, not after
+        check_save_target(args.out)
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
@@ -391,7 +395,7 @@ def _describe(e: BaseException, source: str | None) -> tuple[str, str | None]:
         text = f"{key}: {message}" if key is not None and message is not None else str(e)
         return f"{text}{where}", None
     if isinstance(e, ResultsError):
-        return str(e), "a results folder is what `slacknet run` writes (scenario.json, records.parquet, ...)"
+        return str(e), None
     if isinstance(e, OSError) and e.filename is not None:
         return f"{e.strerror or e}: {e.filename}", None
     return str(e), None
