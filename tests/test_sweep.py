@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,49 @@ def test_cli_sweep_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_committed_sweeps_expand_into_valid_scenarios(path: Path) -> None:
     runs = expand(load_sweep(path))
     assert runs and all(r.scenario.topology is not None for r in runs)
+
+
+# -- every run its own folder ----------------------------------------------------------------
+
+#: Sweeps two of whose runs would share a folder: (the sweep file, key named, words in the message).
+COLLISIONS = {
+    "seed_twice": (SWEEP.replace("seeds = [1, 2]", "seeds = [1, 2, 1]"), "seeds[2]", "listed twice"),
+    "label_twice": (SWEEP.replace('"LQD"]', '"DT"]'), "axis[0].labels[1]", "same run folder"),
+    "labels_same_once_sanitised": (SWEEP.replace('["DT", "LQD"]', '["a b", "a/b"]'), "axis[0].labels[1]", "'a_b'"),
+    "labels_differ_in_case": (SWEEP.replace('["DT", "LQD"]', '["lqd", "LQD"]'), "axis[0].labels[1]", "ignore case"),
+    "value_twice": (SWEEP.replace("[0.2, 0.6]", "[0.2, 0.2]"), "axis[1].values[1]", "'load=0.2'"),
+    "same_column": (SWEEP + '[[axis]]\nkey = "workload[1].duration_ms"\nvalues = [1]\n'
+                    '[[axis]]\nkey = "workload[0].duration_ms"\nvalues = [1]\n', "axis[3].key", "axis[2]'s"),
+    "column_named_seed": (SWEEP + 'name = "seed"\n', "axis[1].key", "sweep table's own"),
+}
+
+
+@pytest.mark.parametrize("case", list(COLLISIONS))
+def test_runs_that_would_share_a_folder_are_refused(case: str, sweep_file: Path, tmp_path: Path) -> None:
+    text, key, words = COLLISIONS[case]
+    sweep_file.write_text(text)
+    with pytest.raises(slacknet.SpecError) as ei:
+        run_sweep(load_sweep(sweep_file), tmp_path / "out")
+    assert ei.value.key == key and words in str(ei.value), str(ei.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_axis_name_sets_its_column(sweep_file: Path) -> None:
+    sweep_file.write_text(SWEEP + '[[axis]]\nkey = "workload[1].load"\nvalues = [0.1]\nname = "incast_load"\n'
+                          .replace("workload[1].load", "workload[1].duration_ms"))
+    runs = expand(load_sweep(sweep_file))
+    assert runs[0].variant == "DT__load=0.2__incast_load=0.1__seed=1"
+    assert runs[0].columns == {"admission": "DT", "load": 0.2, "incast_load": 0.1}
+
+
+def test_two_sweeps_started_in_the_same_second_get_their_own_folders(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.2]"))
+    monkeypatch.chdir(tmp_path)
+    frozen = datetime.datetime(2025, 1, 1, 12, 0, 0)
+    monkeypatch.setattr("slacknet.cli._dt.datetime", type("Frozen", (), {"now": staticmethod(lambda: frozen)}))
+    for _ in range(2):
+        assert main(["sweep", str(sweep_file), "--jobs", "1"]) == 0
+    folders = sorted(p.name for p in (tmp_path / "results" / "tiny_sweep").iterdir())
+    assert folders == ["20250101-120000", "20250101-120000-2"]

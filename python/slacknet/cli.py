@@ -108,7 +108,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "all cores and print one row of metrics per run (also written to sweep.csv).",
     )
     sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
-    sw.add_argument("--out", metavar="DIR", help="output folder (default: results/<sweep name>/<run id>)")
+    sw.add_argument("--out", metavar="DIR", help="output folder (default: a new results/<sweep name>/<start time>)")
     sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
 
     cr = sub.add_parser("credence", help="Credence's drop oracle: trace LQD, train a forest")
@@ -177,6 +177,20 @@ def _safe_name(name: str) -> str:
 def _run_id(resolved_json: str, started: _dt.datetime) -> str:
     digest = hashlib.sha256(resolved_json.encode()).hexdigest()[:8]
     return f"{started:%Y%m%d-%H%M%S}-{digest}"
+
+
+def _new_folder(parent: Path, stem: str) -> Path:
+    """A folder named ``stem`` under ``parent`` that did not exist (``stem-2``, ``-3``, ... if it
+    did), created here so that no other process takes it."""
+    parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        p = parent / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            p.mkdir()
+            return p
+        except FileExistsError:
+            n += 1
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -282,8 +296,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import SweepRun, load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
-    started = _dt.datetime.now()
-    out = Path(args.out) if args.out else Path("results") / _safe_name(sweep.name) / f"{started:%Y%m%d-%H%M%S}"
+    if args.out:
+        out = Path(args.out)
+    else:
+        out = _new_folder(Path("results") / _safe_name(sweep.name), f"{_dt.datetime.now():%Y%m%d-%H%M%S}")
 
     def done(run: SweepRun, m: dict[str, float]) -> None:
         print(f"  done {run.variant} ({m['wall_s']:.2f} s)", file=sys.stderr)

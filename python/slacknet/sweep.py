@@ -15,12 +15,20 @@ A sweep is data (a TOML file), not code::
     [[axis]]
     key = "workload[0].load"
     values = [0.2, 0.4, 0.6, 0.8]
+    name = "load0"              # optional column name (default: the key's last part, "load")
 
 The runs are the cartesian product of the axes (first axis outermost) times the seeds, in that
 order. Each run is an ordinary scenario validated by Rust, so a bad value fails with the key
 that names it. :func:`run_sweep` runs them in a process pool (one simulation per core) and
 writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
 one row per run: the axis values and the metrics of :func:`run_metrics`.
+
+Every run has a folder of its own, named after its axis labels and seed. A sweep whose runs
+would share one is refused before anything runs, naming the key: a seed listed twice, two
+values of an axis with the same label (or labels that differ only in case or in characters a
+folder name cannot hold, which become ``_``), two axes with the same column. Such a sweep is
+ambiguous, so it is not disambiguated: give the values distinct ``labels``, or an axis a
+``name``.
 """
 
 from __future__ import annotations
@@ -58,6 +66,8 @@ METRIC_COLUMNS = (
 )
 
 _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+#: What a folder name may not hold (each run of such characters becomes one ``_``).
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,8 @@ class Axis:
     """A dotted key, or several that all take each value (e.g. every link delay)."""
     values: list[Any]
     labels: list[str] | None = None
+    name: str | None = None
+    """Column name in the sweep table (default: the first key's last part)."""
 
     def label(self, i: int) -> str:
         """Display name of value ``i``."""
@@ -83,8 +95,16 @@ class Axis:
 
     @property
     def column(self) -> str:
-        """Column name of this axis in the sweep table (the first key's last part)."""
+        """Column name of this axis in the sweep table: its ``name``, or the first key's last
+        part."""
+        if self.name is not None:
+            return self.name
         return re.sub(r"\[(\d+)\]", r"\1", self.keys[0].split(".")[-1])
+
+    def folder_part(self, i: int) -> str:
+        """What value ``i`` adds to a run's folder name."""
+        label = self.label(i)
+        return label if self.column == "admission" else f"{self.column}={label}"
 
 
 @dataclass
@@ -168,21 +188,27 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     base = Scenario.load(p.parent / str(raw["base"]))
     axes = []
     for i, a in enumerate(raw.get("axis", [])):
-        extra = set(a) - {"key", "values", "labels"}
+        extra = set(a) - {"key", "values", "labels", "name"}
         if extra or "key" not in a or not isinstance(a.get("values"), list) or not a["values"]:
-            raise spec_error(f"axis[{i}]", None, "needs `key` and a non-empty `values` list (and optionally `labels`)")
+            raise spec_error(f"axis[{i}]", None,
+                             "needs `key` and a non-empty `values` list (and optionally `labels` and `name`)")
         labels = a.get("labels")
         if labels is not None and len(labels) != len(a["values"]):
             raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
         key = tuple(str(k) for k in a["key"]) if isinstance(a["key"], list) else str(a["key"])
-        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels]))
+        name = None if a.get("name") is None else str(a["name"])
+        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels], name))
     seeds = [int(s) for s in raw.get("seeds", [base.seed])]
     return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds)
 
 
 def expand(sweep: Sweep) -> list[SweepRun]:
-    """The concrete runs: the cartesian product of the axes, times the seeds."""
-    runs = []
+    """The concrete runs: the cartesian product of the axes, times the seeds. Raises
+    :class:`SpecError` for a bad value, naming its key, and for a sweep two of whose runs would
+    share a folder (see the module docs)."""
+    _check_distinct(sweep)
+    runs: list[SweepRun] = []
+    folders: dict[str, SweepRun] = {}
     base = json.loads(sweep.base.to_json())
     for combo in itertools.product(*[range(len(a.values)) for a in sweep.axes]):
         for seed in sweep.seeds:
@@ -194,12 +220,43 @@ def expand(sweep: Sweep) -> list[SweepRun]:
                 labels[a.column] = a.label(i)
                 values[a.column] = a.values[i]
             tree["seed"] = seed
-            parts = [f"{k}={v}" if k != "admission" else v for k, v in labels.items()] + [f"seed={seed}"]
-            variant = re.sub(r"[^A-Za-z0-9._=-]+", "_", "__".join(parts))
+            parts = [_UNSAFE.sub("_", a.folder_part(i)) for a, i in zip(sweep.axes, combo)]
+            variant = "__".join(parts + [f"seed={seed}"])
+            other = folders.get(variant.casefold())
+            if other is not None:
+                raise spec_error("axis", None, f"the runs {other.labels} and {labels} would share the folder "
+                                 f"{variant!r}: give the values distinct labels")
             tree["name"] = f"{sweep.name}__{variant}"
-            scenario = Scenario.from_json_text(json.dumps(tree))
-            runs.append(SweepRun(variant, labels, values, seed, scenario))
+            run = SweepRun(variant, labels, values, seed, Scenario.from_json_text(json.dumps(tree)))
+            folders[variant.casefold()] = run
+            runs.append(run)
     return runs
+
+
+def _check_distinct(sweep: Sweep) -> None:
+    """Refuse, naming the key, a seed listed twice, an axis whose values would name the same
+    folder, and an axis whose column is another's or one of the table's own."""
+    for n, s in enumerate(sweep.seeds):
+        if s in sweep.seeds[:n]:
+            raise spec_error(f"seeds[{n}]", str(s), "is listed twice: each seed runs once per variant")
+    reserved = ("variant", "seed", *METRIC_COLUMNS)
+    columns: dict[str, int] = {}
+    for n, a in enumerate(sweep.axes):
+        if a.column in columns or a.column in reserved:
+            whose = f"axis[{columns[a.column]}]'s" if a.column in columns else "one of the sweep table's own"
+            raise spec_error(f"axis[{n}].key", json.dumps(a.key), f"its column {a.column!r} is {whose}: "
+                             "give the axis a `name`")
+        columns[a.column] = n
+        folders: dict[str, int] = {}
+        for i in range(len(a.values)):
+            part = _UNSAFE.sub("_", a.folder_part(i))
+            j = folders.setdefault(part.casefold(), i)
+            if j != i:
+                which = "labels" if a.labels is not None else "values"
+                raise spec_error(f"axis[{n}].{which}[{i}]", json.dumps(a.label(i)),
+                                 f"names the same run folder ({part!r}) as {which}[{j}] = {json.dumps(a.label(j))}: "
+                                 "give the values distinct `labels` (folder names keep letters, digits and ._=-, "
+                                 "and ignore case)")
 
 
 def run_metrics(res: Results) -> dict[str, float]:
@@ -255,8 +312,8 @@ def run_sweep(
     run's results under ``out_dir/<variant>/`` and return (and write to ``sweep.csv``) one row
     per run: the axis labels, the seed and the metrics."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     runs = expand(sweep)
+    out.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(runs)))
     work = [(r.scenario.to_json(), str(out / r.variant)) for r in runs]
     rows: list[dict[str, Any]] = []
