@@ -229,8 +229,8 @@ def test_failing_runs_are_recorded_and_the_others_complete(sweep_file: Path, tmp
 
 
 @forked
-def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(sweep_file: Path, tmp_path: Path, run_log: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(sweep_file: Path, tmp_path: Path,
+                                                                  run_log: Path) -> None:
     sweep_file.write_text(SWEEP.replace('labels = ["DT", "LQD"]', 'labels = ["DT", "LQD_"]'))  # none fails
     sweep, out = load_sweep(sweep_file), tmp_path / "out"
 
@@ -255,7 +255,7 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(sweep_file: Pa
     # Everything reused the next time: nothing runs; a changed scenario runs again.
     again = run_sweep(sweep, out, jobs=2)
     assert again["reused"].all() and len(run_log.read_text().split()) == 9
-    again[list(METRIC_COLUMNS)].equals(table[list(METRIC_COLUMNS)])
+    assert again[list(METRIC_COLUMNS)].equals(table[list(METRIC_COLUMNS)])  # read back from the folders
     (tmp_path / "base.toml").write_text(BASE.replace("duration_ms = 2\n[[workload]]", "duration_ms = 1\n[[workload]]"))
     assert not run_sweep(load_sweep(sweep_file), out, jobs=2)["reused"].any()
 
