@@ -101,6 +101,33 @@ def test_bad_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert err.startswith("error: ") and "Traceback" not in err
 
 
+def test_damaged_results_dir_in_a_real_process_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(_write(tmp_path, TINY_TOML)), "--out", str(out), "--no-plot", "--no-progress"]) == 0
+    records = out / "records.parquet"
+    records.write_bytes(records.read_bytes()[: records.stat().st_size // 2])  # truncated
+    for command in (["summary", str(out)], ["plot", str(out)]):
+        proc = subprocess.run([sys.executable, "-m", "slacknet.cli", *command],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+        assert "records.parquet has" in proc.stderr and "re-run" in proc.stderr
+    assert not (out / "slowdown_cdf.png").exists()
+
+
+def test_run_refuses_an_out_folder_that_is_not_results_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("years of work")
+    assert main(["run", str(_write(tmp_path, TINY_TOML)), "--out", str(home)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: refusing to replace") and captured.err.count("\n") == 1
+    assert captured.out == ""  # nothing ran
+    assert [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
 def test_run_writes_results_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = _write(tmp_path, TINY_TOML)
     out = tmp_path / "out"

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import datetime
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import slacknet
+import slacknet.sweep
 from slacknet.cli import main
-from slacknet.sweep import METRIC_COLUMNS, expand, load_sweep, run_sweep, set_key
+from slacknet.sweep import (
+    METRIC_COLUMNS, STATUS_COLUMNS, WORKER_DIED, SweepRun, expand, load_sweep, run_sweep, set_key,
+)
 
 BASE = """
 name = "tiny"
@@ -99,7 +110,8 @@ def test_run_sweep_tabulates_every_run_deterministically(sweep_file: Path, tmp_p
     assert ((a["leaf_occ_p9999_pct"] >= 0) & (a["leaf_occ_p9999_pct"] <= 100)).all()
     assert slacknet.Results.load(tmp_path / "a" / "LQD__load=0.6__seed=2").num_flows > 0
     # METRIC_COLUMNS is what reproduction descriptions are validated against.
-    assert list(a.columns) == ["variant", "admission", "load", "seed", *METRIC_COLUMNS]
+    assert list(a.columns) == ["variant", "admission", "load", "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
+    assert (a["status"] == "ok").all() and not a["reused"].any() and (a["error"] == "").all()
 
 
 def test_cli_sweep_prints_a_table(sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +129,209 @@ def test_cli_sweep_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_committed_sweeps_expand_into_valid_scenarios(path: Path) -> None:
     runs = expand(load_sweep(path))
     assert runs and all(r.scenario.topology is not None for r in runs)
+
+
+# -- every run its own folder ----------------------------------------------------------------
+
+#: Sweeps two of whose runs would share a folder: (the sweep file, key named, words in the message).
+COLLISIONS = {
+    "seed_twice": (SWEEP.replace("seeds = [1, 2]", "seeds = [1, 2, 1]"), "seeds[2]", "listed twice"),
+    "label_twice": (SWEEP.replace('"LQD"]', '"DT"]'), "axis[0].labels[1]", "same run folder"),
+    "labels_same_once_sanitised": (SWEEP.replace('["DT", "LQD"]', '["a b", "a/b"]'), "axis[0].labels[1]", "'a_b'"),
+    "labels_differ_in_case": (SWEEP.replace('["DT", "LQD"]', '["lqd", "LQD"]'), "axis[0].labels[1]", "ignore case"),
+    "value_twice": (SWEEP.replace("[0.2, 0.6]", "[0.2, 0.2]"), "axis[1].values[1]", "'load=0.2'"),
+    "same_column": (SWEEP + '[[axis]]\nkey = "workload[1].duration_ms"\nvalues = [1]\n'
+                    '[[axis]]\nkey = "workload[0].duration_ms"\nvalues = [1]\n', "axis[3].key", "axis[2]'s"),
+    "column_named_seed": (SWEEP + 'name = "seed"\n', "axis[1].key", "sweep table's own"),
+}
+
+
+@pytest.mark.parametrize("case", list(COLLISIONS))
+def test_runs_that_would_share_a_folder_are_refused(case: str, sweep_file: Path, tmp_path: Path) -> None:
+    text, key, words = COLLISIONS[case]
+    sweep_file.write_text(text)
+    with pytest.raises(slacknet.SpecError) as ei:
+        run_sweep(load_sweep(sweep_file), tmp_path / "out")
+    assert ei.value.key == key and words in str(ei.value), str(ei.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_axis_name_sets_its_column(sweep_file: Path) -> None:
+    sweep_file.write_text(SWEEP + '[[axis]]\nkey = "workload[1].load"\nvalues = [0.1]\nname = "incast_load"\n'
+                          .replace("workload[1].load", "workload[1].duration_ms"))
+    runs = expand(load_sweep(sweep_file))
+    assert runs[0].variant == "DT__load=0.2__incast_load=0.1__seed=1"
+    assert runs[0].columns == {"admission": "DT", "load": 0.2, "incast_load": 0.1}
+
+
+def test_two_sweeps_started_in_the_same_second_get_their_own_folders(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.2]"))
+    monkeypatch.chdir(tmp_path)
+    frozen = datetime.datetime(2025, 1, 1, 12, 0, 0)
+    monkeypatch.setattr("slacknet.cli._dt.datetime", type("Frozen", (), {"now": staticmethod(lambda: frozen)}))
+    for _ in range(2):
+        assert main(["sweep", str(sweep_file), "--jobs", "1"]) == 0
+    folders = sorted(p.name for p in (tmp_path / "results" / "tiny_sweep").iterdir())
+    assert folders == ["20250101-120000", "20250101-120000-2"]
+    assert "reused" not in capsys.readouterr().out
+
+
+# -- failures, resumption, interruption ------------------------------------------------------
+
+#: Where the workers note each run they start (set per test; forked workers inherit it).
+RUN_LOG: Path | None = None
+REAL_RUN_ONE = slacknet.sweep._run_one
+
+forked = pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
+                            reason="workers see a monkeypatched worker function only when forked")
+
+
+def _logged_run_one(scenario_json: str, out: str) -> dict[str, float]:
+    """The worker function, noting the run, and failing the runs whose variant says so."""
+    variant = Path(out).name
+    assert RUN_LOG is not None
+    with open(RUN_LOG, "a") as f:
+        f.write(variant + "\n")
+    if variant.startswith("LQD__load=0.2"):
+        raise RuntimeError("boom\nsecond line")
+    if variant.startswith("LQD__load=0.6__seed=1"):
+        os._exit(3)  # the worker dies, as if killed or out of memory
+    return REAL_RUN_ONE(scenario_json, out)
+
+
+@pytest.fixture()
+def run_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "runs.log"
+    log.touch()
+    monkeypatch.setattr(sys.modules[__name__], "RUN_LOG", log)
+    monkeypatch.setattr(slacknet.sweep, "_run_one", _logged_run_one)
+    return log
+
+
+@forked
+def test_failing_runs_are_recorded_and_the_others_complete(sweep_file: Path, tmp_path: Path, run_log: Path) -> None:
+    out = tmp_path / "out"
+    t = run_sweep(load_sweep(sweep_file), out, jobs=2).set_index("variant")
+    failed = t[t["status"] == "failed"]
+    assert sorted(failed.index) == ["LQD__load=0.2__seed=1", "LQD__load=0.2__seed=2", "LQD__load=0.6__seed=1"]
+    assert (failed["error"].iloc[:2] == "RuntimeError: boom").all()
+    assert failed.loc["LQD__load=0.6__seed=1", "error"] == WORKER_DIED
+    assert failed[list(METRIC_COLUMNS)].isna().all().all()
+    ok = t[t["status"] == "ok"]
+    assert len(ok) == 5 and (ok["flows"] > 0).all() and (ok["error"] == "").all()
+    for v in ok.index:
+        assert slacknet.Results.load(out / v).num_flows > 0
+    for v in failed.index:
+        assert not (out / v).exists()
+    assert pd.read_csv(out / "sweep.csv")["status"].tolist() == t["status"].tolist()
+
+
+@forked
+def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(sweep_file: Path, tmp_path: Path,
+                                                                  run_log: Path) -> None:
+    sweep_file.write_text(SWEEP.replace('labels = ["DT", "LQD"]', 'labels = ["DT", "LQD_"]'))  # none fails
+    sweep, out = load_sweep(sweep_file), tmp_path / "out"
+
+    def interrupt_after_three(run: SweepRun, row: dict[str, object]) -> None:
+        if len(run_log.read_text().split()) >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sweep, out, jobs=1, on_done=interrupt_after_three)
+    kept = pd.read_csv(out / "sweep.csv")
+    assert len(kept) == 3 and (kept["status"] == "ok").all()
+    assert all(slacknet.Results.load(out / v).num_flows > 0 for v in kept["variant"])
+    # One finished run is damaged, so it is not results any more: it runs again.
+    (out / kept["variant"][0] / "summary.json").write_text("{}")
+    done: list[str] = []
+    table = run_sweep(sweep, out, jobs=2, on_done=lambda run, row: done.append(run.variant))
+    assert len(table) == 8 and (table["status"] == "ok").all()
+    assert table["reused"].tolist() == [False, True, True] + [False] * 5
+    runs = run_log.read_text().split()
+    assert len(runs) == 3 + 6 and sorted(runs[3:]) == sorted([kept["variant"][0], *table["variant"][3:]])
+    assert done[:2] == list(kept["variant"][1:])  # the reused are reported first
+    # Everything reused the next time: nothing runs; a changed scenario runs again.
+    again = run_sweep(sweep, out, jobs=2)
+    assert again["reused"].all() and len(run_log.read_text().split()) == 9
+    assert again[list(METRIC_COLUMNS)].equals(table[list(METRIC_COLUMNS)])  # read back from the folders
+    (tmp_path / "base.toml").write_text(BASE.replace("duration_ms = 2\n[[workload]]", "duration_ms = 1\n[[workload]]"))
+    assert not run_sweep(load_sweep(sweep_file), out, jobs=2)["reused"].any()
+
+
+@forked
+def test_cli_sweep_reports_failures_and_exits_1(sweep_file: Path, tmp_path: Path, run_log: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o"
+    assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "FAILED LQD__load=0.2__seed=1: RuntimeError: boom" in captured.err
+    assert f"FAILED LQD__load=0.6__seed=1: {WORKER_DIED}" in captured.err
+    last = captured.err.splitlines()[-1]
+    assert last.startswith("error: 3 of 8 runs failed") and f"--out {out}" in last
+    assert "Traceback" not in captured.err and "failed" in captured.out
+    # Run again: the five finished runs are reused, the three failed ones run (and fail) again.
+    assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "2"]) == 1
+    captured = capsys.readouterr()
+    assert f"reused 5 of 8 runs finished before in {out}" in captured.out
+    assert captured.err.count("  reused ") == 5 and len(run_log.read_text().split()) >= 8 + 3
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...), or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()
+
+
+def _workers(pid: int) -> set[int]:
+    """The processes ``pid`` forked that run its own command line (its pool's workers)."""
+    me = Path(f"/proc/{pid}/cmdline").read_bytes()
+    kids = set()
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and (_stat(int(p.name)) or ["", "0"])[1] == str(pid):
+            try:
+                if (p / "cmdline").read_bytes() == me:
+                    kids.add(int(p.name))
+            except OSError:
+                continue
+    return kids
+
+
+def _running(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is not None and stat[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_killing_a_sweep_stops_its_workers(sig: signal.Signals, tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text(BASE.replace("duration_ms = 2", "duration_ms = 20000"))  # minutes each
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('name = "long"\nbase = "base.toml"\n[[axis]]\nkey = "workload[0].load"\nvalues = [0.3, 0.4]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "slacknet.cli", "sweep", str(sweep), "--out", str(tmp_path / "o"),
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            workers = _workers(proc.pid)
+        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no workers started"
+        time.sleep(1)  # into their simulations
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
+        assert "stopped: the finished runs are kept" in err and "Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [w for w in workers if _running(w)], "workers outlived the sweep"
+    finally:
+        for pid in [proc.pid, *workers]:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()

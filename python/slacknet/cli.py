@@ -16,8 +16,11 @@ Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``
 scenario) unless ``--out`` is given.
 
 Errors in the user's input (an invalid scenario, a missing file, a folder that is not a results
-folder) print one line ``error: <key> = <value>: <message>`` and a hint on stderr and exit
-with status 2; usage errors also exit 2.
+folder or fails its manifest check, an output folder that is not a results folder) print one
+line ``error: <key> = <value>: <message>`` (and, for scenarios, a hint) on stderr and exit with
+status 2; usage errors also exit 2. ``sweep`` exits with status 1 if any of its runs failed
+(after running all the others; their reasons are in ``sweep.csv``), and with 130 on Ctrl-C or
+143 on SIGTERM, having stopped its workers; ``sweep --out`` with the same folder resumes it.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from ._native import SimError, SpecError
 from .compare import CompareError
 from .results import ResultsError
 
-__all__ = ["main", "EXIT_USER_ERROR"]
+__all__ = ["main", "EXIT_USER_ERROR", "EXIT_RUNS_FAILED"]
 
 #: Exit status for any error in the user's input.
 EXIT_USER_ERROR = 2
+#: Exit status of a sweep some of whose runs failed.
+EXIT_RUNS_FAILED = 1
 
 
 class InputError(ValueError):
@@ -107,7 +112,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "all cores and print one row of metrics per run (also written to sweep.csv).",
     )
     sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
-    sw.add_argument("--out", metavar="DIR", help="output folder (default: results/<sweep name>/<run id>)")
+    sw.add_argument("--out", metavar="DIR",
+                    help="output folder (default: a new results/<sweep name>/<start time>); "
+                    "an earlier sweep's folder resumes it: its finished runs are reused")
     sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
 
     cr = sub.add_parser("credence", help="Credence's drop oracle: trace LQD, train a forest")
@@ -178,13 +185,30 @@ def _run_id(resolved_json: str, started: _dt.datetime) -> str:
     return f"{started:%Y%m%d-%H%M%S}-{digest}"
 
 
+def _new_folder(parent: Path, stem: str) -> Path:
+    """A folder named ``stem`` under ``parent`` that did not exist (``stem-2``, ``-3``, ... if it
+    did), created here so that no other process takes it."""
+    parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        p = parent / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            p.mkdir()
+            return p
+        except FileExistsError:
+            n += 1
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from .analysis import render_summary
     from .config import load_scenario
+    from .results import check_save_target
     from .sim import run
 
+    if args.out is not None:  # refused before the run, not after
+        check_save_target(args.out)
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
@@ -299,17 +323,40 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import SweepRun, load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
-    started = _dt.datetime.now()
-    out = Path(args.out) if args.out else Path("results") / _safe_name(sweep.name) / f"{started:%Y%m%d-%H%M%S}"
+    if args.out:
+        out = Path(args.out)
+    else:
+        out = _new_folder(Path("results") / _safe_name(sweep.name), f"{_dt.datetime.now():%Y%m%d-%H%M%S}")
 
-    def done(run: SweepRun, m: dict[str, float]) -> None:
-        print(f"  done {run.variant} ({m['wall_s']:.2f} s)", file=sys.stderr)
+    def done(run: SweepRun, row: dict[str, object]) -> None:
+        if row["reused"]:
+            print(f"  reused {run.variant} (finished before)", file=sys.stderr)
+        elif row["status"] == "ok":
+            print(f"  done {run.variant} ({row['wall_s']:.2f} s)", file=sys.stderr)
+        else:
+            print(f"  FAILED {run.variant}: {row['error']}", file=sys.stderr)
 
-    table = run_sweep(sweep, out, jobs=args.jobs, on_done=done)
-    cols = [c for c in table.columns if c not in ("variant",)]
+    try:
+        table = run_sweep(sweep, out, jobs=args.jobs, on_done=done)
+    except (KeyboardInterrupt, SystemExit):
+        print(f"stopped: the finished runs are kept in {out}; run the same command with --out {out} "
+              "to resume", file=sys.stderr)
+        raise
+    cols = [c for c in table.columns if c not in ("variant", "reused", "error")]
     with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", "{:.3f}".format):
         print(table[cols].to_string(index=False))
+    reused = int(table["reused"].sum())
+    if reused:
+        print(f"reused {reused} of {len(table)} runs finished before in {out}")
     print(f"results: {out}")
+    failed = table[table["status"] == "failed"]
+    if len(failed):
+        for variant, error in zip(failed["variant"], failed["error"]):
+            print(f"failed: {variant}: {error}", file=sys.stderr)
+        print(f"error: {len(failed)} of {len(table)} runs failed (the status and error columns of "
+              f"{out / 'sweep.csv'}); fix the cause and run the same command with --out {out} to run only those",
+              file=sys.stderr)
+        return EXIT_RUNS_FAILED
     return 0
 
 
@@ -412,7 +459,7 @@ def _describe(e: BaseException, source: str | None) -> tuple[str, str | None]:
         text = f"{key}: {message}" if key is not None and message is not None else str(e)
         return f"{text}{where}", None
     if isinstance(e, ResultsError):
-        return str(e), "a results folder is what `slacknet run` writes (scenario.json, records.parquet, ...)"
+        return str(e), None
     if isinstance(e, OSError) and e.filename is not None:
         return f"{e.strerror or e}: {e.filename}", None
     return str(e), None

@@ -109,8 +109,9 @@ def reproduce(
     """Make the figures of ``paper`` (all, or the ids in ``only``) under ``out_dir``, sweeps
     from the description's full-scale base if ``full`` (``jobs`` runs at a time), and check
     the claims of the figures made. ``on_done(id)`` is called after each figure. Raises
-    :class:`ReproduceError` for an id ``only`` names that the paper has not, or ``full`` for a
-    paper without a full-scale base."""
+    :class:`ReproduceError` for an id ``only`` names that the paper has not, ``full`` for a
+    paper without a full-scale base, or a figure some of whose runs failed (after running the
+    rest; reproducing again into the same folder reuses the finished runs)."""
     desc = paper.description
     ids = list(desc.figure)
     for fid in only or []:
@@ -136,6 +137,12 @@ def reproduce(
                 base = Scenario.from_toml(paper.folder / base_file)
             sweep = dataclasses.replace(paper.sweeps[fid], base=base)
             table = run_sweep(sweep, out / fid, jobs=jobs)
+            failed = table[table["status"] == "failed"]
+            if len(failed):
+                first = failed.iloc[0]
+                raise ReproduceError(fid, None, f"{len(failed)} of {len(table)} runs failed ({first['variant']}: "
+                                     f"{first['error']}; all in {out / fid / 'sweep.csv'}): fix the cause and "
+                                     "reproduce again, which runs only those")
         report.figures[fid] = table
         table.to_csv(out / f"{fid}.csv", index=False)
         _plot(paper, fid, table, out / f"{fid}.png")

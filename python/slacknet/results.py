@@ -4,11 +4,27 @@ A results folder holds ``scenario.json`` (the resolved scenario), ``records.parq
 per flow), ``apps.parquet`` (one row per completed application-level unit: job, iteration,
 round, coflow, relayed block; with its ideal completion time where one is defined),
 ``switches.parquet``, ``queues.parquet``, ``occupancy.parquet``, ``links.parquet`` (bytes
-and packets per link) and ``summary.json``
-(totals, wall time, rates, seed, slacknet version and git hash); with ``[run.timeseries]``
-also ``queue_series.parquet`` and ``transfer_series.parquet`` (:attr:`Results.queue_series`,
-:attr:`Results.transfer_series`). :meth:`Results.load` reads it back; a folder without the
-time series (or written by an older slacknet) reads them as empty tables with their columns.
+and packets per link), ``summary.json`` (totals, wall time, rates, seed, slacknet version and
+git hash) and ``manifest.json``; with ``[run.timeseries]`` also ``queue_series.parquet`` and
+``transfer_series.parquet`` (:attr:`Results.queue_series`, :attr:`Results.transfer_series`;
+a run without them reads them as empty tables with their columns). Plots (``*.png``) may sit
+beside them: they are drawn from the folder and are not part of it.
+
+A folder is either complete and consistent or absent:
+
+- :meth:`Results.save` writes into a temporary sibling, ``.<name>.tmp-<pid>-<random>``,
+  writes ``manifest.json`` last and renames the folder into place. An existing folder is
+  replaced by renaming it aside (``.<name>.old-<pid>-<random>``), renaming the new one in and
+  removing the old, so an interruption leaves the old folder, the new one, or none at ``name``;
+  never a mixture. Only a folder that holds nothing but results files (an earlier run's, or
+  nothing) is replaced: anything else is refused (:func:`check_save_target`). A save removes
+  the temporary folders of its own name that a process no longer running left behind.
+- ``manifest.json`` (:class:`Manifest`) names the format and its version, the slacknet
+  version, the SHA-256 of the resolved scenario (:func:`scenario_sha256`), the seed, and every
+  file with its size and SHA-256. Every reader checks it (:func:`verify_results`) and refuses
+  a folder without one (written by a slacknet older than the manifest: re-run it), with a
+  file missing, added, or of another size or hash, or a temporary folder, with a one-line
+  :class:`ResultsError` that says what to do.
 
 Times in the native columns are integer picoseconds (``*_ps``); :attr:`Results.records` adds
 float microsecond columns ``start_us``, ``fct_us`` and ``ideal_fct_us`` (``fct_us`` is NaN for
@@ -18,20 +34,36 @@ unfinished flows); :attr:`Results.apps` adds ``start_us``, ``duration_us`` and `
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import secrets
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .config import Scenario
 
-__all__ = ["Results", "ResultsError", "RESULT_FILES", "SERIES_FILES"]
+__all__ = [
+    "MANIFEST",
+    "RESULT_FILES",
+    "SERIES_FILES",
+    "Manifest",
+    "Results",
+    "ResultsError",
+    "check_save_target",
+    "read_manifest",
+    "scenario_sha256",
+    "verify_results",
+]
 
-#: The files :meth:`Results.save` writes (and :meth:`Results.load` needs).
+#: The files :meth:`Results.save` always writes, besides :data:`MANIFEST`.
 RESULT_FILES = (
     "scenario.json",
     "records.parquet",
@@ -46,14 +78,256 @@ RESULT_FILES = (
 #: The time-series files :meth:`Results.save` writes when the run had ``[run.timeseries]``.
 SERIES_FILES = ("queue_series.parquet", "transfer_series.parquet")
 
+#: The manifest of a results folder, written last.
+MANIFEST = "manifest.json"
+#: What ``format`` says in every manifest, and the version of the layout it describes.
+MANIFEST_FORMAT = "slacknet-results"
+MANIFEST_VERSION = 1
+
 _SERIES = ("queue_series", "transfer_series")
 _TABLES = ("records", "apps", "switches", "queues", "occupancy", "links") + _SERIES
-#: Tables a folder written by an older slacknet may lack (read as empty).
-_OPTIONAL = ("apps.parquet",) + SERIES_FILES
+#: Plots drawn from a folder may sit in it; they are not results and not in the manifest.
+_PLOT_SUFFIX = ".png"
+#: The scratch folders of a save: ``.<name>.tmp-<pid>-<random>`` while writing, and
+#: ``.<name>.old-<pid>-<random>`` for the folder it replaces.
+_SCRATCH = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]{8}$")
+
+T = TypeVar("T")
 
 
 class ResultsError(ValueError):
-    """A results folder is missing or incomplete."""
+    """A results folder is missing, incomplete, changed after it was written, or not one; or
+    a save would replace a folder that is not one. The message is one line naming the folder
+    or file and what to do."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What ``manifest.json`` records about a results folder (format version
+    :data:`MANIFEST_VERSION`)."""
+
+    slacknet_version: str
+    scenario_sha256: str
+    """:func:`scenario_sha256` of the folder's ``scenario.json``."""
+    seed: int
+    files: dict[str, tuple[int, str]]
+    """Every file of the folder but the manifest and plots: name -> (bytes, SHA-256 hex)."""
+
+    def to_json(self) -> str:
+        """The manifest as ``manifest.json`` holds it."""
+        return json.dumps(
+            {
+                "format": MANIFEST_FORMAT,
+                "format_version": MANIFEST_VERSION,
+                "slacknet_version": self.slacknet_version,
+                "scenario_sha256": self.scenario_sha256,
+                "seed": self.seed,
+                "files": {n: {"bytes": b, "sha256": h} for n, (b, h) in sorted(self.files.items())},
+            },
+            indent=2,
+        ) + "\n"
+
+
+def scenario_sha256(scenario_json: str) -> str:
+    """SHA-256 (hex) of a resolved scenario's JSON in canonical form (keys sorted, no
+    whitespace), so that only its content counts: the key that identifies a run with its seed."""
+    canonical = json.dumps(json.loads(scenario_json), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
+    """The manifest of a results folder, without checking its files against it (that is
+    :func:`verify_results`). Raises :class:`ResultsError` if there is none or it is damaged."""
+    d = Path(directory)
+    if _SCRATCH.match(d.name):
+        raise ResultsError(f"{d} is the temporary folder of an interrupted save, not results: remove it")
+    if not d.is_dir():
+        raise ResultsError(f"no such results folder: {d}")
+    path = d / MANIFEST
+    if not path.is_file():
+        if all((d / f).is_file() for f in ("scenario.json", "records.parquet", "summary.json")):
+            raise ResultsError(f"{d} was written by a slacknet older than results manifests (no {MANIFEST}): "
+                               "re-run its scenario.json to write it again")
+        raise ResultsError(f"{d} is not a slacknet results folder (no {MANIFEST})")
+    return _parse_manifest(path)
+
+
+def verify_results(directory: str | os.PathLike[str]) -> Manifest:
+    """Check a results folder against its manifest and return the manifest: every file it
+    lists is there with its size and SHA-256, and nothing else is (but plots). Raises
+    :class:`ResultsError` saying what is wrong and what to do."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    present = {p.name for p in d.iterdir() if p.name != MANIFEST and not _is_plot(p)}
+    missing, extra = sorted(manifest.files.keys() - present), sorted(present - manifest.files.keys())
+    if missing:
+        raise ResultsError(f"{d / missing[0]} is missing ({MANIFEST} lists it): the folder is incomplete; "
+                           "re-run to write it again")
+    if extra:
+        raise ResultsError(f"{d / extra[0]} is not in {MANIFEST}: it was added after the run; remove it or re-run")
+    for name, (size, digest) in sorted(manifest.files.items()):
+        f = d / name
+        actual = f.stat().st_size
+        if actual != size:
+            raise ResultsError(f"{f} has {actual} bytes, {MANIFEST} says {size}: it was truncated or changed "
+                               "after the run; re-run to write the folder again")
+        if _sha256(f) != digest:
+            raise ResultsError(f"{f} does not match its SHA-256 in {MANIFEST}: it was changed after the run; "
+                               "re-run to write the folder again")
+    return manifest
+
+
+def check_save_target(directory: str | os.PathLike[str]) -> None:
+    """Raise :class:`ResultsError` unless :meth:`Results.save` may write ``directory``: it
+    does not exist, or it is a folder holding only what a results folder holds (the files of
+    an earlier run, also of an older slacknet, plots, or nothing), which the save replaces."""
+    d = Path(directory)
+    if not os.path.lexists(d):
+        return
+    if d.is_symlink() or not d.is_dir():
+        raise ResultsError(f"cannot write results to {d}: it is not a folder but a file or link; "
+                           "choose another output folder")
+    foreign = sorted(p.name for p in d.iterdir() if not _is_result_file(p))
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise ResultsError(f"refusing to replace {d}: it holds {foreign[0]!r}{more}, which a results folder "
+                           "does not; choose a new output folder or an earlier run's")
+
+
+def _parse_manifest(path: Path) -> Manifest:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as e:
+        raise ResultsError(f"{path} cannot be read ({_first_line(e)}): re-run to write the folder again") from None
+    if not isinstance(raw, dict) or raw.get("format") != MANIFEST_FORMAT:
+        raise ResultsError(f"{path} is not a slacknet results manifest: re-run to write the folder again")
+    version = raw.get("format_version")
+    if isinstance(version, int) and version > MANIFEST_VERSION:
+        raise ResultsError(f"{path.parent} was written by a newer slacknet ({raw.get('slacknet_version')}, "
+                           f"results format {version}): upgrade slacknet to read it")
+    try:
+        if version != MANIFEST_VERSION:
+            raise ValueError(f"unknown format_version {version!r}")
+        files = {str(n): (int(e["bytes"]), str(e["sha256"])) for n, e in raw["files"].items()}
+        manifest = Manifest(str(raw["slacknet_version"]), str(raw["scenario_sha256"]), int(raw["seed"]), files)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ResultsError(f"{path} is damaged ({type(e).__name__}: {_first_line(e)}): "
+                           "re-run to write the folder again") from None
+    unknown = sorted(manifest.files.keys() - set(RESULT_FILES + SERIES_FILES))
+    absent = [f for f in RESULT_FILES if f not in manifest.files]
+    if unknown or absent:
+        what = f"lists {unknown[0]}, which no results folder holds" if unknown else f"does not list {absent[0]}"
+        raise ResultsError(f"{path} {what}: re-run to write the folder again")
+    return manifest
+
+
+def _is_plot(p: Path) -> bool:
+    return p.suffix == _PLOT_SUFFIX and p.is_file()
+
+
+def _is_result_file(p: Path) -> bool:
+    return not p.is_symlink() and p.is_file() and (p.name in RESULT_FILES + SERIES_FILES + (MANIFEST,) or _is_plot(p))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _sealed(path: Path) -> tuple[int, str]:
+    """Size and SHA-256 of a file just written, after flushing it to disk."""
+    _fsync(path)
+    return path.stat().st_size, _sha256(path)
+
+
+def _fsync_dir(d: Path) -> None:
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _scratch_name(name: str, kind: str) -> str:
+    return f".{name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
+def _remove_stale_scratch(parent: Path, name: str) -> None:
+    """Remove the scratch folders of earlier saves to ``parent/name`` by processes that are
+    no longer running (interrupted saves)."""
+    for p in parent.iterdir():
+        m = _SCRATCH.match(p.name)
+        if m and m["name"] == name and p.is_dir() and not p.is_symlink() and not _is_running(int(m["pid"])):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _move_into_place(tmp: Path, final: Path) -> None:
+    """Rename the complete folder ``tmp`` to ``final``. An existing ``final`` is renamed
+    aside first and removed after, so ``final`` is always the old folder, the new one, or
+    absent (if the process dies between the two renames; the next save cleans up)."""
+    if not os.path.lexists(final):
+        os.rename(tmp, final)
+    else:
+        aside = final.parent / _scratch_name(final.name, "old")
+        os.rename(final, aside)
+        try:
+            os.rename(tmp, final)
+        except BaseException:
+            os.rename(aside, final)
+            raise
+        shutil.rmtree(aside, ignore_errors=True)
+    _fsync_dir(final.parent)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _read(path: Path, read: Callable[[Path], T]) -> T:
+    """``read(path)`` for a file that passed the manifest check. Whatever its parser raises
+    (pandas, pyarrow, pydantic or json), the folder is not what slacknet wrote."""
+    try:
+        return read(path)
+    except Exception as e:
+        raise ResultsError(f"{path} cannot be read as slacknet wrote it ({_first_line(e)}): "
+                           "re-run to write the folder again") from None
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A table of the folder, with at least the columns the simulator gives it."""
+    from . import _native
+
+    frame = pd.read_parquet(path, engine="pyarrow")
+    missing = [c for c in _native.empty_results()[path.stem] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r}")
+    return frame
 
 
 def _columns_to_frame(cols: Mapping[str, Any]) -> pd.DataFrame:
@@ -218,11 +492,29 @@ class Results:
     # -- persistence --
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write the results folder (created if needed); returns its path."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        text = self._scenario_json if self._scenario is None else self._scenario.to_json(indent=2)
-        (d / "scenario.json").write_text(text.rstrip() + "\n", encoding="utf-8")
+        """Write the results folder, atomically (see the module docs), and return its path.
+
+        Raises :class:`ResultsError`, writing nothing, if ``directory`` exists and is not a
+        results folder (:func:`check_save_target`)."""
+        final = Path(os.path.abspath(directory))
+        check_save_target(final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_scratch(final.parent, final.name)
+        tmp = final.parent / _scratch_name(final.name, "tmp")
+        tmp.mkdir()
+        try:
+            self._write(tmp)
+            _move_into_place(tmp, final)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return Path(directory)
+
+    def _write(self, d: Path) -> None:
+        """Every file of the folder into the empty folder ``d``, the manifest last."""
+        # The scenario as the run resolved it, even if `scenario` was changed since.
+        text = self._scenario_json.rstrip() + "\n"
+        (d / "scenario.json").write_text(text, encoding="utf-8")
         for t in _TABLES:
             frame: pd.DataFrame = getattr(self, t)
             if t in _SERIES and frame.empty and not self.has_timeseries:
@@ -232,28 +524,32 @@ class Results:
             json.dumps(self.summary, indent=2, sort_keys=True, default=_json_default) + "\n",
             encoding="utf-8",
         )
-        return d
+        manifest = Manifest(
+            slacknet_version=_version(),
+            scenario_sha256=scenario_sha256(text),
+            seed=int(json.loads(text)["seed"]),
+            files={p.name: _sealed(p) for p in sorted(d.iterdir())},
+        )
+        (d / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+        _fsync(d / MANIFEST)
+        _fsync_dir(d)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Results:
-        """Read a folder written by :meth:`save`. Raises :class:`ResultsError` if it is not one."""
+        """Read a folder written by :meth:`save`, after checking it against its manifest
+        (:func:`verify_results`). Raises :class:`ResultsError` (one line: what is wrong and
+        what to do) if it is not a complete results folder as slacknet wrote it."""
         d = Path(directory)
-        if not d.is_dir():
-            raise ResultsError(f"no such results folder: {d}")
-        missing = [f for f in RESULT_FILES if f not in _OPTIONAL and not (d / f).is_file()]
-        if missing:
-            raise ResultsError(f"{d} is not a slacknet results folder (missing {', '.join(missing)})")
-        try:
-            scenario = (d / "scenario.json").read_text(encoding="utf-8")
-            json.loads(scenario)
-            summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-            tables = {
-                t: pd.read_parquet(d / f"{t}.parquet", engine="pyarrow") if (d / f"{t}.parquet").is_file() else None
-                for t in _TABLES
-            }
-        except (ValueError, OSError) as e:
-            raise ResultsError(f"{d}: cannot read results: {e}") from None
-        return cls(scenario=scenario, summary=summary, **tables)
+        manifest = verify_results(d)
+        text = _read(d / "scenario.json", lambda p: p.read_text(encoding="utf-8"))
+        scenario = _read(d / "scenario.json", lambda _: Scenario.model_validate_json(text))
+        summary = _read(d / "summary.json", _json_object)
+        tables = {
+            t: _read(d / f"{t}.parquet", _read_table) if f"{t}.parquet" in manifest.files else None for t in _TABLES
+        }
+        res = cls(scenario=text, summary=summary, **tables)
+        res._scenario = scenario
+        return res
 
     # -- conveniences --
 

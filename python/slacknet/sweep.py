@@ -15,12 +15,31 @@ A sweep is data (a TOML file), not code::
     [[axis]]
     key = "workload[0].load"
     values = [0.2, 0.4, 0.6, 0.8]
+    name = "load0"              # optional column name (default: the key's last part, "load")
 
 The runs are the cartesian product of the axes (first axis outermost) times the seeds, in that
 order. Each run is an ordinary scenario validated by Rust, so a bad value fails with the key
-that names it. :func:`run_sweep` runs them in a process pool (one simulation per core) and
+that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
 writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
-one row per run: the axis values and the metrics of :func:`run_metrics`.
+one row per run: the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok`` or
+``failed``), ``reused`` and ``error``.
+
+Every run has a folder of its own, named after its axis labels and seed. A sweep whose runs
+would share one is refused before anything runs, naming the key: a seed listed twice, two
+values of an axis with the same label (or labels that differ only in case or in characters a
+folder name cannot hold, which become ``_``), two axes with the same column. Such a sweep is
+ambiguous, so it is not disambiguated: give the values distinct ``labels``, or an axis a
+``name``.
+
+A run that fails (an error, a panic in the simulator, its worker process killed or out of
+memory) is a ``failed`` row with the reason in ``error`` and NaN metrics; the others go on. When
+a worker dies, the runs it shared the pool with run again one at a time in a new pool, so only
+the one that kills its worker alone is failed. ``sweep.csv`` is rewritten (atomically) as each
+run ends, so an interrupted sweep keeps its table and every finished run's folder. Running the
+same sweep into the same folder again resumes it: a run whose folder holds complete results
+(its manifest checks) of the same resolved scenario (:func:`~slacknet.results.scenario_sha256`),
+seed and slacknet version is reused (``reused`` true), not run again; failed runs run again.
+SIGTERM and SIGINT (Ctrl-C) stop the worker processes before the sweep's process ends.
 """
 
 from __future__ import annotations
@@ -31,21 +50,29 @@ import json
 import math
 import os
 import re
+import signal
+import threading
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
+from . import _native
 from .analysis import class_masks
 from .config import Scenario, spec_error, variant_fields
-from .results import Results
+from .results import Results, ResultsError, check_save_target, read_manifest, scenario_sha256
 
 __all__ = [
-    "METRIC_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics", "set_key",
+    "METRIC_COLUMNS", "STATUS_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics",
+    "set_key",
 ]
 
 #: The metric columns of a sweep table, in the order :func:`run_metrics` returns them.
@@ -56,8 +83,14 @@ METRIC_COLUMNS = (
     "incast_p50", "incast_p95", "incast_p99",
     "drops", "leaf_occ_p99_pct", "leaf_occ_p9999_pct", "wall_s",
 )
+#: The columns after the metrics: how each run ended.
+STATUS_COLUMNS = ("status", "reused", "error")
+#: Why a run failed when its worker process died.
+WORKER_DIED = "its worker process died (killed, or out of memory)"
 
 _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+#: What a folder name may not hold (each run of such characters becomes one ``_``).
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 @dataclass(frozen=True)
@@ -68,6 +101,8 @@ class Axis:
     """A dotted key, or several that all take each value (e.g. every link delay)."""
     values: list[Any]
     labels: list[str] | None = None
+    name: str | None = None
+    """Column name in the sweep table (default: the first key's last part)."""
 
     def label(self, i: int) -> str:
         """Display name of value ``i``."""
@@ -83,8 +118,16 @@ class Axis:
 
     @property
     def column(self) -> str:
-        """Column name of this axis in the sweep table (the first key's last part)."""
+        """Column name of this axis in the sweep table: its ``name``, or the first key's last
+        part."""
+        if self.name is not None:
+            return self.name
         return re.sub(r"\[(\d+)\]", r"\1", self.keys[0].split(".")[-1])
+
+    def folder_part(self, i: int) -> str:
+        """What value ``i`` adds to a run's folder name."""
+        label = self.label(i)
+        return label if self.column == "admission" else f"{self.column}={label}"
 
 
 @dataclass
@@ -107,6 +150,9 @@ class SweepRun:
     values: dict[str, Any]
     seed: int
     scenario: Scenario
+    scenario_json: str
+    """The resolved scenario as Rust wrote it: what the run runs, and (hashed) the key that
+    finds it finished in an earlier run of the sweep."""
 
     @property
     def columns(self) -> dict[str, Any]:
@@ -168,21 +214,27 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     base = Scenario.load(p.parent / str(raw["base"]))
     axes = []
     for i, a in enumerate(raw.get("axis", [])):
-        extra = set(a) - {"key", "values", "labels"}
+        extra = set(a) - {"key", "values", "labels", "name"}
         if extra or "key" not in a or not isinstance(a.get("values"), list) or not a["values"]:
-            raise spec_error(f"axis[{i}]", None, "needs `key` and a non-empty `values` list (and optionally `labels`)")
+            raise spec_error(f"axis[{i}]", None,
+                             "needs `key` and a non-empty `values` list (and optionally `labels` and `name`)")
         labels = a.get("labels")
         if labels is not None and len(labels) != len(a["values"]):
             raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
         key = tuple(str(k) for k in a["key"]) if isinstance(a["key"], list) else str(a["key"])
-        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels]))
+        name = None if a.get("name") is None else str(a["name"])
+        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels], name))
     seeds = [int(s) for s in raw.get("seeds", [base.seed])]
     return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds)
 
 
 def expand(sweep: Sweep) -> list[SweepRun]:
-    """The concrete runs: the cartesian product of the axes, times the seeds."""
-    runs = []
+    """The concrete runs: the cartesian product of the axes, times the seeds. Raises
+    :class:`SpecError` for a bad value, naming its key, and for a sweep two of whose runs would
+    share a folder (see the module docs)."""
+    _check_distinct(sweep)
+    runs: list[SweepRun] = []
+    folders: dict[str, SweepRun] = {}
     base = json.loads(sweep.base.to_json())
     for combo in itertools.product(*[range(len(a.values)) for a in sweep.axes]):
         for seed in sweep.seeds:
@@ -194,12 +246,44 @@ def expand(sweep: Sweep) -> list[SweepRun]:
                 labels[a.column] = a.label(i)
                 values[a.column] = a.values[i]
             tree["seed"] = seed
-            parts = [f"{k}={v}" if k != "admission" else v for k, v in labels.items()] + [f"seed={seed}"]
-            variant = re.sub(r"[^A-Za-z0-9._=-]+", "_", "__".join(parts))
+            parts = [_UNSAFE.sub("_", a.folder_part(i)) for a, i in zip(sweep.axes, combo)]
+            variant = "__".join(parts + [f"seed={seed}"])
+            other = folders.get(variant.casefold())
+            if other is not None:
+                raise spec_error("axis", None, f"the runs {other.labels} and {labels} would share the folder "
+                                 f"{variant!r}: give the values distinct labels")
             tree["name"] = f"{sweep.name}__{variant}"
-            scenario = Scenario.from_json_text(json.dumps(tree))
-            runs.append(SweepRun(variant, labels, values, seed, scenario))
+            resolved = _native.resolve_json(json.dumps(tree), str(Path.cwd()))
+            run = SweepRun(variant, labels, values, seed, Scenario.model_validate_json(resolved), resolved)
+            folders[variant.casefold()] = run
+            runs.append(run)
     return runs
+
+
+def _check_distinct(sweep: Sweep) -> None:
+    """Refuse, naming the key, a seed listed twice, an axis whose values would name the same
+    folder, and an axis whose column is another's or one of the table's own."""
+    for n, s in enumerate(sweep.seeds):
+        if s in sweep.seeds[:n]:
+            raise spec_error(f"seeds[{n}]", str(s), "is listed twice: each seed runs once per variant")
+    reserved = ("variant", "seed", *METRIC_COLUMNS, *STATUS_COLUMNS)
+    columns: dict[str, int] = {}
+    for n, a in enumerate(sweep.axes):
+        if a.column in columns or a.column in reserved:
+            whose = f"axis[{columns[a.column]}]'s" if a.column in columns else "one of the sweep table's own"
+            raise spec_error(f"axis[{n}].key", json.dumps(a.key), f"its column {a.column!r} is {whose}: "
+                             "give the axis a `name`")
+        columns[a.column] = n
+        folders: dict[str, int] = {}
+        for i in range(len(a.values)):
+            part = _UNSAFE.sub("_", a.folder_part(i))
+            j = folders.setdefault(part.casefold(), i)
+            if j != i:
+                which = "labels" if a.labels is not None else "values"
+                raise spec_error(f"axis[{n}].{which}[{i}]", json.dumps(a.label(i)),
+                                 f"names the same run folder ({part!r}) as {which}[{j}] = {json.dumps(a.label(j))}: "
+                                 "give the values distinct `labels` (folder names keep letters, digits and ._=-, "
+                                 "and ignore case)")
 
 
 def run_metrics(res: Results) -> dict[str, float]:
@@ -233,9 +317,8 @@ def run_metrics(res: Results) -> dict[str, float]:
     return out
 
 
-def _run_one(args: tuple[str, str]) -> dict[str, float]:
-    scenario_json, out = args
-    from . import _native
+def _run_one(scenario_json: str, out: str) -> dict[str, float]:
+    """One run, in a worker process: run the resolved scenario, save it to ``out``."""
     from .sim import run
 
     # The worker validates its run once (the expansion checked the sweep's values up front).
@@ -244,36 +327,183 @@ def _run_one(args: tuple[str, str]) -> dict[str, float]:
     return run_metrics(res)
 
 
+def _init_worker() -> None:
+    """Workers leave interrupts to the sweep's process, which stops them: Ctrl-C in a terminal
+    reaches every process of its group, and the sweep's SIGTERM handler, inherited through
+    fork, would keep a worker alive."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def run_sweep(
     sweep: Sweep,
     out_dir: str | os.PathLike[str],
     *,
     jobs: int | None = None,
-    on_done: Callable[[SweepRun, dict[str, float]], None] | None = None,
+    on_done: Callable[[SweepRun, dict[str, Any]], None] | None = None,
 ) -> pd.DataFrame:
-    """Run every run of ``sweep`` (``jobs`` processes, default one per core), save each
-    run's results under ``out_dir/<variant>/`` and return (and write to ``sweep.csv``) one row
-    per run: the axis labels, the seed and the metrics."""
+    """Run every run of ``sweep`` (``jobs`` worker processes, default one per core), save each
+    run's results under ``out_dir/<variant>/`` and return (and write to ``sweep.csv`` as runs
+    end) one row per run: the axis labels, the seed, the metrics, ``status``, ``reused`` and
+    ``error``. Runs finished in ``out_dir`` before are reused, failed runs are recorded (see
+    the module docs). ``on_done(run, row)`` is called as each run ends, the reused ones first.
+
+    Raises :class:`SpecError` (see :func:`expand`) and :class:`~slacknet.ResultsError` if a
+    run's folder exists but is not a results folder, before anything runs."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     runs = expand(sweep)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(runs)))
-    work = [(r.scenario.to_json(), str(out / r.variant)) for r in runs]
-    rows: list[dict[str, Any]] = []
-    results: Iterator[dict[str, float]]
-    if jobs == 1:
-        results = map(_run_one, work)
-    else:
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_run_one, work)
+    for r in runs:
+        check_save_target(out / r.variant)
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "sweep.csv"
+    columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
+    rows: dict[int, dict[str, Any]] = {}
+
+    def record(i: int, metrics: dict[str, float] | None, error: str, reused: bool) -> None:
+        r = runs[i]
+        rows[i] = {
+            "variant": r.variant, **r.columns, "seed": r.seed,
+            **(metrics if metrics is not None else dict.fromkeys(METRIC_COLUMNS, math.nan)),
+            "status": "ok" if metrics is not None else "failed", "reused": reused, "error": error,
+        }
+        if not reused:  # the table first: it holds the run even if on_done raises
+            _write_table(table, columns, rows)
+        if on_done is not None:
+            on_done(r, rows[i])
+
+    def ran(i: int, metrics: dict[str, float] | None, error: str) -> None:
+        record(i, metrics, error, reused=False)
+
+    todo = []
+    for i, r in enumerate(runs):
+        metrics = _finished_before(out / r.variant, r)
+        if metrics is None:
+            todo.append(i)
+        else:
+            record(i, metrics, "", reused=True)
+    _write_table(table, columns, rows)
+    if todo:
+        with _sigterm_exits():
+            _run_all(runs, todo, out, max(1, min(jobs or os.cpu_count() or 1, len(todo))), ran)
+    return _write_table(table, columns, rows)
+
+
+def _finished_before(folder: Path, run: SweepRun) -> dict[str, float] | None:
+    """The metrics of ``run`` if ``folder`` holds its complete results from before: same
+    resolved scenario, seed and slacknet version (and every file as its manifest says)."""
+    from . import __version__
+
+    if not folder.is_dir():
+        return None
     try:
-        for run, metrics in zip(runs, results):
-            if on_done is not None:
-                on_done(run, metrics)
-            rows.append({"variant": run.variant, **run.columns, "seed": run.seed, **metrics})
+        m = read_manifest(folder)
+        if (m.scenario_sha256, m.seed, m.slacknet_version) != (scenario_sha256(run.scenario_json), run.seed, __version__):
+            return None
+        return run_metrics(Results.load(folder))
+    except (ResultsError, OSError):
+        return None
+
+
+def _run_all(
+    runs: list[SweepRun], todo: list[int], out: Path, jobs: int,
+    ran: Callable[[int, dict[str, float] | None, str], None],
+) -> None:
+    """Run ``runs[i]`` for each ``i`` in ``todo`` in worker processes, ``jobs`` at a time, and
+    report each with ``ran(i, metrics or None, error)``. When a worker dies the pool breaks and
+    fails every run in it: those run again one at a time, each in a pool of its own (so the one
+    that kills its worker alone is the one failed), and the rest in a new pool."""
+    queue, suspects = deque(todo), deque[int]()
+    while queue or suspects:
+        if suspects:
+            i = suspects.popleft()
+            if _run_pool(runs, deque([i]), out, 1, ran):
+                ran(i, None, WORKER_DIED)
+        else:
+            suspects.extend(_run_pool(runs, queue, out, jobs, ran))
+
+
+def _run_pool(
+    runs: list[SweepRun], queue: deque[int], out: Path, jobs: int,
+    ran: Callable[[int, dict[str, float] | None, str], None],
+) -> list[int]:
+    """Run from ``queue`` in one pool of ``jobs`` workers until it is empty or the pool
+    breaks; return the runs the broken pool failed (none if it did not break)."""
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker)
+    running: dict[Future[dict[str, float]], int] = {}
+    try:
+        while True:
+            while queue and len(running) < jobs:
+                i = queue.popleft()
+                try:
+                    running[pool.submit(_run_one, runs[i].scenario_json, str(out / runs[i].variant))] = i
+                except BrokenProcessPool:  # an idle worker died: a new pool takes the rest
+                    queue.appendleft(i)
+                    break
+            if not running:
+                return []
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                wait(running)  # the broken pool fails every run still in it
+                broken = []
+                for f, i in running.items():
+                    if isinstance(f.exception(), BrokenProcessPool):
+                        broken.append(i)
+                    else:
+                        _report(f, i, ran)
+                return broken
+            for f in done:
+                _report(f, running.pop(f), ran)
+    except BaseException:
+        _stop_workers(pool)
+        raise
     finally:
-        if jobs > 1:
-            pool.shutdown(cancel_futures=True)
-    table = pd.DataFrame(rows)
-    table.to_csv(out / "sweep.csv", index=False)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _report(f: Future[dict[str, float]], i: int, ran: Callable[[int, dict[str, float] | None, str], None]) -> None:
+    e = f.exception()
+    if e is None:
+        ran(i, f.result(), "")
+    else:
+        text = str(e).strip()
+        ran(i, None, f"{type(e).__name__}: {text.splitlines()[0] if text else 'no message'}")
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's worker processes, running or idle. Before Python 3.14
+    (``terminate_workers``) the pool's process table is the only handle on them."""
+    procs = list((pool._processes or {}).values())
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+
+
+@contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """While the sweep runs, SIGTERM raises ``SystemExit(143)`` in the main thread instead of
+    ending the process at once, so that the workers are stopped first. Left alone when called
+    from another thread or when the program handles SIGTERM itself."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def exit_(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, exit_)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _write_table(path: Path, columns: list[str], rows: dict[int, dict[str, Any]]) -> pd.DataFrame:
+    """The table of the runs ended so far, in run order, written atomically to ``path``."""
+    table = pd.DataFrame([rows[i] for i in sorted(rows)], columns=columns)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    table.to_csv(tmp, index=False)
+    os.replace(tmp, path)
     return table
