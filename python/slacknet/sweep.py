@@ -479,6 +479,9 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         p.join(5)
         if p.is_alive():
             p.kill()
+    # Release the pool's manager thread too: interpreter exit joins it, and a pool whose
+    # workers were killed under it must not keep the process alive.
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 @contextmanager

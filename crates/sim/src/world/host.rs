@@ -92,10 +92,14 @@ impl Tsq {
 }
 
 /// Runtime state of one transfer.
+///
+/// PERF/memory: the endpoints are boxed, so a finished transfer keeps about 100 bytes here
+/// instead of two inline state machines (936 bytes per transfer ever started, which made a
+/// 3 M-flow run peak at 3.7 GB), and the vector stays dense for the cache.
 #[derive(Debug, Default)]
 pub(crate) struct TransferRt {
-    pub(crate) sender: Option<Endpoint>,
-    pub(crate) receiver: Option<Endpoint>,
+    pub(crate) sender: Option<Box<Endpoint>>,
+    pub(crate) receiver: Option<Box<Endpoint>>,
     pub(crate) timers: [TimerSlot; 2],
     /// When the completion time was measured.
     pub(crate) finished_at: Option<Time>,
@@ -201,7 +205,7 @@ impl Simulation {
         if req.rate_cap.is_some() {
             sender.set_rate_cap(cfg, req.rate_cap);
         }
-        self.rt.push(TransferRt { sender: Some(sender), ..TransferRt::default() });
+        self.rt.push(TransferRt { sender: Some(Box::new(sender)), ..TransferRt::default() });
         self.flush(f, 0);
         id
     }
@@ -219,7 +223,7 @@ impl Simulation {
         let side = if pkt.to_receiver { 1 } else { 0 };
         let ep = if side == 1 {
             let t = &self.transports[self.transfers[f].transport as usize].cfg;
-            rt.receiver.get_or_insert_with(|| Endpoint::receiver(t, f as u32))
+            rt.receiver.get_or_insert_with(|| Box::new(Endpoint::receiver(t, f as u32)))
         } else {
             match rt.sender.as_mut() {
                 Some(s) => s,
