@@ -31,12 +31,14 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q tests
 
-## bench: native runs of the peer-bench S2 flow list and the 256-host comparison scenario:
-## wall time, events/s, packet-hops/s and peak memory
+## bench: native runs of the peer-bench S2 flow list, the 256-host comparison scenario and a
+## long Poisson run (1.7 M flows, for memory per flow): wall time, events/s, packet-hops/s and
+## peak memory
 bench:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/peer_bench/s2.toml
 	./target/release/slacknet-sim experiments/compare/ls256.toml
+	./target/release/slacknet-sim experiments/bench/long_poisson.toml
 
 ## bench-peers: slacknet vs ns-3.44 on the same flows for the three comparison scenarios:
 ## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio, then S1 and S2 again over
