@@ -93,3 +93,18 @@ fn a_slow_but_moving_flow_is_never_given_up() {
     assert!(out.records.iter().all(|r| r.outcome == "complete"), "{:?}", out.records);
     assert_eq!(out.summary.given_up_flows, 0);
 }
+
+#[test]
+fn arrivals_beyond_stop_ms_are_never_generated() {
+    // A generator that would run for 1,000 s, cut at 1 ms: only the first millisecond's
+    // arrivals exist (arrivals are generated one at a time, as they happen).
+    let out = run_toml(&star(
+        4,
+        "[run]\nstop_ms = 1.0\n[[workload]]\nkind = \"poisson\"\ncdf = \"google_rpc\"\nload = 0.5\nduration_ms = 1000000.0\n",
+    ));
+    assert!(out.summary.stopped_early);
+    assert!(!out.records.is_empty());
+    assert!(out.records.iter().all(|r| r.start_ps <= 1_000_000_000), "an arrival after the stop time");
+    // About load x 4 hosts x 10 Gb/s x 1 ms / mean size: hundreds, not a thousand seconds' worth.
+    assert!(out.records.len() < 10_000, "{}", out.records.len());
+}
