@@ -283,7 +283,8 @@ pub struct Summary {
     pub ecn_marks: u64,
     /// Retransmission timeouts over all flows.
     pub num_rtos: u64,
-    /// Whether the run stopped at `run.stop_ms` with work left.
+    /// Whether the run stopped at `run.stop_ms` (or at the end of the simulated clock,
+    /// `world::CLOCK_END`) with work left.
     pub stopped_early: bool,
     /// Whether the time series stopped early because they reached
     /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without

@@ -56,6 +56,12 @@ use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
 
+/// The last instant a run can reach: one picosecond before [`Time::MAX`], the saturated
+/// "never". Validation bounds every scenario far below it (`spec::limits::MAX_TIME_PS`); a run
+/// that still gets here (a transfer that retransmits into a black hole for half a year of
+/// simulated time) stops at it, as at a stop time, instead of wrapping the clock.
+pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
+
 /// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
 /// then be listed without a network).
 fn unstarted_generators(apps: &[AnyApp]) -> Option<Vec<AnyApp>> {
@@ -324,8 +330,12 @@ impl Simulation {
     }
 
     /// Process up to `max_events` events. Returns whether work remains.
+    ///
+    /// A run without `run.stop_ms` ends at [`CLOCK_END`] at the latest: an event that
+    /// saturated to [`Time::MAX`] ("never", see `units`) does not happen, and the run counts
+    /// as stopped early.
     pub fn advance(&mut self, max_events: u64) -> bool {
-        let until = self.stop.unwrap_or(Time::MAX);
+        let until = self.stop.unwrap_or(CLOCK_END);
         for _ in 0..max_events {
             if self.is_done() {
                 return false;
