@@ -170,18 +170,22 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
         NicSchedulerKind::Fifo => Port::new(vec![nic_conf], spec.switch.scheduler, quantum),
         NicSchedulerKind::PerFlowRr => Port::per_flow(nic_conf, quantum),
     };
+    // A node's ports are its links in id order (`out_links`), so a link's port index is the
+    // number of earlier links from the same node (counted, not searched: a leaf with a million
+    // uplinks would take minutes to search).
+    let mut next_port = vec![0u32; out_links.len()];
     topo.links
         .iter()
-        .enumerate()
-        .map(|(i, l)| {
+        .map(|l| {
             let sw = topo.switch_of(l.src);
-            let port_idx = out_links[l.src.idx()].iter().position(|&x| x == LinkId::from_idx(i)).unwrap_or(0);
+            let port_idx = next_port[l.src.idx()];
+            next_port[l.src.idx()] += 1;
             Link {
                 dst: l.dst,
                 rate: l.rate,
                 delay: l.delay,
                 switch: sw.map_or(NO_SWITCH, |s| s.0),
-                port_idx: port_idx as u32,
+                port_idx,
                 port: if sw.is_some() { Port::new(sw_conf.clone(), spec.switch.scheduler, quantum) } else { nic_port() },
                 busy_until: Time::ZERO,
                 tx_done_pending: false,
