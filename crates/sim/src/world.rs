@@ -48,6 +48,7 @@ mod telemetry;
 mod trace;
 
 pub use build::transport_config;
+pub(crate) use build::{network_bytes, switch_buffers};
 pub use trace::TraceRow;
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
@@ -61,6 +62,12 @@ use trace::DecisionTrace;
 /// that still gets here (a transfer that retransmits into a black hole for half a year of
 /// simulated time) stops at it, as at a stop time, instead of wrapping the clock.
 pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
+
+/// The memory one transfer costs a run until it ends: its request, its runtime state (both
+/// endpoints' room is kept once they are freed) and its record. Validation estimates a
+/// scenario's transfers with it (`spec::limits::MAX_FLOWS`).
+pub(crate) const BYTES_PER_TRANSFER: usize =
+    std::mem::size_of::<Transfer>() + std::mem::size_of::<TransferRt>() + std::mem::size_of::<crate::metrics::FctRecord>();
 
 /// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
 /// then be listed without a network).

@@ -328,17 +328,6 @@ fn default_tsq_pkts() -> u32 {
     DEFAULT_TSQ_PKTS
 }
 
-impl HostSpec {
-    /// Range checks.
-    pub(crate) fn check(&self) -> Result<(), SpecError> {
-        if self.nic_buffer_bytes == Some(0) {
-            return Err(SpecError::invalid("host.nic_buffer_bytes", 0, "must be positive"));
-        }
-        Ok(())
-    }
-
-}
-
 /// How a host NIC orders the packets of its flows.
 ///
 /// The default is per-flow round robin: a short flow then waits for at most one packet of each
