@@ -290,6 +290,10 @@ pub struct Summary {
     /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without
     /// `[run.timeseries]`).
     pub timeseries_truncated: bool,
+    /// Whether occupancy sampling (`run.sample_interval_us`) stopped early because it reached
+    /// [`MAX_OCCUPANCY_ROWS`](crate::spec::limits::MAX_OCCUPANCY_ROWS) samples, which a run
+    /// with an unknown horizon (validation's estimate needs one) can.
+    pub occupancy_truncated: bool,
 }
 
 /// Everything a run produced.

@@ -33,6 +33,7 @@ use crate::ideal::IdealModel;
 use crate::metrics::{OccupancySample, Tier};
 use crate::route::Routes;
 use crate::sched::{Event, Sched};
+use crate::spec::limits::MAX_OCCUPANCY_ROWS;
 use crate::spec::{FctAt, ValidSpec};
 use crate::topo::Topology;
 use crate::workload::{self, FlowSpec, NetInfo};
@@ -123,6 +124,8 @@ pub struct Simulation {
     /// Whether a `Sample` event is pending.
     sample_armed: bool,
     samples: Vec<OccupancySample>,
+    /// Occupancy sampling stopped at `MAX_OCCUPANCY_ROWS`.
+    occupancy_truncated: bool,
     events: u64,
     hops: u64,
     bytes_sent: u64,
@@ -226,6 +229,7 @@ impl Simulation {
             sample_every,
             sample_armed: false,
             samples: Vec::new(),
+            occupancy_truncated: false,
             events: 0,
             hops: 0,
             bytes_sent: 0,
@@ -386,6 +390,13 @@ impl Simulation {
 
     fn on_sample(&mut self) {
         let now = self.sched.now();
+        // Validation refuses a scenario estimated above the limit; one whose horizon it could
+        // not estimate stops sampling there, and says so in the summary.
+        if (self.samples.len() + self.switches.len()) as u64 > MAX_OCCUPANCY_ROWS {
+            self.occupancy_truncated = true;
+            self.sample_armed = false;
+            return;
+        }
         for (s, sw) in self.switches.iter().enumerate() {
             self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }

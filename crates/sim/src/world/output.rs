@@ -120,6 +120,7 @@ impl Simulation {
             num_rtos,
             stopped_early: self.stopped_early,
             timeseries_truncated: self.observe.as_ref().is_some_and(|o| o.is_truncated),
+            occupancy_truncated: self.occupancy_truncated,
         };
         let links = self
             .links
