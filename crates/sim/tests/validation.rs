@@ -187,7 +187,7 @@ fn topologies_that_cannot_fit_are_refused_with_their_memory_estimate() {
     let ft = |k: u32| format!("[topology]\nkind = \"fat_tree\"\nk = {k}\nrate_gbps = 100\n{ONE_FLOW}");
     // k = 64: 65,536 hosts, about 1.6 GB, fits; k = 128 would take about 45 GB.
     accepted(&ft(64));
-    let e = refused(&ft(128), "topology.k", &["128", "GB", "524288 hosts", "20480 switches", "routing tables", "8.6 GB"]);
+    let e = refused(&ft(128), "topology.k", &["128", "GB", "524288 hosts", "20480 switches", "routing tables", "8 GiB"]);
     assert!(e.to_string().contains("45") || e.to_string().contains("44"), "{e}");
     // A million spines under 16 leaves: 32 million links.
     let spines = topo("leaves = 2", "leaves = 16").replace("spines = 1", "spines = 1000000");

@@ -406,13 +406,13 @@ impl Spec {
                 value,
                 format!(
                     "this network would take about {} to build ({:.0} hosts, {:.0} switches, {:.0} links; routing \
-                     tables {}), more than the limit of {}: make it smaller",
+                     tables {}), more than the limit of {} GiB: make it smaller",
                     gigabytes(bytes),
                     c.hosts,
                     c.switches,
                     c.links,
                     gigabytes(table),
-                    gigabytes(MAX_NETWORK_BYTES as f64),
+                    MAX_NETWORK_BYTES >> 30,
                 ),
             ));
         }
