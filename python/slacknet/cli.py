@@ -270,9 +270,14 @@ def _not_finished(s: dict[str, Any]) -> str:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .config import load_scenario
+    from .sim import validate
 
-    sc = load_scenario(args.scenario)
-    sys.stdout.write(sc.to_json(indent=2) + "\n")
+    # Exactly the steps `run` takes before it simulates: load the file (Rust parses, validates
+    # and reads every file it names), then validate what `run` hands the simulator. What this
+    # accepts, `run` runs; what it prints is the resolved scenario `run` saves (scenario.json).
+    scenario = load_scenario(args.scenario)
+    valid = validate(scenario)
+    sys.stdout.write(valid.to_json() + "\n")
     return 0
 
 

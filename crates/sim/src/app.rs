@@ -22,11 +22,14 @@
 //! callback start in the order they were asked for, and ties between applications at the same
 //! instant go in application order (the scenario's workload order).
 //!
-//! CORRECTNESS: every transfer an application starts has `src != dst`, both hosts exist and
-//! `size >= 1`; [`AppCtx::start_transfer`] checks this and refuses anything else with an
+//! CORRECTNESS: every transfer an application starts has `src != dst`, both hosts exist,
+//! `1 <= size <= MAX_TRANSFER_BYTES` and a rate cap, if any, within the rates a scenario may
+//! give (`spec::limits`); [`AppCtx::start_transfer`] checks this and refuses anything else with an
 //! [`AppError`], so no application can make the world panic.
 
 use units::{AppId, Bps, Dur, FlowId, Time};
+
+use crate::spec::limits::{MAX_RATE_BPS, MAX_TRANSFER_BYTES, MIN_RATE_BPS};
 
 pub mod barrier;
 pub mod closed_loop;
@@ -202,6 +205,12 @@ impl AppCtx<'_> {
         }
         if req.size == 0 {
             return Err(bad("a transfer carries at least one byte"));
+        }
+        if req.size > MAX_TRANSFER_BYTES {
+            return Err(bad("a transfer carries at most spec::limits::MAX_TRANSFER_BYTES (1 TB)"));
+        }
+        if req.rate_cap.is_some_and(|r| !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r.get())) {
+            return Err(bad("a rate cap must be between 1 Mb/s and 100 Tb/s (spec::limits)"));
         }
         if req.transport.is_some_and(|t| t >= self.num_transports) {
             return Err(bad("no such transport in this run"));

@@ -287,14 +287,16 @@ pub struct Summary {
     pub ecn_marks: u64,
     /// Retransmission timeouts over all flows.
     pub num_rtos: u64,
-    /// Whether the run stopped at `run.stop_ms` with work left.
+    /// Whether the run stopped at `run.stop_ms` (or at the end of the simulated clock,
+    /// `world::CLOCK_END`) with work left.
     pub stopped_early: bool,
     /// Whether the time series stopped early because they reached
     /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without
     /// `[run.timeseries]`).
     pub timeseries_truncated: bool,
-    /// Whether occupancy sampling stopped early because it reached
-    /// [`MAX_OCCUPANCY_SAMPLES`](crate::spec::MAX_OCCUPANCY_SAMPLES) samples.
+    /// Whether occupancy sampling (`run.sample_interval_us`) stopped early because it reached
+    /// [`MAX_OCCUPANCY_ROWS`](crate::spec::limits::MAX_OCCUPANCY_ROWS) samples, which a run
+    /// with an unknown horizon (validation's estimate needs one) can.
     pub occupancy_truncated: bool,
 }
 

@@ -56,6 +56,7 @@ pub struct Spec {
     pub run: RunSpec,
 }
 
+pub mod limits;
 mod parse;
 mod profile;
 mod switch;

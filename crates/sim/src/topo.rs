@@ -43,7 +43,35 @@ pub struct Topology {
     pub leaf_uplink: Bps,
 }
 
+/// The size of a topology, computed from its spec without building it. Floating point, because
+/// validation uses it to refuse networks too large to build, whose counts need not fit the id
+/// types.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Counts {
+    /// Hosts.
+    pub hosts: f64,
+    /// Switches.
+    pub switches: f64,
+    /// Unidirectional links (each host and each switch port has one).
+    pub links: f64,
+}
+
 impl Topology {
+    /// The counts [`Topology::build`] would produce for `spec` (tested equal).
+    pub fn counts(spec: &TopologySpec) -> Counts {
+        match *spec {
+            TopologySpec::LeafSpine(LeafSpine { leaves, hosts_per_leaf, spines, links_per_spine, .. }) => {
+                let (l, h, s, m) = (leaves as f64, hosts_per_leaf as f64, spines as f64, links_per_spine as f64);
+                Counts { hosts: l * h, switches: l + s, links: 2.0 * (l * h + l * s * m) }
+            }
+            TopologySpec::FatTree(FatTree { k, .. }) => {
+                let k = k as f64;
+                // k^3/4 hosts and as many edge-aggregation and aggregation-core links, duplex.
+                Counts { hosts: k * k * k / 4.0, switches: 1.25 * k * k, links: 1.5 * k * k * k }
+            }
+        }
+    }
+
     /// Build the network a spec describes.
     pub fn build(spec: &TopologySpec) -> Topology {
         match *spec {
@@ -116,7 +144,7 @@ pub fn leaf_spine(
         num_leaves: leaves,
         hosts_per_leaf,
         host_rate,
-        leaf_uplink: Bps(fabric_rate.get() * spines as u64 * links_per_spine as u64),
+        leaf_uplink: Bps(fabric_rate.get().saturating_mul(spines as u64).saturating_mul(links_per_spine as u64)),
     };
     let leaf = |l: u32| NodeId(num_hosts + l);
     let spine = |s: u32| NodeId(num_hosts + leaves + s);
@@ -153,7 +181,7 @@ pub fn fat_tree(k: u32, rate: Bps, delay: Dur) -> Topology {
         num_leaves: num_edge,
         hosts_per_leaf: half,
         host_rate: rate,
-        leaf_uplink: Bps(rate.get() * half as u64),
+        leaf_uplink: Bps(rate.get().saturating_mul(half as u64)),
     };
     let edge = |e: u32| NodeId(num_hosts + e);
     let agg = |a: u32| NodeId(num_hosts + num_edge + a);
@@ -201,6 +229,28 @@ mod tests {
         // 16 x 10G down vs 40G up: 4:1.
         assert_eq!(16 * t.host_rate.get() / t.leaf_uplink.get(), 4);
         assert_eq!(t.leaf_of_host[17], 1);
+    }
+
+    #[test]
+    fn counts_equal_what_the_builders_build() {
+        let ls = |leaves, hosts_per_leaf, spines, links_per_spine| {
+            TopologySpec::LeafSpine(LeafSpine {
+                leaves,
+                hosts_per_leaf,
+                spines,
+                links_per_spine,
+                host_rate_gbps: 10.0,
+                fabric_rate_gbps: 40.0,
+                host_delay_ns: 1,
+                fabric_delay_ns: 1,
+            })
+        };
+        let ft = |k| TopologySpec::FatTree(FatTree { k, rate_gbps: 10.0, delay_ns: 1 });
+        for spec in [ls(2, 16, 4, 1), ls(1, 5, 0, 1), ls(3, 2, 5, 3), ft(2), ft(4), ft(8)] {
+            let t = Topology::build(&spec);
+            let c = Topology::counts(&spec);
+            assert_eq!((c.hosts, c.switches, c.links), (t.num_hosts as f64, t.tiers.len() as f64, t.links.len() as f64));
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::rng::Streams;
 use crate::spec::{FlowList, Flows, Incast, LoadReference, Poisson, WorkloadSpec};
 #[cfg(test)]
 use crate::spec::{Destinations, IncastSenders};
+use crate::spec::limits::{MAX_TIME_S, MAX_TRANSFER_BYTES};
 use crate::topo::Topology;
 use crate::SimError;
 
@@ -123,6 +124,11 @@ impl Cdf {
             return x1;
         }
         x0 + (u - c0) / (c1 - c0) * (x1 - x0)
+    }
+
+    /// The largest size the distribution yields (its last point), bytes.
+    pub fn max_size(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.0)
     }
 
     /// Mean of the piecewise-linear distribution (trapezoid rule), bytes.
@@ -409,11 +415,11 @@ pub fn parse_flow_list(
         if src == dst {
             return Err(format!("line {}: src and dst are both {src}", i + 1));
         }
-        if !(start.is_finite() && start >= 0.0) {
-            return Err(bad("start_s", cols[3]));
+        if !(start.is_finite() && (0.0..=MAX_TIME_S).contains(&start)) {
+            return Err(bad(&format!("start_s (must be between 0 and {MAX_TIME_S:e} s)"), cols[3]));
         }
-        if !(size.is_finite() && size >= 1.0) {
-            return Err(bad("size_bytes (must be >= 1)", cols[4]));
+        if !(size.is_finite() && size >= 1.0 && size.round() <= MAX_TRANSFER_BYTES as f64) {
+            return Err(bad(&format!("size_bytes (must be between 1 and {MAX_TRANSFER_BYTES:e})"), cols[4]));
         }
         out.push(FlowSpec {
             id,
@@ -566,6 +572,12 @@ mod tests {
         assert!(out[1].incast);
         assert!(parse_flow_list("0 40 1 0 10 0\n", 0, 0, 32, &mut out).unwrap_err().contains("line 1"));
         assert!(parse_flow_list("\n0 1 1 0 10 0\n", 0, 0, 32, &mut out).unwrap_err().contains("line 2"));
+        // The limits: start times up to 1e6 s, sizes up to 1 TB; just past them, refused.
+        parse_flow_list("0 1 2 1000000 1000000000000 0\n", 0, 0, 32, &mut out).unwrap();
+        let e = parse_flow_list("0 1 2 1000000.001 10 0\n", 0, 0, 32, &mut out).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("start_s"), "{e}");
+        let e = parse_flow_list("0 1 2 0 1000000000001 0\n", 0, 0, 32, &mut out).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("size_bytes"), "{e}");
     }
 
     #[test]

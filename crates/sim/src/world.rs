@@ -33,6 +33,7 @@ use crate::ideal::IdealModel;
 use crate::metrics::{OccupancySample, Tier};
 use crate::route::Routes;
 use crate::sched::{Event, Sched};
+use crate::spec::limits::MAX_OCCUPANCY_ROWS;
 use crate::spec::{FctAt, ValidSpec};
 use crate::topo::Topology;
 use crate::workload::{self, FlowSpec, NetInfo};
@@ -48,6 +49,7 @@ mod telemetry;
 mod trace;
 
 pub use build::transport_config;
+pub(crate) use build::{network_bytes, switch_buffers};
 pub use trace::TraceRow;
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
@@ -55,6 +57,18 @@ use observe::Observer;
 use switch::{Link, Switch};
 use telemetry::IntSlab;
 use trace::DecisionTrace;
+
+/// The last instant a run can reach: one picosecond before [`Time::MAX`], the saturated
+/// "never". Validation bounds every scenario far below it (`spec::limits::MAX_TIME_PS`); a run
+/// that still gets here (a transfer that retransmits into a black hole for half a year of
+/// simulated time) stops at it, as at a stop time, instead of wrapping the clock.
+pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
+
+/// The memory one transfer costs a run until it ends: its request, its runtime state (both
+/// endpoints' room is kept once they are freed) and its record. Validation estimates a
+/// scenario's transfers with it (`spec::limits::MAX_FLOWS`).
+pub(crate) const BYTES_PER_TRANSFER: usize =
+    std::mem::size_of::<Transfer>() + std::mem::size_of::<TransferRt>() + std::mem::size_of::<crate::metrics::FctRecord>();
 
 /// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
 /// then be listed without a network).
@@ -112,8 +126,7 @@ pub struct Simulation {
     /// Whether a `Sample` event is pending.
     sample_armed: bool,
     samples: Vec<OccupancySample>,
-    /// The most occupancy samples kept ([`crate::spec::MAX_OCCUPANCY_SAMPLES`]; lowered in
-    /// tests).
+    /// The most occupancy samples kept ([`MAX_OCCUPANCY_ROWS`]; lowered in tests).
     occupancy_limit: u64,
     /// Occupancy sampling stopped at `occupancy_limit`.
     occupancy_truncated: bool,
@@ -221,7 +234,7 @@ impl Simulation {
             sample_every,
             sample_armed: false,
             samples: Vec::new(),
-            occupancy_limit: crate::spec::MAX_OCCUPANCY_SAMPLES,
+            occupancy_limit: MAX_OCCUPANCY_ROWS,
             occupancy_truncated: false,
             events: 0,
             hops: 0,
@@ -334,8 +347,12 @@ impl Simulation {
     }
 
     /// Process up to `max_events` events. Returns whether work remains.
+    ///
+    /// A run without `run.stop_ms` ends at [`CLOCK_END`] at the latest: an event that
+    /// saturated to [`Time::MAX`] ("never", see `units`) does not happen, and the run counts
+    /// as stopped early.
     pub fn advance(&mut self, max_events: u64) -> bool {
-        let until = self.stop.unwrap_or(Time::MAX);
+        let until = self.stop.unwrap_or(CLOCK_END);
         for _ in 0..max_events {
             if self.is_done() {
                 return false;
@@ -380,6 +397,8 @@ impl Simulation {
     fn on_sample(&mut self) {
         let now = self.sched.now();
         self.sample_armed = false;
+        // Validation refuses a scenario estimated above the limit; one whose horizon it could
+        // not estimate stops sampling there, and says so in the summary.
         if (self.samples.len() + self.switches.len()) as u64 > self.occupancy_limit {
             self.occupancy_truncated = true;
             return;

@@ -4,8 +4,12 @@
 //! bytes ([`Bytes`]) and rates in bits per second ([`Bps`]). Picoseconds are exact for
 //! serialization at 400 and 800 Gb/s (1 B at 400 Gb/s = 20 ps) and a `u64` spans ~213 days.
 //!
-//! INVARIANT: arithmetic that would overflow or underflow panics in debug builds; the
-//! simulator never creates such values for any validated spec.
+//! INVARIANT: time never wraps. Adding to a [`Time`] or [`Dur`], multiplying a [`Dur`] and
+//! converting a count of ns/us/ms saturate at `u64::MAX` picoseconds (for a [`Time`],
+//! [`Time::MAX`]: "never"), so a run that outlives the clock ends at its end instead of
+//! wrapping to the past. The simulator's validation bounds every time, size and rate of a
+//! scenario (`sim::spec::limits`) so that a valid run never comes near it. Subtraction that
+//! would underflow is a logic error: it panics in debug builds.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
@@ -55,19 +59,20 @@ impl Time {
     pub const fn from_ps(ps: u64) -> Time {
         Time(ps)
     }
-    /// Time from nanoseconds.
+    /// Time from nanoseconds (saturating at [`Time::MAX`], as the other conversions).
     pub const fn from_ns(ns: u64) -> Time {
-        Time(ns * PS_PER_NS)
+        Time(ns.saturating_mul(PS_PER_NS))
     }
     /// Time from microseconds.
     pub const fn from_us(us: u64) -> Time {
-        Time(us * PS_PER_US)
+        Time(us.saturating_mul(PS_PER_US))
     }
     /// Time from milliseconds.
     pub const fn from_ms(ms: u64) -> Time {
-        Time(ms * PS_PER_MS)
+        Time(ms.saturating_mul(PS_PER_MS))
     }
-    /// Time from (possibly fractional) seconds, rounded to the nearest picosecond.
+    /// Time from (possibly fractional) seconds, rounded to the nearest picosecond (saturating:
+    /// negative and NaN give zero, beyond the clock [`Time::MAX`]).
     pub fn from_secs_f64(s: f64) -> Time {
         Time((s * PS_PER_S as f64).round() as u64)
     }
@@ -93,6 +98,8 @@ impl Time {
 impl Dur {
     /// Zero span.
     pub const ZERO: Dur = Dur(0);
+    /// The longest span.
+    pub const MAX: Dur = Dur(u64::MAX);
     /// Raw picoseconds.
     pub const fn ps(self) -> u64 {
         self.0
@@ -103,17 +110,18 @@ impl Dur {
     }
     /// Span from nanoseconds.
     pub const fn from_ns(ns: u64) -> Dur {
-        Dur(ns * PS_PER_NS)
+        Dur(ns.saturating_mul(PS_PER_NS))
     }
     /// Span from microseconds.
     pub const fn from_us(us: u64) -> Dur {
-        Dur(us * PS_PER_US)
+        Dur(us.saturating_mul(PS_PER_US))
     }
     /// Span from milliseconds.
     pub const fn from_ms(ms: u64) -> Dur {
-        Dur(ms * PS_PER_MS)
+        Dur(ms.saturating_mul(PS_PER_MS))
     }
-    /// Span from (possibly fractional) seconds, rounded to the nearest picosecond.
+    /// Span from (possibly fractional) seconds, rounded to the nearest picosecond (saturating,
+    /// as [`Time::from_secs_f64`]).
     pub fn from_secs_f64(s: f64) -> Dur {
         Dur((s * PS_PER_S as f64).round() as u64)
     }
@@ -158,30 +166,33 @@ impl Bps {
         self.0 as f64 / 1e9
     }
     /// Serialization delay of `size` at this rate, rounded up so that back-to-back packets
-    /// never overlap on the wire. PRECONDITION: the rate is non-zero.
+    /// never overlap on the wire; saturating at [`Dur::MAX`]. PRECONDITION: the rate is
+    /// non-zero (validation bounds every rate below by 1 Mb/s).
     #[inline]
     pub fn tx_time(self, size: Bytes) -> Dur {
         debug_assert!(self.0 > 0, "zero-rate link");
         let ps = (size.0 as u128 * 8 * PS_PER_S as u128).div_ceil(self.0 as u128);
-        Dur(ps as u64)
+        Dur(u64::try_from(ps).unwrap_or(u64::MAX))
     }
-    /// Bytes this rate carries in `d`, rounded down.
+    /// Bytes this rate carries in `d`, rounded down; saturating at `u64::MAX` bytes.
     pub fn bytes_in(self, d: Dur) -> Bytes {
-        Bytes((self.0 as u128 * d.0 as u128 / (8 * PS_PER_S as u128)) as u64)
+        Bytes(u64::try_from(self.0 as u128 * d.0 as u128 / (8 * PS_PER_S as u128)).unwrap_or(u64::MAX))
     }
 }
 
+// CORRECTNESS: the sums saturate (module docs): a timer armed past the end of the clock is
+// due "never" (`Time::MAX`), never at a wrapped-around time in the past.
 impl Add<Dur> for Time {
     type Output = Time;
     #[inline]
     fn add(self, d: Dur) -> Time {
-        Time(self.0 + d.0)
+        Time(self.0.saturating_add(d.0))
     }
 }
 impl AddAssign<Dur> for Time {
     #[inline]
     fn add_assign(&mut self, d: Dur) {
-        self.0 += d.0;
+        self.0 = self.0.saturating_add(d.0);
     }
 }
 impl Sub<Dur> for Time {
@@ -195,13 +206,13 @@ impl Add for Dur {
     type Output = Dur;
     #[inline]
     fn add(self, d: Dur) -> Dur {
-        Dur(self.0 + d.0)
+        Dur(self.0.saturating_add(d.0))
     }
 }
 impl AddAssign for Dur {
     #[inline]
     fn add_assign(&mut self, d: Dur) {
-        self.0 += d.0;
+        self.0 = self.0.saturating_add(d.0);
     }
 }
 impl Sub for Dur {
@@ -229,7 +240,7 @@ impl Mul<u64> for Dur {
     type Output = Dur;
     #[inline]
     fn mul(self, k: u64) -> Dur {
-        Dur(self.0 * k)
+        Dur(self.0.saturating_mul(k))
     }
 }
 impl Add for Bytes {
@@ -367,6 +378,31 @@ mod tests {
     fn bytes_in_inverts_tx_time() {
         let r = Bps::from_gbps(25);
         assert_eq!(r.bytes_in(r.tx_time(Bytes(9000))), Bytes(9000));
+    }
+
+    #[test]
+    fn time_arithmetic_saturates_at_the_end_of_the_clock() {
+        assert_eq!(Time(u64::MAX - 5) + Dur(10), Time::MAX);
+        let mut t = Time(u64::MAX - 1);
+        t += Dur::from_ms(1);
+        assert_eq!(t, Time::MAX);
+        assert_eq!(Dur(u64::MAX - 1) + Dur(2), Dur::MAX);
+        let mut d = Dur::MAX;
+        d += Dur(1);
+        assert_eq!(d, Dur::MAX);
+        assert_eq!(Dur::from_ms(1) * u64::MAX, Dur::MAX);
+        assert_eq!(Time::from_ns(u64::MAX / 10), Time::MAX);
+        assert_eq!(Dur::from_us(u64::MAX / 10), Dur::MAX);
+        assert_eq!(Time::from_ms(u64::MAX / 10), Time::MAX);
+        assert_eq!(Time::from_secs_f64(1e30), Time::MAX);
+        assert_eq!(Dur::from_secs_f64(f64::NAN), Dur::ZERO);
+        // 2^64 - 1 bytes at 1 b/s is far beyond the clock.
+        assert_eq!(Bps(1).tx_time(Bytes(u64::MAX)), Dur::MAX);
+        assert_eq!(Bps(u64::MAX).bytes_in(Dur::MAX), Bytes(u64::MAX));
+        // Just inside: the largest exact values are unchanged.
+        assert_eq!(Time(u64::MAX - 10) + Dur(10), Time::MAX);
+        assert_eq!(Time(u64::MAX - 11) + Dur(10), Time(u64::MAX - 1));
+        assert_eq!(Time::from_ns(u64::MAX / 1000), Time(u64::MAX / 1000 * 1000));
     }
 
     #[test]

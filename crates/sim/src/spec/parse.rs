@@ -14,6 +14,7 @@ impl Spec {
             .map_err(|_| ())
             .and_then(|v| serde_json::to_value(v).map_err(|_| ()))
         {
+            check_tagged_keys(&tree)?;
             if apply_profile(&mut tree)? {
                 return Spec::from_json_str(&tree.to_string());
             }
@@ -49,6 +50,7 @@ impl Spec {
     /// Parse JSON (what the Python front end sends).
     pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
         if let Ok(mut tree) = serde_json::from_str::<serde_json::Value>(text) {
+            check_tagged_keys(&tree)?;
             if apply_profile(&mut tree)? {
                 let merged = tree.to_string();
                 return Spec::from_json_plain(&merged);
@@ -72,6 +74,49 @@ impl Spec {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a Spec always serializes")
     }
+}
+
+/// serde ignores every other key of an internally tagged enum's unit variant (`{ policy =
+/// "dynamic_thresholds", alpha = 0.5 }` read as DT, and `alpha` silently dropped), so the tables
+/// tagged by `policy` (`switch.admission`) and `kind` (its oracles, nested through `inner`) are
+/// checked here against the keys their variant has, before serde reads them. Unknown policies
+/// and kinds are left to serde, which names them.
+fn check_tagged_keys(root: &serde_json::Value) -> Result<(), SpecError> {
+    fn check(
+        table: &serde_json::Value,
+        at: &str,
+        tag: &str,
+        keys_of: fn(&str) -> Option<Vec<String>>,
+    ) -> Result<(), SpecError> {
+        let Some(obj) = table.as_object() else { return Ok(()) };
+        let Some(name) = obj.get(tag).and_then(|t| t.as_str()) else { return Ok(()) };
+        let Some(allowed) = keys_of(name) else { return Ok(()) };
+        if let Some(unknown) = obj.keys().find(|k| *k != tag && !allowed.contains(k)) {
+            let takes = if allowed.is_empty() {
+                format!("{tag} = \"{name}\" takes no other keys")
+            } else {
+                let list: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+                format!("{tag} = \"{name}\" takes only {}", list.join(", "))
+            };
+            let hint = if name == "dynamic_thresholds" && unknown.contains("alpha") {
+                " (Dynamic Thresholds' alpha is set per queue: switch.queues[i].dt_alpha)"
+            } else {
+                ""
+            };
+            return Err(SpecError::invalid(format!("{at}.{unknown}"), &obj[unknown], format!("unknown key: {takes}{hint}")));
+        }
+        Ok(())
+    }
+    let Some(admission) = root.get("switch").and_then(|s| s.get("admission")) else { return Ok(()) };
+    check(admission, "switch.admission", "policy", AdmissionSpec::keys_of)?;
+    let mut at = "switch.admission.oracle".to_string();
+    let mut oracle = admission.get("oracle");
+    while let Some(o) = oracle {
+        check(o, &at, "kind", OracleSpec::keys_of)?;
+        oracle = o.get("inner");
+        at.push_str(".inner");
+    }
+    Ok(())
 }
 
 /// serde buffers internally tagged enums, so an error inside `topology` or `workload[i]`

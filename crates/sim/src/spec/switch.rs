@@ -137,6 +137,50 @@ pub enum AdmissionSpec {
     },
 }
 
+impl AdmissionSpec {
+    /// The keys a scenario may give with `policy` (without `policy`), or `None` for an
+    /// unknown policy. Read from what each variant serializes, so it cannot drift from the
+    /// schema.
+    pub fn keys_of(policy: &str) -> Option<Vec<String>> {
+        let every = [
+            AdmissionSpec::CompleteSharing,
+            AdmissionSpec::DynamicThresholds,
+            AdmissionSpec::Static { port_bytes: Some(1) },
+            AdmissionSpec::Lqd,
+            AdmissionSpec::Harmonic,
+            AdmissionSpec::Abm { alpha_first_rtt: 1.0, base_rtt_us: Some(1.0), congested_bytes: 1 },
+            AdmissionSpec::FollowLqd,
+            AdmissionSpec::Credence { oracle: OracleSpec::AlwaysAccept, base_rtt_us: Some(1.0) },
+        ];
+        keys_of_variant(every.iter().map(serde_json::to_value), "policy", policy)
+    }
+}
+
+impl OracleSpec {
+    /// The keys a scenario may give with `kind` (without `kind`), or `None` for an unknown
+    /// kind (see [`AdmissionSpec::keys_of`]).
+    pub fn keys_of(kind: &str) -> Option<Vec<String>> {
+        let every = [
+            OracleSpec::Forest { path: default_forest(), model: LoadedForest::default() },
+            OracleSpec::AlwaysAccept,
+            OracleSpec::AlwaysDrop,
+            OracleSpec::Flip { inner: Box::new(OracleSpec::AlwaysAccept), p: 0.0, seed: Some(1) },
+        ];
+        keys_of_variant(every.iter().map(serde_json::to_value), "kind", kind)
+    }
+}
+
+/// The keys, besides `tag`, of the serialized variant whose `tag` is `name`.
+fn keys_of_variant(
+    every: impl Iterator<Item = serde_json::Result<serde_json::Value>>,
+    tag: &str,
+    name: &str,
+) -> Option<Vec<String>> {
+    every.filter_map(Result::ok).find(|v| v.get(tag).and_then(|t| t.as_str()) == Some(name)).and_then(|v| {
+        Some(v.as_object()?.keys().filter(|k| *k != tag).cloned().collect())
+    })
+}
+
 /// Base RTT used by ABM's refresh and Credence's feature averages when neither the scenario
 /// nor the simulator gives one: the 25.2 us of Credence's evaluation topology (§4.1).
 pub const DEFAULT_BASE_RTT_US: f64 = 25.2;
@@ -282,17 +326,6 @@ pub const DEFAULT_TSQ_PKTS: u32 = 2;
 
 fn default_tsq_pkts() -> u32 {
     DEFAULT_TSQ_PKTS
-}
-
-impl HostSpec {
-    /// Range checks.
-    pub(crate) fn check(&self) -> Result<(), SpecError> {
-        if self.nic_buffer_bytes == Some(0) {
-            return Err(SpecError::invalid("host.nic_buffer_bytes", 0, "must be positive"));
-        }
-        Ok(())
-    }
-
 }
 
 /// How a host NIC orders the packets of its flows.

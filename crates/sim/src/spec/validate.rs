@@ -1,54 +1,244 @@
 //! Validation: every value range-checked with an error naming the key, the value and the fix,
 //! and every file input (CDFs, flow lists, forests) read and parsed here, once, so that
 //! building a simulation does no I/O.
+//!
+//! The ranges are those of [`limits`](super::limits) (why each exists is documented there):
+//! every time a scenario gives fits the clock with room for the sums a run makes of them, every
+//! size and rate keeps the engine's integer arithmetic exact, and a scenario whose network,
+//! transfers or samples would not fit in memory is refused here, with an estimate, before
+//! anything is allocated.
+//!
+//! CORRECTNESS: a [`ValidSpec`] can be built and run: everything `Simulation::new` could
+//! refuse (an unreadable file, an incast that cannot find its senders) is refused here first,
+//! so `slacknet validate` accepts exactly what `slacknet run` runs.
 
 #[allow(unused_imports)]
 use super::*;
+
+use super::limits::*;
+use crate::topo::{Counts, Topology};
+use units::{Bps, PS_PER_S};
+
+/// What the checks of a workload entry need to know about the rest of the scenario.
+struct Context<'a> {
+    topo: &'a Topology,
+    /// The slowest link rate of the topology.
+    min_link_rate: Bps,
+    /// The shared buffer of a leaf (edge) switch (incast's `burst_buffer_fraction`).
+    leaf_buffer: u64,
+}
 
 impl Spec {
     /// Check every value and resolve file paths against `base_dir` (the scenario file's
     /// folder). Errors name the key and the value.
     pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
-        let num_hosts = self.check_topology()?;
-        self.check_switch()?;
+        // The network's size first: nothing below may build a network that does not fit.
+        self.check_topology()?;
+        let topo = Topology::build(&self.topology);
+        self.check_transport()?;
+        let full_packet = self.largest_packet();
+        let buffers = self.check_switch(&topo, full_packet)?;
         if let AdmissionSpec::Credence { oracle, .. } = &mut self.switch.admission {
             load_oracle("switch.admission.oracle", oracle, base_dir)?;
         }
-        self.check_transport()?;
-        self.host.check()?;
-        for (i, w) in self.workload.iter_mut().enumerate() {
-            check_workload(i, w, num_hosts, base_dir, &self.transport)?;
+        self.host.check(full_packet)?;
+        self.check_stop()?;
+        if self.workload.len() > MAX_WORKLOADS {
+            return Err(SpecError::invalid(
+                "workload",
+                format!("[{} entries]", self.workload.len()),
+                format!("at most {MAX_WORKLOADS} entries are supported"),
+            ));
         }
+        let leaf_buffer = topo
+            .tiers
+            .iter()
+            .position(|t| *t == crate::metrics::Tier::Leaf)
+            .map_or(0, |s| buffers[s]);
+        let min_link_rate = topo.links.iter().map(|l| l.rate).min().unwrap_or(topo.host_rate);
+        let ctx = Context { topo: &topo, min_link_rate, leaf_buffer };
+        for (i, w) in self.workload.iter_mut().enumerate() {
+            let transport = w.transport().unwrap_or(&self.transport).clone();
+            check_workload(i, w, &ctx, base_dir, &transport)?;
+        }
+        self.check_flow_count(&topo)?;
+        self.check_sampling(&topo)?;
+        if let Some(ts) = &self.run.timeseries {
+            self.check_timeseries(ts, &topo)?;
+        }
+        Ok(ValidSpec { spec: self })
+    }
+
+    /// The largest packet of any of the run's transports, `mss_bytes + header_bytes`.
+    fn largest_packet(&self) -> u64 {
+        std::iter::once(&self.transport)
+            .chain(self.workload.iter().filter_map(|w| w.transport()))
+            .map(|t| u64::from(t.mss_bytes()) + u64::from(t.header_bytes()))
+            .max()
+            .unwrap_or(1)
+    }
+
+    fn check_stop(&self) -> Result<(), SpecError> {
         if let Some(s) = self.run.stop_ms {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(SpecError::invalid("run.stop_ms", s, "must be a positive number"));
+            if !(s.is_finite() && s > 0.0 && s <= MAX_TIME_S * 1e3) {
+                return Err(SpecError::invalid(
+                    "run.stop_ms",
+                    s,
+                    format!("must be a positive number of milliseconds, at most {:e} ({MAX_TIME_NOTE})", MAX_TIME_S * 1e3),
+                ));
             }
         }
+        Ok(())
+    }
+
+    /// How long the run is known to last at least, in picoseconds: the stop time, or else the
+    /// latest end of an application's own schedule (the open-loop arrivals, a closed loop's or
+    /// barrier's pauses). The run drains past it, so estimates from it err low; a scenario of
+    /// relays only (or of applications given in code) has none.
+    fn horizon_ps(&self) -> Option<f64> {
+        if let Some(ms) = self.run.stop_ms {
+            return Some(ms * 1e9);
+        }
+        self.workload
+            .iter()
+            .filter_map(|w| match w {
+                WorkloadSpec::Poisson(Poisson { start_ms, duration_ms, .. })
+                | WorkloadSpec::Incast(Incast { start_ms, duration_ms, .. }) => Some((start_ms + duration_ms) * 1e9),
+                WorkloadSpec::FlowList(FlowList { loaded, .. }) => {
+                    loaded.0.as_ref().and_then(|f| f.iter().map(|f| f.start.ps() as f64).reduce(f64::max))
+                }
+                WorkloadSpec::Flows(Flows { flows, .. }) => flows.iter().map(|f| f.start_ns as f64 * 1e3).reduce(f64::max),
+                WorkloadSpec::ClosedLoop(c) => Some(c.think_us * c.count as f64 * 1e6),
+                WorkloadSpec::Barrier(b) => Some(b.compute_us * b.rounds as f64 * 1e6),
+                WorkloadSpec::Relay(_) => None,
+            })
+            .reduce(f64::max)
+    }
+
+    /// The transfers the workload entries would start, estimated from their rates, sizes and
+    /// windows (cut at `run.stop_ms`), refused above [`MAX_FLOWS`] before anything is
+    /// generated. Call after the workloads are checked (CDFs and flow lists loaded).
+    fn check_flow_count(&self, topo: &Topology) -> Result<(), SpecError> {
+        let stop_s = self.run.stop_ms.map(|ms| ms / 1e3);
+        let window_s = |start_ms: f64, duration_ms: f64| {
+            let (t0, t1) = (start_ms / 1e3, (start_ms + duration_ms) / 1e3);
+            (stop_s.map_or(t1, |s| t1.min(s)) - t0).max(0.0)
+        };
+        let hosts = topo.num_hosts as f64;
+        let mut total = 0.0;
+        for (i, w) in self.workload.iter().enumerate() {
+            let (flows, key, hint): (f64, &str, &str) = match w {
+                WorkloadSpec::Poisson(p) => {
+                    let mean = p.loaded.0.as_ref().map_or(1.0, |c| c.mean());
+                    let per_host_bps = match p.load_reference {
+                        LoadReference::HostLink => topo.host_rate.get() as f64,
+                        LoadReference::LeafUplink => topo.leaf_uplink.get() as f64 / topo.hosts_per_leaf as f64,
+                    };
+                    let rate = p.load * per_host_bps / (mean * 8.0);
+                    (rate * hosts * window_s(p.start_ms, p.duration_ms), "duration_ms", "duration_ms, load or the number of hosts, or use a CDF of larger flows")
+                }
+                WorkloadSpec::Incast(c) => (
+                    c.query_rate_per_host * hosts * c.fan_in as f64 * window_s(c.start_ms, c.duration_ms),
+                    "query_rate_per_host",
+                    "query_rate_per_host, fan_in or duration_ms",
+                ),
+                WorkloadSpec::FlowList(f) => {
+                    let n = f.loaded.0.as_ref().map_or(0, |l| {
+                        l.iter().filter(|f| stop_s.is_none_or(|s| f.start.as_secs_f64() <= s)).count()
+                    });
+                    (n as f64, "path", "the flow list")
+                }
+                WorkloadSpec::Flows(f) => (f.flows.len() as f64, "flows", "the flows"),
+                WorkloadSpec::ClosedLoop(c) => (c.pairs.len() as f64 * c.count as f64, "count", "count or the pairs"),
+                WorkloadSpec::Barrier(b) => (b.transfers.len() as f64 * b.rounds as f64, "rounds", "rounds or the transfers"),
+                WorkloadSpec::Relay(r) => {
+                    (r.chain.len().saturating_sub(1) as f64 * r.blocks as f64, "blocks", "blocks or the chain")
+                }
+            };
+            if flows > MAX_FLOWS as f64 {
+                let value = match w {
+                    WorkloadSpec::Poisson(p) => p.duration_ms.to_string(),
+                    WorkloadSpec::Incast(c) => c.query_rate_per_host.to_string(),
+                    WorkloadSpec::FlowList(f) => format!("{:?}", f.path),
+                    WorkloadSpec::Flows(f) => format!("[{} flows]", f.flows.len()),
+                    WorkloadSpec::ClosedLoop(c) => c.count.to_string(),
+                    WorkloadSpec::Barrier(b) => b.rounds.to_string(),
+                    WorkloadSpec::Relay(r) => r.blocks.to_string(),
+                };
+                return Err(SpecError::invalid(
+                    format!("workload[{i}].{key}"),
+                    value,
+                    format!("{}; reduce {hint}{}", too_many_flows(flows), stop_hint(self.run.stop_ms)),
+                ));
+            }
+            total += flows;
+        }
+        if total > MAX_FLOWS as f64 {
+            return Err(SpecError::invalid(
+                "workload",
+                format!("[{} entries]", self.workload.len()),
+                format!(
+                    "{} in all; reduce the entries' rates, durations or counts{}",
+                    too_many_flows(total),
+                    stop_hint(self.run.stop_ms)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `run.sample_interval_us`: 0 (off) or a period of at least a picosecond, and an estimate
+    /// of the occupancy samples it would take (one row per switch per sample), refused above
+    /// [`MAX_OCCUPANCY_ROWS`].
+    fn check_sampling(&self, topo: &Topology) -> Result<(), SpecError> {
         let si = self.run.sample_interval_us;
-        if !(si.is_finite() && si >= 0.0) {
+        if si == 0.0 {
+            return Ok(());
+        }
+        if !(si.is_finite() && si * 1e6 >= 1.0 && si <= MAX_TIME_US) {
             return Err(SpecError::invalid(
                 "run.sample_interval_us",
                 si,
-                "must be >= 0 (0 disables sampling)",
+                format!(
+                    "must be 0 (no occupancy sampling) or between 1e-6 (one picosecond) and {MAX_TIME_US:e} \
+                     microseconds ({MAX_TIME_NOTE})"
+                ),
             ));
         }
-        if let Some(ts) = &self.run.timeseries {
-            self.check_timeseries(ts)?;
+        let Some(horizon_ps) = self.horizon_ps() else { return Ok(()) };
+        let samples = (horizon_ps / (si * 1e6)).floor() + 1.0;
+        let switches = topo.tiers.len() as f64;
+        let rows = samples * switches;
+        if rows > MAX_OCCUPANCY_ROWS as f64 {
+            let bytes = rows * std::mem::size_of::<crate::metrics::OccupancySample>() as f64;
+            return Err(SpecError::invalid(
+                "run.sample_interval_us",
+                si,
+                format!(
+                    "about {rows:.3e} occupancy samples ({samples:.3e} samples over {:.3} ms x {switches} switches, \
+                     ~{}) is more than the limit of {MAX_OCCUPANCY_ROWS}: raise sample_interval_us, set it to 0 to \
+                     turn occupancy sampling off, or shorten the run (run.stop_ms)",
+                    horizon_ps / 1e9,
+                    gigabytes(bytes),
+                ),
+            ));
         }
-        Ok(ValidSpec { spec: self })
+        Ok(())
     }
 
     /// `[run.timeseries]`: ranges, the switch filter, and an estimate of the rows it would
     /// produce (refused above [`MAX_TIMESERIES_ROWS`]). Call after the workloads are checked
     /// (flow lists must be loaded).
-    fn check_timeseries(&self, ts: &TimeseriesSpec) -> Result<(), SpecError> {
+    fn check_timeseries(&self, ts: &TimeseriesSpec, topo: &Topology) -> Result<(), SpecError> {
         let us = ts.interval_us;
-        if !(us.is_finite() && us * 1e6 >= 1.0 && us <= 1e12) {
+        if !(us.is_finite() && us * 1e6 >= 1.0 && us <= MAX_TIME_US) {
             return Err(SpecError::invalid(
                 "run.timeseries.interval_us",
                 us,
-                "must be a positive number of microseconds, at least 1e-6 (one picosecond); \
-                 remove the [run.timeseries] table to turn time series off",
+                format!(
+                    "must be a positive number of microseconds, between 1e-6 (one picosecond) and {MAX_TIME_US:e} \
+                     ({MAX_TIME_NOTE}); remove the [run.timeseries] table to turn time series off"
+                ),
             ));
         }
         if !ts.queues && !ts.transfers {
@@ -58,7 +248,6 @@ impl Spec {
                 "nothing to sample: remove the [run.timeseries] table to turn time series off",
             ));
         }
-        let topo = crate::topo::Topology::build(&self.topology);
         let num_switches = topo.tiers.len() as u32;
         if let Some(ids) = &ts.switches {
             if !ts.queues {
@@ -101,25 +290,9 @@ impl Spec {
                 ));
             }
         }
-        // The estimate: samples over the stop time, or else over the open-loop applications'
-        // arrivals (the run drains past them, so this errs low); reactive applications have no
-        // known horizon, and without one nothing is refused.
-        let arrivals_end_ps = self
-            .workload
-            .iter()
-            .filter_map(|w| match w {
-                WorkloadSpec::Poisson(Poisson { start_ms, duration_ms, .. })
-                | WorkloadSpec::Incast(Incast { start_ms, duration_ms, .. }) => Some((start_ms + duration_ms) * 1e9),
-                WorkloadSpec::FlowList(FlowList { loaded, .. }) => {
-                    loaded.0.as_ref().and_then(|f| f.iter().map(|f| f.start.ps() as f64).reduce(f64::max))
-                }
-                WorkloadSpec::Flows(Flows { flows, .. }) => {
-                    flows.iter().map(|f| f.start_ns as f64 * 1e3).reduce(f64::max)
-                }
-                WorkloadSpec::ClosedLoop(_) | WorkloadSpec::Barrier(_) | WorkloadSpec::Relay(_) => None,
-            })
-            .reduce(f64::max);
-        let Some(horizon_ps) = self.run.stop_ms.map(|ms| ms * 1e9).or(arrivals_end_ps) else {
+        // The estimate: samples over the run's known horizon (see `horizon_ps`); without one
+        // nothing is refused, and sampling stops at the row limit at run time.
+        let Some(horizon_ps) = self.horizon_ps() else {
             return Ok(());
         };
         let samples = (horizon_ps / (us * 1e6)).floor() + 1.0;
@@ -159,7 +332,9 @@ impl Spec {
         Ok(())
     }
 
-    fn check_topology(&self) -> Result<u32, SpecError> {
+    /// Ranges of the topology's keys, then its size: a network estimated to take more than
+    /// [`MAX_NETWORK_BYTES`] is refused before anything is built.
+    fn check_topology(&self) -> Result<(), SpecError> {
         match &self.topology {
             TopologySpec::LeafSpine(LeafSpine {
                 leaves,
@@ -168,7 +343,8 @@ impl Spec {
                 links_per_spine,
                 host_rate_gbps,
                 fabric_rate_gbps,
-                ..
+                host_delay_ns,
+                fabric_delay_ns,
             }) => {
                 positive("topology.leaves", *leaves)?;
                 positive("topology.hosts_per_leaf", *hosts_per_leaf)?;
@@ -182,17 +358,29 @@ impl Spec {
                 }
                 rate("topology.host_rate_gbps", *host_rate_gbps)?;
                 rate("topology.fabric_rate_gbps", *fabric_rate_gbps)?;
+                delay("topology.host_delay_ns", *host_delay_ns)?;
+                delay("topology.fabric_delay_ns", *fabric_delay_ns)?;
                 let hosts = *leaves as u64 * *hosts_per_leaf as u64;
                 if hosts > 1 << 20 {
                     return Err(SpecError::invalid(
                         "topology.hosts_per_leaf",
                         hosts_per_leaf,
-                        "more than 2^20 hosts in total",
+                        format!("leaves x hosts_per_leaf = {hosts} hosts, more than the 2^20 supported"),
                     ));
                 }
-                Ok(hosts as u32)
+                // Name the largest count: it is what makes the network large.
+                let (key, value) = [
+                    ("topology.leaves", *leaves),
+                    ("topology.hosts_per_leaf", *hosts_per_leaf),
+                    ("topology.spines", *spines),
+                    ("topology.links_per_spine", *links_per_spine),
+                ]
+                .into_iter()
+                .max_by_key(|(_, v)| *v)
+                .unwrap_or(("topology.spines", *spines));
+                self.check_network_size(key, value)
             }
-            TopologySpec::FatTree(FatTree { k, rate_gbps, .. }) => {
+            TopologySpec::FatTree(FatTree { k, rate_gbps, delay_ns }) => {
                 if *k < 2 || k % 2 != 0 || *k > 128 {
                     return Err(SpecError::invalid(
                         "topology.k",
@@ -201,13 +389,43 @@ impl Spec {
                     ));
                 }
                 rate("topology.rate_gbps", *rate_gbps)?;
-                Ok(k * k * k / 4)
+                delay("topology.delay_ns", *delay_ns)?;
+                self.check_network_size("topology.k", *k)
             }
         }
     }
 
-    fn check_switch(&self) -> Result<(), SpecError> {
+    fn check_network_size(&self, key: &str, value: u32) -> Result<(), SpecError> {
+        let c: Counts = Topology::counts(&self.topology);
+        let qpp = self.switch.queues.len().clamp(1, MAX_QUEUES);
+        let bytes = crate::world::network_bytes(&c, qpp);
+        if bytes > MAX_NETWORK_BYTES as f64 {
+            let table = c.switches * c.hosts * 4.0;
+            return Err(SpecError::invalid(
+                key,
+                value,
+                format!(
+                    "this network would take about {} to build ({:.0} hosts, {:.0} switches, {:.0} links; routing \
+                     tables {}), more than the limit of {} GiB: make it smaller",
+                    gigabytes(bytes),
+                    c.hosts,
+                    c.switches,
+                    c.links,
+                    gigabytes(table),
+                    MAX_NETWORK_BYTES >> 30,
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ranges of `[switch]`, and every switch's buffer as the run will size it (it must hold
+    /// one full packet of the run's largest, `full_packet`). Returns the buffers.
+    fn check_switch(&self, topo: &Topology, full_packet: u64) -> Result<Vec<u64>, SpecError> {
         let s = &self.switch;
+        let packet_note = |what: &str| {
+            format!("must hold at least one full packet ({full_packet} B: mss_bytes + header_bytes of the run's largest), else {what}")
+        };
         match (s.buffer_bytes, s.buffer_per_port_per_gbps) {
             (Some(_), Some(_)) => {
                 return Err(SpecError::invalid(
@@ -216,8 +434,15 @@ impl Spec {
                     "give either switch.buffer_bytes or switch.buffer_per_port_per_gbps, not both",
                 ))
             }
-            (Some(b), None) if b == 0 => {
-                return Err(SpecError::invalid("switch.buffer_bytes", b, "must be positive"))
+            (Some(b), None) if !(full_packet..=MAX_BUFFER_BYTES).contains(&b) => {
+                return Err(SpecError::invalid(
+                    "switch.buffer_bytes",
+                    b,
+                    format!(
+                        "must be between {full_packet} (one full packet: mss_bytes + header_bytes of the run's largest) \
+                         and {MAX_BUFFER_BYTES:e} bytes"
+                    ),
+                ))
             }
             (None, Some(f)) if !(f.is_finite() && f > 0.0) => {
                 return Err(SpecError::invalid(
@@ -228,8 +453,17 @@ impl Spec {
             }
             _ => {}
         }
-        if let AdmissionSpec::Static { port_bytes: Some(0) } = s.admission {
-            return Err(SpecError::invalid("switch.admission.port_bytes", 0, "must be positive"));
+        if let AdmissionSpec::Static { port_bytes: Some(p) } = s.admission {
+            if !(full_packet..=MAX_BUFFER_BYTES).contains(&p) {
+                return Err(SpecError::invalid(
+                    "switch.admission.port_bytes",
+                    p,
+                    format!(
+                        "must be between {full_packet} (one full packet: mss_bytes + header_bytes of the run's largest) \
+                         and {MAX_BUFFER_BYTES:e} bytes"
+                    ),
+                ));
+            }
         }
         check_admission(&s.admission)?;
         if s.queues.is_empty() || s.queues.len() > MAX_QUEUES {
@@ -241,11 +475,11 @@ impl Spec {
         }
         for (i, q) in s.queues.iter().enumerate() {
             if let Some(c) = q.cap_bytes {
-                if c == 0 {
+                if c < full_packet {
                     return Err(SpecError::invalid(
                         format!("switch.queues[{i}].cap_bytes"),
                         c,
-                        "must be positive (omit the key for no cap)",
+                        format!("{} (omit the key for no cap)", packet_note("this queue drops every full packet")),
                     ));
                 }
             }
@@ -257,7 +491,50 @@ impl Spec {
                 ));
             }
         }
-        Ok(())
+        // Every switch's buffer as the run sizes it, from the rates of its ports unless given.
+        let buffers = crate::world::switch_buffers(self, topo);
+        let mut ports = vec![0u64; buffers.len()];
+        for l in &topo.links {
+            if let Some(sw) = topo.switch_of(l.src) {
+                ports[sw.idx()] += 1;
+            }
+        }
+        let (key, value) = match (s.buffer_bytes, s.buffer_per_port_per_gbps, &s.admission) {
+            (Some(b), _, _) => ("switch.buffer_bytes", b.to_string()),
+            (None, Some(f), _) => ("switch.buffer_per_port_per_gbps", f.to_string()),
+            (None, None, AdmissionSpec::Static { port_bytes: Some(p) }) => ("switch.admission.port_bytes", p.to_string()),
+            (None, None, _) => ("switch.buffer_per_port_per_gbps", format!("{DEFAULT_BUFFER_PER_PORT_PER_GBPS} (the default)")),
+        };
+        for (sw, &b) in buffers.iter().enumerate() {
+            if !(full_packet..=MAX_BUFFER_BYTES).contains(&b) {
+                return Err(SpecError::invalid(
+                    key,
+                    value,
+                    format!(
+                        "switch {sw}'s buffer would be {b} bytes; a buffer must be between {full_packet} (one full \
+                         packet: mss_bytes + header_bytes of the run's largest) and {MAX_BUFFER_BYTES:e} bytes: \
+                         give switch.buffer_bytes or change this key"
+                    ),
+                ));
+            }
+            // Static partitioning without port_bytes gives each port buffer / ports.
+            if let AdmissionSpec::Static { port_bytes: None } = s.admission {
+                let ports = ports[sw];
+                let share = b / ports.max(1);
+                if share < full_packet {
+                    return Err(SpecError::invalid(
+                        "switch.admission",
+                        "{ policy = \"static\" }",
+                        format!(
+                            "switch {sw} has {ports} ports sharing {b} bytes, {share} bytes each: {} (give port_bytes \
+                             or a larger buffer)",
+                            packet_note("its ports drop every full packet")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(buffers)
     }
 
     fn check_transport(&self) -> Result<(), SpecError> {
@@ -271,68 +548,138 @@ impl Spec {
     }
 }
 
-/// Range checks of one transport table; `at` is its key (`transport`, `workload[2].transport`).
-fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
-    let key = |k: &str| format!("{at}.{k}");
-    {
-        let mss = t.mss_bytes();
-        if mss == 0 || mss > 65_000 {
-            return Err(SpecError::invalid(key("mss_bytes"), mss, "must be between 1 and 65000"));
-        }
-        if t.header_bytes() == 0 {
-            return Err(SpecError::invalid(key("header_bytes"), 0, "must be positive"));
-        }
-        if let Some(k) = t.tcp() {
-            positive(&key("init_cwnd_pkts"), k.init_cwnd_pkts)?;
-            positive(&key("dupack_threshold"), k.dupack_threshold)?;
-            if k.min_rto_us == 0 {
-                return Err(SpecError::invalid(key("min_rto_us"), 0, "must be positive"));
-            }
-            if k.init_rto_us == 0 {
-                return Err(SpecError::invalid(key("init_rto_us"), 0, "must be positive"));
-            }
-            if k.max_rto_us < k.min_rto_us {
+impl HostSpec {
+    /// Range checks; `full_packet` is the largest packet of the run's transports.
+    pub(crate) fn check(&self, full_packet: u64) -> Result<(), SpecError> {
+        if let Some(b) = self.nic_buffer_bytes {
+            if b < full_packet {
                 return Err(SpecError::invalid(
-                    key("max_rto_us"),
-                    k.max_rto_us,
-                    format!("must be >= {at}.min_rto_us ({})", k.min_rto_us),
+                    "host.nic_buffer_bytes",
+                    b,
+                    format!(
+                        "must hold at least one full packet ({full_packet} B: mss_bytes + header_bytes of the run's \
+                         largest), else the NIC drops every full packet (omit the key for an unbounded NIC queue)"
+                    ),
                 ));
             }
-        }
-        match t {
-            TransportSpec::Dctcp(d) => {
-                if !(d.g > 0.0 && d.g <= 1.0) {
-                    return Err(SpecError::invalid(key("g"), d.g, "must be in (0, 1]"));
-                }
-                if !(0.0..=1.0).contains(&d.init_alpha) {
-                    return Err(SpecError::invalid(key("init_alpha"), d.init_alpha, "must be in [0, 1]"));
-                }
-            }
-            TransportSpec::PowerTcp(p) => {
-                if !(p.gamma > 0.0 && p.gamma <= 1.0) {
-                    return Err(SpecError::invalid(key("gamma"), p.gamma, "must be in (0, 1]"));
-                }
-                if p.beta_bytes == Some(0) {
-                    return Err(SpecError::invalid(key("beta_bytes"), 0, "must be positive"));
-                }
-            }
-            TransportSpec::Udp(u) => {
-                if let Some(r) = u.rate_gbps {
-                    rate(&key("rate_gbps"), r)?;
-                }
-            }
-            TransportSpec::Newreno(_) => {}
         }
         Ok(())
     }
 }
 
+/// The note every time bound's message carries.
+const MAX_TIME_NOTE: &str = "1e6 s, about 11.6 days: the longest time a scenario may give";
+
+/// [`MAX_TIME_S`] in microseconds.
+const MAX_TIME_US: f64 = MAX_TIME_S * 1e6;
+
+/// "about N flows (~X GB of transfer state and records), more than the limit of M".
+fn too_many_flows(flows: f64) -> String {
+    let bytes = flows * crate::world::BYTES_PER_TRANSFER as f64;
+    format!(
+        "this would generate about {flows:.3e} flows (~{} of transfer state and records), more than the limit of \
+         {MAX_FLOWS}",
+        gigabytes(bytes)
+    )
+}
+
+fn stop_hint(stop_ms: Option<f64>) -> &'static str {
+    if stop_ms.is_some() {
+        " (or shorten run.stop_ms)"
+    } else {
+        " (or set run.stop_ms)"
+    }
+}
+
+fn gigabytes(bytes: f64) -> String {
+    if bytes >= 1e9 {
+        format!("{:.1} GB", bytes / 1e9)
+    } else {
+        format!("{:.1} MB", bytes / 1e6)
+    }
+}
+
+/// Range checks of one transport table; `at` is its key (`transport`, `workload[2].transport`).
+fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
+    let key = |k: &str| format!("{at}.{k}");
+    let mss = t.mss_bytes();
+    if mss == 0 || mss > MAX_MSS_BYTES {
+        return Err(SpecError::invalid(key("mss_bytes"), mss, format!("must be between 1 and {MAX_MSS_BYTES}")));
+    }
+    let header = t.header_bytes();
+    let max_header = MAX_PACKET_BYTES - mss;
+    if header == 0 || header > max_header {
+        return Err(SpecError::invalid(
+            key("header_bytes"),
+            header,
+            format!(
+                "must be between 1 and {max_header}: a packet (mss_bytes = {mss} plus its header) is at most \
+                 {MAX_PACKET_BYTES} bytes"
+            ),
+        ));
+    }
+    if let Some(k) = t.tcp() {
+        positive(&key("init_cwnd_pkts"), k.init_cwnd_pkts)?;
+        positive(&key("dupack_threshold"), k.dupack_threshold)?;
+        timeout_us(&key("min_rto_us"), k.min_rto_us, 1)?;
+        timeout_us(&key("init_rto_us"), k.init_rto_us, 1)?;
+        timeout_us(&key("max_rto_us"), k.max_rto_us, 1)?;
+        timeout_us(&key("delayed_ack_timeout_us"), k.delayed_ack_timeout_us, 0)?;
+        if k.max_rto_us < k.min_rto_us {
+            return Err(SpecError::invalid(
+                key("max_rto_us"),
+                k.max_rto_us,
+                format!("must be >= {at}.min_rto_us ({})", k.min_rto_us),
+            ));
+        }
+    }
+    match t {
+        TransportSpec::Dctcp(d) => {
+            if !(d.g > 0.0 && d.g <= 1.0) {
+                return Err(SpecError::invalid(key("g"), d.g, "must be in (0, 1]"));
+            }
+            if !(0.0..=1.0).contains(&d.init_alpha) {
+                return Err(SpecError::invalid(key("init_alpha"), d.init_alpha, "must be in [0, 1]"));
+            }
+        }
+        TransportSpec::PowerTcp(p) => {
+            if !(p.gamma > 0.0 && p.gamma <= 1.0) {
+                return Err(SpecError::invalid(key("gamma"), p.gamma, "must be in (0, 1]"));
+            }
+            if p.beta_bytes == Some(0) {
+                return Err(SpecError::invalid(key("beta_bytes"), 0, "must be positive"));
+            }
+        }
+        TransportSpec::Udp(u) => {
+            if let Some(r) = u.rate_gbps {
+                rate(&key("rate_gbps"), r)?;
+            }
+        }
+        TransportSpec::Newreno(_) => {}
+    }
+    Ok(())
+}
+
+/// A timeout key in microseconds: between `min` and [`MAX_TIME_US`].
+fn timeout_us(key: &str, us: u64, min: u64) -> Result<(), SpecError> {
+    if us < min || us as f64 > MAX_TIME_US {
+        return Err(SpecError::invalid(
+            key,
+            us,
+            format!("must be between {min} and {MAX_TIME_US:e} microseconds ({MAX_TIME_NOTE})"),
+        ));
+    }
+    Ok(())
+}
+
 /// Range checks of the admission knobs (files are loaded by [`load_oracle`]).
 fn check_admission(a: &AdmissionSpec) -> Result<(), SpecError> {
     let rtt = |key: &str, v: Option<f64>| match v {
-        Some(us) if !(us.is_finite() && us > 0.0) => {
-            Err(SpecError::invalid(key, us, "must be a positive number of microseconds"))
-        }
+        Some(us) if !(us.is_finite() && us > 0.0 && us <= MAX_TIME_US) => Err(SpecError::invalid(
+            key,
+            us,
+            format!("must be a positive number of microseconds, at most {MAX_TIME_US:e} ({MAX_TIME_NOTE})"),
+        )),
         _ => Ok(()),
     };
     match a {
@@ -405,29 +752,30 @@ fn check_pair(key: &str, src: u32, dst: u32, num_hosts: u32) -> Result<(), SpecE
 }
 
 fn non_negative_us(key: &str, us: f64) -> Result<(), SpecError> {
-    if us.is_finite() && (0.0..=1e12).contains(&us) {
+    if us.is_finite() && (0.0..=MAX_TIME_US).contains(&us) {
         Ok(())
     } else {
-        Err(SpecError::invalid(key, us, "must be a number of microseconds >= 0"))
+        Err(SpecError::invalid(
+            key,
+            us,
+            format!("must be a number of microseconds between 0 and {MAX_TIME_US:e} ({MAX_TIME_NOTE})"),
+        ))
     }
 }
 
-/// The longest total pause an application may ask for: a tenth of the simulated clock's span
-/// (2^64 ps, about 213 days), so that pauses alone never run the clock out.
-const MAX_TOTAL_PAUSE_US: f64 = 1.8e12;
-
-/// `times` pauses of `us` each must fit in [`MAX_TOTAL_PAUSE_US`].
+/// `times` pauses of `us` each must add up to at most [`MAX_TIME_US`], so that pauses alone
+/// never run the clock out.
 fn within_clock(key: &str, us: f64, times: u32, times_key: &str) -> Result<(), SpecError> {
-    if us * times as f64 <= MAX_TOTAL_PAUSE_US {
+    if us * times as f64 <= MAX_TIME_US {
         Ok(())
     } else {
         Err(SpecError::invalid(
             key,
             us,
             format!(
-                "{times_key} x {} must stay below {MAX_TOTAL_PAUSE_US:e} us (about 21 days of simulated time): \
-                 the simulated clock spans about 213 days",
-                key.rsplit('.').next().unwrap_or(key)
+                "{times_key} x {} = {:e} us, more than {MAX_TIME_US:e} us ({MAX_TIME_NOTE})",
+                key.rsplit('.').next().unwrap_or(key),
+                us * times as f64
             ),
         ))
     }
@@ -442,27 +790,104 @@ fn positive(key: &str, v: u32) -> Result<(), SpecError> {
 }
 
 fn rate(key: &str, gbps: f64) -> Result<(), SpecError> {
-    if !(gbps.is_finite() && gbps > 0.0) {
-        Err(SpecError::invalid(key, gbps, "a link rate must be a positive number of Gb/s"))
-    } else if gbps > 100_000.0 {
-        Err(SpecError::invalid(key, gbps, "rates above 100 Tb/s are not supported"))
+    if !(gbps.is_finite() && (MIN_RATE_GBPS..=MAX_RATE_GBPS).contains(&gbps)) {
+        Err(SpecError::invalid(
+            key,
+            gbps,
+            format!("a rate must be between {MIN_RATE_GBPS} Gb/s (1 Mb/s) and {MAX_RATE_GBPS} Gb/s (100 Tb/s)"),
+        ))
     } else {
         Ok(())
     }
 }
 
-fn window(prefix: &str, start_ms: f64, duration_ms: f64) -> Result<(), SpecError> {
-    if !(start_ms.is_finite() && start_ms >= 0.0) {
-        return Err(SpecError::invalid(format!("{prefix}.start_ms"), start_ms, "must be >= 0"));
+fn delay(key: &str, ns: u64) -> Result<(), SpecError> {
+    if ns > MAX_DELAY_NS {
+        Err(SpecError::invalid(
+            key,
+            ns,
+            format!("a propagation delay must be between 0 and {MAX_DELAY_NS} ns (1 s)"),
+        ))
+    } else {
+        Ok(())
     }
-    if !(duration_ms.is_finite() && duration_ms > 0.0) {
+}
+
+/// An arrival window `[start_ms, start_ms + duration_ms)` that ends within [`MAX_TIME_S`].
+fn window(prefix: &str, start_ms: f64, duration_ms: f64) -> Result<(), SpecError> {
+    let max_ms = MAX_TIME_S * 1e3;
+    if !(start_ms.is_finite() && (0.0..max_ms).contains(&start_ms)) {
+        return Err(SpecError::invalid(
+            format!("{prefix}.start_ms"),
+            start_ms,
+            format!("must be >= 0 and below {max_ms:e} ms ({MAX_TIME_NOTE})"),
+        ));
+    }
+    if !(duration_ms.is_finite() && duration_ms > 0.0 && start_ms + duration_ms <= max_ms) {
         return Err(SpecError::invalid(
             format!("{prefix}.duration_ms"),
             duration_ms,
-            "must be a positive number of milliseconds",
+            format!(
+                "must be a positive number of milliseconds with start_ms + duration_ms at most {max_ms:e} \
+                 ({MAX_TIME_NOTE})"
+            ),
         ));
     }
     Ok(())
+}
+
+/// The largest transfer a transport may carry in this network: [`MAX_TRANSFER_BYTES`], and no
+/// more than its packets (`mss_bytes` of payload, `header_bytes` more on the wire) serialize
+/// in [`MAX_TIME_PS`] at `rate` (the slowest link, or the transport's own pacing rate if lower).
+struct SizeRule {
+    mss: u64,
+    header: u64,
+    rate: Bps,
+}
+
+impl SizeRule {
+    fn new(t: &TransportSpec, ctx: &Context<'_>) -> SizeRule {
+        let paced = match t {
+            TransportSpec::Udp(UdpSpec { rate_gbps: Some(g), .. }) => Bps::from_gbps_f64(*g),
+            _ => ctx.min_link_rate,
+        };
+        SizeRule { mss: t.mss_bytes().into(), header: t.header_bytes().into(), rate: paced.min(ctx.min_link_rate) }
+    }
+
+    fn max_bytes(&self) -> u64 {
+        // Whole packets that serialize in MAX_TIME_PS: 1e18 x 1e14 < 2^128.
+        let packets = MAX_TIME_PS as u128 * self.rate.get() as u128
+            / (8 * PS_PER_S as u128 * u128::from(self.mss + self.header));
+        let by_time = u64::try_from(packets.saturating_mul(u128::from(self.mss))).unwrap_or(u64::MAX);
+        by_time.min(MAX_TRANSFER_BYTES)
+    }
+
+    /// What is wrong with a transfer of `size` bytes, if anything ("must be between ...").
+    fn problem(&self, size: u64) -> Option<String> {
+        let max = self.max_bytes();
+        if size >= 1 && size <= max {
+            return None;
+        }
+        let why = if max < MAX_TRANSFER_BYTES {
+            format!(
+                ": larger transfers would take more than {MAX_TIME_S:e} s to serialize at {} Gb/s (the slowest link \
+                 or sending rate) with {} B segments and {} B headers",
+                self.rate.as_gbps_f64(),
+                self.mss,
+                self.header
+            )
+        } else {
+            " (1 TB)".into()
+        };
+        Some(format!("must be between 1 and {max} bytes{why}"))
+    }
+
+    fn check(&self, key: &str, size: u64) -> Result<(), SpecError> {
+        match self.problem(size) {
+            Some(m) => Err(SpecError::invalid(key, size, m)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Resolve `name` to a built-in CDF or an existing file; returns the canonical form stored in
@@ -491,22 +916,36 @@ fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Re
 fn check_workload(
     i: usize,
     w: &mut WorkloadSpec,
-    num_hosts: u32,
+    ctx: &Context<'_>,
     base_dir: &Path,
     transport: &TransportSpec,
 ) -> Result<(), SpecError> {
     let prefix = format!("workload[{i}]");
-    let _ = transport;
+    let num_hosts = ctx.topo.num_hosts;
+    let sizes = SizeRule::new(transport, ctx);
     match w {
-        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, destinations, loaded, .. }) => {
+        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, loaded, .. }) => {
             let key = format!("{prefix}.cdf");
             *cdf = resolve_file(&key, cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
             let dist = crate::workload::load_cdf(cdf).map_err(|m| SpecError::invalid(&key, format!("{cdf:?}"), m))?;
+            // A mean of zero (every size 0) would make the arrival rate infinite.
             if !(dist.mean().is_finite() && dist.mean() >= 1.0) {
                 return Err(SpecError::invalid(
                     &key,
                     format!("{cdf:?}"),
-                    "the distribution's mean flow size is below one byte: give sizes in bytes",
+                    format!(
+                        "the distribution's mean flow size is {} bytes, below one byte: give sizes in bytes",
+                        dist.mean()
+                    ),
+                ));
+            }
+            let largest = dist.max_size().round();
+            if largest > sizes.max_bytes() as f64 {
+                let why = sizes.problem(largest as u64).unwrap_or_default();
+                return Err(SpecError::invalid(
+                    &key,
+                    format!("{cdf:?}"),
+                    format!("its largest flow size is {largest} bytes; a flow size {why}"),
                 ));
             }
             *loaded = Loaded(Some(std::sync::Arc::new(dist)));
@@ -525,13 +964,13 @@ fn check_workload(
                     "needs at least 2 hosts",
                 ));
             }
-            let _ = destinations;
         }
         WorkloadSpec::Incast(Incast {
             query_rate_per_host,
             fan_in,
             burst_bytes,
             burst_buffer_fraction,
+            senders,
             start_ms,
             duration_ms,
             ..
@@ -550,7 +989,21 @@ fn check_workload(
                     format!("must be between 1 and the number of hosts - 1 ({})", num_hosts.saturating_sub(1)),
                 ));
             }
-            match (*burst_bytes, *burst_buffer_fraction) {
+            if *senders == IncastSenders::OtherLeaf {
+                // Every leaf has hosts_per_leaf hosts, so every receiver has as many candidates.
+                let outside = num_hosts - ctx.topo.hosts_per_leaf;
+                if *fan_in > outside {
+                    return Err(SpecError::invalid(
+                        format!("{prefix}.fan_in"),
+                        *fan_in,
+                        format!(
+                            "senders = \"other_leaf\" leaves {outside} hosts outside a receiver's leaf: fan_in must be \
+                             at most that (or use senders = \"random\")"
+                        ),
+                    ));
+                }
+            }
+            let per_sender = match (*burst_bytes, *burst_buffer_fraction) {
                 (Some(_), Some(_)) | (None, None) => {
                     return Err(SpecError::invalid(
                         format!("{prefix}.burst_bytes"),
@@ -565,14 +1018,28 @@ fn check_workload(
                         "must be at least fan_in bytes (each sender sends burst / fan_in)",
                     ))
                 }
-                (None, Some(f)) if !(f.is_finite() && f > 0.0) => {
+                (None, Some(f)) if !(f.is_finite() && f > 0.0 && f <= 1e6) => {
                     return Err(SpecError::invalid(
                         format!("{prefix}.burst_buffer_fraction"),
                         f,
-                        "must be a positive fraction of the switch buffer",
+                        "must be a positive fraction of the switch buffer, at most 1e6",
                     ))
                 }
-                _ => {}
+                (Some(b), None) => (format!("{prefix}.burst_bytes"), b.to_string(), b / *fan_in as u64),
+                (None, Some(f)) => (
+                    format!("{prefix}.burst_buffer_fraction"),
+                    f.to_string(),
+                    // As the generator computes it.
+                    ((f * ctx.leaf_buffer as f64).round() as u64 / *fan_in as u64).max(1),
+                ),
+            };
+            let (key, value, bytes) = per_sender;
+            if let Some(why) = sizes.problem(bytes) {
+                return Err(SpecError::invalid(
+                    key,
+                    value,
+                    format!("each sender's share (burst / fan_in) is {bytes} bytes; a transfer {why}"),
+                ));
             }
             window(&prefix, *start_ms, *duration_ms)?;
         }
@@ -584,6 +1051,13 @@ fn check_workload(
             let mut flows = Vec::new();
             crate::workload::parse_flow_list(&text, i as u16, *prio, num_hosts, &mut flows)
                 .map_err(|m| SpecError::invalid(&key, format!("{path:?}"), m))?;
+            if let Some((f, why)) = flows.iter().find_map(|f| sizes.problem(f.size).map(|why| (f, why))) {
+                return Err(SpecError::invalid(
+                    &key,
+                    format!("{path:?}"),
+                    format!("flow {} has {} bytes; a transfer {why}", f.id, f.size),
+                ));
+            }
             *loaded = Loaded(Some(std::sync::Arc::new(flows)));
         }
         WorkloadSpec::ClosedLoop(c) => {
@@ -593,9 +1067,7 @@ fn check_workload(
             if c.pairs.is_empty() {
                 return Err(SpecError::invalid(format!("{prefix}.pairs"), "[]", "give at least one [src, dst] pair"));
             }
-            if c.size_bytes == 0 {
-                return Err(SpecError::invalid(format!("{prefix}.size_bytes"), 0, "must be at least 1"));
-            }
+            sizes.check(&format!("{prefix}.size_bytes"), c.size_bytes)?;
             positive(&format!("{prefix}.count"), c.count)?;
             non_negative_us(&format!("{prefix}.think_us"), c.think_us)?;
             within_clock(&format!("{prefix}.think_us"), c.think_us, c.count, "count")?;
@@ -607,9 +1079,7 @@ fn check_workload(
             for (j, f) in b.transfers.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.transfers[{j}].{k}");
                 check_pair(&format!("{prefix}.transfers[{j}]"), f.src, f.dst, num_hosts)?;
-                if f.size_bytes == 0 {
-                    return Err(SpecError::invalid(key("size_bytes"), 0, "must be at least 1"));
-                }
+                sizes.check(&key("size_bytes"), f.size_bytes)?;
                 if f.start_ns != 0 {
                     return Err(SpecError::invalid(
                         key("start_ns"),
@@ -642,33 +1112,21 @@ fn check_workload(
                     return Err(SpecError::invalid(format!("{prefix}.chain[{j}]"), h, "a host appears twice in the chain"));
                 }
             }
-            if r.block_bytes == 0 {
-                return Err(SpecError::invalid(format!("{prefix}.block_bytes"), 0, "must be at least 1"));
-            }
+            sizes.check(&format!("{prefix}.block_bytes"), r.block_bytes)?;
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
         WorkloadSpec::Flows(Flows { flows, .. }) => {
+            let max_start_ns = MAX_TIME_PS / units::PS_PER_NS;
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
-                if f.src >= num_hosts {
+                check_pair(&format!("{prefix}.flows[{j}]"), f.src, f.dst, num_hosts)?;
+                sizes.check(&key("size_bytes"), f.size_bytes)?;
+                if f.start_ns > max_start_ns {
                     return Err(SpecError::invalid(
-                        key("src"),
-                        f.src,
-                        format!("no such host (the topology has hosts 0..{})", num_hosts),
+                        key("start_ns"),
+                        f.start_ns,
+                        format!("must be between 0 and {max_start_ns} ns ({MAX_TIME_NOTE})"),
                     ));
-                }
-                if f.dst >= num_hosts {
-                    return Err(SpecError::invalid(
-                        key("dst"),
-                        f.dst,
-                        format!("no such host (the topology has hosts 0..{})", num_hosts),
-                    ));
-                }
-                if f.src == f.dst {
-                    return Err(SpecError::invalid(key("dst"), f.dst, "must differ from src"));
-                }
-                if f.size_bytes == 0 {
-                    return Err(SpecError::invalid(key("size_bytes"), 0, "must be at least 1"));
                 }
             }
         }

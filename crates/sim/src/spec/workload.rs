@@ -302,13 +302,6 @@ fn yes() -> bool {
 /// more (`run.timeseries.interval_us`).
 pub const MAX_TIMESERIES_ROWS: u64 = 200_000_000;
 
-/// The most buffer occupancy samples (one per switch per `run.sample_interval_us`) a run
-/// keeps: 24 bytes each in the simulator and as much again per copy, about 2.4 GB in all.
-/// A run whose length cannot be known in advance (reactive applications without `stop_ms`)
-/// stops sampling here and says so (`Summary::occupancy_truncated`) instead of running out
-/// of memory.
-pub const MAX_OCCUPANCY_SAMPLES: u64 = 50_000_000;
-
 /// Where a TCP flow's completion time is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
