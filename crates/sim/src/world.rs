@@ -60,12 +60,11 @@ use trace::DecisionTrace;
 
 /// The last instant a run can reach: one picosecond before [`Time::MAX`], the saturated
 /// "never". Validation bounds every scenario far below it (`spec::limits::MAX_TIME_PS`); a run
-/// that still gets here (a transfer that retransmits into a black hole for half a year of
-/// simulated time) stops at it, as at a stop time, instead of wrapping the clock.
+/// that still gets here (applications given in code that never stop) stops at it, as at a stop time, instead of wrapping the clock.
 pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
 
-/// The memory one transfer costs a run until it ends: its request, its runtime state (both
-/// endpoints' room is kept once they are freed) and its record. Validation estimates a
+/// The memory one transfer costs a run until it ends: its request, its runtime state (the
+/// boxed endpoints are freed when it ends) and its record. Validation estimates a
 /// scenario's transfers with it (`spec::limits::MAX_FLOWS`).
 pub(crate) const BYTES_PER_TRANSFER: usize =
     std::mem::size_of::<Transfer>() + std::mem::size_of::<TransferRt>() + std::mem::size_of::<crate::metrics::FctRecord>();

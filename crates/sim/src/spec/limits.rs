@@ -70,7 +70,7 @@ pub const MAX_WORKLOADS: usize = 65_535;
 
 /// The most transfers the workload entries of a scenario may be estimated to start: 50
 /// million. Each costs the run its state and its record (`world::BYTES_PER_TRANSFER`,
-/// about 1.1 KB today, all kept until the run ends), so this is a generous cap on the records a
+/// about 300 bytes today, all kept until the run ends), so this is a generous cap on the records a
 /// run produces; the estimate in the error message says how much memory they would take now.
 pub const MAX_FLOWS: u64 = 50_000_000;
 
