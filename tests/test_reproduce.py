@@ -40,7 +40,12 @@ def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
     for name in report.figures:
         assert (out / f"{name}.csv").is_file() and (out / f"{name}.png").stat().st_size > 0
     f6 = report.figures["fig7"]
-    assert len(f6) == 4 * 5 and set(f6["admission"]) == {"DT", "ABM", "LQD", "Credence"}
+    # Complete Sharing and the always-accept ablation sit next to the paper's four policies
+    # in every packet-level figure, so that the value of the predictions shows (issue 9).
+    policies = {"DT", "ABM", "LQD", "Credence", "CS", "Credence (always accept)"}
+    assert len(f6) == 6 * 5 and set(f6["admission"]) == policies
+    for name in ("fig6", "fig8", "fig9"):
+        assert policies <= set(report.figures[name]["admission"]), name
     assert (f6["unfinished"] == 0).all()
     f14 = report.figures["fig14"]
     assert len(f14) == 2 * 11 and set(f14["admission"]) == {"Credence", "DT"}
