@@ -10,6 +10,7 @@ impl Spec {
     /// folder). Errors name the key and the value.
     pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
         let num_hosts = self.check_topology()?;
+        self.topology.check_buildable()?;
         self.check_switch()?;
         if let AdmissionSpec::Credence { oracle, .. } = &mut self.switch.admission {
             load_oracle("switch.admission.oracle", oracle, base_dir)?;
