@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use sim::credence::forest::Forest;
+use sim::credence::forest::{BoxCache, Forest};
 use sim::spec::{Spec, SpecError};
 use sim::workload::{parse_flow_list, Cdf};
 use wire::{DatagramRepr, Ecn, Flags, SegmentRepr, WireError, DATAGRAM_HEADER_LEN, HEADER_LEN};
@@ -232,7 +232,8 @@ pub fn flow_list(data: &[u8]) {
 pub fn forest(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(f) = Forest::from_json_str(text) else { return };
-    for x in [[0.0; 4], [1e3, 2e3, 3e3, 4e3], [f64::MAX, -1.0, f64::NAN, 5e5]] {
-        let _ = f.predict_drop(&x);
+    let mut cache = BoxCache::default();
+    for x in [[0.0; 4], [1e3, 2e3, 3e3, 4e3], [1e3, 2e3, 3e3, 4e3], [f64::MAX, -1.0, f64::NAN, 5e5]] {
+        assert_eq!(f.predict_drop_cached(&x, &mut cache), f.predict_drop(&x));
     }
 }
