@@ -38,14 +38,23 @@ fn run(target: &str, body: fn(&[u8]), input: &[u8], origin: &dyn Fn() -> String)
     }
 }
 
+/// Every body has a corpus, a harness and a `[[bin]]` in `fuzz/Cargo.toml`, and every harness
+/// a body: the two drivers run the same targets.
 #[test]
-fn every_target_has_a_corpus() {
+fn every_target_has_a_corpus_and_a_harness() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    let manifest = std::fs::read_to_string(fuzz.join("Cargo.toml")).expect("fuzz/Cargo.toml");
     for (name, _) in TARGETS {
         assert!(!corpus(name).is_empty(), "fuzz/corpus/{name} is empty");
-        assert!(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/fuzz_targets/{name}.rs")).is_file(),
-            "fuzz/fuzz_targets/{name}.rs is missing"
-        );
+        let harness = std::fs::read_to_string(fuzz.join(format!("fuzz_targets/{name}.rs")))
+            .unwrap_or_else(|e| panic!("fuzz/fuzz_targets/{name}.rs: {e}"));
+        assert!(harness.contains(&format!("fuzz_targets::{name}(")), "fuzz/fuzz_targets/{name}.rs calls another body");
+        assert!(manifest.contains(&format!("name = \"{name}\"")), "fuzz/Cargo.toml has no [[bin]] {name}");
+    }
+    for entry in std::fs::read_dir(fuzz.join("fuzz_targets")).expect("fuzz/fuzz_targets") {
+        let path = entry.expect("an entry").path();
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        assert!(TARGETS.iter().any(|(n, _)| *n == stem), "{} has no body in TARGETS", path.display());
     }
 }
 
