@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("wire_roundtrip", wire_roundtrip),
     ("scenario_toml", scenario_toml),
     ("scenario_json", scenario_json),
+    ("scenario_edit", scenario_edit),
     ("cdf", cdf),
     ("flow_list", flow_list),
     ("forest", forest),
@@ -190,6 +191,138 @@ pub fn scenario_toml(data: &[u8]) {
 pub fn scenario_json(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     scenario(Spec::from_json_str(text));
+}
+
+/// Valid scenarios to edit: the default and every example.
+const BASES: &[&str] = &[
+    include_str!("../../sim/data/default.toml"),
+    include_str!("../../../examples/apps_shapes.toml"),
+    include_str!("../../../examples/dctcp_timeseries.toml"),
+    include_str!("../../../examples/fat_tree_k4.toml"),
+    include_str!("../../../examples/incast_small_buffer.toml"),
+    include_str!("../../../examples/leaf_spine_websearch.toml"),
+    include_str!("../../../examples/multi_queue_rr.toml"),
+    include_str!("../../../examples/udp_line_rate.toml"),
+];
+
+/// Keys an edit may add although no base scenario sets them.
+const EXTRA_KEYS: &[&str] = &[
+    "run.timeseries.interval_us",
+    "run.timeseries.max_transfers",
+    "run.stop_ms",
+    "run.sample_interval_us",
+    "topology.links_per_spine",
+    "topology.host_delay_ns",
+    "topology.fabric_delay_ns",
+    "topology.delay_ns",
+    "routing.hash_seed",
+    "switch.buffer_bytes",
+    "host.nic_buffer_bytes",
+    "host.ecn_threshold_bytes",
+    "host.tsq_pkts",
+    "transport.mss_bytes",
+    "transport.header_bytes",
+    "transport.init_cwnd_pkts",
+    "transport.min_rto_us",
+    "transport.max_rto_us",
+    "transport.init_rto_us",
+    "transport.delayed_ack_timeout_us",
+    "transport.rate_gbps",
+    "profile",
+];
+
+/// Values an edit may write: the boundaries of every integer and float type, and a few of
+/// each other type.
+fn edit_value(i: u8) -> toml::Value {
+    use toml::Value::{Array, Boolean, Float, Integer, String as Str, Table};
+    const INTS: &[i64] = &[
+        0, 1, 2, 3, 4, -1, 7, 8, 9, 16, 127, 128, 255, 256, 1000, 65_535, 65_536, 1 << 20, (1 << 20) + 1,
+        i32::MAX as i64, 1 << 32, (1 << 32) + 1, 1 << 53, 18_446_744_073_709, 18_446_744_073_710, i64::MAX, i64::MIN,
+    ];
+    const FLOATS: &[f64] = &[
+        0.0, -0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 1e-300, 5e-324, 1e-6, 1e6, 1e9, 1e12, 1.8e12, 1e13, 1e15, 1e18, 1e19,
+        1e300, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 100_000.0, 100_000.1,
+    ];
+    let i = i as usize;
+    match i {
+        _ if i < INTS.len() => Integer(INTS[i]),
+        _ if i < INTS.len() + FLOATS.len() => Float(FLOATS[i - INTS.len()]),
+        _ => match i % 8 {
+            0 => Str(String::new()),
+            1 => Str("ns3_compat".into()),
+            2 => Str("default".into()),
+            3 => Boolean(true),
+            4 => Boolean(false),
+            5 => Array(Vec::new()),
+            6 => Table(Default::default()),
+            _ => Array(vec![Integer(0), Integer(1)]),
+        },
+    }
+}
+
+/// Every leaf of `v` by its path of table keys and array indices.
+fn leaf_paths(v: &toml::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        toml::Value::Table(t) => t.iter().for_each(|(k, v)| {
+            path.push(k.clone());
+            leaf_paths(v, path, out);
+            path.pop();
+        }),
+        toml::Value::Array(a) if !a.is_empty() => a.iter().enumerate().for_each(|(i, v)| {
+            path.push(i.to_string());
+            leaf_paths(v, path, out);
+            path.pop();
+        }),
+        _ => out.push(path.clone()),
+    }
+}
+
+/// Set (or, with `None`, remove) the value at `path`, making tables on the way.
+fn set_path(root: &mut toml::Value, path: &[String], value: Option<toml::Value>) {
+    let Some((last, inner)) = path.split_last() else { return };
+    let mut v = root;
+    for k in inner {
+        v = match v {
+            toml::Value::Table(t) => t.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default())),
+            toml::Value::Array(a) => match k.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match (v, value) {
+        (toml::Value::Table(t), Some(x)) => {
+            t.insert(last.clone(), x);
+        }
+        (toml::Value::Table(t), None) => {
+            t.remove(last);
+        }
+        (toml::Value::Array(a), Some(x)) => {
+            if let Some(slot) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *slot = x;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A valid scenario (the first byte picks it) changed by edits of three bytes each: a key (of
+/// the scenario's leaves and [`EXTRA_KEYS`]) and a value from [`edit_value`], or a removal.
+/// Reaches the range checks far faster than byte mutations of the text, which rarely keep a
+/// scenario valid up to the key they change.
+pub fn scenario_edit(data: &[u8]) {
+    let Some((&pick, edits)) = data.split_first() else { return };
+    let Ok(mut root) = BASES[pick as usize % BASES.len()].parse::<toml::Value>() else { return };
+    for e in edits.chunks_exact(3) {
+        let mut paths = Vec::new();
+        leaf_paths(&root, &mut Vec::new(), &mut paths);
+        paths.extend(EXTRA_KEYS.iter().map(|k| k.split('.').map(str::to_string).collect()));
+        let path = &paths[u16::from_be_bytes([e[0], e[1]]) as usize % paths.len()];
+        let value = (e[2] != u8::MAX).then(|| edit_value(e[2]));
+        set_path(&mut root, path, value);
+    }
+    scenario(Spec::from_toml_str(&root.to_string()));
 }
 
 /// Validate a parsed scenario; a valid one's resolved JSON (what `slacknet validate` prints
