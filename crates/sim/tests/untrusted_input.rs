@@ -73,3 +73,20 @@ fn a_valid_scenarios_json_reads_back_bit_for_bit() {
         assert_eq!(again.switch.queues[0].dt_alpha, x.parse::<f64>().unwrap());
     }
 }
+
+/// JSON with text after the scenario's object was accepted (serde_json's streaming deserializer
+/// stops at the object's end), and read without its profile, which is only merged into text
+/// that parses whole: its resolved JSON then read back as another scenario. Fuzz corpus:
+/// `scenario_json/crash-trailing-characters`.
+#[test]
+fn json_with_text_after_the_scenario_is_refused() {
+    let scenario = r#"{"profile": "ns3_compat", "topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}}"#;
+    let spec = Spec::from_json_str(scenario).unwrap();
+    assert_eq!(spec.host.nic_buffer_bytes, Some(350_000), "the profile applies");
+    assert_eq!(Spec::from_json_str(&format!(" {scenario} \n\t")).unwrap(), spec, "whitespace is fine");
+    for tail in [" }", "}}", ",", " {}", "x", " \"profile\": \"default\" }"] {
+        let e = Spec::from_json_str(&format!("{scenario}{tail}")).unwrap_err();
+        assert_eq!(e.key(), "<root>", "{tail:?}: {e}");
+        assert!(e.to_string().contains("trailing characters"), "{tail:?}: {e}");
+    }
+}
