@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python bench bench-peers bench-peers-seeds bench-credence bench-scale profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -18,8 +18,8 @@ install: $(VENV)/bin/python
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-## test: the whole test suite, Rust and Python (what CI runs)
-test: install test-rust test-python
+## test: the whole test suite, Rust and Python, and the fuzz smoke run (what CI runs)
+test: install test-rust test-python fuzz-smoke
 
 ## test-rust: lints denied (clippy, missing docs), proto built and tested on its own (it must
 ## not need sim or udp), then every crate's tests
@@ -30,6 +30,37 @@ test-rust:
 
 test-python:
 	$(PY) -m pytest -q tests
+
+## fuzz-smoke: every libFuzzer target (fuzz/) for FUZZ_SMOKE_SECS seconds each, when nightly
+## and cargo-fuzz are installed; otherwise it says so and passes. Either way `test-rust`
+## replays the committed corpus and seeded mutations of it on stable
+## (crates/fuzz-targets/tests/corpus.rs). New inputs go to fuzz/target/corpus/, never into the
+## committed corpus; a crash fails the run and leaves its input in fuzz/artifacts/<target>/.
+FUZZ_SMOKE_SECS ?= 8
+fuzz-smoke:
+	@if [ "$(FUZZ_SMOKE_SECS)" = 0 ]; then echo "fuzz-smoke: skipped (FUZZ_SMOKE_SECS=0)"; \
+	elif ! cargo +nightly fuzz --version >/dev/null 2>&1; then \
+	  echo "fuzz-smoke: skipped: needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz);" \
+	    "the corpus replay in test-rust ran every target"; \
+	else \
+	  cd fuzz && nice cargo +nightly fuzz build && for t in $$(cargo +nightly fuzz list); do \
+	    mkdir -p target/corpus/$$t && case $$t in scenario_*) dict=-dict=scenario.dict;; *) dict=;; esac && \
+	    if nice cargo +nightly fuzz run $$t target/corpus/$$t corpus/$$t -- -max_total_time=$(FUZZ_SMOKE_SECS) \
+	        -timeout=30 $$dict > target/smoke-$$t.log 2>&1; then \
+	      echo "fuzz-smoke: $$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' target/smoke-$$t.log)"; \
+	    else tail -n 40 target/smoke-$$t.log; echo "fuzz-smoke: $$t FAILED (log: fuzz/target/smoke-$$t.log)"; exit 1; fi; \
+	  done; \
+	fi
+
+## fuzz: one target for a long run, e.g. `make fuzz FUZZ_TARGET=scenario_toml FUZZ_SECS=3600`
+## (new inputs in fuzz/target/corpus/<target>/; see README.md, "Fuzzing")
+FUZZ_TARGET ?= scenario_toml
+FUZZ_SECS ?= 600
+fuzz:
+	mkdir -p fuzz/target/corpus/$(FUZZ_TARGET)
+	cd fuzz && nice cargo +nightly fuzz run $(FUZZ_TARGET) target/corpus/$(FUZZ_TARGET) corpus/$(FUZZ_TARGET) -- \
+	  -max_total_time=$(FUZZ_SECS) -timeout=30 $(if $(filter scenario_%,$(FUZZ_TARGET)),-dict=scenario.dict)
+
 
 ## bench: native runs of the peer-bench S2 flow list, the 256-host comparison scenario and a
 ## long Poisson run (1.7 M flows, for memory per flow): wall time, events/s, packet-hops/s and

@@ -15,8 +15,10 @@
 //! `ver` is [`DATAGRAM_VERSION`], distinct from a TCP segment's, so a driver can tell the two
 //! apart from the first byte.
 //!
-//! INVARIANT: `parse(emit(r)) == r` for every `r` with valid `ecn` and `flags` (only `FIN`);
-//! `parse` never panics on any input.
+//! INVARIANT: `parse(emit(r)) == r` (the emitted header followed by `r.len` payload bytes) for
+//! every `r` that `emit` accepts, and `emit` refuses every `r` that `parse` could not return:
+//! a flag other than `FIN`, or `seq + len` past `u64::MAX`. `parse` never panics on any input
+//! (fuzzed, as the crate docs say).
 
 use crate::{Ecn, Flags, WireError};
 
@@ -92,11 +94,20 @@ impl DatagramRepr {
         Ok(repr)
     }
 
-    /// Write the header into `buf[..DATAGRAM_HEADER_LEN]` and return its length, or
-    /// [`WireError::Truncated`] if `buf` is shorter. The caller copies the payload after it.
+    /// Write the header into `buf[..DATAGRAM_HEADER_LEN]` and return its length; the caller
+    /// copies the payload after it. Refuses, writing nothing, what [`DatagramRepr::parse`]
+    /// would not read back: [`WireError::Truncated`] if `buf` is shorter than the header,
+    /// [`WireError::Malformed`] for a flag other than [`Flags::FIN`] or a payload that ends past
+    /// `u64::MAX`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         if buf.len() < DATAGRAM_HEADER_LEN {
             return Err(WireError::Truncated { have: buf.len(), need: DATAGRAM_HEADER_LEN });
+        }
+        if self.flags.0 & !Flags::FIN.0 != 0 {
+            return Err(WireError::Malformed("flags"));
+        }
+        if self.seq.checked_add(self.len as u64).is_none() {
+            return Err(WireError::Malformed("seq + len overflows"));
         }
         buf[0] = DATAGRAM_VERSION;
         buf[1] = self.flags.0;
@@ -124,6 +135,27 @@ mod tests {
         let mut buf = vec![0u8; d.buffer_len()];
         assert_eq!(d.emit(&mut buf), Ok(DATAGRAM_HEADER_LEN));
         assert_eq!(DatagramRepr::parse(&buf), Ok(d));
+    }
+
+    // Found by the `wire_roundtrip` fuzz target: emit wrote these, and parse refused them.
+    #[test]
+    fn emit_refuses_what_parse_would_not_read_back() {
+        let untouched = [0x77u8; DATAGRAM_HEADER_LEN];
+        let refused = |d: DatagramRepr| {
+            let mut buf = untouched;
+            let e = d.emit(&mut buf).unwrap_err();
+            assert_eq!(buf, untouched, "a refused emit writes nothing");
+            e
+        };
+        for flags in [Flags::SYN, Flags::ACK.with(Flags::FIN), Flags(0x80)] {
+            assert_eq!(refused(DatagramRepr { flags, ..sample() }), WireError::Malformed("flags"));
+        }
+        let past_the_end = DatagramRepr { seq: u64::MAX - 2, ..sample() };
+        assert_eq!(refused(past_the_end), WireError::Malformed("seq + len overflows"));
+        let at_the_end = DatagramRepr { seq: u64::MAX - 3, ..sample() };
+        let mut buf = vec![0u8; at_the_end.buffer_len()];
+        assert_eq!(at_the_end.emit(&mut buf), Ok(DATAGRAM_HEADER_LEN));
+        assert_eq!(DatagramRepr::parse(&buf), Ok(at_the_end));
     }
 
     #[test]

@@ -16,8 +16,11 @@
 //!  +------+------+------+------+------------+----------------+----------------+---------+----------------+----------------+
 //! ```
 //!
-//! INVARIANT: `parse(emit(r)) == r` for every `r` whose `ecn` and `flags` are valid; `parse`
-//! never panics on any input (fuzzed).
+//! INVARIANT: `parse(emit(r)) == r` (the emitted header followed by `r.len` payload bytes) for
+//! every `r` that `emit` accepts, and `emit` refuses every `r` that `parse` could not return:
+//! undefined flag bits, or `seq + len` past `u64::MAX`. `parse` never panics on any input.
+//! Both are fuzzed (`fuzz/`: `wire_segment`, `wire_datagram`, `wire_roundtrip`), and the
+//! round trip is checked over boundary values of every field (`crates/fuzz-targets/tests`).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
@@ -188,10 +191,21 @@ impl SegmentRepr {
         Ok(repr)
     }
 
-    /// Write the header into `buf[..HEADER_LEN]` and return [`HEADER_LEN`]. The caller copies
-    /// the payload after it. PRECONDITION: `buf.len() >= HEADER_LEN` (panics otherwise).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        assert!(buf.len() >= HEADER_LEN, "emit: buffer shorter than the header");
+    /// Write the header into `buf[..HEADER_LEN]` and return [`HEADER_LEN`]; the caller copies
+    /// the payload after it. Refuses, writing nothing, what [`SegmentRepr::parse`] would not
+    /// read back: [`WireError::Truncated`] if `buf` is shorter than the header,
+    /// [`WireError::Malformed`] for flag bits outside [`Flags::ALL`] or a payload that ends
+    /// past `u64::MAX`.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        if buf.len() < HEADER_LEN {
+            return Err(WireError::Truncated { have: buf.len(), need: HEADER_LEN });
+        }
+        if self.flags.0 & !Flags::ALL.0 != 0 {
+            return Err(WireError::Malformed("flags"));
+        }
+        if self.seq.checked_add(self.len as u64).is_none() {
+            return Err(WireError::Malformed("seq + len overflows"));
+        }
         buf[0] = VERSION;
         buf[1] = self.flags.0;
         buf[2] = self.ecn as u8;
@@ -202,7 +216,7 @@ impl SegmentRepr {
         buf[24..28].copy_from_slice(&self.len.to_be_bytes());
         buf[28..36].copy_from_slice(&self.ts_ps.to_be_bytes());
         buf[36..44].copy_from_slice(&self.ts_echo_ps.to_be_bytes());
-        HEADER_LEN
+        Ok(HEADER_LEN)
     }
 
     /// One past the last payload byte.
@@ -305,7 +319,7 @@ mod tests {
     #[test]
     fn emit_matches_literal_bytes() {
         let mut buf = [0u8; 46];
-        let n = repr().emit(&mut buf);
+        let n = repr().emit(&mut buf).unwrap();
         buf[n..].copy_from_slice(&[0xaa, 0xbb]);
         assert_eq!(buf, BYTES);
         assert_eq!(repr().buffer_len(), 46);
@@ -336,6 +350,28 @@ mod tests {
         assert_eq!(SegmentRepr::parse(&b), Err(WireError::Malformed("flags")));
     }
 
+    // Found by the `wire_roundtrip` fuzz target: emit wrote these, and parse refused them.
+    #[test]
+    fn emit_refuses_what_parse_would_not_read_back() {
+        let untouched = [0x77u8; 46];
+        let refused = |r: SegmentRepr, n: usize| {
+            let mut buf = untouched;
+            let e = r.emit(&mut buf[..n]).unwrap_err();
+            assert_eq!(buf, untouched, "a refused emit writes nothing");
+            e
+        };
+        let undefined = SegmentRepr { flags: Flags(0x20).with(Flags::ACK), ..repr() };
+        assert_eq!(refused(undefined, 46), WireError::Malformed("flags"));
+        let past_the_end = SegmentRepr { seq: u64::MAX - 1, ..repr() };
+        assert_eq!(refused(past_the_end, 46), WireError::Malformed("seq + len overflows"));
+        assert_eq!(refused(repr(), HEADER_LEN - 1), WireError::Truncated { have: 43, need: HEADER_LEN });
+        // The last sequence number a payload can end at is still emitted and read back.
+        let at_the_end = SegmentRepr { seq: u64::MAX - 2, ..repr() };
+        let mut buf = [0u8; 46];
+        assert_eq!(at_the_end.emit(&mut buf), Ok(HEADER_LEN));
+        assert_eq!(SegmentRepr::parse(&buf), Ok(at_the_end));
+    }
+
     #[test]
     fn parse_never_panics_on_prefixes_and_mutations() {
         // A cheap in-test fuzz: every prefix and every single-byte mutation.
@@ -348,7 +384,7 @@ mod tests {
                 b[i] = v;
                 if let Ok(r) = SegmentRepr::parse(&b) {
                     let mut out = vec![0u8; r.buffer_len()];
-                    r.emit(&mut out);
+                    r.emit(&mut out).unwrap();
                     assert_eq!(SegmentRepr::parse(&out).map(|p| p.len), Ok(r.len));
                 }
             }

@@ -320,19 +320,22 @@ impl Forest {
         Ok(())
     }
 
-    /// Depth of the subtree at flat index `i`.
-    fn depth_at(&self, i: usize) -> u32 {
-        let n = &self.nodes[i];
-        if n.feature == LEAF {
-            0
-        } else {
-            1 + self.depth_at(n.left as usize).max(self.depth_at(n.left as usize + 1))
+    /// Depth of the deepest tree. One pass from the last node back, because every child comes
+    /// after its parent in the flat array; no recursion, since a file may hold a tree as deep
+    /// as it has nodes (a recursive walk overflowed the stack on a chain of 300,000 splits).
+    fn max_depth(&self) -> Option<u32> {
+        let mut depth = vec![0u32; self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate().rev() {
+            if n.feature != LEAF {
+                depth[i] = 1 + depth[n.left as usize].max(depth[n.left as usize + 1]);
+            }
         }
+        self.roots.iter().map(|&r| depth[r as usize]).max()
     }
 
     /// The complete layout, if every tree is at most [`MAX_DENSE_DEPTH`] deep.
     fn to_dense(&self) -> Option<Dense> {
-        let depth = self.roots.iter().map(|&r| self.depth_at(r as usize)).max()?;
+        let depth = self.max_depth()?;
         if depth == 0 || depth > MAX_DENSE_DEPTH {
             return None; // stumps-only forests walk (one step); deep ones too
         }
@@ -582,6 +585,33 @@ pub(crate) mod tests {
 
     fn x(queue: f64, occ: f64) -> FeatureVector {
         [queue, 0.0, occ, 0.0]
+    }
+
+    /// A chain of `splits` splits, each with a leaf on its left: as deep as it is long.
+    fn chain(splits: usize) -> String {
+        let n = 2 * splits + 1;
+        let (mut l, mut r, mut f, mut t) = (vec![-1i64; n], vec![-1i64; n], vec![-2i64; n], vec![-2.0; n]);
+        for j in 0..splits {
+            (l[2 * j], r[2 * j], f[2 * j], t[2 * j]) = (2 * j as i64 + 1, 2 * j as i64 + 2, 0, j as f64);
+        }
+        let value = vec!["[1, 1]"; n].join(",");
+        format!(
+            r#"{{"format": "slacknet-forest/1", "features": ["queue_len"], "trees": [{{"children_left": {l:?},
+                "children_right": {r:?}, "feature": {f:?}, "threshold": {t:?}, "value": [{value}]}}]}}"#
+        )
+    }
+
+    // The depth of a tree was computed recursively, and a chain of 300,000 splits overflowed
+    // the stack while loading (found by running the forest fuzz target on a hand-made input:
+    // libFuzzer's inputs are too short; fuzz/corpus/forest/deep_chain.json is a shorter chain).
+    #[test]
+    fn a_tree_as_deep_as_it_is_long_loads_and_evaluates() {
+        let f = Forest::from_json_str(&chain(200_000)).unwrap();
+        assert_eq!((f.num_trees(), f.num_nodes()), (1, 400_001));
+        assert!(f.dense.is_none(), "too deep for the complete layout");
+        assert_eq!(f.drop_probability(&[1e9, 0.0, 0.0, 0.0]), 0.5);
+        let shallow = Forest::from_json_str(&chain(3)).unwrap();
+        assert_eq!(shallow.dense.as_ref().map(|d| d.depth), Some(3));
     }
 
     #[test]

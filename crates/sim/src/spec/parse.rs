@@ -61,13 +61,18 @@ impl Spec {
 
     fn from_json_plain(text: &str) -> Result<Spec, SpecError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let spec = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let key = path_string(e.path());
             serde_json::from_str::<serde_json::Value>(text)
                 .ok()
                 .and_then(|root| refine_tagged_error(&root, &key))
                 .unwrap_or_else(|| SpecError::Parse { key, message: e.inner().to_string() })
-        })
+        })?;
+        // Text after the scenario's object is an error (serde_json::from_str checks it too):
+        // accepted, it had the scenario read without its profile, which is merged only into
+        // text that parses whole.
+        de.end().map_err(|e| SpecError::Parse { key: "<root>".into(), message: e.to_string() })?;
+        Ok(spec)
     }
 
     /// Serialize to JSON, with every default filled in.

@@ -34,6 +34,7 @@ impl Spec {
     pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
         // The network's size first: nothing below may build a network that does not fit.
         self.check_topology()?;
+        self.topology.check_buildable()?;
         let topo = Topology::build(&self.topology);
         self.check_transport()?;
         let full_packet = self.largest_packet();

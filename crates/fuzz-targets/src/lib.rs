@@ -1,0 +1,372 @@
+//! The bodies of slacknet's fuzz targets: one function per parser of untrusted bytes, taking
+//! arbitrary bytes. Each must return for every input without panicking; the assertions inside
+//! check properties of what the parser accepted (a parsed header re-emits to the same bytes, a
+//! header that `emit` accepts parses back to itself, a validated scenario's resolved JSON
+//! validates again to the same scenario), never the input itself.
+//!
+//! Two drivers call them: the libFuzzer harness in `fuzz/` (`cargo +nightly fuzz run
+//! <target>`, one `fuzz_target!` per entry of [`TARGETS`]) and this crate's test
+//! `tests/corpus.rs`, which on stable replays the committed corpus `fuzz/corpus/<target>/` and
+//! a few thousand seeded mutations of it, so `cargo test` runs every target without nightly.
+//!
+//! Scenario targets validate against [`BASE_DIR`], a folder that does not exist: relative
+//! file paths in a fuzzed scenario do not resolve, and the file inputs they would name (CDFs,
+//! flow lists, forests) have targets of their own.
+
+use std::path::Path;
+
+use sim::credence::forest::{BoxCache, Forest};
+use sim::spec::{Spec, SpecError};
+use sim::workload::{parse_flow_list, Cdf};
+use wire::{DatagramRepr, Ecn, Flags, SegmentRepr, WireError, DATAGRAM_HEADER_LEN, HEADER_LEN};
+
+/// A target's body: arbitrary bytes in, a panic only if a property fails.
+pub type Body = fn(&[u8]);
+
+/// Every target, by the name of its `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/`.
+pub const TARGETS: &[(&str, Body)] = &[
+    ("wire_segment", wire_segment),
+    ("wire_datagram", wire_datagram),
+    ("wire_roundtrip", wire_roundtrip),
+    ("scenario_toml", scenario_toml),
+    ("scenario_json", scenario_json),
+    ("scenario_edit", scenario_edit),
+    ("cdf", cdf),
+    ("flow_list", flow_list),
+    ("forest", forest),
+];
+
+/// The folder scenario targets validate against: relative paths name files that do not exist.
+pub const BASE_DIR: &str = "/nonexistent/slacknet-fuzz";
+
+/// The largest payload a round trip builds a buffer for. Above it, only the header is checked
+/// (parse must ask for exactly `buffer_len` bytes): libFuzzer refuses gigabyte allocations.
+const MAX_ROUNDTRIP_PAYLOAD: usize = 1 << 16;
+
+/// `SegmentRepr::parse` on any bytes; what parses re-emits to the same header bytes.
+pub fn wire_segment(data: &[u8]) {
+    let Ok(r) = SegmentRepr::parse(data) else { return };
+    let mut out = [0u8; HEADER_LEN];
+    assert_eq!(r.emit(&mut out), Ok(HEADER_LEN), "{r:?} parsed but does not emit");
+    assert_eq!(out[..], data[..HEADER_LEN], "{r:?} re-emits to other bytes");
+    assert!(data.len() >= r.buffer_len());
+}
+
+/// `DatagramRepr::parse` on any bytes; what parses re-emits to the same header bytes.
+pub fn wire_datagram(data: &[u8]) {
+    let Ok(r) = DatagramRepr::parse(data) else { return };
+    let mut out = [0u8; DATAGRAM_HEADER_LEN];
+    assert_eq!(r.emit(&mut out), Ok(DATAGRAM_HEADER_LEN), "{r:?} parsed but does not emit");
+    assert_eq!(out[..], data[..DATAGRAM_HEADER_LEN], "{r:?} re-emits to other bytes");
+    assert!(data.len() >= r.buffer_len());
+}
+
+/// Reads fields from fuzz bytes; missing bytes read as zero.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    fn bytes<const N: usize>(&mut self) -> [u8; N] {
+        let mut b = [0u8; N];
+        let n = self.0.len().min(N);
+        b[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        b
+    }
+    fn u8(&mut self) -> u8 {
+        self.bytes::<1>()[0]
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_be_bytes(self.bytes())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_be_bytes(self.bytes())
+    }
+    fn ecn(&mut self) -> Ecn {
+        [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce][self.u8() as usize % 4]
+    }
+}
+
+/// A segment and a datagram built from any field values (flags included: emit must refuse
+/// what parse would not read back) and a buffer length: `parse(emit(r)) == r` whenever emit
+/// accepts `r`.
+pub fn wire_roundtrip(data: &[u8]) {
+    let mut f = Fields(data);
+    let buf_len = f.u8() as usize;
+    let s = SegmentRepr {
+        conn: f.u32(),
+        seq: f.u64(),
+        ack: f.u64(),
+        len: f.u32(),
+        flags: Flags(f.u8()),
+        ecn: f.ecn(),
+        prio: f.u8(),
+        ts_ps: f.u64(),
+        ts_echo_ps: f.u64(),
+    };
+    let d = DatagramRepr {
+        conn: f.u32(),
+        seq: f.u64(),
+        len: f.u32(),
+        flags: Flags(f.u8()),
+        ecn: f.ecn(),
+        prio: f.u8(),
+        ts_ps: f.u64(),
+    };
+    check_segment_roundtrip(&s, buf_len);
+    check_datagram_roundtrip(&d, buf_len);
+}
+
+/// `emit` into a `buf_len`-byte buffer, then parse the header and `s.len` payload bytes; or
+/// `emit` refuses `s`, for the first reason that applies.
+pub fn check_segment_roundtrip(s: &SegmentRepr, buf_len: usize) {
+    let mut buf = vec![0u8; buf_len];
+    let emitted = s.emit(&mut buf);
+    let refusal = if buf_len < HEADER_LEN {
+        Some(WireError::Truncated { have: buf_len, need: HEADER_LEN })
+    } else if s.flags.0 & !Flags::ALL.0 != 0 {
+        Some(WireError::Malformed("flags"))
+    } else if s.seq.checked_add(s.len.into()).is_none() {
+        Some(WireError::Malformed("seq + len overflows"))
+    } else {
+        None
+    };
+    match refusal {
+        Some(e) => assert_eq!(emitted, Err(e), "{s:?}"),
+        None => {
+            assert_eq!(emitted, Ok(HEADER_LEN), "{s:?}");
+            check_parse_back(&buf[..HEADER_LEN], s.buffer_len(), SegmentRepr::parse, s);
+        }
+    }
+}
+
+/// `emit` into a `buf_len`-byte buffer, then parse the header and `d.len` payload bytes; or
+/// `emit` refuses `d`, for the first reason that applies.
+pub fn check_datagram_roundtrip(d: &DatagramRepr, buf_len: usize) {
+    let mut buf = vec![0u8; buf_len];
+    let emitted = d.emit(&mut buf);
+    let refusal = if buf_len < DATAGRAM_HEADER_LEN {
+        Some(WireError::Truncated { have: buf_len, need: DATAGRAM_HEADER_LEN })
+    } else if d.flags.0 & !Flags::FIN.0 != 0 {
+        Some(WireError::Malformed("flags"))
+    } else if d.seq.checked_add(d.len.into()).is_none() {
+        Some(WireError::Malformed("seq + len overflows"))
+    } else {
+        None
+    };
+    match refusal {
+        Some(e) => assert_eq!(emitted, Err(e), "{d:?}"),
+        None => {
+            assert_eq!(emitted, Ok(DATAGRAM_HEADER_LEN), "{d:?}");
+            check_parse_back(&buf[..DATAGRAM_HEADER_LEN], d.buffer_len(), DatagramRepr::parse, d);
+        }
+    }
+}
+
+/// `header` followed by payload up to `total` bytes parses back to `want`; without its last
+/// payload byte it is truncated.
+fn check_parse_back<R: PartialEq + std::fmt::Debug>(
+    header: &[u8],
+    total: usize,
+    parse: fn(&[u8]) -> Result<R, WireError>,
+    want: &R,
+) {
+    let short = WireError::Truncated { have: total - 1, need: total };
+    if total - header.len() > MAX_ROUNDTRIP_PAYLOAD {
+        assert_eq!(parse(header), Err(WireError::Truncated { have: header.len(), need: total }), "{want:?}");
+        return;
+    }
+    let mut whole = header.to_vec();
+    whole.resize(total, 0xa5);
+    assert_eq!(parse(&whole).as_ref(), Ok(want), "emitted {want:?}, parsed back something else");
+    assert_eq!(parse(&whole[..total - 1]).map(|_| ()), Err(short), "{want:?}");
+}
+
+/// A TOML scenario, parsed and validated: errors are values, never panics.
+pub fn scenario_toml(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    scenario(Spec::from_toml_str(text));
+}
+
+/// A JSON scenario (what the Python front end sends), parsed and validated.
+pub fn scenario_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    scenario(Spec::from_json_str(text));
+}
+
+/// Valid scenarios to edit: the default and every example.
+const BASES: &[&str] = &[
+    include_str!("../../sim/data/default.toml"),
+    include_str!("../../../examples/apps_shapes.toml"),
+    include_str!("../../../examples/dctcp_timeseries.toml"),
+    include_str!("../../../examples/fat_tree_k4.toml"),
+    include_str!("../../../examples/incast_small_buffer.toml"),
+    include_str!("../../../examples/leaf_spine_websearch.toml"),
+    include_str!("../../../examples/multi_queue_rr.toml"),
+    include_str!("../../../examples/udp_line_rate.toml"),
+];
+
+/// Keys an edit may add although no base scenario sets them.
+const EXTRA_KEYS: &[&str] = &[
+    "run.timeseries.interval_us",
+    "run.timeseries.max_transfers",
+    "run.stop_ms",
+    "run.sample_interval_us",
+    "topology.links_per_spine",
+    "topology.host_delay_ns",
+    "topology.fabric_delay_ns",
+    "topology.delay_ns",
+    "routing.hash_seed",
+    "switch.buffer_bytes",
+    "host.nic_buffer_bytes",
+    "host.ecn_threshold_bytes",
+    "host.tsq_pkts",
+    "transport.mss_bytes",
+    "transport.header_bytes",
+    "transport.init_cwnd_pkts",
+    "transport.min_rto_us",
+    "transport.max_rto_us",
+    "transport.init_rto_us",
+    "transport.delayed_ack_timeout_us",
+    "transport.rate_gbps",
+    "profile",
+];
+
+/// Values an edit may write: the boundaries of every integer and float type, and a few of
+/// each other type.
+fn edit_value(i: u8) -> toml::Value {
+    use toml::Value::{Array, Boolean, Float, Integer, String as Str, Table};
+    const INTS: &[i64] = &[
+        0, 1, 2, 3, 4, -1, 7, 8, 9, 16, 127, 128, 255, 256, 1000, 65_535, 65_536, 1 << 20, (1 << 20) + 1,
+        i32::MAX as i64, 1 << 32, (1 << 32) + 1, 1 << 53, 18_446_744_073_709, 18_446_744_073_710, i64::MAX, i64::MIN,
+    ];
+    const FLOATS: &[f64] = &[
+        0.0, -0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 1e-300, 5e-324, 1e-6, 1e6, 1e9, 1e12, 1.8e12, 1e13, 1e15, 1e18, 1e19,
+        1e300, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 100_000.0, 100_000.1,
+    ];
+    let i = i as usize;
+    match i {
+        _ if i < INTS.len() => Integer(INTS[i]),
+        _ if i < INTS.len() + FLOATS.len() => Float(FLOATS[i - INTS.len()]),
+        _ => match i % 8 {
+            0 => Str(String::new()),
+            1 => Str("ns3_compat".into()),
+            2 => Str("default".into()),
+            3 => Boolean(true),
+            4 => Boolean(false),
+            5 => Array(Vec::new()),
+            6 => Table(Default::default()),
+            _ => Array(vec![Integer(0), Integer(1)]),
+        },
+    }
+}
+
+/// Every leaf of `v` by its path of table keys and array indices.
+fn leaf_paths(v: &toml::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        toml::Value::Table(t) => t.iter().for_each(|(k, v)| {
+            path.push(k.clone());
+            leaf_paths(v, path, out);
+            path.pop();
+        }),
+        toml::Value::Array(a) if !a.is_empty() => a.iter().enumerate().for_each(|(i, v)| {
+            path.push(i.to_string());
+            leaf_paths(v, path, out);
+            path.pop();
+        }),
+        _ => out.push(path.clone()),
+    }
+}
+
+/// Set (or, with `None`, remove) the value at `path`, making tables on the way.
+fn set_path(root: &mut toml::Value, path: &[String], value: Option<toml::Value>) {
+    let Some((last, inner)) = path.split_last() else { return };
+    let mut v = root;
+    for k in inner {
+        v = match v {
+            toml::Value::Table(t) => t.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default())),
+            toml::Value::Array(a) => match k.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match (v, value) {
+        (toml::Value::Table(t), Some(x)) => {
+            t.insert(last.clone(), x);
+        }
+        (toml::Value::Table(t), None) => {
+            t.remove(last);
+        }
+        (toml::Value::Array(a), Some(x)) => {
+            if let Some(slot) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *slot = x;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A valid scenario (the first byte picks it) changed by edits of three bytes each: a key (of
+/// the scenario's leaves and [`EXTRA_KEYS`]) and a value from [`edit_value`], or a removal.
+/// Reaches the range checks far faster than byte mutations of the text, which rarely keep a
+/// scenario valid up to the key they change.
+pub fn scenario_edit(data: &[u8]) {
+    let Some((&pick, edits)) = data.split_first() else { return };
+    let Ok(mut root) = BASES[pick as usize % BASES.len()].parse::<toml::Value>() else { return };
+    for e in edits.chunks_exact(3) {
+        let mut paths = Vec::new();
+        leaf_paths(&root, &mut Vec::new(), &mut paths);
+        paths.extend(EXTRA_KEYS.iter().map(|k| k.split('.').map(str::to_string).collect()));
+        let path = &paths[u16::from_be_bytes([e[0], e[1]]) as usize % paths.len()];
+        let value = (e[2] != u8::MAX).then(|| edit_value(e[2]));
+        set_path(&mut root, path, value);
+    }
+    scenario(Spec::from_toml_str(&root.to_string()));
+}
+
+/// Validate a parsed scenario; a valid one's resolved JSON (what `slacknet validate` prints
+/// and the Python front end sends back) must parse and validate again to the same scenario.
+fn scenario(parsed: Result<Spec, SpecError>) {
+    let Ok(spec) = parsed else { return };
+    let _ = spec.to_json();
+    let Ok(valid) = spec.validate(Path::new(BASE_DIR)) else { return };
+    let json = valid.to_json();
+    let again = match Spec::from_json_str(&json) {
+        Ok(s) => s,
+        Err(e) => panic!("a validated scenario's JSON does not parse: {e}\n{json}"),
+    };
+    assert_eq!(&again, valid.spec(), "a validated scenario's JSON reads back different\n{json}");
+    if let Err(e) = again.validate(Path::new(BASE_DIR)) {
+        panic!("a validated scenario's JSON does not validate: {e}\n{json}");
+    }
+}
+
+/// A flow-size CDF file (`size cdf` lines); what parses can be sampled over all of [0, 1].
+pub fn cdf(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(c) = Cdf::parse(text) else { return };
+    let _ = c.mean();
+    for u in [0.0, 1e-9, 0.25, 0.5, 0.999_999, 1.0] {
+        let _ = c.sample(u);
+    }
+}
+
+/// A flow list (`id src dst start_s size_bytes [incast]` lines) for a 16-host network.
+pub fn flow_list(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let mut flows = Vec::new();
+    if parse_flow_list(text, 0, 0, 16, &mut flows).is_ok() {
+        assert!(flows.iter().all(|f| f.src < 16 && f.dst < 16 && f.src != f.dst && f.size >= 1));
+    }
+}
+
+/// A Credence forest file (JSON); a loaded forest evaluates any feature vector.
+pub fn forest(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(f) = Forest::from_json_str(text) else { return };
+    let mut cache = BoxCache::default();
+    for x in [[0.0; 4], [1e3, 2e3, 3e3, 4e3], [1e3, 2e3, 3e3, 4e3], [f64::MAX, -1.0, f64::NAN, 5e5]] {
+        assert_eq!(f.predict_drop_cached(&x, &mut cache), f.predict_drop(&x));
+    }
+}
