@@ -399,47 +399,38 @@ impl Simulation {
             debug_assert!(rt.finished_at.is_none());
             if rt.finished_at.is_none() {
                 rt.finished_at = Some(now);
+                let outcome = rt.outcome.unwrap_or(Outcome::Complete);
                 self.finished += 1;
-                let (_, _, delivered) = rt.counters();
-                let spec = &self.transfers[f];
-                self.notes.push_back((
-                    spec.app,
-                    TransferDone {
-                        transfer: FlowId::from_idx(f),
-                        tag: spec.tag,
-                        src: spec.src,
-                        dst: spec.dst,
-                        size: spec.size,
-                        start: spec.start,
-                        delivered,
-                        outcome: rt.outcome.unwrap_or(Outcome::Complete),
-                    },
-                ));
+                self.notify_done(f, outcome);
             }
         }
         if gave_up {
-            let rt = &mut self.rt[f];
-            rt.outcome = Some(Outcome::GivenUp);
+            self.rt[f].outcome = Some(Outcome::GivenUp);
             self.given_up += 1;
-            let (_, _, delivered) = rt.counters();
-            let spec = &self.transfers[f];
-            self.notes.push_back((
-                spec.app,
-                TransferDone {
-                    transfer: FlowId::from_idx(f),
-                    tag: spec.tag,
-                    src: spec.src,
-                    dst: spec.dst,
-                    size: spec.size,
-                    start: spec.start,
-                    delivered,
-                    outcome: Outcome::GivenUp,
-                },
-            ));
+            self.notify_done(f, Outcome::GivenUp);
         }
         if release {
             self.release_transfer(f);
         }
+    }
+
+    /// Tell transfer `f`'s application that it ended with `outcome`.
+    fn notify_done(&mut self, f: usize, outcome: Outcome) {
+        let (_, _, delivered) = self.rt[f].counters();
+        let spec = &self.transfers[f];
+        self.notes.push_back((
+            spec.app,
+            TransferDone {
+                transfer: FlowId::from_idx(f),
+                tag: spec.tag,
+                src: spec.src,
+                dst: spec.dst,
+                size: spec.size,
+                start: spec.start,
+                delivered,
+                outcome,
+            },
+        ));
     }
 
     /// Free a transfer's state machines once it is over, keeping their counters.
