@@ -82,3 +82,11 @@ pub const MAX_NETWORK_BYTES: u64 = 8 << 30;
 /// sample, 24 bytes each, and as much again per copy the results make) a scenario may be
 /// estimated to take: 200 million, as for the time series.
 pub const MAX_OCCUPANCY_ROWS: u64 = 200_000_000;
+
+/// The most leaf-to-spine links a leaf-spine fabric may have (`leaves * spines *
+/// links_per_spine`): four times a k = 128 fat-tree's, while every link still gets an id.
+pub const MAX_FABRIC_LINKS: u64 = 1 << 22;
+
+/// The most uplinks one leaf may have (`spines * links_per_spine`), so that a leaf's uplink
+/// capacity in bit/s fits a `u64` at the highest rate validation accepts (100 Tb/s).
+pub const MAX_LEAF_UPLINKS: u64 = 1 << 16;

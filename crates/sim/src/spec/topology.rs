@@ -24,7 +24,8 @@ pub struct LeafSpine {
     /// Hosts under each leaf.
     pub hosts_per_leaf: u32,
     /// Number of spine switches (0 only with a single leaf); `spines * links_per_spine` is at
-    /// most [`MAX_LEAF_UPLINKS`] and `leaves` times that at most [`MAX_FABRIC_LINKS`].
+    /// most [`MAX_LEAF_UPLINKS`](super::limits::MAX_LEAF_UPLINKS) and `leaves` times that at most
+    /// [`MAX_FABRIC_LINKS`](super::limits::MAX_FABRIC_LINKS).
     pub spines: u32,
     /// Parallel links between each leaf and each spine.
     #[serde(default = "one")]
@@ -52,42 +53,6 @@ pub struct FatTree {
     /// Propagation delay of every link (at most [`MAX_DELAY_NS`](super::limits::MAX_DELAY_NS)).
     #[serde(default = "default_delay_ns")]
     pub delay_ns: u64,
-}
-
-/// The most leaf-to-spine links a leaf-spine fabric may have (`leaves * spines *
-/// links_per_spine`): four times a k = 128 fat-tree's, while every link still gets an id.
-pub const MAX_FABRIC_LINKS: u64 = 1 << 22;
-
-/// The most uplinks one leaf may have (`spines * links_per_spine`), so that a leaf's uplink
-/// capacity in bit/s fits a `u64` at the highest rate validation accepts (100 Tb/s).
-pub const MAX_LEAF_UPLINKS: u64 = 1 << 16;
-
-impl TopologySpec {
-    /// What building the network needs beyond the ranges `validate` checks (link delays are
-    /// bounded there by `limits::MAX_DELAY_NS`): a leaf-spine fabric within
-    /// [`MAX_LEAF_UPLINKS`] per leaf and [`MAX_FABRIC_LINKS`] in all.
-    pub(super) fn check_buildable(&self) -> Result<(), SpecError> {
-        let TopologySpec::LeafSpine(ls) = self else { return Ok(()) };
-        let uplinks = ls.spines as u64 * ls.links_per_spine as u64;
-        if uplinks > MAX_LEAF_UPLINKS {
-            return Err(SpecError::invalid(
-                "topology.spines",
-                ls.spines,
-                format!("spines x links_per_spine = {uplinks} uplinks per leaf; at most {MAX_LEAF_UPLINKS} are supported"),
-            ));
-        }
-        let links = ls.leaves as u64 * uplinks;
-        if links > MAX_FABRIC_LINKS {
-            return Err(SpecError::invalid(
-                "topology.leaves",
-                ls.leaves,
-                format!(
-                    "leaves x spines x links_per_spine = {links} fabric links; at most {MAX_FABRIC_LINKS} are supported"
-                ),
-            ));
-        }
-        Ok(())
-    }
 }
 
 fn one() -> u32 {

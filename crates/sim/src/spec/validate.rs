@@ -34,7 +34,6 @@ impl Spec {
     pub fn validate(mut self, base_dir: &Path) -> Result<ValidSpec, SpecError> {
         // The network's size first: nothing below may build a network that does not fit.
         self.check_topology()?;
-        self.topology.check_buildable()?;
         let topo = Topology::build(&self.topology);
         self.check_transport()?;
         let full_packet = self.largest_packet();
@@ -379,7 +378,28 @@ impl Spec {
                 .into_iter()
                 .max_by_key(|(_, v)| *v)
                 .unwrap_or(("topology.spines", *spines));
-                self.check_network_size(key, value)
+                self.check_network_size(key, value)?;
+                // What building the fabric needs besides memory: uplink capacities that fit a
+                // u64 and a link id for every fabric link.
+                let uplinks = *spines as u64 * *links_per_spine as u64;
+                if uplinks > MAX_LEAF_UPLINKS {
+                    return Err(SpecError::invalid(
+                        "topology.spines",
+                        spines,
+                        format!("spines x links_per_spine = {uplinks} uplinks per leaf; at most {MAX_LEAF_UPLINKS} are supported"),
+                    ));
+                }
+                let links = *leaves as u64 * uplinks;
+                if links > MAX_FABRIC_LINKS {
+                    return Err(SpecError::invalid(
+                        "topology.leaves",
+                        leaves,
+                        format!(
+                            "leaves x spines x links_per_spine = {links} fabric links; at most {MAX_FABRIC_LINKS} are supported"
+                        ),
+                    ));
+                }
+                Ok(())
             }
             TopologySpec::FatTree(FatTree { k, rate_gbps, delay_ns }) => {
                 if *k < 2 || k % 2 != 0 || *k > 128 {
