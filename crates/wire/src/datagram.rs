@@ -20,7 +20,7 @@
 //! a flag other than `FIN`, or `seq + len` past `u64::MAX`. `parse` never panics on any input
 //! (fuzzed, as the crate docs say).
 
-use crate::{Ecn, Flags, WireError};
+use crate::{check_emit, check_end, Ecn, Flags, WireError};
 
 /// Length of the datagram header in bytes.
 pub const DATAGRAM_HEADER_LEN: usize = 28;
@@ -88,9 +88,7 @@ impl DatagramRepr {
         if buf.len() < need {
             return Err(WireError::Truncated { have: buf.len(), need });
         }
-        if repr.seq.checked_add(repr.len as u64).is_none() {
-            return Err(WireError::Malformed("seq + len overflows"));
-        }
+        check_end(repr.seq, repr.len)?;
         Ok(repr)
     }
 
@@ -100,15 +98,7 @@ impl DatagramRepr {
     /// [`WireError::Malformed`] for a flag other than [`Flags::FIN`] or a payload that ends past
     /// `u64::MAX`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        if buf.len() < DATAGRAM_HEADER_LEN {
-            return Err(WireError::Truncated { have: buf.len(), need: DATAGRAM_HEADER_LEN });
-        }
-        if self.flags.0 & !Flags::FIN.0 != 0 {
-            return Err(WireError::Malformed("flags"));
-        }
-        if self.seq.checked_add(self.len as u64).is_none() {
-            return Err(WireError::Malformed("seq + len overflows"));
-        }
+        check_emit(buf.len(), DATAGRAM_HEADER_LEN, self.flags, Flags::FIN, self.seq, self.len)?;
         buf[0] = DATAGRAM_VERSION;
         buf[1] = self.flags.0;
         buf[2] = self.ecn as u8;

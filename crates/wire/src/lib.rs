@@ -24,6 +24,27 @@
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
+/// A payload `[seq, seq + len)` must end within `u64`: what every header's `parse` refuses.
+fn check_end(seq: u64, len: u32) -> Result<(), WireError> {
+    match seq.checked_add(u64::from(len)) {
+        Some(_) => Ok(()),
+        None => Err(WireError::Malformed("seq + len overflows")),
+    }
+}
+
+/// What every header's `emit` refuses, writing nothing, because its `parse` would not read it
+/// back: a buffer shorter than the header, flag bits outside `allowed`, a payload ending past
+/// `u64::MAX`.
+fn check_emit(have: usize, need: usize, flags: Flags, allowed: Flags, seq: u64, len: u32) -> Result<(), WireError> {
+    if have < need {
+        return Err(WireError::Truncated { have, need });
+    }
+    if flags.0 & !allowed.0 != 0 {
+        return Err(WireError::Malformed("flags"));
+    }
+    check_end(seq, len)
+}
+
 mod datagram;
 
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
@@ -185,9 +206,7 @@ impl SegmentRepr {
         if buf.len() < need {
             return Err(WireError::Truncated { have: buf.len(), need });
         }
-        if repr.seq.checked_add(repr.len as u64).is_none() {
-            return Err(WireError::Malformed("seq + len overflows"));
-        }
+        check_end(repr.seq, repr.len)?;
         Ok(repr)
     }
 
@@ -197,15 +216,7 @@ impl SegmentRepr {
     /// [`WireError::Malformed`] for flag bits outside [`Flags::ALL`] or a payload that ends
     /// past `u64::MAX`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        if buf.len() < HEADER_LEN {
-            return Err(WireError::Truncated { have: buf.len(), need: HEADER_LEN });
-        }
-        if self.flags.0 & !Flags::ALL.0 != 0 {
-            return Err(WireError::Malformed("flags"));
-        }
-        if self.seq.checked_add(self.len as u64).is_none() {
-            return Err(WireError::Malformed("seq + len overflows"));
-        }
+        check_emit(buf.len(), HEADER_LEN, self.flags, Flags::ALL, self.seq, self.len)?;
         buf[0] = VERSION;
         buf[1] = self.flags.0;
         buf[2] = self.ecn as u8;
