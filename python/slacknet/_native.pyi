@@ -130,6 +130,12 @@ class Simulation:
         little-endian bytes) | list[str]}``; the two series have no rows without
         ``[run.timeseries]``) and ``summary`` (a dict of totals)."""
 
+    def take_records(self) -> dict[str, Any]:
+        """Take the records of the flows that ended (every record left once the run is done),
+        so that the simulator frees their state: the columns of ``results()["records"]`` plus
+        ``row`` (each record's row in the records of a run that takes nothing; rows come in the
+        order the flows ended). ``results()`` then reports only the records not taken."""
+
     @property
     def now_ps(self) -> int:
         """Simulated time now, picoseconds."""

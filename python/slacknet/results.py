@@ -469,12 +469,21 @@ class Results:
 
     @classmethod
     def from_native(
-        cls, raw: Mapping[str, Any], *, scenario: Scenario | str, wall_time_s: float
+        cls,
+        raw: Mapping[str, Any],
+        *,
+        scenario: Scenario | str,
+        wall_time_s: float,
+        records: pd.DataFrame | None = None,
     ) -> Results:
         """Wrap what ``_native.Simulation.results()`` returned; ``scenario`` is the resolved
-        scenario (a :class:`Scenario` or the JSON text of ``ValidScenario.to_json()``)."""
+        scenario (a :class:`Scenario` or the JSON text of ``ValidScenario.to_json()``).
+        ``records``, if given, are the run's records taken during the run
+        (``Simulation.take_records``, in record order), used instead of ``raw``'s."""
         meta = json.loads(scenario) if isinstance(scenario, str) else {"seed": scenario.seed, "name": scenario.name}
-        tables = {t: _columns_to_frame(raw[t]) for t in _TABLES}
+        tables = {t: _columns_to_frame(raw[t]) for t in _TABLES if t != "records" or records is None}
+        if records is not None:
+            tables["records"] = records
         tables["records"] = _add_derived(tables["records"])
         tables["apps"] = _add_app_derived(tables["apps"])
         summary = dict(raw["summary"])

@@ -5,7 +5,9 @@ then and hands back an opaque :class:`~slacknet._native.ValidScenario`; the simu
 built from that without validating or reading anything again.
 
 The event loop runs in Rust with the interpreter released; Python only wakes between chunks
-of events to update the optional progress bar (and to let Ctrl-C through).
+of events to take the records of the flows that ended (so that the simulator frees their
+state: its memory follows the flows in flight, not every flow ever started), update the
+optional progress bar and let Ctrl-C through.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from . import _native
 from .config import Scenario, _check_toml_syntax, _read_text
@@ -51,15 +57,20 @@ def run(
         valid = valid.with_seed(seed)
     sim = _native.Simulation(valid)
     chunk = max(1, int(chunk_events))
+    taken = _TakenRecords()
     t0 = time.perf_counter()
     if progress:
-        _run_with_progress(sim, valid.name, chunk)
+        _run_with_progress(sim, valid.name, chunk, taken)
     else:
         while sim.advance(chunk):
-            pass
+            taken.take(sim)
+    # The run is done: this takes every record left.
+    taken.take(sim)
     wall = time.perf_counter() - t0
 
-    res = Results.from_native(sim.results(), scenario=valid.to_json(), wall_time_s=wall)
+    raw = sim.results()
+    records = taken.frame()
+    res = Results.from_native(raw, scenario=valid.to_json(), wall_time_s=wall, records=records)
     if out_dir is not None:
         res.save(out_dir)
     return res
@@ -85,7 +96,35 @@ def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
     return _native.validate_toml(text, base)
 
 
-def _run_with_progress(sim: _native.Simulation, name: str, chunk: int) -> None:
+class _TakenRecords:
+    """The records taken during a run (``Simulation.take_records``), kept as column chunks
+    and put in record order once, at the end, one column at a time (so that the run's peak
+    memory is about one copy of the records, not three)."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[str, list[Any]] = {}
+
+    def take(self, sim: _native.Simulation) -> None:
+        for name, col in sim.take_records().items():
+            if isinstance(col, tuple):
+                dtype, raw = col
+                values: Any = np.frombuffer(raw, dtype=np.dtype(dtype))
+            else:
+                values = np.array(col, dtype=object)
+            self.chunks.setdefault(name, []).append(values)
+
+    def frame(self) -> pd.DataFrame:
+        """Every record taken, in record order (by ``row``), without ``row``."""
+        order = np.argsort(np.concatenate(self.chunks.pop("row")), kind="stable")
+        data: dict[str, Any] = {}
+        for name in list(self.chunks):
+            col = np.concatenate(self.chunks.pop(name))[order]
+            # Strings as `_columns_to_frame` makes them (pandas infers the string dtype).
+            data[name] = pd.Series(col, dtype=None if len(col) else object) if col.dtype == object else col
+        return pd.DataFrame(data, copy=False)
+
+
+def _run_with_progress(sim: _native.Simulation, name: str, chunk: int, taken: _TakenRecords) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -107,6 +146,8 @@ def _run_with_progress(sim: _native.Simulation, name: str, chunk: int) -> None:
         more = True
         while more:
             more = sim.advance(chunk)
+            if more:
+                taken.take(sim)
             now = sim.now_ps
             dt = time.perf_counter() - t0
             if now <= horizon:

@@ -20,7 +20,7 @@ use std::path::Path;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 create_exception!(
     slacknet._native,
@@ -316,8 +316,9 @@ struct Encoded {
     summary: serde_json::Value,
 }
 
-fn encode(out: &sim::Output) -> Encoded {
-    let records = Table::new(&out.records)
+/// The columns of flow records.
+fn encode_records(records: &[sim::FctRecord]) -> Vec<(&'static str, Col)> {
+    Table::new(records)
         .num("id", |r| r.id)
         .num("src", |r| r.src)
         .num("dst", |r| r.dst)
@@ -335,7 +336,11 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("retx_segments", |r| r.retx_segments)
         .num("bytes_delivered", |r| r.bytes_delivered)
         .text("outcome", |r| r.outcome)
-        .done();
+        .done()
+}
+
+fn encode(out: &sim::Output) -> Encoded {
+    let records = encode_records(&out.records);
     let apps = Table::new(&out.apps)
         .num("app", |a| a.app)
         .text("kind", |a| a.kind)
@@ -461,7 +466,24 @@ fn table_to_py<'py>(
     for (name, col) in cols {
         match col {
             Col::Num(dtype, bytes) => d.set_item(name, (dtype, PyBytes::new(py, &bytes)))?,
-            Col::Str(v) => d.set_item(name, PyList::new(py, v)?)?,
+            Col::Str(v) => {
+                // One Python string per distinct value (a column holds a handful: transport
+                // kinds, outcomes), shared by every row, instead of one object per row.
+                let mut made: Vec<(&'static str, Bound<'py, PyString>)> = Vec::new();
+                let mut items = Vec::with_capacity(v.len());
+                for s in v {
+                    let obj = match made.iter().find(|(k, _)| std::ptr::eq(*k, s) || *k == s) {
+                        Some((_, o)) => o.clone(),
+                        None => {
+                            let o = PyString::new(py, s);
+                            made.push((s, o.clone()));
+                            o
+                        }
+                    };
+                    items.push(obj);
+                }
+                d.set_item(name, PyList::new(py, items)?)?
+            }
         }
     }
     Ok(d)
@@ -579,6 +601,26 @@ impl PySimulation {
         self.check(py)?;
         let out = py.detach(|| self.inner.output());
         output_to_py(py, out)
+    }
+
+    /// Take the records of the flows that are over (all that are left once the run is done),
+    /// so that the simulator frees their state: the columns of `results()["records"]` plus
+    /// `row` (each record's row in the records of a run that takes nothing; rows come in
+    /// the order the flows ended). `results()` then reports only the records not taken.
+    fn take_records<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.check(py)?;
+        let inner = &mut self.inner;
+        let cols = py.detach(move || {
+            let taken = inner.take_records();
+            let mut cols = encode_records(&taken.records);
+            let mut rows = Vec::with_capacity(taken.rows.len() * 8);
+            for r in &taken.rows {
+                r.put(&mut rows);
+            }
+            cols.push(("row", Col::Num(u64::DTYPE, rows)));
+            cols
+        });
+        table_to_py(py, cols)
     }
 
     /// The run's flows as a flow list (`id src dst start_s size_bytes incast` per line,

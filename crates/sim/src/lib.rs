@@ -31,7 +31,7 @@ pub mod world;
 
 pub use metrics::{FctRecord, Output, Summary};
 pub use spec::{Spec, SpecError, ValidSpec};
-pub use world::Simulation;
+pub use world::{Simulation, TakenRecords};
 
 /// A run that could not be set up or carried out (the scenario itself was valid).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -303,7 +303,8 @@ pub struct Summary {
 /// Everything a run produced.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Output {
-    /// One record per flow, in flow-id order of the run (start order).
+    /// One record per flow, in flow-id order of the run (start order), except those taken
+    /// out during the run (`Simulation::take_records`).
     pub records: Vec<FctRecord>,
     /// One record per completed application-level unit, in completion order.
     pub apps: Vec<AppRecord>,

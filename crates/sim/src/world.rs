@@ -8,6 +8,8 @@
 //! - `switch`: links and switches, and the handlers that move packets (arrive, route,
 //!   admit, enqueue and mark, push out, serialize).
 //! - `host`: the host driver: transfers and their endpoints, drained in `proto`'s call order.
+//! - `transfers`: every transfer by index, in pages freed once their records were taken, so
+//!   that memory follows the transfers in flight.
 //! - `apps`: the application layer's alarms, notifications and commands.
 //! - `output`: records and counters, assembled on demand.
 //! - `trace` and `telemetry`: optional, policy-specific observers kept out of the hot-path
@@ -47,12 +49,15 @@ mod output;
 mod switch;
 mod telemetry;
 mod trace;
+mod transfers;
 
 pub use build::transport_config;
 pub(crate) use build::{network_bytes, switch_buffers};
+pub use output::TakenRecords;
 pub use trace::TraceRow;
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
+use transfers::Transfers;
 use observe::Observer;
 use switch::{Link, Switch};
 use telemetry::IntSlab;
@@ -63,9 +68,10 @@ use trace::DecisionTrace;
 /// that still gets here (applications given in code that never stop) stops at it, as at a stop time, instead of wrapping the clock.
 pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
 
-/// The memory one transfer costs a run until it ends: its request, its runtime state (the
-/// boxed endpoints are freed when it ends) and its record. Validation estimates a
-/// scenario's transfers with it (`spec::limits::MAX_FLOWS`).
+/// The memory one transfer costs a run that keeps every record to the end (`run`): its
+/// request, its runtime state (the boxed endpoints are freed when it ends) and its record. A
+/// caller that takes the records as the run goes pays it only for the transfers held.
+/// Validation estimates a scenario's transfers with it (`spec::limits::MAX_FLOWS`).
 pub(crate) const BYTES_PER_TRANSFER: usize =
     std::mem::size_of::<Transfer>() + std::mem::size_of::<TransferRt>() + std::mem::size_of::<crate::metrics::FctRecord>();
 
@@ -77,7 +83,7 @@ fn unstarted_generators(apps: &[AnyApp]) -> Option<Vec<AnyApp>> {
 
 /// One transport of a run, with what the host driver and the ideal model need of it.
 #[derive(Debug)]
-struct RunTransport {
+pub(crate) struct RunTransport {
     cfg: TransportConfig,
     /// Header bytes on the wire per packet.
     header: u32,
@@ -97,8 +103,10 @@ pub struct Simulation {
     links: Vec<Link>,
     switches: Vec<Switch>,
     // ---- transfers (host driver) ----
-    transfers: Vec<Transfer>,
-    rt: Vec<TransferRt>,
+    /// Every transfer started, by index (pages freed as their records are taken).
+    transfers: Transfers,
+    /// Retransmission timeouts of the transfers whose records were taken.
+    taken_rtos: u64,
     finished: u64,
     /// Transfers whose sender gave up (never finished).
     given_up: u64,
@@ -213,8 +221,8 @@ impl Simulation {
             routes,
             links,
             switches,
-            transfers: Vec::new(),
-            rt: Vec::new(),
+            transfers: Transfers::default(),
+            taken_rtos: 0,
             finished: 0,
             given_up: 0,
             transports,
@@ -322,7 +330,13 @@ impl Simulation {
     }
     /// Flows (transfers) started so far.
     pub fn num_flows(&self) -> u64 {
-        self.transfers.len() as u64
+        self.total_transfers() as u64
+    }
+    /// Transfers whose state (and record) the run holds now: those on the pages of 1,024
+    /// transfers not all taken yet ([`Simulation::take_records`]). What a run's memory
+    /// grows with.
+    pub fn held_transfers(&self) -> usize {
+        self.transfers.held()
     }
     /// Flows finished so far.
     pub fn finished_flows(&self) -> u64 {
@@ -340,7 +354,7 @@ impl Simulation {
     /// Whether the run has ended: every transfer finished and no application will start
     /// another, nothing left to happen, or the stop time reached.
     pub fn is_done(&self) -> bool {
-        (self.finished + self.given_up == self.transfers.len() as u64 && self.apps_idle())
+        (self.finished + self.given_up == self.total_transfers() as u64 && self.apps_idle())
             || self.sched.is_empty()
             || self.stopped_early
     }
@@ -386,7 +400,7 @@ impl Simulation {
     /// Schedule the first occupancy sample, if sampling is on and anything will happen (and
     /// the first time-series sample, likewise).
     fn start_sampling(&mut self) {
-        if self.sample_every.is_some() && !self.sample_armed && !(self.apps_idle() && self.transfers.is_empty()) {
+        if self.sample_every.is_some() && !self.sample_armed && !(self.apps_idle() && self.total_transfers() == 0) {
             self.sample_armed = true;
             self.sched.at(Time::ZERO, Event::Sample);
         }

@@ -109,7 +109,7 @@ impl Simulation {
                 now,
                 num_hosts: self.topo.num_hosts,
                 num_transports: self.transports.len() as u16,
-                next_transfer: self.transfers.len() as u32,
+                next_transfer: self.total_transfers() as u32,
                 starts: &mut cmds.starts,
                 wake: &mut wake,
                 units: &mut cmds.units,

@@ -23,8 +23,9 @@
 //! queued before the NIC idles, and a held sender loses no time at line rate. Receivers (ACKs)
 //! are never held back. With TSQ off nothing is counted and every drain is complete.
 //!
-//! INVARIANT: transfer `i` is the `i`-th transfer started in the run; its record is row `i`.
-//! Released transfers keep their counters and ignore late packets and timers.
+//! INVARIANT: transfer `f` is the `f`-th transfer started in the run; its record is row `f`.
+//! Released transfers keep their counters and ignore late packets and timers; so do those
+//! whose state was freed after their records were taken (`transfers`).
 //! INVARIANT (TSQ on): `nic_bytes` of a transfer equals the bytes of its sender's packets
 //! waiting in its source host's NIC queue; a held sender has at least one packet there
 //! (the limit is at least one full packet), so its wake-up is certain.
@@ -111,6 +112,8 @@ pub(crate) struct TransferRt {
     pub(crate) delivered: bool,
     /// Whether the endpoints are done and freed (late packets and timers are ignored).
     pub(crate) released: bool,
+    /// Whether its record was taken (`Simulation::take_records`).
+    pub(crate) taken: bool,
     /// Counters captured when the endpoints were freed.
     pub(crate) final_rtos: u64,
     pub(crate) final_retx: u64,
@@ -180,14 +183,20 @@ impl Outbox {
 }
 
 impl Simulation {
+    /// Transfers started so far (every index ever handed out).
+    #[inline]
+    pub(crate) fn total_transfers(&self) -> usize {
+        self.transfers.len()
+    }
+
     /// Start a transfer for application `app` now: create its sender and let it transmit.
     /// PRECONDITION: `req` passed `AppCtx::start_transfer`'s checks.
     pub(crate) fn start_transfer(&mut self, app: AppId, req: TransferReq) -> FlowId {
         let now = self.sched.now();
         let transport = req.transport.unwrap_or(self.app_transport.get(app.idx()).copied().unwrap_or(0));
-        let f = self.transfers.len();
+        let f = self.total_transfers();
         let id = FlowId::from_idx(f);
-        self.transfers.push(Transfer {
+        let spec = Transfer {
             id: req.label.unwrap_or(f as u64),
             src: req.src,
             dst: req.dst,
@@ -199,13 +208,13 @@ impl Simulation {
             tag: req.tag,
             rate_cap: req.rate_cap,
             transport,
-        });
+        };
         let cfg = &self.transports[transport as usize].cfg;
         let mut sender = Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now);
         if req.rate_cap.is_some() {
             sender.set_rate_cap(cfg, req.rate_cap);
         }
-        self.rt.push(TransferRt { sender: Some(Box::new(sender)), ..TransferRt::default() });
+        self.transfers.push(spec, TransferRt { sender: Some(Box::new(sender)), ..TransferRt::default() });
         self.flush(f, 0);
         id
     }
@@ -214,15 +223,14 @@ impl Simulation {
     pub(crate) fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
         let f = pkt.seg.conn() as usize;
-        if self.rt.get(f).is_none_or(|rt| rt.released) {
+        let Some((spec, rt)) = self.transfers.get_mut(f).filter(|(_, rt)| !rt.released) else {
             self.int.forget(&pkt);
             return; // a late duplicate for a finished transfer
-        }
-        let rt = &mut self.rt[f];
+        };
         let now = self.sched.now();
         let side = if pkt.to_receiver { 1 } else { 0 };
         let ep = if side == 1 {
-            let t = &self.transports[self.transfers[f].transport as usize].cfg;
+            let t = &self.transports[spec.transport as usize].cfg;
             rt.receiver.get_or_insert_with(|| Box::new(Endpoint::receiver(t, f as u32)))
         } else {
             match rt.sender.as_mut() {
@@ -245,7 +253,8 @@ impl Simulation {
     /// A transport timer fired (or a stale one: then nothing happens).
     pub(crate) fn on_timer(&mut self, ep: u32, generation: u32) {
         let (f, side) = ((ep / 2) as usize, (ep % 2) as usize);
-        let Some(rt) = self.rt.get_mut(f) else { return };
+        // Stale: the transfer's state is gone (its record was taken).
+        let Some(rt) = self.transfers.rt_mut(f) else { return };
         let slot = &mut rt.timers[side];
         if slot.generation != generation {
             return; // cancelled (re-armed earlier) since
@@ -276,7 +285,9 @@ impl Simulation {
     /// TSQ on: a sender's packet of `size` bytes entered its NIC queue.
     #[inline]
     pub(crate) fn on_nic_enqueue(&mut self, conn: u32, size: u64) {
-        self.rt[conn as usize].nic_bytes += size;
+        if let Some(rt) = self.transfers.rt_mut(conn as usize) {
+            rt.nic_bytes += size;
+        }
     }
 
     /// TSQ on: a sender's packet of `size` bytes left its NIC queue (its serialization starts).
@@ -287,8 +298,9 @@ impl Simulation {
         if !self.tsq.is_on {
             return;
         }
-        let (limit, full) = self.tsq.budget(self.transfers[conn as usize].transport as usize);
-        let rt = &mut self.rt[conn as usize];
+        // A transfer whose record was taken has no sender left to wake.
+        let Some((spec, rt)) = self.transfers.get_mut(conn as usize) else { return };
+        let (limit, full) = self.tsq.budget(spec.transport as usize);
         rt.nic_bytes -= size;
         if rt.is_held && rt.nic_bytes + full <= limit {
             rt.is_held = false;
@@ -305,21 +317,15 @@ impl Simulation {
     /// handle its events.
     fn drain(&mut self, f: usize, side: usize) {
         let now = self.sched.now();
+        let Some((t, rt)) = self.transfers.get_mut(f) else { return };
         // PERF: only what the packets need; the whole record is read when the transfer ends.
-        let (src, dst, prio, tr) = {
-            let t = &self.transfers[f];
-            (t.src, t.dst, t.prio, t.transport as usize)
-        };
+        let (src, dst, prio, tr) = (t.src, t.dst, t.prio, t.transport as usize);
         let (header, uses_int, acked) = {
             let t = &self.transports[tr];
             (t.header, t.uses_int, t.ideal.acked)
         };
+        let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else { return };
         let mut txbuf = std::mem::take(&mut self.txbuf);
-        let rt = &mut self.rt[f];
-        let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else {
-            self.txbuf = txbuf;
-            return;
-        };
         let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
         let out = Outbox { now, side, header, uses_int };
         // TSQ: a sender may put in its NIC queue what its backlog leaves of the limit.
@@ -395,7 +401,7 @@ impl Simulation {
         self.int_txbuf = int_txbuf;
         self.txbuf = txbuf;
         if measure {
-            let rt = &mut self.rt[f];
+            let Some(rt) = self.transfers.rt_mut(f) else { return };
             debug_assert!(rt.finished_at.is_none());
             if rt.finished_at.is_none() {
                 rt.finished_at = Some(now);
@@ -405,7 +411,9 @@ impl Simulation {
             }
         }
         if gave_up {
-            self.rt[f].outcome = Some(Outcome::GivenUp);
+            if let Some(rt) = self.transfers.rt_mut(f) {
+                rt.outcome = Some(Outcome::GivenUp);
+            }
             self.given_up += 1;
             self.notify_done(f, Outcome::GivenUp);
         }
@@ -416,8 +424,8 @@ impl Simulation {
 
     /// Tell transfer `f`'s application that it ended with `outcome`.
     fn notify_done(&mut self, f: usize, outcome: Outcome) {
-        let (_, _, delivered) = self.rt[f].counters();
-        let spec = &self.transfers[f];
+        let Some((spec, rt)) = self.transfers.get(f) else { return };
+        let (_, _, delivered) = rt.counters();
         self.notes.push_back((
             spec.app,
             TransferDone {
@@ -435,7 +443,7 @@ impl Simulation {
 
     /// Free a transfer's state machines once it is over, keeping their counters.
     fn release_transfer(&mut self, f: usize) {
-        let rt = &mut self.rt[f];
+        let Some(rt) = self.transfers.rt_mut(f) else { return };
         debug_assert!(!rt.released);
         let (rtos, retx, delivered) = rt.counters();
         rt.released = true;
@@ -444,5 +452,6 @@ impl Simulation {
         rt.final_delivered = delivered;
         rt.sender = None;
         rt.receiver = None;
+        self.transfers.ended(f);
     }
 }

@@ -129,7 +129,7 @@ impl Simulation {
     /// Schedule the first time-series sample now, if the table is present and anything will
     /// happen.
     pub(crate) fn start_observing(&mut self) {
-        let has_work = !(self.apps_idle() && self.transfers.is_empty());
+        let has_work = !(self.apps_idle() && self.total_transfers() == 0);
         let now = self.sched.now();
         if let Some(obs) = self.observe.as_deref_mut() {
             if has_work && !obs.armed {
@@ -184,16 +184,16 @@ impl Simulation {
     }
 
     fn sample_transfers(&self, obs: &mut Observer, now: Time) {
-        let started = self.transfers.len().min(obs.max_transfers);
+        let started = self.total_transfers().min(obs.max_transfers);
         obs.live.extend((obs.seen..started).map(|f| f as u32));
         obs.seen = obs.seen.max(started);
-        // In flight: started, completion not yet measured, endpoints not yet freed.
+        // In flight: started, completion not yet measured, endpoints not yet freed (a
+        // transfer whose record was taken is over).
         obs.live.retain(|&f| {
-            let rt = &self.rt[f as usize];
-            rt.finished_at.is_none() && !rt.released
+            self.transfers.get(f as usize).is_some_and(|(_, rt)| !rt.released && rt.finished_at.is_none())
         });
         for &f in &obs.live {
-            let (spec, rt) = (&self.transfers[f as usize], &self.rt[f as usize]);
+            let Some((spec, rt)) = self.transfers.get(f as usize) else { continue };
             let Some(sender) = rt.sender.as_ref() else { continue };
             let st = sender.stats();
             let nic = self.links[self.routes.nic(units::NodeId(spec.src)).idx()].rate;

@@ -5,47 +5,89 @@
 use proto::Outcome;
 
 use super::apps::NetIdeal;
-use super::Simulation;
+use super::host::{Transfer, TransferRt};
+use super::{RunTransport, Simulation};
+use crate::route::Routes;
+use crate::topo::Topology;
 use crate::app::IdealFct;
 use crate::metrics::{percentile_sorted, AppRecord, FctRecord, LinkStats, Output, QueueMax, Summary};
 
-impl Simulation {
-    /// Everything the run produced so far.
-    pub fn output(&self) -> Output {
-        let mut records = Vec::with_capacity(self.transfers.len());
-        let mut num_rtos = 0u64;
-        for (spec, rt) in self.transfers.iter().zip(&self.rt) {
-            let tr = &self.transports[spec.transport as usize];
-            let ideal = NetIdeal { topo: &self.topo, routes: &self.routes, model: &tr.ideal };
-            let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
-            let (rtos, retx, delivered) = rt.counters();
-            num_rtos += rtos;
-            let fct = rt.finished_at.map(|t| t.since(spec.start).ps());
-            records.push(FctRecord {
-                id: spec.id,
-                src: spec.src,
-                dst: spec.dst,
-                size_bytes: spec.size,
-                start_ps: spec.start.ps(),
-                fct_ps: fct.map_or(-1, |x| i64::try_from(x).unwrap_or(i64::MAX)),
-                ideal_fct_ps: ideal,
-                slowdown: fct.map_or(f64::NAN, |x| x as f64 / ideal as f64),
-                finished: fct.is_some(),
-                incast: spec.incast,
-                prio: spec.prio,
-                workload: spec.app.0,
-                transport: tr.cfg.kind_name(),
-                num_rtos: rtos,
-                retx_segments: retx,
-                bytes_delivered: delivered,
-                outcome: match (fct, rt.outcome) {
-                    (Some(_), Some(o)) => o.as_str(),
-                    (Some(_), None) => Outcome::Complete.as_str(),
-                    (None, Some(Outcome::GivenUp)) => Outcome::GivenUp.as_str(),
-                    (None, _) => "unfinished",
-                },
-            });
+/// Records taken out of a run ([`Simulation::take_records`]): `records[k]` is row `rows[k]`
+/// of the run's records.
+#[derive(Clone, Debug, Default)]
+pub struct TakenRecords {
+    /// Each record's row (its transfer's index in the run).
+    pub rows: Vec<u64>,
+    /// The records.
+    pub records: Vec<FctRecord>,
+}
+
+/// What a transfer's record needs of the run besides the transfer.
+struct RecordMaker<'a> {
+    transports: &'a [RunTransport],
+    topo: &'a Topology,
+    routes: &'a Routes,
+}
+
+impl RecordMaker<'_> {
+    /// A transfer's record (its row in the records).
+    fn record(&self, spec: &Transfer, rt: &TransferRt) -> FctRecord {
+        let tr = &self.transports[spec.transport as usize];
+        let ideal = NetIdeal { topo: self.topo, routes: self.routes, model: &tr.ideal };
+        let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
+        let (rtos, retx, delivered) = rt.counters();
+        let fct = rt.finished_at.map(|t| t.since(spec.start).ps());
+        FctRecord {
+            id: spec.id,
+            src: spec.src,
+            dst: spec.dst,
+            size_bytes: spec.size,
+            start_ps: spec.start.ps(),
+            fct_ps: fct.map_or(-1, |x| i64::try_from(x).unwrap_or(i64::MAX)),
+            ideal_fct_ps: ideal,
+            slowdown: fct.map_or(f64::NAN, |x| x as f64 / ideal as f64),
+            finished: fct.is_some(),
+            incast: spec.incast,
+            prio: spec.prio,
+            workload: spec.app.0,
+            transport: tr.cfg.kind_name(),
+            num_rtos: rtos,
+            retx_segments: retx,
+            bytes_delivered: delivered,
+            outcome: match (fct, rt.outcome) {
+                (Some(_), Some(o)) => o.as_str(),
+                (Some(_), None) => Outcome::Complete.as_str(),
+                (None, Some(Outcome::GivenUp)) => Outcome::GivenUp.as_str(),
+                (None, _) => "unfinished",
+            },
         }
+    }
+}
+
+impl Simulation {
+    /// Take the records of the transfers that are over (their state is freed once the
+    /// records of all transfers sharing its page were taken), or, once the run is done
+    /// ([`Simulation::is_done`]), of every transfer left. Rows come in the order the
+    /// transfers ended (then index order), each with its row in the records of a run that
+    /// takes nothing (its transfer index): sort by it to restore that order.
+    /// [`Simulation::output`] reports only the records not taken. A caller that writes these
+    /// out as the run goes (the Python front end, `slacknet-sim`) keeps memory following the
+    /// transfers in flight rather than every transfer ever started.
+    pub fn take_records(&mut self) -> TakenRecords {
+        let all = self.is_done();
+        let make = RecordMaker { transports: &self.transports, topo: &self.topo, routes: &self.routes };
+        let pairs = self.transfers.take(all, |f, spec, rt| (f as u64, make.record(spec, rt)));
+        let (rows, records): (Vec<u64>, Vec<FctRecord>) = pairs.into_iter().unzip();
+        self.taken_rtos += records.iter().map(|r| r.num_rtos).sum::<u64>();
+        TakenRecords { rows, records }
+    }
+
+    /// Everything the run produced so far (the records not taken by
+    /// [`Simulation::take_records`], in record order; the summary counts every transfer).
+    pub fn output(&self) -> Output {
+        let make = RecordMaker { transports: &self.transports, topo: &self.topo, routes: &self.routes };
+        let records: Vec<FctRecord> = self.transfers.untaken().map(|(_, spec, rt)| make.record(spec, rt)).collect();
+        let num_rtos = self.taken_rtos + records.iter().map(|r| r.num_rtos).sum::<u64>();
         let apps = self
             .units
             .iter()
@@ -106,7 +148,7 @@ impl Simulation {
             .map(|l| l.port.total_bytes() + l.wire_bytes)
             .sum();
         let summary = Summary {
-            num_flows: self.transfers.len() as u64,
+            num_flows: self.total_transfers() as u64,
             finished_flows: self.finished,
             given_up_flows: self.given_up,
             events: self.events,
