@@ -302,6 +302,8 @@ class _TcpKeys(_Model):
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
     init_cwnd_pkts: U32 = 10
+    init_cwnd_covers_transfer: bool = False
+    ack_prio: U8 | None = None
     min_rto_us: U64 = 10_000
     init_rto_us: U64 = 10_000
     max_rto_us: U64 = 1_000_000

@@ -126,11 +126,11 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    /// The controller `cfg` asks for, with an initial window of `init_cwnd_pkts · mss`
-    /// (PowerTCP: the host BDP, see [`PowerTcp`]).
-    pub fn new(cfg: &TcpConfig) -> AnyCc {
+    /// The controller `cfg` asks for, with an initial window of `init_pkts · mss` (normally
+    /// `cfg.init_cwnd_pkts`; PowerTCP: the host BDP, see [`PowerTcp`]).
+    pub fn new(cfg: &TcpConfig, init_pkts: u32) -> AnyCc {
         let mss = u64::from(cfg.mss);
-        let init_cwnd = mss * u64::from(cfg.init_cwnd_pkts.max(1));
+        let init_cwnd = mss * u64::from(init_pkts.max(1));
         match cfg.cc {
             CcKind::NewReno => AnyCc::NewReno(NewReno::new(mss, init_cwnd)),
             CcKind::Dctcp { g, init_alpha } => {

@@ -107,6 +107,10 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Initial congestion window in segments. Default 10 (RFC 6928).
     pub init_cwnd_pkts: u32,
+    /// The initial window of a transfer of known size is at least the whole transfer (all its
+    /// segments leave in the first window), as the Credence artifact starts its incast
+    /// responses. Streams and PowerTCP are unaffected. Default `false`.
+    pub init_cwnd_covers_transfer: bool,
     /// Lower bound of the retransmission timeout (RFC 6298 (2.4) says 1 s; datacenters use
     /// far less). Default 10 ms.
     pub min_rto: Dur,
@@ -136,6 +140,7 @@ impl Default for TcpConfig {
             cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0 },
             mss: 1460,
             init_cwnd_pkts: 10,
+            init_cwnd_covers_transfer: false,
             min_rto: Dur::from_ms(10),
             init_rto: Dur::from_ms(10),
             max_rto: Dur::from_ms(1000),

@@ -125,6 +125,30 @@ fn slow_start_doubles_cwnd_each_round() {
 }
 
 #[test]
+fn an_initial_window_covering_the_transfer_sends_it_all_at_once_then_grows_as_usual() {
+    let size = 73 * MSS - 5;
+    for cc in [CcKind::NewReno, dctcp(1.0)] {
+        let cfg = TcpConfig { init_cwnd_covers_transfer: true, ..tcp(cc) };
+        let mut p = pair(cfg, size, 0);
+        assert!(p.drive());
+        let data = p.data();
+        assert_eq!(data.len(), 73);
+        assert!(data.iter().all(|e| e.sent == Time::ZERO), "every segment leaves in the first window");
+        let (rx_done, tx_done) = closed_form(&p, Time::ZERO, size);
+        assert_eq!((p.received_all_at(), p.completed_at()), (Some(rx_done), Some(tx_done)));
+    }
+    // Without it: the first window is init_cwnd_pkts (10) segments.
+    let mut p = pair(tcp(CcKind::NewReno), size, 0);
+    p.latency = Dur::from_us(100);
+    assert!(p.drive());
+    assert_eq!(p.data().iter().filter(|e| e.sent == Time::ZERO).count(), 10);
+    // A transfer smaller than init_cwnd_pkts keeps the configured window (what the cwnd reads).
+    let cfg = TcpConfig { init_cwnd_covers_transfer: true, ..tcp(CcKind::NewReno) };
+    let p = pair(cfg, 3 * MSS, 0);
+    assert_eq!(p.client.stats().cwnd, 10 * MSS);
+}
+
+#[test]
 fn handshake_syn_synack_then_data_costs_one_extra_rtt() {
     let size = 10 * MSS - 100;
     let mut plain = pair(tcp(dctcp(1.0)), size, 0);

@@ -89,6 +89,8 @@ pub(crate) struct RunTransport {
     header: u32,
     /// Whether its endpoints use in-band telemetry (PowerTCP).
     uses_int: bool,
+    /// Priority class of its segments without payload (`ack_prio`); `None`: the flow's.
+    ack_prio: Option<u8>,
     /// The closed form of its transfers' ideal FCT.
     ideal: IdealModel,
 }
@@ -195,6 +197,7 @@ impl Simulation {
                     acked: cfg.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
                 },
                 header: t.header_bytes(),
+                ack_prio: t.tcp().and_then(|k| k.ack_prio),
                 uses_int: Endpoint::sender(&cfg, 0, Bytes(1), Time::ZERO).wants_int(),
                 cfg,
             }

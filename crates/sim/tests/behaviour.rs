@@ -383,3 +383,34 @@ fn power_tcp_flows_share_a_bottleneck_with_a_near_empty_queue() {
     // BDP here is about 10 Gb/s x 4.2 us = 5.3 KB, so N * beta is about 2 KB: allow a few packets.
     assert!(median < 15_000, "median queue {median} B");
 }
+
+#[test]
+fn ack_prio_puts_acks_in_a_class_of_their_own() {
+    // Data in class 1 both ways between hosts 0 and 2 (and from 1 to 2): the switch port
+    // towards host 0 carries the data of 2 -> 0 and the ACKs of 0 -> 2, which wait behind it.
+    let run = |transport: &str| {
+        run_toml(&star(
+            3,
+            &format!(
+                "[switch]\nqueues = [{{ ecn_threshold_bytes = 30000 }}, {{ ecn_threshold_bytes = 30000 }}]\n\
+                 [transport]\nkind = \"dctcp\"\n{transport}\n[[workload]]\nkind = \"flows\"\nflows = [\n\
+                 {{ src = 0, dst = 2, size_bytes = 2000000, start_ns = 0, prio = 1 }},\n\
+                 {{ src = 1, dst = 2, size_bytes = 2000000, start_ns = 0, prio = 1 }},\n\
+                 {{ src = 2, dst = 0, size_bytes = 2000000, start_ns = 0, prio = 1 }} ]\n"
+            ),
+        ))
+    };
+    // The classes that queued at the switch port towards host `h`.
+    let classes = |out: &Output, h: u32| -> Vec<u8> {
+        let mut q: Vec<u8> =
+            out.queues.iter().filter(|q| out.links[q.link as usize].dst == h).map(|q| q.queue).collect();
+        q.sort_unstable();
+        q.dedup();
+        q
+    };
+    let own = run("ack_prio = 0");
+    let same = run("");
+    assert_eq!(classes(&own, 0), vec![0, 1], "ACKs in class 0, data in class 1");
+    assert_eq!(classes(&same, 0), vec![1], "ACKs in their flow's class");
+    assert!(own.records.iter().chain(&same.records).all(|r| r.finished && r.prio == 1));
+}

@@ -108,6 +108,17 @@ pub(super) struct Sender {
     stats: Stats,
 }
 
+/// The initial window in segments: `init_cwnd_pkts`, or with `init_cwnd_covers_transfer` at
+/// least every segment of a transfer of known size (`closed`; saturating for transfers of more
+/// than 2^32 segments).
+fn init_window_pkts(cfg: &TcpConfig, size: u64, closed: bool) -> u32 {
+    if !(cfg.init_cwnd_covers_transfer && closed) {
+        return cfg.init_cwnd_pkts;
+    }
+    let segments = size.div_ceil(u64::from(cfg.mss.max(1)));
+    cfg.init_cwnd_pkts.max(u32::try_from(segments).unwrap_or(u32::MAX))
+}
+
 impl Sender {
     /// A sender with `size` bytes handed over, closed if `closed`.
     pub(super) fn new(cfg: &TcpConfig, conn: u32, size: u64, closed: bool, _now: Time) -> Sender {
@@ -142,7 +153,7 @@ impl Sender {
             next_send: Time::ZERO,
             rate_cap: None,
             is_held: false,
-            cc: AnyCc::new(cfg),
+            cc: AnyCc::new(cfg, init_window_pkts(cfg, size, closed)),
             rtt: RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto),
             timers: TimerTable::default(),
             event: None,

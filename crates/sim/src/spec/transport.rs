@@ -39,6 +39,11 @@ pub struct TcpKeys {
     pub header_bytes: u32,
     /// Initial congestion window in packets.
     pub init_cwnd_pkts: u32,
+    /// The initial window is at least the whole transfer (the Credence artifact's incast
+    /// responses).
+    pub init_cwnd_covers_transfer: bool,
+    /// Priority class of segments without payload (ACKs); `None`: the flow's class.
+    pub ack_prio: Option<u8>,
     /// Minimum retransmission timeout.
     pub min_rto_us: u64,
     /// Retransmission timeout before the first RTT sample.
@@ -75,6 +80,14 @@ macro_rules! tcp_kind {
             /// Initial congestion window in packets.
             #[serde(default = "default_iw")]
             pub init_cwnd_pkts: u32,
+            /// The initial window of a transfer is at least all its packets (the Credence
+            /// artifact starts incast responses so).
+            #[serde(default)]
+            pub init_cwnd_covers_transfer: bool,
+            /// Priority class of segments without payload (ACKs, SYN-ACKs); absent: the
+            /// flow's class (the Credence artifact sends ACKs in class 0).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ack_prio: Option<u8>,
             /// Minimum retransmission timeout.
             #[serde(default = "default_min_rto_us")]
             pub min_rto_us: u64,
@@ -109,6 +122,8 @@ macro_rules! tcp_kind {
                     mss_bytes: default_mss(),
                     header_bytes: default_header(),
                     init_cwnd_pkts: default_iw(),
+                    init_cwnd_covers_transfer: false,
+                    ack_prio: None,
                     min_rto_us: default_min_rto_us(),
                     init_rto_us: default_min_rto_us(),
                     max_rto_us: default_max_rto_us(),
@@ -129,6 +144,8 @@ macro_rules! tcp_kind {
                     mss_bytes: self.mss_bytes,
                     header_bytes: self.header_bytes,
                     init_cwnd_pkts: self.init_cwnd_pkts,
+                    init_cwnd_covers_transfer: self.init_cwnd_covers_transfer,
+                    ack_prio: self.ack_prio,
                     min_rto_us: self.min_rto_us,
                     init_rto_us: self.init_rto_us,
                     max_rto_us: self.max_rto_us,

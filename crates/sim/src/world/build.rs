@@ -27,6 +27,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             cc,
             mss: k.mss_bytes,
             init_cwnd_pkts: k.init_cwnd_pkts,
+            init_cwnd_covers_transfer: k.init_cwnd_covers_transfer,
             min_rto: Dur::from_us(k.min_rto_us),
             init_rto: Dur::from_us(k.init_rto_us),
             max_rto: Dur::from_us(k.max_rto_us),

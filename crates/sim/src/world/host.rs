@@ -320,9 +320,9 @@ impl Simulation {
         let Some((t, rt)) = self.transfers.get_mut(f) else { return };
         // PERF: only what the packets need; the whole record is read when the transfer ends.
         let (src, dst, prio, tr) = (t.src, t.dst, t.prio, t.transport as usize);
-        let (header, uses_int, acked) = {
+        let (header, uses_int, acked, ack_prio) = {
             let t = &self.transports[tr];
-            (t.header, t.uses_int, t.ideal.acked)
+            (t.header, t.uses_int, t.ideal.acked, t.ack_prio)
         };
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else { return };
         let mut txbuf = std::mem::take(&mut self.txbuf);
@@ -384,7 +384,11 @@ impl Simulation {
         let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
         let nic = self.routes.nic(NodeId(host));
         for (i, mut seg) in txbuf.drain(..).enumerate() {
-            seg.set_prio(prio);
+            // Segments without payload (ACKs) go in their own class if the transport says so.
+            seg.set_prio(match ack_prio {
+                Some(a) if seg.is_empty() => a,
+                _ => prio,
+            });
             let int = match int_txbuf.get_mut(i).and_then(Option::take) {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
