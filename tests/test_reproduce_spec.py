@@ -162,7 +162,7 @@ def test_credence_figures_carry_the_papers_numbers() -> None:
     figs = load_paper(REPO / "experiments", "credence").description.figure
     # Credence §4.2: Figure 6 is the load sweep, 7 the burst sweep with DCTCP, 8 with PowerTCP.
     assert {k: f.title for k, f in figs.items()} == {
-        "fig14": "Figure 14", "fig7": "Figure 7", "fig6": "Figure 6", "fig9": "Figure 9",
+        "fig14": "Figure 14", "fig7": "Figure 7", "fig7a": "Figure 7 (artifact)", "fig6": "Figure 6", "fig9": "Figure 9",
         "fig10": "Figure 10", "fig8": "Figure 8",
     }
 
@@ -183,6 +183,8 @@ def _former_checks(fig14: pd.DataFrame, figs: dict[str, pd.DataFrame]) -> list[b
         out.append(bool(1 - (piv["Credence"] / piv[["DT", "ABM"]].min(axis=1)).mean() >= 0.5))
         lp = big.pivot_table(index="burst_buffer_fraction", columns="admission", values="long_p95")
         out.append(bool((lp["Credence"] / lp["DT"]).max() <= 1.10))
+        free = piv[["CS", "Credence (always accept)"]].min(axis=1)
+        out.append(bool(1 - (piv["Credence"] / free).mean() >= 0.05))
     f10 = figs["fig10"]
     cred = f10[f10["admission"].str.startswith("Credence")].copy()
     cred["p"] = [0.0 if a == "Credence" else float(a.split("=")[1]) for a in cred["admission"]]
@@ -206,11 +208,14 @@ def test_credence_claims_match_the_former_python_checks_on_random_tables() -> No
         figs = {}
         for fid in ("fig7", "fig8"):
             drop_tail = rng.choice([1.0, 2.0, 20.0])  # DT and ABM time out (x 20) or not
+            free_cost = rng.choice([1.0, 1.5])  # the prediction-free policies lose bursts or not
             rows = [
                 {"admission": a, "burst_buffer_fraction": b, "seed": s,
-                 "incast_p95": rng.uniform(5, 12) * (drop_tail * rng.uniform(0.8, 1.2) if a in ("DT", "ABM") else 1),
+                 "incast_p95": rng.uniform(5, 12) * (drop_tail * rng.uniform(0.8, 1.2) if a in ("DT", "ABM") else 1)
+                 * (free_cost if a in ("CS", "Credence (always accept)") else 1),
                  "long_p95": rng.uniform(2.0, 2.6)}
-                for a in ("DT", "ABM", "LQD", "Credence") for b in (0.125, 0.25, 0.5, 0.75, 1.0) for s in (1, 2)
+                for a in ("DT", "ABM", "LQD", "Credence", "CS", "Credence (always accept)")
+                for b in (0.125, 0.25, 0.5, 0.75, 1.0) for s in (1, 2)
             ]
             figs[fid] = pd.DataFrame(rows)
         labels = ["DT", "LQD", "Credence", "Credence p=0.001", "Credence p=0.01", "Credence p=0.05", "Credence p=0.1"]
@@ -229,7 +234,7 @@ def test_credence_claims_match_the_former_python_checks_on_random_tables() -> No
         former = _former_checks(w14, figs)
         new = evaluate_claims(desc, {"fig14": t14, **figs})
         # The new order: by figure (fig14, fig6, fig10, fig8); the former: fig14, fig6, fig8, fig10.
-        order = [0, 1, 2, 3, 4, 8, 5, 6, 7]
+        order = [0, 1, 2, 3, 4, 5, 10, 6, 7, 8, 9]
         assert [r.holds for r in new] == [former[i] for i in order]
         for i, r in enumerate(new):
             seen.setdefault(i, set()).add(r.holds)
@@ -405,6 +410,27 @@ def test_cli_reproduces_a_toy_paper_from_the_working_directory(
     assert "Figure 1 (loads) [load]" in out and "incast_p95" in out and "drops" in out
     assert "[holds   ] Figure 1: LQD's incast p95 is within 100x DT's: worst LQD/DT incast_p95 ratio" in out
     assert "[NOT MET ] Figure 1: an impossible claim: DT short_p95" in out
+
+
+def test_seeds_give_each_point_a_mean_and_a_range(
+    experiments: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(experiments.parent)
+    assert main(["reproduce", "toy", "--jobs", "1", "--seeds", "3,4"]) == 0
+    out = capsys.readouterr().out
+    table = pd.read_csv(experiments.parent / "results" / "reproduce" / "toy" / "load.csv")
+    assert len(table) == 8 and set(table["seed"]) == {3, 4}
+    assert "mean [min-max] over 2 seeds:" in out
+    # Each printed cell is the mean and the range of that point's two runs.
+    row = table[(table["admission"] == "DT") & (table["load"] == 0.4)]["incast_p95"]
+    assert f"{row.mean():.2f} [{row.min():.2f}-{row.max():.2f}]" in out
+    assert row.nunique() == 2, "the two seeds gave the same run: the test lost its point"
+    # The description's seeds are the default, --seeds overrides them; a repeated seed is refused.
+    _edit(experiments, 'reduced = "base.toml"', 'reduced = "base.toml"\nseeds = [5, 6, 7]')
+    report = reproduce(load_paper(experiments, "toy"), experiments.parent / "s", jobs=1)
+    assert set(report.figures["load"]["seed"]) == {5, 6, 7}
+    assert main(["reproduce", "toy", "--seeds", "3,3"]) == 2
+    assert "a seed is listed twice: 3,3" in capsys.readouterr().err
 
 
 def test_reproduce_only_and_full(experiments: Path, tmp_path: Path) -> None:

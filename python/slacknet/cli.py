@@ -8,7 +8,7 @@
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
-    slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--out DIR] [--jobs N]
+    slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
     slacknet reproduce --list [--experiments DIR]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
@@ -30,6 +30,7 @@ import datetime as _dt
 import hashlib
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -158,6 +159,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/PAPER[-full])")
     rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
     rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
+    rp.add_argument("--seeds", metavar="SEEDS", type=_seed_list,
+                    help="comma-separated seeds, each point run once per seed (default: the description's)")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -173,6 +176,15 @@ def _seed(text: str) -> int:
     if not 0 <= v < 2**64:
         raise argparse.ArgumentTypeError(f"must be between 0 and 2^64 - 1: {text}")
     return v
+
+
+def _seed_list(text: str) -> list[int]:
+    seeds = [_seed(s.strip()) for s in text.split(",") if s.strip()]
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"give at least one seed, e.g. 21,22,23: {text!r}")
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed is listed twice: {text}")
+    return seeds
 
 
 def _safe_name(name: str) -> str:
@@ -426,14 +438,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         only = [f.strip() for f in args.only.split(",") if f.strip()] if args.only else None
         out = Path(args.out) if args.out else Path("results") / "reproduce" / (
             f"{_safe_name(paper.name)}-full" if args.full else _safe_name(paper.name))
+        t0 = time.perf_counter()
         report = reproduce(
-            paper, out, full=args.full, jobs=args.jobs, only=only,
+            paper, out, full=args.full, jobs=args.jobs, only=only, seeds=args.seeds,
             on_done=lambda name: print(f"  {name} done", file=sys.stderr),
         )
     except ReproduceError as e:
         raise InputError(str(e)) from None
     print(render(report))
-    print(f"results: {out} (CSV and PNG per figure)")
+    print(f"results: {out} (CSV and PNG per figure); took {time.perf_counter() - t0:.0f} s")
     return 0
 
 

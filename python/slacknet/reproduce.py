@@ -35,6 +35,7 @@ from .reproduce_spec import (
     list_papers,
     load_description,
     load_paper,
+    with_set,
 )
 from .sweep import run_sweep
 
@@ -78,15 +79,25 @@ def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
     FigureCanvasAgg(plot)
     axes = plot.subplots(1, len(fig.metrics), squeeze=False)[0]
     for ax, col in zip(axes, fig.metrics):
+        # Several seeds: the mean, with the range over seeds as error bars or a band.
+        keys = [c for c in (series, x) if c is not None]
+        stats = table.groupby(keys, sort=False)[col].agg(["mean", "min", "max"]).reset_index() if keys else None
         if x is None:
-            names = table[series].astype(str) if series is not None else pd.Series([""] * len(table))
-            ax.bar(names, table[col])
+            if stats is None:
+                ax.bar([""] * len(table), table[col])
+            else:
+                err = [stats["mean"] - stats["min"], stats["max"] - stats["mean"]]
+                ax.bar(stats[series].astype(str), stats["mean"], yerr=err, capsize=2)
             ax.tick_params(axis="x", rotation=60, labelsize=7)
         else:
-            groups = table.groupby(series, sort=False) if series is not None else [("", table)]
+            assert stats is not None
+            groups = stats.groupby(series, sort=False) if series is not None else [("", stats)]
             for name, g in groups:
                 g = g.sort_values(x)
-                ax.plot(g[x].astype(float), g[col], marker="o", label=str(name))
+                xs = g[x].astype(float)
+                (line,) = ax.plot(xs, g["mean"], marker="o", label=str(name))
+                if (g["max"] > g["min"]).any():
+                    ax.fill_between(xs, g["min"], g["max"], color=line.get_color(), alpha=0.15, linewidth=0)
             ax.set_xlabel(desc.label(x), fontsize=8)
         ax.set_title(desc.label(col), fontsize=9)
         ax.grid(True, alpha=0.3)
@@ -104,11 +115,13 @@ def reproduce(
     full: bool = False,
     jobs: int | None = None,
     only: list[str] | None = None,
+    seeds: list[int] | None = None,
     on_done: Callable[[str], None] | None = None,
 ) -> Report:
     """Make the figures of ``paper`` (all, or the ids in ``only``) under ``out_dir``, sweeps
-    from the description's full-scale base if ``full`` (``jobs`` runs at a time), and check
-    the claims of the figures made. ``on_done(id)`` is called after each figure. Raises
+    from the description's full-scale base if ``full`` (``jobs`` runs at a time), each point
+    once per seed of ``seeds`` (default: the description's ``[base] seeds``, else the base
+    scenario's seed), and check the claims of the figures made (on the means over seeds). ``on_done(id)`` is called after each figure. Raises
     :class:`ReproduceError` for an id ``only`` names that the paper has not, ``full`` for a
     paper without a full-scale base, or a figure some of whose runs failed (after running the
     rest; reproducing again into the same folder reuses the finished runs)."""
@@ -135,7 +148,8 @@ def reproduce(
         else:
             if base is None:
                 base = Scenario.from_toml(paper.folder / base_file)
-            sweep = dataclasses.replace(paper.sweeps[fid], base=base)
+            run_seeds = list(seeds or desc.base.seeds or [base.seed])
+            sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(base, fig.set), seeds=run_seeds)
             table = run_sweep(sweep, out / fid, jobs=jobs)
             failed = table[table["status"] == "failed"]
             if len(failed):
@@ -156,6 +170,22 @@ def _columns(fig: FigureSpec) -> list[str]:
     return [c for c in (fig.series, fig.x) if c is not None] + fig.metrics + fig.extra_columns
 
 
+def _num_seeds(table: pd.DataFrame) -> int:
+    return int(table["seed"].nunique()) if "seed" in table.columns else 1
+
+
+def _over_seeds(table: pd.DataFrame, fig: FigureSpec, digits: int) -> pd.DataFrame:
+    """One row per (series, x): each metric as ``mean [min-max]`` over the seeds."""
+    keys = [c for c in (fig.series, fig.x) if c is not None]
+    values = fig.metrics + fig.extra_columns
+    g = table.groupby(keys, sort=False)[values]
+    mean, lo, hi = g.mean(), g.min(), g.max()
+    out = mean.copy().astype(object)
+    for c in values:
+        out[c] = [f"{m:.{digits}f} [{a:.{digits}f}-{b:.{digits}f}]" for m, a, b in zip(mean[c], lo[c], hi[c])]
+    return out.reset_index()
+
+
 def render(report: Report) -> str:
     """Every figure's table under its paper title, then every claim and whether it holds."""
     desc = report.paper.description
@@ -166,7 +196,11 @@ def render(report: Report) -> str:
         fig = desc.figure[fid]
         lines.append(f"\n{fig.name} [{fid}]")
         digits = fig.digits
-        if fig.x is not None and fig.series is not None and len(fig.metrics) == 1 and not fig.extra_columns:
+        seeds = _num_seeds(t)
+        if seeds > 1:
+            lines.append(f"mean [min-max] over {seeds} seeds:")
+            lines.append(_over_seeds(t, fig, digits).to_string(index=False))
+        elif fig.x is not None and fig.series is not None and len(fig.metrics) == 1 and not fig.extra_columns:
             # One metric: a grid of x by series reads best (values averaged over seeds).
             grid = t.pivot_table(index=fig.x, columns=fig.series, values=fig.metrics[0], sort=False)
             grid.columns.name = None

@@ -44,8 +44,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from . import _native
 from ._native import SpecError
-from .sweep import METRIC_COLUMNS, Sweep, load_sweep
+from .config import Scenario
+from .sweep import METRIC_COLUMNS, Sweep, load_sweep, set_key
 
 __all__ = [
     "DESCRIPTION_FILE",
@@ -375,6 +377,9 @@ class BaseSpec(_Model):
     """The default: a scenario file of the paper's folder."""
     full: str | None = None
     """With ``--full`` (the paper's scale), if the paper has one."""
+    seeds: list[int] = []
+    """Every sweep run once per seed (tables show the mean and range, claims use the mean);
+    empty: the base scenario's seed."""
 
 
 class FigureSpec(_Model):
@@ -399,6 +404,9 @@ class FigureSpec(_Model):
     """Columns printed after the metrics but not plotted."""
     digits: int = Field(default=2, ge=0, le=9)
     """Decimals of the printed table."""
+    set: dict[str, Any] = Field(default_factory=dict)
+    """Scenario keys (dotted, as a sweep axis names them) set in the base before a sweep
+    figure's runs, at either scale: a figure in another setting of the same evaluation."""
 
     @property
     def name(self) -> str:
@@ -568,6 +576,17 @@ def _from_pydantic(e: ValidationError, path: Path) -> ReproduceError:
     return ReproduceError(key, _show(value), str(err["msg"]), path)
 
 
+def with_set(base: Scenario, keys: dict[str, Any]) -> Scenario:
+    """``base`` with dotted ``keys`` set (a figure's ``set``), resolved by Rust. Raises
+    :class:`SpecError` naming the key."""
+    if not keys:
+        return base
+    tree = json.loads(base.to_json())
+    for key, value in keys.items():
+        set_key(tree, key, value)
+    return Scenario.model_validate_json(_native.resolve_json(json.dumps(tree), str(Path.cwd())))
+
+
 def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
     """Cross-checks pydantic cannot make: files, sources, columns, series, figure ids and
     which check fields fit which figure. Returns the loaded sweeps."""
@@ -600,7 +619,14 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             except SpecError as e:
                 fail(f"{k}.sweep", fig.sweep, f"invalid sweep file: {e}")
             cols = _sweep_columns(sweeps[fid])
+            for key, value in fig.set.items():
+                try:
+                    with_set(Scenario.from_toml(folder / desc.base.reduced), {key: value})
+                except SpecError as e:
+                    fail(f"{k}.set.{key}", value, f"does not apply to the base: {e}")
         else:
+            if fig.set:
+                fail(f"{k}.set", fig.set, "only a sweep figure's runs have a base to set keys in: remove it")
             assert fig.source is not None
             src = NATIVE_SOURCES.get(fig.source)
             if src is None:
