@@ -84,16 +84,16 @@ PUSHOUT_PER_1E4 = 1.0
 CS_OVER_LQD = 1.25
 
 
-def points(stage: str) -> list[dict[str, Any]]:
+def points(stage: str, transports: list[str]) -> list[dict[str, Any]]:
     """The grid points of a stage, in order, without repeats."""
     out: list[dict[str, Any]] = []
     if stage in ("oat", "all"):
-        for tr in TRANSPORTS:
+        for tr in transports:
             for axis, values in OAT_VALUES.items():
                 for v in values:
                     out.append({**CENTER, "transport": tr, axis: v})
     if stage in ("corner", "all"):
-        for tr in TRANSPORTS:
+        for tr in transports:
             keys = list(CORNER_VALUES)
             for combo in itertools.product(*CORNER_VALUES.values()):
                 out.append({**CENTER, "transport": tr, **dict(zip(keys, combo))})
@@ -234,11 +234,13 @@ def main() -> int:
     ap.add_argument("--stage", choices=["oat", "corner", "all"], default="all")
     ap.add_argument("--ms", type=float, default=150.0, help="workload duration (ms); default 150")
     ap.add_argument("--seed", type=int, default=21, help="the evaluation seed (default 21, the base's)")
+    ap.add_argument("--transport", choices=TRANSPORTS, action="append",
+                    help="only this transport (repeatable; default: all)")
     ap.add_argument("--model", default=None, help="Credence's forest JSON (default: the built-in model)")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "credence_regime" / "grid.csv")
     a = ap.parse_args()
     model = None if a.model is None else str(Path(a.model).resolve())
-    df = run_grid(points(a.stage), a.ms, a.seed, model, a.out)
+    df = run_grid(points(a.stage, a.transport or TRANSPORTS), a.ms, a.seed, model, a.out)
     t = table(df)
     with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_columns", None,
                            "display.float_format", lambda v: f"{v:.3g}"):
