@@ -35,8 +35,8 @@ At a contended point, the value of the predictions is the gap between Credence(a
 and Credence: ``pred_gain`` = 1 - Credence / always-accept (mean incast slowdown; positive:
 the predictions help).
 
-    python bench/credence_regime.py                       # both stages (about 10 min on one core)
-    python bench/credence_regime.py --stage oat --ms 100  # shorter
+    python bench/credence_regime.py                       # both stages (about 4.5 min on one core)
+    python bench/credence_regime.py --stage oat           # 40 s
     python bench/credence_regime.py --model experiments/credence/credence_forest_contended.json
 
 Every run's metrics go to --out (default results/credence_regime/grid.csv); points already in
@@ -232,7 +232,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stage", choices=["oat", "corner", "all"], default="all")
-    ap.add_argument("--ms", type=float, default=150.0, help="workload duration (ms); default 150")
+    ap.add_argument("--ms", type=float, default=100.0, help="workload duration (ms); default 100")
     ap.add_argument("--seed", type=int, default=21, help="the evaluation seed (default 21, the base's)")
     ap.add_argument("--transport", choices=TRANSPORTS, action="append",
                     help="only this transport (repeatable; default: all)")
