@@ -21,6 +21,8 @@ from slacknet.sweep import (
     METRIC_COLUMNS, STATUS_COLUMNS, WORKER_DIED, SweepRun, expand, load_sweep, run_sweep, set_key,
 )
 
+from .conftest import REPO
+
 BASE = """
 name = "tiny"
 seed = 3
@@ -154,6 +156,24 @@ def test_runs_that_would_share_a_folder_are_refused(case: str, sweep_file: Path,
         run_sweep(load_sweep(sweep_file), tmp_path / "out")
     assert ei.value.key == key and words in str(ei.value), str(ei.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_relative_paths_in_axis_values_are_relative_to_the_sweep_file(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A figure with a model of its own names it next to its sweep (experiments/credence/
+    # figC_contended.toml), and must find it from any working directory.
+    from slacknet.config import Credence, ForestOracle
+
+    (tmp_path / "model.json").write_text((REPO / "crates/sim/data/credence_forest.json").read_text())
+    sweep_file.write_text(SWEEP.replace('{ policy = "lqd" }', '{ policy = "credence", oracle = { kind = "forest", '
+                                        'path = "model.json" } }'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    adm = expand(load_sweep(sweep_file))[-1].scenario.switch.admission
+    assert isinstance(adm, Credence) and isinstance(adm.oracle, ForestOracle)
+    assert Path(adm.oracle.path) == tmp_path / "model.json"
 
 
 def test_an_axis_name_sets_its_column(sweep_file: Path) -> None:

@@ -17,6 +17,10 @@ A sweep is data (a TOML file), not code::
     values = [0.2, 0.4, 0.6, 0.8]
     name = "load0"              # optional column name (default: the key's last part, "load")
 
+Relative paths are relative to the sweep file, in the base's name and in axis values alike (a
+Credence forest ``{ kind = "forest", path = "model.json" }`` next to the sweep), whatever the
+working directory.
+
 The runs are the cartesian product of the axes (first axis outermost) times the seeds, in that
 order. Each run is an ordinary scenario validated by Rust, so a bad value fails with the key
 that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
@@ -138,6 +142,9 @@ class Sweep:
     base: Scenario
     axes: list[Axis]
     seeds: list[int] = field(default_factory=list)
+    folder: Path | None = None
+    """What relative paths in axis values are relative to: the sweep file's folder (``None``:
+    the working directory)."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +232,7 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
         name = None if a.get("name") is None else str(a["name"])
         axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels], name))
     seeds = [int(s) for s in raw.get("seeds", [base.seed])]
-    return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds)
+    return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds, folder=p.resolve().parent)
 
 
 def expand(sweep: Sweep) -> list[SweepRun]:
@@ -236,6 +243,7 @@ def expand(sweep: Sweep) -> list[SweepRun]:
     runs: list[SweepRun] = []
     folders: dict[str, SweepRun] = {}
     base = json.loads(sweep.base.to_json())
+    folder = str(sweep.folder if sweep.folder is not None else Path.cwd())
     for combo in itertools.product(*[range(len(a.values)) for a in sweep.axes]):
         for seed in sweep.seeds:
             tree = copy.deepcopy(base)
@@ -253,7 +261,7 @@ def expand(sweep: Sweep) -> list[SweepRun]:
                 raise spec_error("axis", None, f"the runs {other.labels} and {labels} would share the folder "
                                  f"{variant!r}: give the values distinct labels")
             tree["name"] = f"{sweep.name}__{variant}"
-            resolved = _native.resolve_json(json.dumps(tree), str(Path.cwd()))
+            resolved = _native.resolve_json(json.dumps(tree), folder)
             run = SweepRun(variant, labels, values, seed, Scenario.model_validate_json(resolved), resolved)
             folders[variant.casefold()] = run
             runs.append(run)
