@@ -88,10 +88,10 @@ def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
     half = f6[f6["burst_buffer_fraction"] == 0.5].set_index("admission")["incast_rto_frac"]
     assert half["DT"] >= 0.05 and half["LQD"] == 0.0, half
     assert (f6["unfinished"] == 0).all()
-    # The artifact's settings (whole-response initial windows) make even LQD drop at bursts of
-    # 100%, where ours (30-packet windows) never do: the setting is exercised.
-    f7a = report.figures["fig7a"].set_index(["admission", "burst_buffer_fraction"])["drops"]
-    assert f7a["LQD", 1.0] > 0 and (f6[f6["admission"] == "LQD"]["drops"] == 0).all()
+    # The artifact's settings (whole-response initial windows) make LQD drop several times more
+    # at bursts of 100% than ours (30-packet windows): the setting is exercised.
+    drops = {f: report.figures[f].set_index(["admission", "burst_buffer_fraction"])["drops"] for f in ("fig7", "fig7a")}
+    assert drops["fig7a"]["LQD", 1.0] > 3 * drops["fig7"]["LQD", 1.0], drops
     f14 = report.figures["fig14"]
     assert len(f14) == 2 * 11 and set(f14["admission"]) == {"Credence", "DT"}
 
