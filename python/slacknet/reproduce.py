@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .config import Scenario
@@ -85,8 +86,12 @@ def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
         else:
             groups = table.groupby(series, sort=False) if series is not None else [("", table)]
             for name, g in groups:
-                g = g.sort_values(x)
-                ax.plot(g[x].astype(float), g[col], marker="o", label=str(name))
+                # Several seeds per point: the mean, and their range shaded.
+                by_x = g.groupby(x, sort=True)[col].agg(["mean", "min", "max"])
+                xs = by_x.index.to_numpy(dtype=np.float64)
+                line = ax.plot(xs, by_x["mean"], marker="o", label=str(name))[0]
+                if (by_x["max"] > by_x["min"]).any():
+                    ax.fill_between(xs, by_x["min"], by_x["max"], color=line.get_color(), alpha=0.2, linewidth=0)
             ax.set_xlabel(desc.label(x), fontsize=8)
         ax.set_title(desc.label(col), fontsize=9)
         ax.grid(True, alpha=0.3)
@@ -156,6 +161,17 @@ def _columns(fig: FigureSpec) -> list[str]:
     return [c for c in (fig.series, fig.x) if c is not None] + fig.metrics + fig.extra_columns
 
 
+def _spread_grid(t: pd.DataFrame, x: str, series: str, metric: str, digits: int) -> pd.DataFrame:
+    """x by series, each cell ``mean ± std (min-max)`` of ``metric`` over the seeds (the
+    population standard deviation, as the checks' per-seed summaries give it)."""
+    g = t.groupby([x, series], sort=False)[metric]
+    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=0), "min": g.min(), "max": g.max()})
+    cells = stats.apply(
+        lambda r: f"{r['mean']:.{digits}f} ± {r['std']:.{digits}f} ({r['min']:.{digits}f}-{r['max']:.{digits}f})", axis=1
+    )
+    return cells.unstack(series)
+
+
 def render(report: Report) -> str:
     """Every figure's table under its paper title, then every claim and whether it holds."""
     desc = report.paper.description
@@ -168,10 +184,17 @@ def render(report: Report) -> str:
         digits = fig.digits
         if fig.x is not None and fig.series is not None and len(fig.metrics) == 1 and not fig.extra_columns:
             # One metric: a grid of x by series reads best (values averaged over seeds).
-            grid = t.pivot_table(index=fig.x, columns=fig.series, values=fig.metrics[0], sort=False)
+            metric = fig.metrics[0]
+            seeds = t["seed"].nunique() if "seed" in t.columns else 1
+            if seeds > 1:
+                grid = _spread_grid(t, fig.x, fig.series, metric, digits)
+                what = f"mean ± std (min-max) over {seeds} seeds"
+            else:
+                grid = t.pivot_table(index=fig.x, columns=fig.series, values=metric, sort=False)
+                what = ""
             grid.columns.name = None
             text = grid.reset_index().to_string(index=False, float_format=lambda v: f"{v:.{digits}f}")
-            lines.append(f"{desc.label(fig.metrics[0])} by {fig.series}:\n{text}")
+            lines.append(f"{desc.label(metric)} by {fig.series}{', ' + what if what else ''}:\n{text}")
         else:
             lines.append(t[_columns(fig)].to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
     lines.append("\nShapes the paper reports:")
