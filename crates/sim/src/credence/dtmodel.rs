@@ -22,6 +22,30 @@
 //!
 //! INVARIANT: occupancy `<= B` after every arrival (checked: an `Accept` that does not fit
 //! panics) and the queue lengths the policies see equal the FIFOs' lengths.
+//!
+//! # Finding: Lemma 1 and consistency fail on some inputs when N does not divide B
+//!
+//! Credence §3.1 says perfect predictions give LQD's throughput ("the drops by Credence and
+//! LQD are equivalent for true predictions"), and Lemma 1 says `Credence(σ) >= LQD(σ) / η`.
+//! With N = 4 ports, B = 5 and the arrivals `[[3, 0, 0, 3], [0, 2, 1, 1], [0, 0]]` (per slot,
+//! the port of each packet in arrival order), LQD transmits 9 packets and Credence (Algorithm
+//! 1 as written, [`Credence`]) with LQD's own drop record as predictions 8. LQD takes packet 4
+//! (port 0) and pushes it out when packet 7 overflows the buffer (queues 0 and 1 tie at 2;
+//! LQD pushes out of the lowest index, a tie the paper leaves open). Credence's safeguard
+//! accepts packet 4 against the "drop" prediction because its longest queue, 1 packet, is
+//! below B/N = 1.25; the buffer is then full for packet 7 and a threshold drops packet 9.
+//! Here η of Definition 1 is exactly 1 (FollowLQD on σ without LQD's drops sends 9), so
+//! Theorem 2 holds and Lemma 1 fails. Its proof argues that a packet the safeguard takes
+//! drains before the buffer fills, since filling B packets takes B/N slots; here the buffer
+//! already holds 2 packets and fills within the slot.
+//!
+//! On 20 000 random inputs of up to 5 slots with N = 2-4 and B = 1-9 (test
+//! `the_papers_guarantees_on_random_small_inputs`, predictions flipped from LQD's record with
+//! probability 0, 0.1, 0.3 or 1), perfect predictions lose to LQD on 2 of the 13 338 inputs
+//! where N does not divide B and on none of the 6 662 where it does (nor on 300 000 more with
+//! N dividing B, in a one-off search); Lemma 1 fails on 31 (8 and 23). Theorem 2 and Lemma 2
+//! (against the optimum found by exhaustion) held on every input. The tests assert those two
+//! and consistency when N divides B, and pin the counterexample.
 
 use std::collections::VecDeque;
 
@@ -219,6 +243,32 @@ pub fn lqd_trace(model: &Model, arrivals: &[Vec<usize>]) -> Vec<(FeatureVector, 
 /// key on the packet index, such as [`Perfect`] and [`Flip`]).
 pub fn predictions(oracle: &mut AnyOracle, n: usize) -> Vec<bool> {
     (0..n as u64).map(|k| oracle.predict_drop(&[0.0; 4], k)).collect()
+}
+
+/// `arrivals` without the packets `predicted` to be dropped (indexed in arrival order), slots
+/// kept: the sequence `σ - φ'_TP - φ'_FP` on which Definition 1 runs FollowLQD.
+pub fn without_predicted_drops(arrivals: &[Vec<usize>], predicted: &[bool]) -> Arrivals {
+    let mut k = 0;
+    arrivals
+        .iter()
+        .map(|slot| {
+            let kept = slot.iter().zip(&predicted[k..]).filter(|(_, &drop)| !drop).map(|(&port, _)| port).collect();
+            k += slot.len();
+            kept
+        })
+        .collect()
+}
+
+/// The error `η` of Definition 1, computed as defined: `LQD(σ) / FollowLQD(σ - φ'_TP -
+/// φ'_FP)`, infinite if FollowLQD transmits nothing.
+pub fn eta(model: &Model, arrivals: &[Vec<usize>], predicted: &[bool]) -> f64 {
+    let lqd = model.run(arrivals, &mut Lqd).transmitted;
+    let follow = model.run(&without_predicted_drops(arrivals, predicted), &mut model.follow_lqd()).transmitted;
+    if follow == 0 {
+        f64::INFINITY
+    } else {
+        lqd as f64 / follow as f64
+    }
 }
 
 /// Counts of true/false positive/negative predictions against LQD's drops (Figure 5).
@@ -504,6 +554,136 @@ mod tests {
         a.transmitted as f64 / b.transmitted as f64
     }
 
+    /// Drop-tail that accepts packet `k` iff `accept[k]` and it fits.
+    #[derive(Debug)]
+    struct Masked {
+        accept: Vec<bool>,
+        next: usize,
+    }
+
+    impl BufferAdmission for Masked {
+        fn admit<V: BufferView>(&mut self, v: &V, _: &Arrival) -> Verdict {
+            self.next += 1;
+            if self.accept[self.next - 1] && v.occupancy() < v.capacity() {
+                Verdict::Accept
+            } else {
+                Verdict::Drop
+            }
+        }
+    }
+
+    /// The offline optimum by exhaustion over accept sets (at most 16 packets). Exact: a
+    /// push-out schedule transmits what the drop-tail one that never takes its pushed-out
+    /// packets does, and every drop-tail schedule is some accept set.
+    fn opt(m: &Model, seq: &[Vec<usize>]) -> u64 {
+        let n: usize = seq.iter().map(Vec::len).sum();
+        assert!(n <= 16);
+        (0u32..1 << n)
+            .map(|mask| {
+                let accept = (0..n).map(|k| mask >> k & 1 == 1).collect();
+                m.run(seq, &mut Masked { accept, next: 0 }).transmitted
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// 1 to `max_slots` slots of N/2 to N packets each, to uniformly random ports.
+    fn random_small(rng: &mut Pcg64, ports: usize, max_slots: usize) -> Arrivals {
+        (0..rng.gen_range(1..=max_slots))
+            .map(|_| (0..rng.gen_range(ports / 2..=ports)).map(|_| rng.gen_range(0..ports)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn opt_by_exhaustion_by_hand() {
+        // N = 2, B = 2: slot 0 brings 2 packets to port 0, slot 1 one to each port. Taking
+        // all of slot 0 leaves room for one of slot 1 (3 sent); dropping one packet of slot
+        // 0 makes room for both (also 3). LQD pushes out and sends 3 too.
+        let m = Model::new(2, 2);
+        let seq = vec![vec![0, 0], vec![0, 1]];
+        assert_eq!(opt(&m, &seq), 3);
+        // One busy port, bursts of 3 into B = 2: 2 fit in slot 0 and one leaves; 1 more fits
+        // in slot 1. Nothing does better: 3 of 6.
+        let m = Model::new(3, 2);
+        assert_eq!(opt(&m, &[vec![0, 0, 0], vec![0, 0, 0]]), 3);
+    }
+
+    #[test]
+    fn perfect_predictions_lose_to_lqd_when_n_does_not_divide_b() {
+        // The counterexample to Lemma 1 and to consistency (module docs, "Finding"). N = 4,
+        // B = 5 (B/N = 1.25); per slot, the destination port of each packet in arrival order.
+        let m = Model::new(4, 5);
+        let seq = vec![vec![3, 0, 0, 3], vec![0, 2, 1, 1], vec![0, 0]];
+        let lqd = m.run(&seq, &mut Lqd);
+        // Slot 1: LQD takes packet 4 (port 0) and, when packet 7 (port 1) overflows the
+        // buffer with queues 0 and 1 tied at 2, pushes packet 4 out again.
+        assert_eq!(lqd.dropped, [false, false, false, false, true, false, false, false, false, false]);
+        let mut credence = m.credence(AnyOracle::Perfect(Perfect::new(lqd.dropped.clone())));
+        let c = m.run(&seq, &mut credence);
+        assert_eq!((lqd.transmitted, c.transmitted), (9, 8));
+        // Credence's safeguard takes packet 4 (the longest queue has 1 < 1.25 packets) against
+        // the oracle's "drop"; the full buffer then drops packet 7 and a threshold packet 9.
+        assert_eq!(c.dropped, [false, false, false, false, false, false, false, true, false, true]);
+        let s = credence.stats();
+        assert_eq!((s.safeguard_accepts, s.buffer_drops, s.threshold_drops, s.oracle_drops), (5, 1, 1, 0));
+        // Perfect predictions: FP = FN = 0, Theorem 2 bounds η by 1, and η as Definition 1
+        // defines it is 1 (FollowLQD on σ without LQD's drops transmits 9). Lemma 1 promises
+        // Credence >= LQD / η = 9: it is Lemma 1 that fails, not Theorem 2.
+        assert_eq!(Confusion::new(&lqd.dropped, &lqd.dropped).eta_bound(m.ports), 1.0);
+        assert_eq!(eta(&m, &seq, &lqd.dropped), 1.0);
+    }
+
+    #[test]
+    fn the_papers_guarantees_on_random_small_inputs() {
+        // What Credence §3.3 and Appendix C state, on random small inputs (N = 2-4, B = 1-9,
+        // up to 5 slots), with predictions flipped from LQD's record with probability 0, 0.1,
+        // 0.3 or 1. Asserted: Lemma 2 (against the optimum, found by exhaustion, for up to 10
+        // packets), Theorem 2 (η as Definition 1 defines it, against its closed-form bound) and
+        // consistency when N divides B. Counted and printed, not asserted: Lemma 1 (which fails,
+        // see `perfect_predictions_lose_to_lqd_when_n_does_not_divide_b`) and consistency when
+        // N does not divide B.
+        let mut rng = Pcg64::seed_from_u64(9);
+        // Per [N divides B, N does not]: inputs, consistency failures, Lemma 1 failures.
+        let mut counts = [[0u64; 3]; 2];
+        for case in 0..20_000u64 {
+            let ports = rng.gen_range(2..=4);
+            let buffer = rng.gen_range(1..=9u64);
+            let m = Model::new(ports, buffer);
+            let seq = random_small(&mut rng, ports, 5);
+            let divides = usize::from(buffer % ports as u64 != 0);
+            counts[divides][0] += 1;
+            let lqd = m.run(&seq, &mut Lqd);
+            let perfect = m.run(&seq, &mut m.credence(AnyOracle::Perfect(Perfect::new(lqd.dropped.clone()))));
+            if perfect.transmitted != lqd.transmitted {
+                counts[divides][1] += 1;
+                assert!(divides == 1, "consistency fails with N = {ports} | B = {buffer}: {seq:?}");
+            }
+            let p = [0.0, 0.1, 0.3, 1.0][case as usize % 4];
+            let record: std::sync::Arc<[bool]> = lqd.dropped.clone().into();
+            let predicted = predictions(&mut flip_oracle(&record, p, case), record.len());
+            let c = m.run(&seq, &mut m.credence(flip_oracle(&record, p, case))).transmitted;
+            // Theorem 2: η <= (TN + FP) / (TN - min((N - 1) FN, TN)).
+            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(ports);
+            let eta = eta(&m, &seq, &predicted);
+            assert!(eta <= bound + 1e-9, "Theorem 2: η {eta} > {bound}: N = {ports}, B = {buffer}, {seq:?}");
+            // Lemma 1: Credence(σ) >= LQD(σ) / η = FollowLQD(σ - φ'_TP - φ'_FP).
+            let follow = m.run(&without_predicted_drops(&seq, &predicted), &mut m.follow_lqd()).transmitted;
+            if c < follow {
+                counts[divides][2] += 1;
+            }
+            // Lemma 2: Credence(σ) >= OPT(σ) / N.
+            if seq.iter().map(Vec::len).sum::<usize>() <= 10 {
+                let o = opt(&m, &seq);
+                assert!(o >= lqd.transmitted);
+                assert!(o <= ports as u64 * c, "Lemma 2: OPT {o} > N x {c}: N = {ports}, B = {buffer}, {seq:?}");
+            }
+            assert!(lqd.transmitted <= ports as u64 * c);
+        }
+        for (what, [n, consistency, lemma1]) in ["N divides B", "N does not divide B"].iter().zip(counts) {
+            println!("{what}: {n} inputs; Credence with perfect predictions below LQD in {consistency}; Lemma 1 fails in {lemma1}");
+        }
+    }
+
     #[test]
     fn lqd_run_by_hand() {
         // N = 2, B = 2. Slot 0: two packets to port 0; slot 1: one each.
@@ -547,6 +727,7 @@ mod tests {
 
     #[test]
     fn credence_with_perfect_predictions_transmits_exactly_as_lqd() {
+        // N = 8 divides B = 64 (when it does not, this can fail: the module docs' finding).
         let m = Model::new(8, 64);
         let seq = poisson_bursts(&m, 64, 5000, 0.05, 7);
         let lqd = m.run(&seq, &mut Lqd);
@@ -607,8 +788,10 @@ mod tests {
         println!("one false negative: naive {r_naive:.4}, Credence {r_credence:.6}, eta <= {eta:.6}");
         // The naive policy keeps a full buffer and sends one packet a slot instead of two.
         assert!(r_naive > 1.9, "{r_naive}");
-        // Lemma 1 with Theorem 2: LQD/Credence <= η <= its bound (about 1 here).
-        assert!(r_credence <= eta + 1e-12, "{r_credence} > {eta}");
+        // Credence's thresholds drop the packets that would keep the buffer full, so it loses
+        // next to nothing: within Theorem 2's bound of η here (Lemma 1's promise, which does not
+        // hold on every input).
+        assert!(r_credence < 1.001 && r_credence <= eta, "{r_credence} vs {eta}");
     }
 
     #[test]
@@ -717,8 +900,11 @@ mod tests {
     }
 
     #[test]
-    fn figure14_runs_respect_the_theorem_bound() {
-        // Lemma 1 + Theorem 2 against LQD (LQD <= OPT): LQD/Credence <= min(η bound, N).
+    fn figure14_runs_respect_theorem_2_and_lemma_2() {
+        // On Figure 14's sequence (10 000 slots): η as Definition 1 defines it stays within
+        // Theorem 2's bound, and LQD/Credence within N (Lemma 2, as LQD <= OPT). Lemma 1
+        // (LQD/Credence <= η) is printed, not asserted: it does not hold on every input
+        // (`perfect_predictions_lose_to_lqd_when_n_does_not_divide_b`).
         let cfg = Figure14 { slots: 10_000, ..Figure14::default() };
         let m = cfg.model;
         let seq = poisson_bursts(&m, m.buffer, cfg.slots, cfg.bursts_per_slot, cfg.seed);
@@ -728,9 +914,11 @@ mod tests {
             let predicted = predictions(&mut flip_oracle(&record, p, i as u64), record.len());
             let c = m.run(&seq, &mut m.credence(flip_oracle(&record, p, i as u64)));
             let r = ratio(&lqd, &c);
-            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(m.ports).min(m.ports as f64);
-            println!("p = {p:5}: LQD/Credence = {r:.6} <= {bound:.6}");
-            assert!(r <= bound + 1e-9, "p = {p}: {r} > {bound}");
+            let eta = eta(&m, &seq, &predicted);
+            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(m.ports);
+            println!("p = {p:5}: LQD/Credence = {r:.6}, η = {eta:.6} <= {bound:.6}");
+            assert!(eta <= bound + 1e-9, "p = {p}: Theorem 2: η {eta} > {bound}");
+            assert!(r <= m.ports as f64, "p = {p}: Lemma 2: {r} > N");
         }
     }
 }
