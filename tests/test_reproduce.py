@@ -22,8 +22,15 @@ PAY = ("the predictions pay: at bursts >= 50%, Credence's incast p95 is at least
 #: Issue 9: in none of the packet-level figures do the predictions pay (Credence equals the
 #: prediction-free policies), in our settings or the artifact's.
 VERDICTS = [
-    ("Figure 14", "LQD/Credence is 1.0 with perfect predictions and rises smoothly toward ~3", True),
-    ("Figure 14", "Credence beats DT until the flip probability is high", True),
+    ("Figure 14", "LQD/Credence is 1.0 with perfect predictions and rises smoothly toward ~3 (mean over seeds)", True),
+    # On the mean over 30 seeds Credence is below DT up to 0.6, not the paper's 0.7, under
+    # either DT rule.
+    ("Figure 14", "Credence beats DT (artifact rule, q+size<=alpha*free) up to a flip probability of 0.7 "
+     "(mean over seeds)", False),
+    ("Figure 14", "Credence beats DT (classic rule, q<alpha*free) up to a flip probability of 0.7 (mean over seeds)",
+     False),
+    ("Figure 14", "Credence beats DT under either rule up to a flip probability of 0.6 (mean over seeds; the paper "
+     "says 0.7)", True),
     ("Figure 7", "Credence stays close to LQD (incast p95 within 25%)", True),
     ("Figure 7", "at bursts >= 50% of the buffer, Credence's incast p95 is far lower than DT's and ABM's "
      "(the paper: about 95% lower)", True),
@@ -93,19 +100,25 @@ def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
     drops = {f: report.figures[f].set_index(["admission", "burst_buffer_fraction"])["drops"] for f in ("fig7", "fig7a")}
     assert drops["fig7a"]["LQD", 1.0] > 3 * drops["fig7"]["LQD", 1.0], drops
     f14 = report.figures["fig14"]
-    assert len(f14) == 2 * 11 and set(f14["admission"]) == {"Credence", "DT"}
+    # 30 seeds x 11 flip probabilities x (Credence, DT under two rules).
+    assert len(f14) == 30 * 11 * 3 and f14["seed"].nunique() == 30
+    assert set(f14["admission"]) == {"Credence", "DT q+size<=alpha*free", "DT q<alpha*free"}
 
 
 def test_the_claims_and_their_verdicts(report: Report) -> None:
     assert [(c.title, c.text, c.holds) for c in report.claims] == VERDICTS, report.claims
-    details = {(c.figure, c.text[:20]): c.detail for c in report.claims}
-    # The numbers behind them, as the former checks printed them.
-    assert "1.000 at flip_probability = 0" in details["fig14", "LQD/Credence is 1.0 "]
-    assert "2.927 at flip_probability = 1" in details["fig14", "LQD/Credence is 1.0 "]
-    assert "up to flip_probability = 0.7" in details["fig14", "Credence beats DT un"]
-    assert "worst Credence/LQD incast_p95 ratio 1.02" in details["fig7", "Credence stays close"]
-    assert "62% lower than min(DT, ABM)'s" in details["fig7", "at bursts >= 50% of "]
-    assert "16% lower than min(DT, ABM)'s" in details["fig8", "at bursts >= 50% of "]
+    details = {(c.figure, c.text[:41]): c.detail for c in report.claims}
+    # The numbers behind them (Figure 14's: means over 30 seeds, and crossings per seed).
+    assert "1.000 at flip_probability = 0" in details["fig14", "LQD/Credence is 1.0 with perfect predicti"]
+    assert "2.976 at flip_probability = 1" in details["fig14", "LQD/Credence is 1.0 with perfect predicti"]
+    assert details["fig14", "Credence beats DT (artifact rule, q+size<"].endswith(
+        "up to flip_probability = 0.6 (want >= 0.7); per seed (30 seeds): mean 0.61, std 0.03, 0.6-0.7; "
+        "0.6 in 27, 0.7 in 3")
+    assert details["fig14", "Credence beats DT (classic rule, q<alpha*"].endswith(
+        "per seed (30 seeds): mean 0.60, std 0.00, 0.6-0.6; 0.6 in 30")
+    assert "worst Credence/LQD incast_p95 ratio 1.02" in details["fig7", "Credence stays close to LQD (incast p95 w"]
+    assert "62% lower than min(DT, ABM)'s" in details["fig7", "at bursts >= 50% of the buffer, Credence'"]
+    assert "16% lower than min(DT, ABM)'s" in details["fig8", "at bursts >= 50% of the buffer, Credence'"]
 
 
 def test_render_titles_figures_as_the_paper_numbers_them(report: Report) -> None:
@@ -113,7 +126,8 @@ def test_render_titles_figures_as_the_paper_numbers_them(report: Report) -> None
     assert "Shapes the paper reports" in text
     for title, claim, holds in VERDICTS:
         assert f"[{'holds   ' if holds else 'NOT MET '}] {title}: {claim}: " in text
-    for header in ("Figure 14 (discrete-time model, Appendix A) [fig14]", "Figure 7 (burst sizes, DCTCP) [fig7]",
+    assert "mean ± std (min-max) over 30 seeds" in text
+    for header in ("Figure 14 (discrete-time model, Appendix A, 30 seeds) [fig14]", "Figure 7 (burst sizes, DCTCP) [fig7]",
                    "Figure 6 (web-search loads, DCTCP) [fig6]", "Figure 8 (burst sizes, PowerTCP) [fig8]"):
         assert header in text
     assert set(report.figures["fig8"]["kind"]) == {"power_tcp"}

@@ -4,6 +4,7 @@ Checked against the compiled module by ``python -m mypy.stubtest slacknet._nativ
 (``tests/test_stubs.py``).
 """
 
+from collections.abc import Sequence
 from typing import Any, final
 
 __all__ = [
@@ -83,9 +84,13 @@ def profile_defaults(name: str) -> str:
     scenario's own keys, as JSON (a partial scenario). Raises :class:`SpecError` for an unknown
     name."""
 
-def credence_figure14(seed: int | None = None) -> list[tuple[float, float, float]]:
-    """Credence's Figure 14 in the discrete-time model of Appendix A: ``(flip probability,
-    LQD/Credence throughput ratio, LQD/DT ratio)`` for flip probabilities 0, 0.1, ..., 1."""
+def credence_figure14(seeds: Sequence[int] | None = None) -> dict[str, Any]:
+    """Credence's Figure 14 in the discrete-time model of Appendix A on the arrival sequence
+    of each seed (default: 1 to 30), as columns: ``seed``, ``flip_probability`` (0, 0.1, ...,
+    1), ``admission`` (``"Credence"``, ``"DT q+size<=alpha*free"`` or ``"DT q<alpha*free"``:
+    DT under the Credence artifact's rule and under Choudhury and Hahne's, its ratio repeated
+    at every flip probability) and ``lqd_over_alg`` (LQD's throughput over the policy's). A
+    numeric column is a ``(numpy dtype, little-endian bytes)`` pair, ``admission`` a list."""
 
 def version() -> str:
     """Version of the native extension."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .config import Scenario
@@ -186,6 +187,17 @@ def _over_seeds(table: pd.DataFrame, fig: FigureSpec, digits: int) -> pd.DataFra
     return out.reset_index()
 
 
+def _spread_grid(t: pd.DataFrame, x: str, series: str, metric: str, digits: int) -> pd.DataFrame:
+    """x by series, each cell ``mean ± std (min-max)`` of ``metric`` over the seeds (the
+    population standard deviation, as the checks' per-seed summaries give it)."""
+    g = t.groupby([x, series], sort=False)[metric]
+    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=0), "min": g.min(), "max": g.max()})
+    cells = stats.apply(
+        lambda r: f"{r['mean']:.{digits}f} ± {r['std']:.{digits}f} ({r['min']:.{digits}f}-{r['max']:.{digits}f})", axis=1
+    )
+    return cells.unstack(series)
+
+
 def render(report: Report) -> str:
     """Every figure's table under its paper title, then every claim and whether it holds."""
     desc = report.paper.description
@@ -197,15 +209,21 @@ def render(report: Report) -> str:
         lines.append(f"\n{fig.name} [{fid}]")
         digits = fig.digits
         seeds = _num_seeds(t)
-        if seeds > 1:
-            lines.append(f"mean [min-max] over {seeds} seeds:")
-            lines.append(_over_seeds(t, fig, digits).to_string(index=False))
-        elif fig.x is not None and fig.series is not None and len(fig.metrics) == 1 and not fig.extra_columns:
+        if fig.x is not None and fig.series is not None and len(fig.metrics) == 1 and not fig.extra_columns:
             # One metric: a grid of x by series reads best (values averaged over seeds).
-            grid = t.pivot_table(index=fig.x, columns=fig.series, values=fig.metrics[0], sort=False)
+            metric = fig.metrics[0]
+            if seeds > 1:
+                grid = _spread_grid(t, fig.x, fig.series, metric, digits)
+                what = f"mean ± std (min-max) over {seeds} seeds"
+            else:
+                grid = t.pivot_table(index=fig.x, columns=fig.series, values=metric, sort=False)
+                what = ""
             grid.columns.name = None
             text = grid.reset_index().to_string(index=False, float_format=lambda v: f"{v:.{digits}f}")
-            lines.append(f"{desc.label(fig.metrics[0])} by {fig.series}:\n{text}")
+            lines.append(f"{desc.label(metric)} by {fig.series}{', ' + what if what else ''}:\n{text}")
+        elif seeds > 1:
+            lines.append(f"mean [min-max] over {seeds} seeds:")
+            lines.append(_over_seeds(t, fig, digits).to_string(index=False))
         else:
             lines.append(t[_columns(fig)].to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
     lines.append("\nShapes the paper reports:")

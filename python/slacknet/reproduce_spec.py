@@ -24,7 +24,8 @@ the figure's series column), each a function of its ``x`` column, averaged over 
 ``non_decreasing``
     ``series`` never falls by more than ``slack`` from one x to the next.
 ``below_until``
-    the largest x at which ``series`` < ``than`` is at least ``x_at_least``.
+    the largest x at which ``series`` < ``than`` is at least ``x_at_least`` (with several
+    seeds, the detail adds that x per seed: mean, spread and distribution).
 
 A figure without an x column has one point per series, where ``ratio``, ``gain`` and
 ``value`` (without ``at``) apply. A claim holds when all its checks hold; its detail joins
@@ -51,6 +52,7 @@ from .sweep import METRIC_COLUMNS, Sweep, load_sweep, set_key
 
 __all__ = [
     "DESCRIPTION_FILE",
+    "FIGURE14_ADMISSIONS",
     "NATIVE_SOURCES",
     "BelowUntilCheck",
     "Check",
@@ -118,24 +120,32 @@ class NativeSource:
     load: Callable[[], pd.DataFrame]
 
 
-def _credence_figure14() -> pd.DataFrame:
+#: The ``admission`` values of :func:`_credence_figure14`: Credence, then DT under the Credence
+#: artifact's rule (``q + size <= alpha * free``) and under Choudhury and Hahne's (``q < alpha * free``).
+FIGURE14_ADMISSIONS = ("Credence", "DT q+size<=alpha*free", "DT q<alpha*free")
+
+
+def _credence_figure14(seeds: typing.Sequence[int] | None = None) -> pd.DataFrame:
+    """Figure 14 per seed (default: the native default, seeds 1 to 30), one row per seed,
+    flip probability and policy."""
     from . import _native
 
-    rows = _native.credence_figure14()
-    return pd.DataFrame(
-        [(p, "Credence", cred) for p, cred, _ in rows] + [(p, "DT", dt) for p, _, dt in rows],
-        columns=["flip_probability", "admission", "lqd_over_alg"],
-    )
+    cols = _native.credence_figure14(None if seeds is None else list(seeds))
+    data: dict[str, Any] = {}
+    for name, col in cols.items():
+        data[name] = np.frombuffer(col[1], dtype=np.dtype(col[0])) if isinstance(col, tuple) else list(col)
+    return pd.DataFrame(data)
 
 
 #: Native sources by name (``source = "<name>"`` in a figure).
 NATIVE_SOURCES: dict[str, NativeSource] = {
     "credence_figure14": NativeSource(
         doc="Credence's Figure 14 in the discrete-time model of its Appendix A (N = 8 ports, B = 64 "
-        "packets): LQD/ALG throughput of Credence with predictions flipped with probability 0, 0.1, "
-        "..., 1, and of DT (which makes no predictions)",
-        columns=("flip_probability", "admission", "lqd_over_alg"),
-        categories={"admission": ("Credence", "DT")},
+        "packets), on the arrival sequences of seeds 1 to 30: LQD/ALG throughput of Credence with "
+        "predictions flipped with probability 0, 0.1, ..., 1, and of DT (which makes no predictions) "
+        "under the Credence artifact's rule q+size<=alpha*free and the classic q<alpha*free",
+        columns=("seed", "flip_probability", "admission", "lqd_over_alg"),
+        categories={"admission": FIGURE14_ADMISSIONS},
         load=_credence_figure14,
     ),
 }
@@ -339,7 +349,9 @@ class NonDecreasingCheck(_Ranged):
 
 
 class BelowUntilCheck(_Ranged):
-    """The largest x (in range) at which ``series`` < ``than`` is at least ``x_at_least``."""
+    """The largest x (in range) at which ``series`` < ``than`` is at least ``x_at_least``,
+    on the curves averaged over seeds. With several seeds the detail also gives that largest
+    x per seed: its mean, standard deviation, range and how many seeds gave each value."""
 
     what: ClassVar[str] = "a `below_until` check"
     kind: Literal["below_until"]
@@ -347,15 +359,31 @@ class BelowUntilCheck(_Ranged):
     """The series to be below."""
     x_at_least: float
 
-    def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
-        piv = self._pivot(table, x, series)
+    def _last_below(self, piv: pd.DataFrame) -> float | None:
         below = _curve(piv, self.series, self.metric) < _curve(piv, self.than, self.metric)
         xs = below.index[below.to_numpy(dtype=bool)]
-        if len(xs) == 0:
-            return Outcome(False, f"{self.series}'s {self.metric} is never below {self.than}'s")
-        last = float(xs.max())
+        return float(xs.max()) if len(xs) else None
+
+    def _per_seed(self, table: pd.DataFrame, x: str | None, series: str | None) -> str:
+        if "seed" not in table.columns or table["seed"].nunique() < 2:
+            return ""
+        lasts = [self._last_below(self._pivot(t, x, series)) for _, t in table.groupby("seed", sort=True)]
+        found = np.array([v for v in lasts if v is not None], dtype=np.float64)
+        values, counts = np.unique(found, return_counts=True)
+        dist = [f"{_num(v)} in {c}" for v, c in zip(values, counts)]
+        if len(found) < len(lasts):
+            dist.append(f"never in {len(lasts) - len(found)}")
+        stats = (f"mean {found.mean():.2f}, std {found.std():.2f}, {_num(found.min())}-{_num(found.max())}; "
+                 if len(found) else "")
+        return f"; per seed ({len(lasts)} seeds): {stats}{', '.join(dist)}"
+
+    def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
+        last = self._last_below(self._pivot(table, x, series))
+        per_seed = self._per_seed(table, x, series)
+        if last is None:
+            return Outcome(False, f"{self.series}'s {self.metric} is never below {self.than}'s{per_seed}")
         return Outcome(last >= self.x_at_least, f"{self.series}'s {self.metric} below {self.than}'s up to "
-                       f"{x} = {_num(last)} (want >= {_num(self.x_at_least)})")
+                       f"{x} = {_num(last)} (want >= {_num(self.x_at_least)}){per_seed}")
 
 
 #: One check of a claim, chosen by its ``kind``.

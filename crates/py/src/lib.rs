@@ -222,17 +222,51 @@ fn profile_defaults(py: Python<'_>, name: &str) -> PyResult<String> {
     Ok(sim::spec::profile_defaults(profile).to_string())
 }
 
-/// Credence Figure 14 in the discrete-time model of Appendix A (see
-/// `sim::credence::dtmodel::Figure14` for the setup): a list of `(flip probability,
-/// LQD/Credence throughput ratio, LQD/DT ratio)`.
-#[pyfunction]
-#[pyo3(signature = (seed=None))]
-fn credence_figure14(py: Python<'_>, seed: Option<u64>) -> Vec<(f64, f64, f64)> {
-    let mut cfg = sim::credence::dtmodel::Figure14::default();
-    if let Some(s) = seed {
-        cfg.seed = s;
+/// One row of [`credence_figure14`]'s table.
+struct Figure14Row {
+    seed: u64,
+    flip_probability: f64,
+    admission: &'static str,
+    lqd_over_alg: f64,
+}
+
+/// The `admission` label of DT under `rule`: "DT " and the rule's formula.
+fn dt_label(rule: sim::admission::DtRule) -> &'static str {
+    match rule {
+        sim::admission::DtRule::FitsUnder => "DT q+size<=alpha*free",
+        sim::admission::DtRule::Below => "DT q<alpha*free",
     }
-    py.detach(move || sim::credence::dtmodel::figure14(&cfg))
+}
+
+/// Credence Figure 14 in the discrete-time model of Appendix A (see
+/// `sim::credence::dtmodel::Figure14` for the setup) on the arrival sequence of each of
+/// `seeds` (default: `FIGURE14_SEEDS`, 1-30), as columns `seed`, `flip_probability`,
+/// `admission` (`"Credence"` or DT under each rule, see [`dt_label`]) and `lqd_over_alg`. DT
+/// makes no predictions: its ratio is repeated at every flip probability.
+#[pyfunction]
+#[pyo3(signature = (seeds=None))]
+fn credence_figure14(py: Python<'_>, seeds: Option<Vec<u64>>) -> PyResult<Bound<'_, PyDict>> {
+    use sim::credence::dtmodel::{figure14_seeds, Figure14, FIGURE14_SEEDS};
+    let seeds = seeds.unwrap_or_else(|| FIGURE14_SEEDS.collect());
+    let rows = py.detach(move || {
+        let mut rows = Vec::new();
+        for run in figure14_seeds(&Figure14::default(), &seeds) {
+            for &(p, c) in &run.credence {
+                rows.push(Figure14Row { seed: run.seed, flip_probability: p, admission: "Credence", lqd_over_alg: c });
+                for &(rule, dt) in &run.dt {
+                    rows.push(Figure14Row { seed: run.seed, flip_probability: p, admission: dt_label(rule), lqd_over_alg: dt });
+                }
+            }
+        }
+        rows
+    });
+    let cols = Table::new(&rows)
+        .num("seed", |r| r.seed)
+        .num("flip_probability", |r| r.flip_probability)
+        .text("admission", |r| r.admission)
+        .num("lqd_over_alg", |r| r.lqd_over_alg)
+        .done();
+    table_to_py(py, cols)
 }
 
 /// Version of the native extension (the Cargo package version).

@@ -25,7 +25,7 @@ pub mod virtual_lqd;
 pub use abm::Abm;
 pub use complete_sharing::CompleteSharing;
 pub use credence::{Credence, CredenceOptions, CredenceStats};
-pub use dynamic_thresholds::DynamicThresholds;
+pub use dynamic_thresholds::{DtRule, DynamicThresholds};
 pub use follow_lqd::FollowLqd;
 pub use harmonic::Harmonic;
 pub use lqd::Lqd;

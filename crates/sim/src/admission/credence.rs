@@ -61,6 +61,12 @@ pub struct CredenceStats {
 ///    [`credence::features`](crate::credence::features), the arrival's index in this buffer's
 ///    arrival sequence); drop iff it predicts a drop.
 ///
+/// The safeguard accepts whatever the oracle says, so with perfect predictions Credence can
+/// keep a packet LQD pushes out later and lose a packet LQD sends: the paper's consistency
+/// claim and Lemma 1 fail on such inputs (found when N does not divide B; the counterexample
+/// is in [`dtmodel`](crate::credence::dtmodel)'s module docs). This implementation stays
+/// literal to Algorithm 1.
+///
 /// Departures lower the thresholds as LQD's queues drain (lines 29-34 and 48-51, see
 /// [`VirtualLqd`]). Credence is drop-tail: it never returns [`Verdict::PushOut`].
 ///

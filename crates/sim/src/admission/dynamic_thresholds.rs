@@ -2,19 +2,60 @@
 
 use super::{Arrival, BufferAdmission, BufferView, Verdict};
 
+/// How DT compares a queue with its threshold `T(t) = alpha * (B - Q(t))`. The two readings
+/// differ by one packet at the threshold: with unit packets, [`DtRule::FitsUnder`] stops a
+/// queue one packet earlier than [`DtRule::Below`] (a lone queue with alpha = 0.5 and B = 64
+/// stops at 21 packets instead of 22).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DtRule {
+    /// Accept iff `q + size <= alpha * free`: the arriving packet must fit under the
+    /// threshold. The Credence artifact's ns-3 DT (and our packet simulator's) decides so.
+    #[default]
+    FitsUnder,
+    /// Accept iff `q < alpha * free`: the queue before the arrival is below the threshold,
+    /// as Choudhury and Hahne define DT (a queue is blocked once it reaches its threshold).
+    Below,
+}
+
+impl DtRule {
+    /// Both rules, [`DtRule::FitsUnder`] first.
+    pub const ALL: [DtRule; 2] = [DtRule::FitsUnder, DtRule::Below];
+
+    /// The rule as a formula: `"q+size<=alpha*free"` or `"q<alpha*free"`.
+    pub fn formula(self) -> &'static str {
+        match self {
+            DtRule::FitsUnder => "q+size<=alpha*free",
+            DtRule::Below => "q<alpha*free",
+        }
+    }
+}
+
 /// Dynamic Thresholds (DT): queue `q` may grow to `T(t) = alpha_c * (B - Q(t))`, where `Q(t)`
-/// is the total occupancy and `c` the queue's class. A packet is accepted if its queue
-/// including it stays within `T(t)` and the buffer has room.
+/// is the total occupancy and `c` the queue's class. A packet is accepted if the buffer has
+/// room and, by the [`DtRule`], the queue including it stays within `T(t)` (the default) or
+/// the queue is below `T(t)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamicThresholds {
     alpha: Vec<f64>,
+    rule: DtRule,
 }
 
 impl DynamicThresholds {
-    /// DT with `alpha[c]` for class `c` (the last alpha applies to higher classes).
+    /// DT with `alpha[c]` for class `c` (the last alpha applies to higher classes), deciding
+    /// by [`DtRule::FitsUnder`].
     pub fn new(alpha: Vec<f64>) -> DynamicThresholds {
+        DynamicThresholds::with_rule(alpha, DtRule::default())
+    }
+
+    /// DT deciding by `rule`.
+    pub fn with_rule(alpha: Vec<f64>, rule: DtRule) -> DynamicThresholds {
         debug_assert!(!alpha.is_empty());
-        DynamicThresholds { alpha }
+        DynamicThresholds { alpha, rule }
+    }
+
+    /// The rule this DT decides by.
+    pub fn rule(&self) -> DtRule {
+        self.rule
     }
 
     /// The alpha of queue `q`.
@@ -33,7 +74,12 @@ impl BufferAdmission for DynamicThresholds {
             return Verdict::Drop;
         }
         let threshold = self.alpha_of(a.queue, v.queues_per_port()) * (v.capacity() - occ) as f64;
-        if (v.queue_len(a.queue) + a.size) as f64 <= threshold {
+        let len = v.queue_len(a.queue);
+        let admits = match self.rule {
+            DtRule::FitsUnder => (len + a.size) as f64 <= threshold,
+            DtRule::Below => (len as f64) < threshold,
+        };
+        if admits {
             Verdict::Accept
         } else {
             Verdict::Drop
@@ -68,6 +114,29 @@ mod tests {
         assert_eq!(offer(&mut p, &mut b, 1, 1000).0, Verdict::Accept); // 1000 <= 4000
         assert_eq!(offer(&mut p, &mut b, 1, 1000).0, Verdict::Accept); // 2000 <= 3000
         assert_eq!(offer(&mut p, &mut b, 1, 1000).0, Verdict::Drop); // 3000 > 2000
+    }
+
+    #[test]
+    fn the_two_rules_differ_by_one_packet_at_the_threshold() {
+        // B = 64 unit packets, alpha = 0.5, one queue alone: it stops where q (+1) meets
+        // 0.5 * (64 - q). q + 1 <= 0.5 * (64 - q) holds up to q = 21 (22 <= 21.5 fails
+        // at q = 21): 21 packets. q < 0.5 * (64 - q) holds up to q = 21 (21 < 21.5): 22.
+        for (rule, stop) in [(DtRule::FitsUnder, 21), (DtRule::Below, 22)] {
+            let mut b = SimpleBuffer::new(64, 4);
+            let mut p = DynamicThresholds::with_rule(vec![0.5], rule);
+            while offer(&mut p, &mut b, 0, 1).0 == Verdict::Accept {}
+            assert_eq!(b.len[0], stop, "{rule:?}");
+        }
+        assert_eq!(DynamicThresholds::new(vec![1.0]).rule(), DtRule::FitsUnder);
+    }
+
+    #[test]
+    fn below_still_needs_room_in_the_buffer() {
+        // alpha = 8: T = 8 * free is never the limit; the buffer is.
+        let mut b = SimpleBuffer::new(4, 2);
+        let mut p = DynamicThresholds::with_rule(vec![8.0], DtRule::Below);
+        while offer(&mut p, &mut b, 0, 1).0 == Verdict::Accept {}
+        assert_eq!(b.len[0], 4);
     }
 
     #[test]

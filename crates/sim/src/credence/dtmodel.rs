@@ -22,6 +22,30 @@
 //!
 //! INVARIANT: occupancy `<= B` after every arrival (checked: an `Accept` that does not fit
 //! panics) and the queue lengths the policies see equal the FIFOs' lengths.
+//!
+//! # Finding: Lemma 1 and consistency fail on some inputs when N does not divide B
+//!
+//! Credence §3.1 says perfect predictions give LQD's throughput ("the drops by Credence and
+//! LQD are equivalent for true predictions"), and Lemma 1 says `Credence(σ) >= LQD(σ) / η`.
+//! With N = 4 ports, B = 5 and the arrivals `[[3, 0, 0, 3], [0, 2, 1, 1], [0, 0]]` (per slot,
+//! the port of each packet in arrival order), LQD transmits 9 packets and Credence (Algorithm
+//! 1 as written, [`Credence`]) with LQD's own drop record as predictions 8. LQD takes packet 4
+//! (port 0) and pushes it out when packet 7 overflows the buffer (queues 0 and 1 tie at 2;
+//! LQD pushes out of the lowest index, a tie the paper leaves open). Credence's safeguard
+//! accepts packet 4 against the "drop" prediction because its longest queue, 1 packet, is
+//! below B/N = 1.25; the buffer is then full for packet 7 and a threshold drops packet 9.
+//! Here η of Definition 1 is exactly 1 (FollowLQD on σ without LQD's drops sends 9), so
+//! Theorem 2 holds and Lemma 1 fails. Its proof argues that a packet the safeguard takes
+//! drains before the buffer fills, since filling B packets takes B/N slots; here the buffer
+//! already holds 2 packets and fills within the slot.
+//!
+//! On 20 000 random inputs of up to 5 slots with N = 2-4 and B = 1-9 (test
+//! `the_papers_guarantees_on_random_small_inputs`, predictions flipped from LQD's record with
+//! probability 0, 0.1, 0.3 or 1), perfect predictions lose to LQD on 2 of the 13 338 inputs
+//! where N does not divide B and on none of the 6 662 where it does (nor on 300 000 more with
+//! N dividing B, in a one-off search); Lemma 1 fails on 31 (8 and 23). Theorem 2 and Lemma 2
+//! (against the optimum found by exhaustion) held on every input. The tests assert those two
+//! and consistency when N divides B, and pin the counterexample.
 
 use std::collections::VecDeque;
 
@@ -32,7 +56,8 @@ use units::{Dur, Time, PS_PER_US};
 use super::features::{FeatureVector, Features};
 use super::oracle::{AnyOracle, Flip, Oracle, Perfect};
 use crate::admission::{
-    Arrival, BufferAdmission, BufferView, Credence, CredenceOptions, DynamicThresholds, FollowLqd, Lqd, Verdict,
+    Arrival, BufferAdmission, BufferView, Credence, CredenceOptions, DtRule, DynamicThresholds, FollowLqd, Lqd,
+    Verdict,
 };
 
 /// Port rate in packets per second: one packet per slot of one microsecond.
@@ -220,6 +245,32 @@ pub fn predictions(oracle: &mut AnyOracle, n: usize) -> Vec<bool> {
     (0..n as u64).map(|k| oracle.predict_drop(&[0.0; 4], k)).collect()
 }
 
+/// `arrivals` without the packets `predicted` to be dropped (indexed in arrival order), slots
+/// kept: the sequence `σ - φ'_TP - φ'_FP` on which Definition 1 runs FollowLQD.
+pub fn without_predicted_drops(arrivals: &[Vec<usize>], predicted: &[bool]) -> Arrivals {
+    let mut k = 0;
+    arrivals
+        .iter()
+        .map(|slot| {
+            let kept = slot.iter().zip(&predicted[k..]).filter(|(_, &drop)| !drop).map(|(&port, _)| port).collect();
+            k += slot.len();
+            kept
+        })
+        .collect()
+}
+
+/// The error `η` of Definition 1, computed as defined: `LQD(σ) / FollowLQD(σ - φ'_TP -
+/// φ'_FP)`, infinite if FollowLQD transmits nothing.
+pub fn eta(model: &Model, arrivals: &[Vec<usize>], predicted: &[bool]) -> f64 {
+    let lqd = model.run(arrivals, &mut Lqd).transmitted;
+    let follow = model.run(&without_predicted_drops(arrivals, predicted), &mut model.follow_lqd()).transmitted;
+    if follow == 0 {
+        f64::INFINITY
+    } else {
+        lqd as f64 / follow as f64
+    }
+}
+
 /// Counts of true/false positive/negative predictions against LQD's drops (Figure 5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Confusion {
@@ -348,10 +399,14 @@ pub struct Figure14 {
     pub bursts_per_slot: f64,
     /// Seed of the arrival sequence ("fixed in subsequent runs").
     pub seed: u64,
-    /// Seed of the flips (one stream per flip probability, derived from it).
+    /// Seed of the flips: the flips at the `i`-th flip probability of the run with arrival
+    /// seed `s` draw from the stream `hash3(flip_seed, i, s)`, so every seed and every
+    /// probability has its own stream.
     pub flip_seed: u64,
     /// DT's alpha, for the reference curve.
     pub dt_alpha: f64,
+    /// The DT rules of the reference curves, one curve each.
+    pub dt_rules: Vec<DtRule>,
     /// Flip probabilities to evaluate.
     pub flip_probabilities: Vec<f64>,
 }
@@ -363,10 +418,11 @@ impl Default for Figure14 {
     /// a uniformly random port, 0.006 burst starts per slot for 50 000 slots (about 300
     /// bursts; a mean gap of 167 slots against the 8 slots a burst takes to arrive and the up
     /// to 64 it takes to drain, so bursts overlap now and then: congestion is rare, as the
-    /// paper's footnote 4 says of its traces), DT with alpha = 0.5 (the value of §4.1), and
-    /// p = 0, 0.1, ..., 1. The burst rate was chosen among 0.005-0.1 as the one whose curve
-    /// ends nearest the paper's 2.9 at p = 1; denser bursts flatten both curves (at 0.05,
-    /// LQD/Credence reaches only 1.5 at p = 1, LQD/DT is 1.47).
+    /// paper's footnote 4 says of its traces), DT with alpha = 0.5 (the value of §4.1) under
+    /// both [`DtRule`]s, and p = 0, 0.1, ..., 1. The burst rate was chosen among 0.005-0.1
+    /// (on seed 14) as the one whose curve ends nearest the paper's 2.9 at p = 1; denser
+    /// bursts flatten both curves (at 0.05, LQD/Credence reaches only 1.5 at p = 1, LQD/DT is
+    /// 1.47).
     fn default() -> Self {
         Figure14 {
             model: Model::new(8, 64),
@@ -375,33 +431,113 @@ impl Default for Figure14 {
             seed: 14,
             flip_seed: 1414,
             dt_alpha: 0.5,
+            dt_rules: DtRule::ALL.to_vec(),
             flip_probabilities: (0..=10).map(|i| i as f64 / 10.0).collect(),
         }
     }
 }
 
-/// Credence Figure 14: LQD's throughput over Credence's as the probability of a false
-/// prediction grows, with DT for reference. Returns `(p, LQD/Credence, LQD/DT)` per flip
-/// probability `p`.
+/// The seeds the reproduction runs Figure 14 on: 1 to 30.
+pub const FIGURE14_SEEDS: std::ops::RangeInclusive<u64> = 1..=30;
+
+/// One arrival sequence's Figure 14: the throughput ratios LQD/ALG.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure14Run {
+    /// The seed of the arrival sequence.
+    pub seed: u64,
+    /// `(p, LQD/Credence)` per flip probability `p`, in the configuration's order.
+    pub credence: Vec<(f64, f64)>,
+    /// `(rule, LQD/DT)` per DT rule, in the configuration's order.
+    pub dt: Vec<(DtRule, f64)>,
+}
+
+impl Figure14Run {
+    /// LQD/DT under `rule`, if the run has it.
+    pub fn dt_ratio(&self, rule: DtRule) -> Option<f64> {
+        self.dt.iter().find(|(r, _)| *r == rule).map(|(_, x)| *x)
+    }
+
+    /// The crossing point with DT under `rule`: the largest flip probability at which
+    /// LQD/Credence is still below LQD/DT (Credence transmits more than DT). `None` if there
+    /// is none, or the run has no such rule.
+    pub fn crossing(&self, rule: DtRule) -> Option<f64> {
+        let dt = self.dt_ratio(rule)?;
+        self.credence.iter().filter(|(_, c)| *c < dt).map(|(p, _)| *p).reduce(f64::max)
+    }
+}
+
+/// Credence Figure 14 on the arrival sequence of `cfg.seed`: LQD's throughput over
+/// Credence's as the probability of a false prediction grows, with DT under each rule of
+/// `cfg.dt_rules` for reference.
 ///
 /// Credence's oracle is LQD's drop record on the same sequence ([`Perfect`]) wrapped in a
 /// [`Flip`] with probability `p`, as Appendix D describes.
-pub fn figure14(cfg: &Figure14) -> Vec<(f64, f64, f64)> {
+pub fn figure14(cfg: &Figure14) -> Figure14Run {
     let m = &cfg.model;
     let arrivals = poisson_bursts(m, m.buffer, cfg.slots, cfg.bursts_per_slot, cfg.seed);
     let lqd = m.run(&arrivals, &mut Lqd);
-    let record: std::sync::Arc<[bool]> = lqd.dropped.clone().into();
-    let dt = m.run(&arrivals, &mut DynamicThresholds::new(vec![cfg.dt_alpha]));
-    let dt_ratio = lqd.transmitted as f64 / dt.transmitted as f64;
-    cfg.flip_probabilities
+    let record: std::sync::Arc<[bool]> = lqd.dropped.into();
+    let lqd = lqd.transmitted as f64;
+    let dt = cfg
+        .dt_rules
+        .iter()
+        .map(|&rule| {
+            let dt = m.run(&arrivals, &mut DynamicThresholds::with_rule(vec![cfg.dt_alpha], rule));
+            (rule, lqd / dt.transmitted as f64)
+        })
+        .collect();
+    let credence = cfg
+        .flip_probabilities
         .iter()
         .enumerate()
         .map(|(i, &p)| {
-            let oracle = flip_oracle(&record, p, crate::route::hash3(cfg.flip_seed, i as u64, 14));
+            let oracle = flip_oracle(&record, p, crate::route::hash3(cfg.flip_seed, i as u64, cfg.seed));
             let c = m.run(&arrivals, &mut m.credence(oracle));
-            (p, lqd.transmitted as f64 / c.transmitted as f64, dt_ratio)
+            (p, lqd / c.transmitted as f64)
         })
-        .collect()
+        .collect();
+    Figure14Run { seed: cfg.seed, credence, dt }
+}
+
+/// [`figure14`] on the arrival sequence of each of `seeds` (the rest of `cfg` as given), in
+/// that order.
+pub fn figure14_seeds(cfg: &Figure14, seeds: &[u64]) -> Vec<Figure14Run> {
+    seeds.iter().map(|&seed| figure14(&Figure14 { seed, ..cfg.clone() })).collect()
+}
+
+/// Mean, standard deviation (population) and range of a sample: how Figure 14's numbers
+/// spread over seeds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Population standard deviation (divided by the count, not count - 1).
+    pub std: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `xs`. Panics if `xs` is empty.
+    pub fn of(xs: &[f64]) -> Spread {
+        assert!(!xs.is_empty(), "the spread of nothing");
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let std = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Spread { mean, std, min, max }
+    }
+}
+
+impl std::fmt::Display for Spread {
+    /// `mean ± std (min-max)`, with the formatter's precision (default 3).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = f.precision().unwrap_or(3);
+        write!(f, "{:.d$} ± {:.d$} ({:.d$}-{:.d$})", self.mean, self.std, self.min, self.max)
+    }
 }
 
 /// LQD's record, flipped with probability `p` by a stream seeded with `seed`.
@@ -416,6 +552,136 @@ mod tests {
 
     fn ratio(a: &Outcome, b: &Outcome) -> f64 {
         a.transmitted as f64 / b.transmitted as f64
+    }
+
+    /// Drop-tail that accepts packet `k` iff `accept[k]` and it fits.
+    #[derive(Debug)]
+    struct Masked {
+        accept: Vec<bool>,
+        next: usize,
+    }
+
+    impl BufferAdmission for Masked {
+        fn admit<V: BufferView>(&mut self, v: &V, _: &Arrival) -> Verdict {
+            self.next += 1;
+            if self.accept[self.next - 1] && v.occupancy() < v.capacity() {
+                Verdict::Accept
+            } else {
+                Verdict::Drop
+            }
+        }
+    }
+
+    /// The offline optimum by exhaustion over accept sets (at most 16 packets). Exact: a
+    /// push-out schedule transmits what the drop-tail one that never takes its pushed-out
+    /// packets does, and every drop-tail schedule is some accept set.
+    fn opt(m: &Model, seq: &[Vec<usize>]) -> u64 {
+        let n: usize = seq.iter().map(Vec::len).sum();
+        assert!(n <= 16);
+        (0u32..1 << n)
+            .map(|mask| {
+                let accept = (0..n).map(|k| mask >> k & 1 == 1).collect();
+                m.run(seq, &mut Masked { accept, next: 0 }).transmitted
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// 1 to `max_slots` slots of N/2 to N packets each, to uniformly random ports.
+    fn random_small(rng: &mut Pcg64, ports: usize, max_slots: usize) -> Arrivals {
+        (0..rng.gen_range(1..=max_slots))
+            .map(|_| (0..rng.gen_range(ports / 2..=ports)).map(|_| rng.gen_range(0..ports)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn opt_by_exhaustion_by_hand() {
+        // N = 2, B = 2: slot 0 brings 2 packets to port 0, slot 1 one to each port. Taking
+        // all of slot 0 leaves room for one of slot 1 (3 sent); dropping one packet of slot
+        // 0 makes room for both (also 3). LQD pushes out and sends 3 too.
+        let m = Model::new(2, 2);
+        let seq = vec![vec![0, 0], vec![0, 1]];
+        assert_eq!(opt(&m, &seq), 3);
+        // One busy port, bursts of 3 into B = 2: 2 fit in slot 0 and one leaves; 1 more fits
+        // in slot 1. Nothing does better: 3 of 6.
+        let m = Model::new(3, 2);
+        assert_eq!(opt(&m, &[vec![0, 0, 0], vec![0, 0, 0]]), 3);
+    }
+
+    #[test]
+    fn perfect_predictions_lose_to_lqd_when_n_does_not_divide_b() {
+        // The counterexample to Lemma 1 and to consistency (module docs, "Finding"). N = 4,
+        // B = 5 (B/N = 1.25); per slot, the destination port of each packet in arrival order.
+        let m = Model::new(4, 5);
+        let seq = vec![vec![3, 0, 0, 3], vec![0, 2, 1, 1], vec![0, 0]];
+        let lqd = m.run(&seq, &mut Lqd);
+        // Slot 1: LQD takes packet 4 (port 0) and, when packet 7 (port 1) overflows the
+        // buffer with queues 0 and 1 tied at 2, pushes packet 4 out again.
+        assert_eq!(lqd.dropped, [false, false, false, false, true, false, false, false, false, false]);
+        let mut credence = m.credence(AnyOracle::Perfect(Perfect::new(lqd.dropped.clone())));
+        let c = m.run(&seq, &mut credence);
+        assert_eq!((lqd.transmitted, c.transmitted), (9, 8));
+        // Credence's safeguard takes packet 4 (the longest queue has 1 < 1.25 packets) against
+        // the oracle's "drop"; the full buffer then drops packet 7 and a threshold packet 9.
+        assert_eq!(c.dropped, [false, false, false, false, false, false, false, true, false, true]);
+        let s = credence.stats();
+        assert_eq!((s.safeguard_accepts, s.buffer_drops, s.threshold_drops, s.oracle_drops), (5, 1, 1, 0));
+        // Perfect predictions: FP = FN = 0, Theorem 2 bounds η by 1, and η as Definition 1
+        // defines it is 1 (FollowLQD on σ without LQD's drops transmits 9). Lemma 1 promises
+        // Credence >= LQD / η = 9: it is Lemma 1 that fails, not Theorem 2.
+        assert_eq!(Confusion::new(&lqd.dropped, &lqd.dropped).eta_bound(m.ports), 1.0);
+        assert_eq!(eta(&m, &seq, &lqd.dropped), 1.0);
+    }
+
+    #[test]
+    fn the_papers_guarantees_on_random_small_inputs() {
+        // What Credence §3.3 and Appendix C state, on random small inputs (N = 2-4, B = 1-9,
+        // up to 5 slots), with predictions flipped from LQD's record with probability 0, 0.1,
+        // 0.3 or 1. Asserted: Lemma 2 (against the optimum, found by exhaustion, for up to 10
+        // packets), Theorem 2 (η as Definition 1 defines it, against its closed-form bound) and
+        // consistency when N divides B. Counted and printed, not asserted: Lemma 1 (which fails,
+        // see `perfect_predictions_lose_to_lqd_when_n_does_not_divide_b`) and consistency when
+        // N does not divide B.
+        let mut rng = Pcg64::seed_from_u64(9);
+        // Per [N divides B, N does not]: inputs, consistency failures, Lemma 1 failures.
+        let mut counts = [[0u64; 3]; 2];
+        for case in 0..20_000u64 {
+            let ports = rng.gen_range(2..=4);
+            let buffer = rng.gen_range(1..=9u64);
+            let m = Model::new(ports, buffer);
+            let seq = random_small(&mut rng, ports, 5);
+            let divides = usize::from(buffer % ports as u64 != 0);
+            counts[divides][0] += 1;
+            let lqd = m.run(&seq, &mut Lqd);
+            let perfect = m.run(&seq, &mut m.credence(AnyOracle::Perfect(Perfect::new(lqd.dropped.clone()))));
+            if perfect.transmitted != lqd.transmitted {
+                counts[divides][1] += 1;
+                assert!(divides == 1, "consistency fails with N = {ports} | B = {buffer}: {seq:?}");
+            }
+            let p = [0.0, 0.1, 0.3, 1.0][case as usize % 4];
+            let record: std::sync::Arc<[bool]> = lqd.dropped.clone().into();
+            let predicted = predictions(&mut flip_oracle(&record, p, case), record.len());
+            let c = m.run(&seq, &mut m.credence(flip_oracle(&record, p, case))).transmitted;
+            // Theorem 2: η <= (TN + FP) / (TN - min((N - 1) FN, TN)).
+            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(ports);
+            let eta = eta(&m, &seq, &predicted);
+            assert!(eta <= bound + 1e-9, "Theorem 2: η {eta} > {bound}: N = {ports}, B = {buffer}, {seq:?}");
+            // Lemma 1: Credence(σ) >= LQD(σ) / η = FollowLQD(σ - φ'_TP - φ'_FP).
+            let follow = m.run(&without_predicted_drops(&seq, &predicted), &mut m.follow_lqd()).transmitted;
+            if c < follow {
+                counts[divides][2] += 1;
+            }
+            // Lemma 2: Credence(σ) >= OPT(σ) / N.
+            if seq.iter().map(Vec::len).sum::<usize>() <= 10 {
+                let o = opt(&m, &seq);
+                assert!(o >= lqd.transmitted);
+                assert!(o <= ports as u64 * c, "Lemma 2: OPT {o} > N x {c}: N = {ports}, B = {buffer}, {seq:?}");
+            }
+            assert!(lqd.transmitted <= ports as u64 * c);
+        }
+        for (what, [n, consistency, lemma1]) in ["N divides B", "N does not divide B"].iter().zip(counts) {
+            println!("{what}: {n} inputs; Credence with perfect predictions below LQD in {consistency}; Lemma 1 fails in {lemma1}");
+        }
     }
 
     #[test]
@@ -461,6 +727,7 @@ mod tests {
 
     #[test]
     fn credence_with_perfect_predictions_transmits_exactly_as_lqd() {
+        // N = 8 divides B = 64 (when it does not, this can fail: the module docs' finding).
         let m = Model::new(8, 64);
         let seq = poisson_bursts(&m, 64, 5000, 0.05, 7);
         let lqd = m.run(&seq, &mut Lqd);
@@ -521,28 +788,96 @@ mod tests {
         println!("one false negative: naive {r_naive:.4}, Credence {r_credence:.6}, eta <= {eta:.6}");
         // The naive policy keeps a full buffer and sends one packet a slot instead of two.
         assert!(r_naive > 1.9, "{r_naive}");
-        // Lemma 1 with Theorem 2: LQD/Credence <= η <= its bound (about 1 here).
-        assert!(r_credence <= eta + 1e-12, "{r_credence} > {eta}");
+        // Credence's thresholds drop the packets that would keep the buffer full, so it loses
+        // next to nothing: within Theorem 2's bound of η here (Lemma 1's promise, which does not
+        // hold on every input).
+        assert!(r_credence < 1.001 && r_credence <= eta, "{r_credence} vs {eta}");
     }
 
     #[test]
     fn figure14_shape() {
-        let rows = figure14(&Figure14::default());
-        println!("   p   LQD/Credence   LQD/DT");
-        for (p, c, dt) in &rows {
-            println!("{p:4.1}   {c:12.4}   {dt:6.4}");
+        let run = figure14(&Figure14::default());
+        let (fits, below) = (run.dt_ratio(DtRule::FitsUnder).unwrap(), run.dt_ratio(DtRule::Below).unwrap());
+        println!("seed {}: LQD/DT = {fits:.4} (q+size<=alpha*free), {below:.4} (q<alpha*free)", run.seed);
+        println!("   p   LQD/Credence");
+        for (p, c) in &run.credence {
+            println!("{p:4.1}   {c:12.4}");
         }
-        let credence: Vec<f64> = rows.iter().map(|r| r.1).collect();
+        let credence: Vec<f64> = run.credence.iter().map(|r| r.1).collect();
         assert!((credence[0] - 1.0).abs() < 1e-9, "perfect predictions: {}", credence[0]);
         for w in credence.windows(2) {
             assert!(w[1] >= w[0] - 0.02, "not non-decreasing: {credence:?}");
         }
         assert!(credence[10] > 2.0, "{credence:?}");
-        for (p, c, dt) in &rows {
-            if *p <= 0.5 + 1e-9 {
-                assert!(c < dt, "p = {p}: Credence {c} vs DT {dt}");
+        // The classic rule lets each queue hold one packet more: DT loses less to LQD.
+        assert!(below < fits, "{below} vs {fits}");
+        for rule in DtRule::ALL {
+            let dt = run.dt_ratio(rule).unwrap();
+            for (p, c) in &run.credence {
+                if *p <= 0.5 + 1e-9 {
+                    assert!(*c < dt, "p = {p}: Credence {c} vs DT {dt} ({rule:?})");
+                }
             }
+            assert!(run.crossing(rule).unwrap() >= 0.5);
         }
+    }
+
+    #[test]
+    fn spread_of_a_sample() {
+        let s = Spread::of(&[1.0, 2.0, 3.0, 6.0]);
+        assert_eq!((s.mean, s.min, s.max), (3.0, 1.0, 6.0));
+        assert!((s.std - 3.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(format!("{s:.2}"), "3.00 ± 1.87 (1.00-6.00)");
+    }
+
+    #[test]
+    fn figure14_over_seeds() {
+        // The reproduction's seeds (`cargo run --release -p slacknet-sim --example
+        // credence_figure14` prints the table the README quotes).
+        let seeds: Vec<u64> = FIGURE14_SEEDS.collect();
+        let runs = figure14_seeds(&Figure14::default(), &seeds);
+        let mean_at = |i: usize| runs.iter().map(|r| r.credence[i].1).sum::<f64>() / runs.len() as f64;
+        for rule in DtRule::ALL {
+            let dt = Spread::of(&runs.iter().map(|r| r.dt_ratio(rule).unwrap()).collect::<Vec<_>>());
+            let crossings: Vec<f64> = runs.iter().map(|r| r.crossing(rule).unwrap_or(-1.0)).collect();
+            println!("DT {}: LQD/DT {dt}; crossing {:.2}", rule.formula(), Spread::of(&crossings));
+            // Every seed: Credence beats DT at p = 0.5 and loses to it from p = 0.8.
+            assert!(crossings.iter().all(|c| (0.5..0.75).contains(c)), "{rule:?}: {crossings:?}");
+            // The paper's "better than DT up to 0.7" does not hold on the mean curves: at
+            // p = 0.7 LQD/Credence averages 2.12, above LQD/DT under either rule (the README's
+            // finding; if this starts to fail, the README must change with it).
+            assert!(mean_at(6) < dt.mean && mean_at(7) > dt.mean, "{rule:?}: {} {} vs {dt}", mean_at(6), mean_at(7));
+        }
+        for r in &runs {
+            assert_eq!(r.credence[0].1, 1.0, "seed {}: perfect predictions", r.seed);
+            let (fits, below) = (r.dt_ratio(DtRule::FitsUnder).unwrap(), r.dt_ratio(DtRule::Below).unwrap());
+            assert!(below <= fits, "seed {}: {below} > {fits}", r.seed);
+        }
+    }
+
+    #[test]
+    fn figure14_is_deterministic_per_seed_and_seeds_differ() {
+        let cfg = Figure14 { slots: 5000, flip_probabilities: vec![0.0, 0.5], ..Figure14::default() };
+        let a = figure14_seeds(&cfg, &[1, 2]);
+        assert_eq!(a, figure14_seeds(&cfg, &[1, 2]));
+        assert_eq!(a[1], figure14(&Figure14 { seed: 2, ..cfg.clone() }));
+        assert_eq!((a[0].seed, a[1].seed), (1, 2));
+        assert_ne!(a[0].credence[1], a[1].credence[1]);
+        assert_eq!(a[0].dt.iter().map(|d| d.0).collect::<Vec<_>>(), DtRule::ALL);
+    }
+
+    #[test]
+    fn crossing_is_the_largest_probability_still_below_dt() {
+        let run = Figure14Run {
+            seed: 0,
+            credence: vec![(0.0, 1.0), (0.5, 1.9), (0.6, 2.1), (0.7, 1.95), (0.8, 2.5)],
+            dt: vec![(DtRule::FitsUnder, 2.0), (DtRule::Below, 0.9)],
+        };
+        // Not where the curve first reaches DT: the largest p below it (0.7).
+        assert_eq!(run.crossing(DtRule::FitsUnder), Some(0.7));
+        assert_eq!(run.crossing(DtRule::Below), None);
+        let no_below = Figure14Run { dt: vec![(DtRule::FitsUnder, 2.0)], ..run };
+        assert_eq!(no_below.crossing(DtRule::Below), None);
     }
 
     #[test]
@@ -554,7 +889,7 @@ mod tests {
         let m = cfg.model;
         let seq = poisson_bursts(&m, m.buffer, cfg.slots, cfg.bursts_per_slot, 16);
         let lqd = m.run(&seq, &mut Lqd);
-        let dt = m.run(&seq, &mut DynamicThresholds::new(vec![cfg.dt_alpha]));
+        let dt = m.run(&seq, &mut DynamicThresholds::with_rule(vec![cfg.dt_alpha], DtRule::Below));
         let follow = m.run(&seq, &mut m.follow_lqd());
         let mut credence = m.credence(AnyOracle::Forest(std::sync::Arc::new(f), Default::default()));
         let c = m.run(&seq, &mut credence);
@@ -565,8 +900,11 @@ mod tests {
     }
 
     #[test]
-    fn figure14_runs_respect_the_theorem_bound() {
-        // Lemma 1 + Theorem 2 against LQD (LQD <= OPT): LQD/Credence <= min(η bound, N).
+    fn figure14_runs_respect_theorem_2_and_lemma_2() {
+        // On Figure 14's sequence (10 000 slots): η as Definition 1 defines it stays within
+        // Theorem 2's bound, and LQD/Credence within N (Lemma 2, as LQD <= OPT). Lemma 1
+        // (LQD/Credence <= η) is printed, not asserted: it does not hold on every input
+        // (`perfect_predictions_lose_to_lqd_when_n_does_not_divide_b`).
         let cfg = Figure14 { slots: 10_000, ..Figure14::default() };
         let m = cfg.model;
         let seq = poisson_bursts(&m, m.buffer, cfg.slots, cfg.bursts_per_slot, cfg.seed);
@@ -576,9 +914,11 @@ mod tests {
             let predicted = predictions(&mut flip_oracle(&record, p, i as u64), record.len());
             let c = m.run(&seq, &mut m.credence(flip_oracle(&record, p, i as u64)));
             let r = ratio(&lqd, &c);
-            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(m.ports).min(m.ports as f64);
-            println!("p = {p:5}: LQD/Credence = {r:.6} <= {bound:.6}");
-            assert!(r <= bound + 1e-9, "p = {p}: {r} > {bound}");
+            let eta = eta(&m, &seq, &predicted);
+            let bound = Confusion::new(&lqd.dropped, &predicted).eta_bound(m.ports);
+            println!("p = {p:5}: LQD/Credence = {r:.6}, η = {eta:.6} <= {bound:.6}");
+            assert!(eta <= bound + 1e-9, "p = {p}: Theorem 2: η {eta} > {bound}");
+            assert!(r <= m.ports as f64, "p = {p}: Lemma 2: {r} > N");
         }
     }
 }
