@@ -77,7 +77,13 @@ struct VQueue {
     // every arrival to, and departure from, an empty queue; exact for the discrete model's
     // 10^6 ps per unit and for every whole-Gb/s byte rate (10 Gb/s: 800 ps per byte).
     ps_per_unit: f64,
+    /// `ps_per_unit` if it is a whole number, else 0: a departure's transmission time is then
+    /// an integer product (see `on_dequeue`).
+    ps_per_unit_int: u64,
 }
+
+/// Products up to `2^53` are exact in `f64`.
+const EXACT_F64_INT: u64 = 1 << 53;
 
 impl VirtualLqd {
     /// A virtual LQD whose port `p` transmits `port_rates[p]` buffer units per second (bytes
@@ -100,14 +106,14 @@ impl VirtualLqd {
         self.capacity = capacity;
         self.gamma = 0;
         self.q = (0..num_queues)
-            .map(|q| VQueue {
-                t: 0,
-                real: 0,
-                since: Time::ZERO,
-                ps_per_unit: match self.port_rates.get(q / qpp).copied().unwrap_or(0) {
+            .map(|q| {
+                let ps_per_unit = match self.port_rates.get(q / qpp).copied().unwrap_or(0) {
                     0 => 0.0,
                     r => PS_PER_S as f64 / r as f64,
-                },
+                };
+                let whole = ps_per_unit.fract() == 0.0 && ps_per_unit < EXACT_F64_INT as f64;
+                let ps_per_unit_int = if whole { ps_per_unit as u64 } else { 0 };
+                VQueue { t: 0, real: 0, since: Time::ZERO, ps_per_unit, ps_per_unit_int }
             })
             .collect();
     }
@@ -193,7 +199,17 @@ impl VirtualLqd {
         if v.real == 0 {
             // The port is busy with this packet until its transmission ends; LQD's queue q
             // drains at the port rate from then on.
-            let tx = ceil_u64(size as f64 * v.ps_per_unit);
+            // PERF: an integer product when it is exact, which it is for every whole-Gb/s
+            // rate in bytes (10 Gb/s: 800 ps per byte) and for the discrete model: 100 M ->
+            // 30 M instructions for the Credence benchmark's 5.0 M departures that empty a
+            // queue.
+            // CORRECTNESS: `size * k` with `k == ps_per_unit` and a product `<= 2^53`: the f64
+            // product is that integer, and rounding it up changes nothing.
+            let k = v.ps_per_unit_int;
+            let tx = match size.checked_mul(k) {
+                Some(p) if k != 0 && p <= EXACT_F64_INT => p,
+                _ => ceil_u64(size as f64 * v.ps_per_unit),
+            };
             v.since = now + units::Dur::from_ps(tx);
         }
     }
