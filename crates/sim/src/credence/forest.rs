@@ -521,10 +521,8 @@ impl Forest {
     pub fn predict_drop_cached(&self, x: &FeatureVector, cache: &mut BoxCache) -> bool {
         let x = round_f32(x);
         // NaN never hits the cache (every comparison with it is false) and goes right.
-        let mut inside = cache.valid;
-        for f in 0..NUM_FEATURES {
-            inside &= (cache.lo[f] < x[f]) & (x[f] <= cache.hi[f]);
-        }
+        let bounds = cache.lo.iter().zip(&cache.hi);
+        let inside = x.iter().zip(bounds).fold(cache.valid, |ok, (&v, (&lo, &hi))| ok & (lo < v) & (v <= hi));
         if inside {
             return cache.answer;
         }
