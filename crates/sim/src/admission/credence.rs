@@ -148,8 +148,11 @@ impl Credence {
 
 impl BufferAdmission for Credence {
     // PERF: a call of its own rather than inlined into the switch's `enqueue`, which every
-    // policy shares: inlined, its size cost DT 411 M instructions on the Credence benchmark
-    // (12,139 M against 11,728 M) and Credence itself 191 M (12,692 M against 12,501 M).
+    // policy shares. Inlined, it made `enqueue` big enough that the compiler no longer inlined
+    // the scheduler's `BinaryHeap::pop` into the event loop, which cost DT 411 M instructions
+    // on the Credence benchmark (12,139 M against 11,728 M) and Credence 191 M (12,692 M
+    // against 12,501 M). This depends on the compiler's inlining heuristics: recheck it
+    // with callgrind when `enqueue` or the event loop changes.
     #[inline(never)]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         if !self.vlqd.is_ready() {
