@@ -89,8 +89,11 @@ bench-peers-seeds: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
 	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3
 
-## bench-credence: Credence's wall-time cost over DT on the 256-host evaluation scenario
+## bench-credence: Credence's cost over DT on the 256-host evaluation scenario: the median
+## wall-time ratio over 5 alternating runs each, and, if valgrind is installed, the callgrind
+## instruction ratio on a 20 ms version of the scenario (a few minutes)
 bench-credence: install
+	cargo build --release --quiet -p slacknet-sim
 	$(PY) bench/credence_overhead.py 5
 
 ## bench-scale: a 1024-host k=16 fat-tree at 100 Gb/s, web search at load 0.5, 10 ms

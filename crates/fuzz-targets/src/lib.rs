@@ -369,4 +369,9 @@ pub fn forest(data: &[u8]) {
     for x in [[0.0; 4], [1e3, 2e3, 3e3, 4e3], [1e3, 2e3, 3e3, 4e3], [f64::MAX, -1.0, f64::NAN, 5e5]] {
         assert_eq!(f.predict_drop_cached(&x, &mut cache), f.predict_drop(&x));
     }
+    let mut cache = BoxCache::default();
+    for (q, o) in [(0, 0), (1000, 3000), (1001, 3000), (1 << 24, 1 << 24), ((1 << 24) + 1, 5), (u64::MAX, 7)] {
+        let x = [q as f64, 0.0, o as f64, 0.0];
+        assert_eq!(f.predict_drop_counts(q, o, &mut cache), f.predict_drop(&x), "at {x:?}");
+    }
 }

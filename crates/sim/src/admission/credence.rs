@@ -85,8 +85,6 @@ pub struct Credence {
     /// `ceil(B / N)`: a queue is at the fair share iff `len >= fair_len` (iff `len·N >= B`).
     fair_len: u64,
     capacity: u64,
-    /// Whether the oracle looks at features (if not, they are not computed).
-    uses_features: bool,
     /// Whether the oracle reads the averaged features.
     uses_averages: bool,
     stats: CredenceStats,
@@ -108,7 +106,6 @@ impl Credence {
     ) -> Credence {
         Credence {
             vlqd: VirtualLqd::new(port_rates),
-            uses_features: oracle.uses_features(),
             uses_averages: oracle.uses_averages(),
             oracle,
             features: Features::new(base_rtt),
@@ -156,7 +153,13 @@ impl Credence {
 }
 
 impl BufferAdmission for Credence {
-    #[inline]
+    // PERF: a call of its own rather than inlined into the switch's `enqueue`, which every
+    // policy shares. Inlined, it made `enqueue` big enough that the compiler no longer inlined
+    // the scheduler's `BinaryHeap::pop` into the event loop, which cost DT 411 M instructions
+    // on the Credence benchmark (12,139 M against 11,728 M) and Credence 191 M (12,692 M
+    // against 12,501 M). This depends on the compiler's inlining heuristics: recheck it
+    // with callgrind when `enqueue` or the event loop changes.
+    #[inline(never)]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         if !self.vlqd.is_ready() {
             self.init(v);
@@ -166,17 +169,11 @@ impl BufferAdmission for Credence {
         self.arrivals += 1;
         let (len, occ) = (v.queue_len(q), v.occupancy());
         debug_assert_eq!(len, self.vlqd.real_len(q), "Credence missed a callback");
-        // PERF: the averages cost two divisions per arrival; only forests read them.
         // PERF: the averages cost two divisions per arrival (5% of a 256-host run); models
         // that split on queue length and occupancy only (the paper's, and the built-in one)
-        // skip them.
-        let x = if self.uses_averages {
-            self.features.sample(q, len, occ, a.now)
-        } else if self.uses_features {
-            [len as f64, 0.0, occ as f64, 0.0]
-        } else {
-            [0.0; 4]
-        };
+        // skip them. The averages must see every arrival; the rest of the feature vector is
+        // built only if the oracle is asked (below).
+        let averaged = if self.uses_averages { Some(self.features.sample(q, len, occ, a.now)) } else { None };
         // Algorithm 1 line 8: thresholds first, whatever happens to the packet.
         self.vlqd.on_arrival(q, s, a.now);
         let fits = occ + s <= self.capacity;
@@ -200,7 +197,14 @@ impl BufferAdmission for Credence {
             return Verdict::Drop;
         }
         // Lines 20-25: the oracle is consulted only here.
-        if self.oracle.predict_drop(&x, index) {
+        let drop = match averaged {
+            Some(x) => self.oracle.predict_drop(&x, index),
+            // PERF: the features stay integers until the oracle needs them, and the forest's
+            // box test compares integers (`Forest::predict_drop_counts`): 224 M fewer
+            // instructions on the Credence benchmark (4.1 M queries).
+            None => self.oracle.predict_drop_counts(len, occ, index),
+        };
+        if drop {
             self.stats.oracle_drops += 1;
             Verdict::Drop
         } else {
