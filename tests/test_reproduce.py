@@ -88,7 +88,7 @@ def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
     # in every packet-level figure, so that the value of the predictions shows (issue 9).
     policies = {"DT", "ABM", "LQD", "Credence", "CS", "Credence (always accept)"}
     assert len(f6) == 6 * 5 and set(f6["admission"]) == policies
-    for name in ("fig6", "fig8", "fig9"):
+    for name in ("fig6", "fig7a", "fig8", "fig9", "fig10"):
         assert policies <= set(report.figures[name]["admission"]), name
     # Next to each percentile, how many incast flows timed out: DT's p95 of ~190 at bursts
     # of 50% is timeouts, LQD's ~9 is none (issue 9).
