@@ -42,6 +42,7 @@
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
+pub mod atp;
 pub mod cc;
 mod endpoint;
 mod segment;

@@ -1,0 +1,515 @@
+//! The building blocks of ATP, NetApprox's approximate transport (Xia et al.,
+//! `shared/papers/netapprox.txt` §3.3 and §4): a job's groups and their message accounting
+//! (§3.3.2-3.3.3), the dynamic target loss rate of eq. (1), the slack-based rate control of
+//! eqs. (2)-(3) with the starvation guard of §4.2, minimal-remaining-data-first scheduling
+//! (§4.3), and the slack-based queue of §5.2.
+//!
+//! Status (issue 10): these are sans-I/O pieces with their own tests; the ATP endpoint that
+//! drives them from segments (wire header, ACKs and loss reports, epochs of one RTT, pacing)
+//! is the next step and is not here yet.
+//!
+//! Choices where the paper leaves one open (each also at its code):
+//! - Integer accounting: a group of `n` messages with sampling rate `msr` must deliver
+//!   `ceil(msr * n)` of them (to 1e-9 of an integer, so that 0.9 x 10 is 9) and may lose the rest.
+//! - Eq. (1) is clamped to [0, 1]; with every message delivered it is 0 (nothing may be lost).
+//! - Eqs. (2)-(3) apply only when the loss rate differs from the target: equal leaves the rate;
+//!   an epoch that sent nothing measures nothing and leaves it too. Eq. (3) never goes below
+//!   R_min (one packet per RTT, §4.2); eq. (2) never above R_max.
+//! - Priority (§5.2): class 0 for a group that may lose nothing (MSR = 1, or no slack left);
+//!   otherwise class `k = floor(TLR x Q)` clamped to `1..Q-1` for `Q` classes, i.e. the
+//!   thresholds `k/Q` spread evenly over [0, 1) (the paper's 0, 0.125, ..., 0.875 for Q = 8),
+//!   with the lowest threshold shared by class 1 since class 0 is reserved.
+
+use std::collections::BTreeSet;
+
+/// A message's group and what the job asks of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupSpec {
+    /// Messages of the group in the job (N of eq. (1)).
+    pub messages: u64,
+    /// Its minimal message sampling rate, in [0, 1]; 1 means every message, reliably.
+    pub msr: f64,
+}
+
+/// `ceil(msr * n)`, treating products within 1e-9 (relative) of an integer as that integer.
+pub fn required_messages(msr: f64, n: u64) -> u64 {
+    let x = msr.clamp(0.0, 1.0) * n as f64;
+    let r = x.round();
+    let need = if (x - r).abs() <= 1e-9 * x.max(1.0) { r } else { x.ceil() };
+    (need as u64).min(n)
+}
+
+/// One group's progress: what was delivered and what was given up as lost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    spec: GroupSpec,
+    required: u64,
+    delivered: u64,
+    lost: u64,
+}
+
+impl Group {
+    /// A group with nothing delivered or lost yet.
+    pub fn new(spec: GroupSpec) -> Group {
+        Group { required: required_messages(spec.msr, spec.messages), spec, delivered: 0, lost: 0 }
+    }
+
+    /// Messages that must be delivered: `ceil(MSR x N)`.
+    pub fn required(&self) -> u64 {
+        self.required
+    }
+
+    /// Messages that may be lost: `N - ceil(MSR x N)` (the `(1 - MSR) x N` of eq. (1)).
+    pub fn allowed_losses(&self) -> u64 {
+        self.spec.messages - self.required
+    }
+
+    /// Messages delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Messages given up as lost so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Whether one more message may be given up without breaking the group's MSR.
+    pub fn may_lose_another(&self) -> bool {
+        self.lost < self.allowed_losses()
+    }
+
+    /// A message of the group was delivered (all its packets).
+    pub fn on_delivered(&mut self) {
+        self.delivered = (self.delivered + 1).min(self.spec.messages);
+    }
+
+    /// A message of the group is given up. Returns false, changing nothing, if the group may
+    /// not lose another (the caller must retransmit it instead).
+    pub fn give_up(&mut self) -> bool {
+        if !self.may_lose_another() {
+            return false;
+        }
+        self.lost += 1;
+        true
+    }
+
+    /// Whether the group has what it needs: `ceil(MSR x N)` messages delivered.
+    pub fn is_complete(&self) -> bool {
+        self.delivered >= self.required
+    }
+
+    /// The target loss rate for the next epoch, eq. (1): the losses the group can still
+    /// afford over the messages not yet delivered, clamped to [0, 1]. `TLR_0 = 1 - MSR` (up to
+    /// the integer rounding of [`required_messages`]).
+    pub fn tlr(&self) -> f64 {
+        let left = self.spec.messages.saturating_sub(self.delivered);
+        if left == 0 {
+            return 0.0;
+        }
+        let can_lose = self.allowed_losses().saturating_sub(self.lost);
+        (can_lose as f64 / left as f64).clamp(0.0, 1.0)
+    }
+
+    /// The priority class for this group's traffic with `classes` classes (§5.2; module docs).
+    pub fn priority(&self, classes: u8) -> u8 {
+        slack_class(self.tlr(), self.may_lose_another(), classes)
+    }
+}
+
+/// The class of a job with target loss rate `tlr` among `classes` (§5.2): 0 if it may lose
+/// nothing, else `floor(tlr x classes)` within `1..classes-1` (module docs).
+pub fn slack_class(tlr: f64, may_lose: bool, classes: u8) -> u8 {
+    if !may_lose || classes <= 1 || tlr.is_nan() || tlr <= 0.0 {
+        return 0;
+    }
+    let k = (tlr.min(1.0) * f64::from(classes)).floor() as u8;
+    k.clamp(1, classes - 1)
+}
+
+/// The buffer of each class in MTUs (§5.2): the lowest class 1 MTU, one more per class up, up
+/// to class 1; class 0 (non-approximate) gets the rest of `total_mtus`. `None` if the rest
+/// would be less than one MTU.
+pub fn slack_buffers(classes: u8, total_mtus: u64) -> Option<Vec<u64>> {
+    let q = u64::from(classes.max(1));
+    // Class k (1..q-1) gets q - k MTUs: the lowest, q-1, gets 1.
+    let approx: u64 = (1..q).map(|k| q - k).sum();
+    let rest = total_mtus.checked_sub(approx).filter(|&r| r >= 1)?;
+    Some((0..q).map(|k| if k == 0 { rest } else { q - k }).collect())
+}
+
+/// Slack-based rate control (§4.2): per epoch, compare the measured loss rate with the target
+/// and move the rate by eq. (2) or (3), within `[r_min, r_max]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateControl {
+    rate_bps: f64,
+    r_min_bps: f64,
+    r_max_bps: f64,
+    m: f64,
+}
+
+impl RateControl {
+    /// Start at `r_max` (the NIC rate), with reaction speed `m` in (0, 1] and the floor
+    /// `r_min` (one packet per RTT: `packet_bits / rtt`).
+    pub fn new(r_max_bps: f64, r_min_bps: f64, m: f64) -> RateControl {
+        let r_min_bps = r_min_bps.min(r_max_bps);
+        RateControl { rate_bps: r_max_bps, r_min_bps, r_max_bps, m: m.clamp(f64::MIN_POSITIVE, 1.0) }
+    }
+
+    /// The current sending rate.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    /// The loss rate measured in an epoch (footnote 3): `1 - acked / sent`; `None` if nothing
+    /// was sent.
+    pub fn loss_rate(sent: u64, acked: u64) -> Option<f64> {
+        (sent > 0).then(|| 1.0 - acked.min(sent) as f64 / sent as f64)
+    }
+
+    /// End of an epoch that sent `sent` packets of which `acked` were acknowledged, against
+    /// target `tlr`: eq. (2) if the loss rate is below it, eq. (3) if above.
+    pub fn on_epoch(&mut self, sent: u64, acked: u64, tlr: f64) {
+        let Some(rho) = Self::loss_rate(sent, acked) else { return };
+        if rho < tlr {
+            // Eq. (2): R = (1 - m) R + m R_max.
+            self.rate_bps = (1.0 - self.m) * self.rate_bps + self.m * self.r_max_bps;
+        } else if rho > tlr {
+            // Eq. (3): R = R (1 - rho / 2), never below R_min (§4.2, starvation).
+            self.rate_bps *= 1.0 - rho / 2.0;
+        }
+        self.rate_bps = self.rate_bps.clamp(self.r_min_bps, self.r_max_bps);
+    }
+}
+
+/// What the sender knows of one message's packets.
+#[derive(Clone, Debug, PartialEq)]
+struct Message {
+    bytes_per_packet: Vec<u32>,
+    /// Packets that may be sent now: never sent, or lost and to be sent again.
+    sendable: BTreeSet<u32>,
+    acked_bytes: u64,
+    total_bytes: u64,
+    abandoned: bool,
+}
+
+/// Minimal-remaining-data-first scheduling (§4.3): the next packet comes from the message with
+/// the least data not yet delivered (total minus acknowledged bytes), among never-sent and
+/// lost-to-resend packets alike; ties, and everything when `ordered`, go to the lowest message
+/// id, packets in order.
+#[derive(Clone, Debug, Default)]
+pub struct Mrdf {
+    messages: Vec<Message>,
+    /// (remaining bytes, or 0 when ordered, message) of every message with a sendable packet.
+    ready: BTreeSet<(u64, u32)>,
+    ordered: bool,
+}
+
+impl Mrdf {
+    /// A scheduler over no messages; `ordered` turns MRDF off (message order, §4.3 footnote 4).
+    pub fn new(ordered: bool) -> Mrdf {
+        Mrdf { ordered, ..Mrdf::default() }
+    }
+
+    /// Add a message of packets of these sizes; returns its id (ids count from 0).
+    pub fn push(&mut self, packet_bytes: Vec<u32>) -> u32 {
+        let id = self.messages.len() as u32;
+        let total = packet_bytes.iter().map(|&b| u64::from(b)).sum();
+        let sendable = (0..packet_bytes.len() as u32).collect();
+        self.messages.push(Message {
+            bytes_per_packet: packet_bytes,
+            sendable,
+            acked_bytes: 0,
+            total_bytes: total,
+            abandoned: false,
+        });
+        self.refresh(id, None);
+        id
+    }
+
+    fn key(&self, id: u32) -> (u64, u32) {
+        let m = &self.messages[id as usize];
+        (if self.ordered { 0 } else { m.total_bytes - m.acked_bytes }, id)
+    }
+
+    /// Re-file message `id` after a change; `old` is its key before the change, if it was filed.
+    fn refresh(&mut self, id: u32, old: Option<(u64, u32)>) {
+        if let Some(k) = old {
+            self.ready.remove(&k);
+        }
+        let m = &self.messages[id as usize];
+        if !m.sendable.is_empty() && !m.abandoned {
+            let k = self.key(id);
+            self.ready.insert(k);
+        }
+    }
+
+    /// The next packet to send, `(message, packet)`, marked as sent; `None` if nothing is
+    /// sendable.
+    pub fn next_packet(&mut self) -> Option<(u32, u32)> {
+        let &(_, id) = self.ready.first()?;
+        let old = self.key(id);
+        let p = self.messages[id as usize].sendable.pop_first()?;
+        self.refresh(id, Some(old));
+        Some((id, p))
+    }
+
+    /// Packet `p` of message `id` was acknowledged. Returns whether the message is now whole.
+    pub fn on_ack(&mut self, id: u32, p: u32) -> bool {
+        if id as usize >= self.messages.len() {
+            return false;
+        }
+        let old = self.key(id);
+        let Some(m) = self.messages.get_mut(id as usize) else { return false };
+        let Some(&b) = m.bytes_per_packet.get(p as usize) else { return false };
+        m.sendable.remove(&p);
+        m.acked_bytes = (m.acked_bytes + u64::from(b)).min(m.total_bytes);
+        let whole = m.acked_bytes == m.total_bytes;
+        self.refresh(id, Some(old));
+        whole
+    }
+
+    /// Packet `p` of message `id` was lost: it may be sent again (unless the message was
+    /// abandoned).
+    pub fn on_lost(&mut self, id: u32, p: u32) {
+        if id as usize >= self.messages.len() {
+            return;
+        }
+        let old = self.key(id);
+        let Some(m) = self.messages.get_mut(id as usize) else { return };
+        if (p as usize) < m.bytes_per_packet.len() {
+            m.sendable.insert(p);
+        }
+        self.refresh(id, Some(old));
+    }
+
+    /// Stop sending message `id` (its group may lose it).
+    pub fn abandon(&mut self, id: u32) {
+        if id as usize >= self.messages.len() {
+            return;
+        }
+        let old = self.key(id);
+        if let Some(m) = self.messages.get_mut(id as usize) {
+            m.abandoned = true;
+        }
+        self.refresh(id, Some(old));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_messages_are_the_ceiling_without_float_noise() {
+        assert_eq!(required_messages(0.9, 10), 9); // 0.9 * 10 = 9.000000000000002
+        assert_eq!(required_messages(0.95, 10), 10);
+        assert_eq!(required_messages(0.7, 3), 3); // 2.1 -> 3
+        assert_eq!(required_messages(1.0, 7), 7);
+        assert_eq!(required_messages(0.0, 7), 0);
+        assert_eq!(required_messages(0.333, 1000), 333);
+    }
+
+    #[test]
+    fn eq1_starts_at_one_minus_msr_and_tracks_the_slack_left() {
+        let mut g = Group::new(GroupSpec { messages: 100, msr: 0.8 });
+        assert_eq!((g.required(), g.allowed_losses()), (80, 20));
+        assert!((g.tlr() - 0.2).abs() < 1e-12, "TLR_0 = 1 - MSR");
+        // 10 delivered, 5 lost: (20 - 5) / (100 - 10).
+        for _ in 0..10 {
+            g.on_delivered();
+        }
+        for _ in 0..5 {
+            assert!(g.give_up());
+        }
+        assert!((g.tlr() - 15.0 / 90.0).abs() < 1e-12);
+        // Losing the rest of the slack makes the target 0, and no more may be lost.
+        for _ in 0..15 {
+            assert!(g.give_up());
+        }
+        assert_eq!(g.tlr(), 0.0);
+        assert!(!g.may_lose_another() && !g.give_up());
+        assert_eq!(g.lost(), 20);
+        // Completion: exactly ceil(MSR x N) delivered.
+        for _ in 0..69 {
+            g.on_delivered();
+        }
+        assert!(!g.is_complete());
+        g.on_delivered();
+        assert!(g.is_complete());
+    }
+
+    #[test]
+    fn a_reliable_group_may_lose_nothing_and_gets_class_0() {
+        let mut g = Group::new(GroupSpec { messages: 5, msr: 1.0 });
+        assert_eq!(g.tlr(), 0.0);
+        assert!(!g.give_up());
+        assert_eq!(g.priority(8), 0);
+    }
+
+    #[test]
+    fn slack_classes_spread_evenly_and_reserve_class_0() {
+        // Q = 8: thresholds k/8; class 0 reserved for non-approximate traffic.
+        assert_eq!(slack_class(0.01, true, 8), 1);
+        assert_eq!(slack_class(0.125, true, 8), 1);
+        assert_eq!(slack_class(0.25, true, 8), 2);
+        assert_eq!(slack_class(0.5, true, 8), 4);
+        assert_eq!(slack_class(0.874, true, 8), 6);
+        assert_eq!(slack_class(0.875, true, 8), 7);
+        assert_eq!(slack_class(1.0, true, 8), 7);
+        assert_eq!(slack_class(0.5, false, 8), 0);
+        assert_eq!(slack_class(0.0, true, 8), 0);
+        assert_eq!(slack_class(f64::NAN, true, 8), 0);
+        assert_eq!(slack_class(0.9, true, 1), 0);
+    }
+
+    #[test]
+    fn slack_buffers_grow_one_mtu_per_class_up_and_leave_the_rest_to_class_0() {
+        // 8 classes: 7, 6, ..., 1 MTU for classes 1..7, the rest (100 - 28) to class 0.
+        assert_eq!(slack_buffers(8, 100), Some(vec![72, 7, 6, 5, 4, 3, 2, 1]));
+        assert_eq!(slack_buffers(2, 5), Some(vec![4, 1]));
+        assert_eq!(slack_buffers(8, 28), None, "nothing left for class 0");
+    }
+
+    #[test]
+    fn eq2_and_eq3_move_the_rate_toward_r_max_or_down_by_half_the_loss() {
+        let (r_max, r_min) = (10e9, 1e7);
+        let mut rc = RateControl::new(r_max, r_min, 0.125);
+        // Loss 0.5 above a target of 0.1: eq. (3), R (1 - 0.25).
+        rc.on_epoch(100, 50, 0.1);
+        assert!((rc.rate_bps() - 7.5e9).abs() < 1.0);
+        // Loss 0.05 below 0.1: eq. (2), (1 - m) R + m R_max.
+        rc.on_epoch(100, 95, 0.1);
+        assert!((rc.rate_bps() - (0.875 * 7.5e9 + 0.125 * 10e9)).abs() < 1.0);
+        // Loss equal to the target, or nothing sent: unchanged.
+        let r = rc.rate_bps();
+        rc.on_epoch(4, 3, 0.25);
+        rc.on_epoch(0, 0, 0.1);
+        assert_eq!(rc.rate_bps(), r);
+        // No ACK at all for many epochs: the rate halves each time but stops at R_min (§4.2).
+        for _ in 0..100 {
+            rc.on_epoch(10, 0, 0.0);
+        }
+        assert_eq!(rc.rate_bps(), r_min);
+        // And eq. (2) converges to R_max without passing it.
+        for _ in 0..1000 {
+            rc.on_epoch(10, 10, 0.1);
+        }
+        assert!(rc.rate_bps() <= r_max && rc.rate_bps() > 0.999 * r_max);
+    }
+
+    #[test]
+    fn mrdf_sends_from_the_message_with_least_remaining_data() {
+        let mut s = Mrdf::new(false);
+        let big = s.push(vec![1000; 4]);
+        let small = s.push(vec![1000; 2]);
+        // The small message first, whole, then the big one.
+        assert_eq!(s.next_packet(), Some((small, 0)));
+        assert_eq!(s.next_packet(), Some((small, 1)));
+        assert_eq!(s.next_packet(), Some((big, 0)));
+        // The big message's first packets are acknowledged: it now has 2000 B left, the small
+        // one (whose packet 1 was lost) 1000 B: the retransmission goes first.
+        assert!(!s.on_ack(small, 0));
+        s.on_lost(small, 1);
+        assert!(!s.on_ack(big, 0));
+        assert_eq!(s.next_packet(), Some((small, 1)));
+        assert!(s.on_ack(small, 1), "the small message is whole");
+        assert_eq!(s.next_packet(), Some((big, 1)));
+        assert_eq!(s.next_packet(), Some((big, 2)));
+        assert_eq!(s.next_packet(), Some((big, 3)));
+        assert_eq!(s.next_packet(), None);
+    }
+
+    #[test]
+    fn mrdf_prefers_an_almost_delivered_message_over_a_new_short_one() {
+        let mut s = Mrdf::new(false);
+        let a = s.push(vec![1000; 10]);
+        for _ in 0..10 {
+            s.next_packet();
+        }
+        for p in 0..9 {
+            s.on_ack(a, p);
+        }
+        s.on_lost(a, 9); // 1000 B left
+        let b = s.push(vec![1000, 1000]); // 2000 B left, never sent
+        assert_eq!(s.next_packet(), Some((a, 9)));
+        assert_eq!(s.next_packet(), Some((b, 0)));
+    }
+
+    #[test]
+    fn ordered_mode_and_abandoned_messages() {
+        let mut s = Mrdf::new(true);
+        let big = s.push(vec![1000; 3]);
+        let small = s.push(vec![1000]);
+        assert_eq!(s.next_packet(), Some((big, 0)), "in order: the first message first");
+        s.abandon(big);
+        assert_eq!(s.next_packet(), Some((small, 0)), "an abandoned message sends nothing more");
+        s.on_lost(big, 0);
+        assert_eq!(s.next_packet(), None);
+        // Unknown ids and packets change nothing.
+        assert!(!s.on_ack(7, 0) && !s.on_ack(small, 5));
+        s.on_lost(9, 0);
+        assert_eq!(s.next_packet(), None);
+    }
+
+    /// Random sends, ACKs, losses and abandonments against a plain model: every packet handed
+    /// out was sendable, none of an abandoned or whole message, and each pick has the least
+    /// remaining data of all messages with something to send.
+    #[test]
+    fn mrdf_agrees_with_a_plain_model_under_random_operations() {
+        use rand::{Rng, SeedableRng};
+        for seed in 0..50 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut s = Mrdf::new(false);
+            // Model: per message, its packet sizes, sendable set, acked set, abandoned.
+            let mut model: Vec<(Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool)> = Vec::new();
+            let mut in_flight: Vec<(u32, u32)> = Vec::new();
+            for _ in 0..400 {
+                match rng.gen_range(0..5) {
+                    0 => {
+                        let sizes: Vec<u32> = (0..rng.gen_range(1..6)).map(|_| rng.gen_range(1..1500)).collect();
+                        let id = s.push(sizes.clone());
+                        assert_eq!(id as usize, model.len());
+                        model.push((sizes.clone(), (0..sizes.len() as u32).collect(), BTreeSet::new(), false));
+                    }
+                    1 | 2 => {
+                        let remaining = |m: &(Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool)| {
+                            m.0.iter().map(|&b| u64::from(b)).sum::<u64>()
+                                - m.2.iter().map(|&p| u64::from(m.0[p as usize])).sum::<u64>()
+                        };
+                        let best = model.iter().enumerate().filter(|(_, m)| !m.1.is_empty() && !m.3)
+                            .map(|(i, m)| (remaining(m), i as u32)).min();
+                        match (s.next_packet(), best) {
+                            (None, None) => {}
+                            (Some((id, p)), Some((_, want))) => {
+                                assert_eq!(id, want, "seed {seed}");
+                                let m = &mut model[id as usize];
+                                assert!(m.1.remove(&p) && !m.3, "seed {seed}");
+                                in_flight.push((id, p));
+                            }
+                            (got, want) => panic!("seed {seed}: got {got:?}, model {want:?}"),
+                        }
+                    }
+                    3 if !in_flight.is_empty() => {
+                        let (id, p) = in_flight.swap_remove(rng.gen_range(0..in_flight.len()));
+                        if rng.gen_bool(0.5) {
+                            let m = &mut model[id as usize];
+                            m.2.insert(p);
+                            let whole = s.on_ack(id, p);
+                            assert_eq!(whole, m.2.len() == m.0.len(), "seed {seed}");
+                        } else {
+                            s.on_lost(id, p);
+                            model[id as usize].1.insert(p);
+                        }
+                    }
+                    4 if !model.is_empty() && rng.gen_bool(0.2) => {
+                        let id = rng.gen_range(0..model.len()) as u32;
+                        s.abandon(id);
+                        model[id as usize].3 = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
