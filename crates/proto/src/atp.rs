@@ -462,7 +462,8 @@ mod tests {
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let mut s = Mrdf::new(false);
             // Model: per message, its packet sizes, sendable set, acked set, abandoned.
-            let mut model: Vec<(Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool)> = Vec::new();
+            type Model = (Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool);
+            let mut model: Vec<Model> = Vec::new();
             let mut in_flight: Vec<(u32, u32)> = Vec::new();
             for _ in 0..400 {
                 match rng.gen_range(0..5) {
@@ -473,7 +474,7 @@ mod tests {
                         model.push((sizes.clone(), (0..sizes.len() as u32).collect(), BTreeSet::new(), false));
                     }
                     1 | 2 => {
-                        let remaining = |m: &(Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool)| {
+                        let remaining = |m: &Model| {
                             m.0.iter().map(|&b| u64::from(b)).sum::<u64>()
                                 - m.2.iter().map(|&p| u64::from(m.0[p as usize])).sum::<u64>()
                         };
