@@ -647,11 +647,12 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             except SpecError as e:
                 fail(f"{k}.sweep", fig.sweep, f"invalid sweep file: {e}")
             cols = _sweep_columns(sweeps[fid])
-            for key, value in fig.set.items():
+            if fig.set:
+                # All keys at once: they are applied together, and may only be valid together.
                 try:
-                    with_set(Scenario.from_toml(folder / desc.base.reduced), {key: value})
+                    with_set(Scenario.from_toml(folder / desc.base.reduced), fig.set)
                 except SpecError as e:
-                    fail(f"{k}.set.{key}", value, f"does not apply to the base: {e}")
+                    fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
         else:
             if fig.set:
                 fail(f"{k}.set", fig.set, "only a sweep figure's runs have a base to set keys in: remove it")

@@ -254,45 +254,41 @@ impl Mrdf {
         Some((id, p))
     }
 
-    /// Packet `p` of message `id` was acknowledged. Returns whether the message is now whole.
-    pub fn on_ack(&mut self, id: u32, p: u32) -> bool {
+    /// Change message `id` with `change` and re-file it; `None` for an unknown id.
+    fn update<R>(&mut self, id: u32, change: impl FnOnce(&mut Message) -> R) -> Option<R> {
         if id as usize >= self.messages.len() {
-            return false;
+            return None;
         }
         let old = self.key(id);
-        let Some(m) = self.messages.get_mut(id as usize) else { return false };
-        let Some(&b) = m.bytes_per_packet.get(p as usize) else { return false };
-        m.sendable.remove(&p);
-        m.acked_bytes = (m.acked_bytes + u64::from(b)).min(m.total_bytes);
-        let whole = m.acked_bytes == m.total_bytes;
+        let r = change(&mut self.messages[id as usize]);
         self.refresh(id, Some(old));
-        whole
+        Some(r)
+    }
+
+    /// Packet `p` of message `id` was acknowledged. Returns whether the message is now whole.
+    pub fn on_ack(&mut self, id: u32, p: u32) -> bool {
+        self.update(id, |m| {
+            let Some(&b) = m.bytes_per_packet.get(p as usize) else { return false };
+            m.sendable.remove(&p);
+            m.acked_bytes = (m.acked_bytes + u64::from(b)).min(m.total_bytes);
+            m.acked_bytes == m.total_bytes
+        })
+        .unwrap_or(false)
     }
 
     /// Packet `p` of message `id` was lost: it may be sent again (unless the message was
     /// abandoned).
     pub fn on_lost(&mut self, id: u32, p: u32) {
-        if id as usize >= self.messages.len() {
-            return;
-        }
-        let old = self.key(id);
-        let Some(m) = self.messages.get_mut(id as usize) else { return };
-        if (p as usize) < m.bytes_per_packet.len() {
-            m.sendable.insert(p);
-        }
-        self.refresh(id, Some(old));
+        self.update(id, |m| {
+            if (p as usize) < m.bytes_per_packet.len() {
+                m.sendable.insert(p);
+            }
+        });
     }
 
     /// Stop sending message `id` (its group may lose it).
     pub fn abandon(&mut self, id: u32) {
-        if id as usize >= self.messages.len() {
-            return;
-        }
-        let old = self.key(id);
-        if let Some(m) = self.messages.get_mut(id as usize) {
-            m.abandoned = true;
-        }
-        self.refresh(id, Some(old));
+        self.update(id, |m| m.abandoned = true);
     }
 }
 
