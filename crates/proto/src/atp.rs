@@ -188,6 +188,8 @@ struct Message {
     bytes_per_packet: Vec<u32>,
     /// Packets that may be sent now: never sent, or lost and to be sent again.
     sendable: BTreeSet<u32>,
+    /// Which packets were acknowledged (a duplicate ACK counts once).
+    acked: Vec<bool>,
     acked_bytes: u64,
     total_bytes: u64,
     abandoned: bool,
@@ -216,7 +218,9 @@ impl Mrdf {
         let id = self.messages.len() as u32;
         let total = packet_bytes.iter().map(|&b| u64::from(b)).sum();
         let sendable = (0..packet_bytes.len() as u32).collect();
+        let acked = vec![false; packet_bytes.len()];
         self.messages.push(Message {
+            acked,
             bytes_per_packet: packet_bytes,
             sendable,
             acked_bytes: 0,
@@ -269,18 +273,20 @@ impl Mrdf {
     pub fn on_ack(&mut self, id: u32, p: u32) -> bool {
         self.update(id, |m| {
             let Some(&b) = m.bytes_per_packet.get(p as usize) else { return false };
-            m.sendable.remove(&p);
-            m.acked_bytes = (m.acked_bytes + u64::from(b)).min(m.total_bytes);
+            if !std::mem::replace(&mut m.acked[p as usize], true) {
+                m.sendable.remove(&p);
+                m.acked_bytes += u64::from(b);
+            }
             m.acked_bytes == m.total_bytes
         })
         .unwrap_or(false)
     }
 
     /// Packet `p` of message `id` was lost: it may be sent again (unless the message was
-    /// abandoned).
+    /// abandoned, or the packet was acknowledged after all).
     pub fn on_lost(&mut self, id: u32, p: u32) {
         self.update(id, |m| {
-            if (p as usize) < m.bytes_per_packet.len() {
+            if m.acked.get(p as usize) == Some(&false) {
                 m.sendable.insert(p);
             }
         });
@@ -441,6 +447,13 @@ mod tests {
         s.abandon(big);
         assert_eq!(s.next_packet(), Some((small, 0)), "an abandoned message sends nothing more");
         s.on_lost(big, 0);
+        assert_eq!(s.next_packet(), None);
+        // A duplicate ACK counts once, and a packet acknowledged is never sent again.
+        let two = s.push(vec![1000, 1000]);
+        assert_eq!(s.next_packet(), Some((two, 0)));
+        assert!(!s.on_ack(two, 0) && !s.on_ack(two, 0), "one of two packets is not the whole message");
+        s.on_lost(two, 0);
+        assert_eq!(s.next_packet(), Some((two, 1)));
         assert_eq!(s.next_packet(), None);
         // Unknown ids and packets change nothing.
         assert!(!s.on_ack(7, 0) && !s.on_ack(small, 5));
