@@ -97,6 +97,10 @@ pub struct DelayedAck {
     pub timeout: Dur,
 }
 
+/// The largest initial window [`TcpConfig::init_cwnd_covers_transfer`] gives: 2^20 segments
+/// (1.5 GB of 1460-byte segments), far above any response it is meant for.
+pub const MAX_COVERING_WINDOW_PKTS: u32 = 1 << 20;
+
 /// Knobs of the TCP transport. Every default is here and documented in one place.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -109,7 +113,9 @@ pub struct TcpConfig {
     pub init_cwnd_pkts: u32,
     /// The initial window of a transfer of known size is at least the whole transfer (all its
     /// segments leave in the first window), as the Credence artifact starts its incast
-    /// responses. Streams and PowerTCP are unaffected. Default `false`.
+    /// responses, up to [`MAX_COVERING_WINDOW_PKTS`] segments (a driver whose NIC queue is
+    /// unbounded takes the whole first window at once). Streams and PowerTCP are unaffected.
+    /// Default `false`.
     pub init_cwnd_covers_transfer: bool,
     /// Lower bound of the retransmission timeout (RFC 6298 (2.4) says 1 s; datacenters use
     /// far less). Default 10 ms.

@@ -144,8 +144,11 @@ fn an_initial_window_covering_the_transfer_sends_it_all_at_once_then_grows_as_us
     assert_eq!(p.data().iter().filter(|e| e.sent == Time::ZERO).count(), 10);
     // A transfer smaller than init_cwnd_pkts keeps the configured window (what the cwnd reads).
     let cfg = TcpConfig { init_cwnd_covers_transfer: true, ..tcp(CcKind::NewReno) };
-    let p = pair(cfg, 3 * MSS, 0);
+    let p = pair(cfg.clone(), 3 * MSS, 0);
     assert_eq!(p.client.stats().cwnd, 10 * MSS);
+    // A huge transfer's first window stops at the cap (a driver queues it all at once).
+    let p = pair(cfg, 1 << 40, 0);
+    assert_eq!(p.client.stats().cwnd, u64::from(crate::tcp::MAX_COVERING_WINDOW_PKTS) * MSS);
 }
 
 #[test]

@@ -239,6 +239,7 @@ fn transport_sizes_and_timeouts_at_their_bounds() {
         }
         cases.push(bound("transport.min_rto_us", t("min_rto_us = 1"), t("min_rto_us = 18446744073709551"), "18446744073709551"));
         cases.push(bound("transport.init_cwnd_pkts", t("init_cwnd_pkts = 1"), t("init_cwnd_pkts = 0"), "0"));
+        cases.push(bound("transport.init_cwnd_pkts", t("init_cwnd_pkts = 1048576"), t("init_cwnd_pkts = 1048577"), "1048577"));
         cases.push(bound("transport.dupack_threshold", t("dupack_threshold = 1"), t("dupack_threshold = 0"), "0"));
     }
     let t = with_transport;

@@ -109,14 +109,14 @@ pub(super) struct Sender {
 }
 
 /// The initial window in segments: `init_cwnd_pkts`, or with `init_cwnd_covers_transfer` at
-/// least every segment of a transfer of known size (`closed`; saturating for transfers of more
-/// than 2^32 segments).
+/// least every segment of a transfer of known size (`closed`), up to
+/// [`MAX_COVERING_WINDOW_PKTS`](super::MAX_COVERING_WINDOW_PKTS).
 fn init_window_pkts(cfg: &TcpConfig, size: u64, closed: bool) -> u32 {
     if !(cfg.init_cwnd_covers_transfer && closed) {
         return cfg.init_cwnd_pkts;
     }
-    let segments = size.div_ceil(u64::from(cfg.mss.max(1)));
-    cfg.init_cwnd_pkts.max(u32::try_from(segments).unwrap_or(u32::MAX))
+    let segments = size.div_ceil(u64::from(cfg.mss.max(1))).min(u64::from(super::MAX_COVERING_WINDOW_PKTS));
+    cfg.init_cwnd_pkts.max(segments as u32)
 }
 
 impl Sender {

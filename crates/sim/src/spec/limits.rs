@@ -46,6 +46,11 @@ pub const MIN_RATE_BPS: u64 = 1_000_000;
 /// [`MAX_RATE_GBPS`] in bits per second.
 pub const MAX_RATE_BPS: u64 = 100_000_000_000_000;
 
+/// The largest initial window (`init_cwnd_pkts`): proto's cap on a window that covers the
+/// transfer. A sender puts its whole first window into its NIC queue at once, which is
+/// unbounded without TSQ or `host.nic_buffer_bytes`: 4e9 packets would not fit in memory.
+pub const MAX_INIT_CWND_PKTS: u32 = proto::tcp::MAX_COVERING_WINDOW_PKTS;
+
 /// The largest segment payload (`mss_bytes`).
 pub const MAX_MSS_BYTES: u32 = 65_000;
 

@@ -641,6 +641,13 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
     }
     if let Some(k) = t.tcp() {
         positive(&key("init_cwnd_pkts"), k.init_cwnd_pkts)?;
+        if k.init_cwnd_pkts > MAX_INIT_CWND_PKTS {
+            return Err(SpecError::invalid(
+                key("init_cwnd_pkts"),
+                k.init_cwnd_pkts,
+                format!("must be at most {MAX_INIT_CWND_PKTS} packets: a sender queues its whole first window at its NIC at once"),
+            ));
+        }
         positive(&key("dupack_threshold"), k.dupack_threshold)?;
         timeout_us(&key("min_rto_us"), k.min_rto_us, 1)?;
         timeout_us(&key("init_rto_us"), k.init_rto_us, 1)?;
