@@ -45,8 +45,10 @@ fn check_emit(have: usize, need: usize, flags: Flags, allowed: Flags, seq: u64, 
     check_end(seq, len)
 }
 
+mod atp;
 mod datagram;
 
+pub use atp::{AtpKind, AtpRepr, ATP_HEADER_LEN, ATP_VERSION};
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
 
 /// Length of the fixed header in bytes.
