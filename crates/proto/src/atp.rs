@@ -4,16 +4,17 @@
 //! eqs. (2)-(3) with the starvation guard of §4.2, minimal-remaining-data-first scheduling
 //! (§4.3), and the slack-based queue of §5.2.
 //!
-//! Status (issue 10): these are sans-I/O pieces with their own tests; the ATP endpoint that
-//! drives them from segments (wire header, ACKs and loss reports, epochs of one RTT, pacing)
-//! is the next step and is not here yet.
+//! The endpoint that drives them from packets is [`AtpSender`] and [`AtpReceiver`] (files
+//! `atp/sender.rs` and `atp/receiver.rs`), over the `wire::AtpRepr` header; [`AtpConfig`] holds
+//! its knobs, including the switches of the paper's ablations (§7.1.2-7.1.3).
 //!
 //! Choices where the paper leaves one open (each also at its code):
 //! - Integer accounting: a group of `n` messages with sampling rate `msr` must deliver
 //!   `ceil(msr * n)` of them (to 1e-9 of an integer, so that 0.9 x 10 is 9) and may lose the rest.
 //! - Eq. (1) is clamped to [0, 1]; with every message delivered it is 0 (nothing may be lost).
-//! - Eqs. (2)-(3) apply only when the loss rate differs from the target: equal leaves the rate;
-//!   an epoch that sent nothing measures nothing and leaves it too. Eq. (3) never goes below
+//! - Eqs. (2)-(3) apply only when the loss rate differs from the target: equal leaves the rate,
+//!   except that an epoch without any loss always increases it (else a target of 0, MSR = 1,
+//!   could never speed up again); an epoch that sent nothing measures nothing and leaves it. Eq. (3) never goes below
 //!   R_min (one packet per RTT, §4.2); eq. (2) never above R_max.
 //! - Priority (§5.2): class 0 for a group that may lose nothing (MSR = 1, or no slack left);
 //!   otherwise class `k = floor(TLR x Q)` clamped to `1..Q-1` for `Q` classes, i.e. the
@@ -21,6 +22,109 @@
 //!   with the lowest threshold shared by class 1 since class 0 is reserved.
 
 use std::collections::BTreeSet;
+
+use units::{Bps, Dur};
+
+mod receiver;
+mod sender;
+
+pub use receiver::{AtpReceiver, MAX_PARTIAL_WORDS};
+pub use sender::{AtpSender, EpochLog, GroupReport, JobError};
+
+/// The most messages one job may have (message ids are below it): bounds what a receiver
+/// keeps per job.
+pub const MAX_JOB_MESSAGES: u64 = 1 << 24;
+/// The most packets one message may have.
+pub const MAX_MESSAGE_PKTS: u32 = 1 << 20;
+/// The most groups one job may have.
+pub const MAX_GROUPS: usize = 1 << 10;
+
+/// ATP's knobs. The defaults are ATP_Full: every mechanism on.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AtpConfig {
+    /// Maximum payload bytes per packet. Default 1460.
+    pub mss: u32,
+    /// Header bytes per packet counted by the pacer (IPv4 20 + UDP 8 + ATP 48). Default 76.
+    pub header_bytes: u32,
+    /// R_max, the highest sending rate; `None`: the NIC's line rate, which the driver gives
+    /// with [`crate::Endpoint::set_line_rate`] (10 Gb/s until it does). Default `None`.
+    pub rate: Option<Bps>,
+    /// Eq. (2)'s reaction speed `m` in (0, 1]. The paper gives no value; we use 1/8, the
+    /// gain RFC 6298 uses for its smoothed RTT. Default 0.125.
+    pub m: f64,
+    /// Epoch length and loss timeout before the first RTT sample (then one smoothed RTT, §4.2
+    /// footnote 2). Default 20 µs.
+    pub init_rtt: Dur,
+    /// Switch priority classes (§5.2; class 0 is reserved for non-approximate traffic).
+    /// Default 8.
+    pub classes: u8,
+    /// Class of ACKs and the end-of-job notice. Default 0 (a lost ACK would make a delivered
+    /// packet look lost to eq. (3) and cost a retransmission).
+    pub ack_prio: u8,
+    /// Slack-based rate control (§4.2). Off: always send at R_max (ATP_Base). Default on.
+    pub rate_control: bool,
+    /// Dynamic target loss rate, eq. (1). Off: TLR stays `1 - MSR` (ATP_FixTLR, ATP_RC,
+    /// ATP_Base). Default on.
+    pub dynamic_tlr: bool,
+    /// Move the job between switch queues every epoch by its TLR (§5.2). Off: the class of
+    /// TLR_0 throughout (ATP_FixPrio, ATP_FixTLR). Default on.
+    pub dynamic_prio: bool,
+    /// Minimal-remaining-data-first scheduling (§4.3). Off: message order (ATP_Base, ATP_RC,
+    /// and applications that need order). Default on.
+    pub mrdf: bool,
+    /// A plain transfer (one started with a size, not as a job): its messages' size in bytes.
+    /// Default 1460 (one packet per message).
+    pub message_bytes: u64,
+    /// A plain transfer's MSR (one group). Default 1 (reliable).
+    pub msr: f64,
+    /// Give up after this many epochs in a row that sent packets and got no ACK at all.
+    /// Default 200.
+    pub max_silent_epochs: u32,
+}
+
+impl Default for AtpConfig {
+    fn default() -> Self {
+        AtpConfig {
+            mss: 1460,
+            header_bytes: 76,
+            rate: None,
+            m: 0.125,
+            init_rtt: Dur::from_us(20),
+            classes: 8,
+            ack_prio: 0,
+            rate_control: true,
+            dynamic_tlr: true,
+            dynamic_prio: true,
+            mrdf: true,
+            message_bytes: 1460,
+            msr: 1.0,
+            max_silent_epochs: 200,
+        }
+    }
+}
+
+impl AtpConfig {
+    /// The configuration of one of the paper's variants (§7.1.2-7.1.3) by name: `full`,
+    /// `base` (no rate control, message order, fixed TLR and class), `rc` (+ rate control),
+    /// `mrdf` (+ MRDF), `fix_tlr` (rate control and MRDF, fixed TLR and class), `fix_prio`
+    /// (dynamic TLR, fixed class). `None` for another name.
+    pub fn variant(name: &str) -> Option<AtpConfig> {
+        let full = AtpConfig::default();
+        let fixed = AtpConfig { dynamic_tlr: false, dynamic_prio: false, ..full.clone() };
+        Some(match name {
+            "full" => full,
+            "base" => AtpConfig { rate_control: false, mrdf: false, ..fixed },
+            "rc" => AtpConfig { mrdf: false, ..fixed },
+            "mrdf" | "fix_tlr" => fixed,
+            "fix_prio" => AtpConfig { dynamic_prio: false, ..full },
+            _ => return None,
+        })
+    }
+
+    /// Variant names accepted by [`AtpConfig::variant`].
+    pub const VARIANTS: &'static [&'static str] = &["full", "base", "rc", "mrdf", "fix_tlr", "fix_prio"];
+}
 
 /// A message's group and what the job asks of it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,6 +186,24 @@ impl Group {
     /// A message of the group was delivered (all its packets).
     pub fn on_delivered(&mut self) {
         self.delivered = (self.delivered + 1).min(self.spec.messages);
+    }
+
+    /// A message given up earlier arrived whole after all (a late ACK): it counts as
+    /// delivered, and its loss is taken back.
+    pub fn on_recovered(&mut self) {
+        self.lost = self.lost.saturating_sub(1);
+        self.on_delivered();
+    }
+
+    /// One more message in the group (a stream whose N is known only at its end).
+    pub fn grow(&mut self) {
+        self.spec.messages += 1;
+        self.required = required_messages(self.spec.msr, self.spec.messages);
+    }
+
+    /// The group's sizes: messages and MSR.
+    pub fn spec(&self) -> GroupSpec {
+        self.spec
     }
 
     /// A message of the group is given up. Returns false, changing nothing, if the group may
@@ -171,14 +293,43 @@ impl RateControl {
     /// target `tlr`: eq. (2) if the loss rate is below it, eq. (3) if above.
     pub fn on_epoch(&mut self, sent: u64, acked: u64, tlr: f64) {
         let Some(rho) = Self::loss_rate(sent, acked) else { return };
-        if rho < tlr {
-            // Eq. (2): R = (1 - m) R + m R_max.
-            self.rate_bps = (1.0 - self.m) * self.rate_bps + self.m * self.r_max_bps;
+        // An epoch without loss increases even against a target of 0 (see `AtpSender`).
+        if rho < tlr || rho == 0.0 {
+            self.increase();
         } else if rho > tlr {
-            // Eq. (3): R = R (1 - rho / 2), never below R_min (§4.2, starvation).
-            self.rate_bps *= 1.0 - rho / 2.0;
+            self.decrease(rho);
         }
+    }
+
+    /// Eq. (2): `R = (1 - m) R + m R_max`.
+    pub fn increase(&mut self) {
+        self.rate_bps = ((1.0 - self.m) * self.rate_bps + self.m * self.r_max_bps).clamp(self.r_min_bps, self.r_max_bps);
+    }
+
+    /// Eq. (3) for a measured loss rate `rho`: `R = R (1 - rho / 2)`, never below R_min (§4.2,
+    /// starvation).
+    pub fn decrease(&mut self, rho: f64) {
+        let rho = if rho.is_nan() { 1.0 } else { rho.clamp(0.0, 1.0) };
+        self.rate_bps = (self.rate_bps * (1.0 - rho / 2.0)).clamp(self.r_min_bps, self.r_max_bps);
+    }
+
+    /// Move the floor R_min (one packet per RTT, as the RTT estimate changes), never above
+    /// R_max; the rate is lifted to it if below.
+    pub fn set_r_min(&mut self, r_min_bps: f64) {
+        self.r_min_bps = r_min_bps.clamp(0.0, self.r_max_bps);
+        self.rate_bps = self.rate_bps.max(self.r_min_bps);
+    }
+
+    /// Move R_max (the NIC rate); the rate and floor are kept within it.
+    pub fn set_r_max(&mut self, r_max_bps: f64) {
+        self.r_max_bps = r_max_bps.max(1.0);
+        self.r_min_bps = self.r_min_bps.min(self.r_max_bps);
         self.rate_bps = self.rate_bps.clamp(self.r_min_bps, self.r_max_bps);
+    }
+
+    /// R_max.
+    pub fn r_max_bps(&self) -> f64 {
+        self.r_max_bps
     }
 }
 
@@ -186,6 +337,8 @@ impl RateControl {
 #[derive(Clone, Debug, PartialEq)]
 struct Message {
     bytes_per_packet: Vec<u32>,
+    /// Which packets were handed out at least once (a later send is a retransmission).
+    sent: Vec<bool>,
     /// Packets that may be sent now: never sent, or lost and to be sent again.
     sendable: BTreeSet<u32>,
     /// Which packets were acknowledged (a duplicate ACK counts once).
@@ -220,6 +373,7 @@ impl Mrdf {
         let sendable = (0..packet_bytes.len() as u32).collect();
         let acked = vec![false; packet_bytes.len()];
         self.messages.push(Message {
+            sent: vec![false; packet_bytes.len()],
             acked,
             bytes_per_packet: packet_bytes,
             sendable,
@@ -251,11 +405,19 @@ impl Mrdf {
     /// The next packet to send, `(message, packet)`, marked as sent; `None` if nothing is
     /// sendable.
     pub fn next_packet(&mut self) -> Option<(u32, u32)> {
+        self.next_packet_retx().map(|(id, p, _)| (id, p))
+    }
+
+    /// As [`Mrdf::next_packet`], also saying whether the packet was sent before (a
+    /// retransmission).
+    pub fn next_packet_retx(&mut self) -> Option<(u32, u32, bool)> {
         let &(_, id) = self.ready.first()?;
         let old = self.key(id);
-        let p = self.messages[id as usize].sendable.pop_first()?;
+        let m = &mut self.messages[id as usize];
+        let p = m.sendable.pop_first()?;
+        let was_sent = std::mem::replace(&mut m.sent[p as usize], true);
         self.refresh(id, Some(old));
-        Some((id, p))
+        Some((id, p, was_sent))
     }
 
     /// Change message `id` with `change` and re-file it; `None` for an unknown id.
@@ -295,6 +457,26 @@ impl Mrdf {
     /// Stop sending message `id` (its group may lose it).
     pub fn abandon(&mut self, id: u32) {
         self.update(id, |m| m.abandoned = true);
+    }
+
+    /// Payload bytes of packet `p` of message `id`, if both exist.
+    pub fn packet_bytes(&self, id: u32, p: u32) -> Option<u32> {
+        self.messages.get(id as usize)?.bytes_per_packet.get(p as usize).copied()
+    }
+
+    /// Packets of message `id` (0 for an unknown id).
+    pub fn num_packets(&self, id: u32) -> u32 {
+        self.messages.get(id as usize).map_or(0, |m| m.bytes_per_packet.len() as u32)
+    }
+
+    /// Messages pushed so far.
+    pub fn num_messages(&self) -> u32 {
+        self.messages.len() as u32
+    }
+
+    /// Whether some packet may be sent now.
+    pub fn has_sendable(&self) -> bool {
+        !self.ready.is_empty()
     }
 }
 

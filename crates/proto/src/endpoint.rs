@@ -6,6 +6,7 @@ use wire::IntStack;
 
 use crate::Segment;
 
+use crate::atp::{AtpConfig, AtpReceiver, AtpSender, GroupSpec, JobError};
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
 
@@ -17,6 +18,8 @@ pub enum TransportConfig {
     Tcp(TcpConfig),
     /// Unreliable source at a fixed rate.
     Udp(UdpConfig),
+    /// NetApprox's approximate transport (jobs of messages in groups with an MSR each).
+    Atp(AtpConfig),
 }
 
 /// How a transfer ended.
@@ -103,6 +106,10 @@ pub enum Endpoint {
     UdpTx(UdpSender),
     /// UDP sink.
     UdpRx(UdpReceiver),
+    /// ATP sender (boxed: a job's state is larger than the other variants').
+    AtpTx(Box<AtpSender>),
+    /// ATP receiver.
+    AtpRx(Box<AtpReceiver>),
 }
 
 impl TransportConfig {
@@ -110,20 +117,34 @@ impl TransportConfig {
     /// transfer's completion can be measured at the sender.
     pub fn confirms_delivery(&self) -> bool {
         match self {
-            TransportConfig::Tcp(_) => true,
+            TransportConfig::Tcp(_) | TransportConfig::Atp(_) => true,
             TransportConfig::Udp(_) => false,
         }
+    }
+
+    /// Whether the receiver learns by itself that it has what it needs (TCP: every byte; UDP:
+    /// the last datagram). An ATP job's completion is known at the sender, from its ACKs; its
+    /// receiver learns it from the end-of-job notice, after the fact.
+    pub fn receiver_knows_completion(&self) -> bool {
+        !matches!(self, TransportConfig::Atp(_))
+    }
+
+    /// Whether the transport sets each packet's priority class itself (ATP: the class of its
+    /// group's slack, §5.2), so a driver must not overwrite it.
+    pub fn stamps_prio(&self) -> bool {
+        matches!(self, TransportConfig::Atp(_))
     }
 
     /// Whether a handshake round trip precedes the first data.
     pub fn has_handshake(&self) -> bool {
         match self {
             TransportConfig::Tcp(c) => c.handshake,
-            TransportConfig::Udp(_) => false,
+            TransportConfig::Udp(_) | TransportConfig::Atp(_) => false,
         }
     }
 
-    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp` or `udp`.
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp` or
+    /// `atp`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             TransportConfig::Tcp(c) => match c.cc {
@@ -132,6 +153,7 @@ impl TransportConfig {
                 crate::CcKind::PowerTcp { .. } => "power_tcp",
             },
             TransportConfig::Udp(_) => "udp",
+            TransportConfig::Atp(_) => "atp",
         }
     }
 
@@ -140,6 +162,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => c.mss,
             TransportConfig::Udp(c) => c.mss,
+            TransportConfig::Atp(c) => c.mss,
         }
     }
 }
@@ -151,6 +174,59 @@ impl Endpoint {
         match cfg {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender(c, conn, size, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
+            TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::transfer(c, conn, size, now))),
+        }
+    }
+
+    /// The sending side of an ATP job of these groups on connection `conn`, starting at `now`
+    /// with no message yet: the application hands messages over with
+    /// [`Endpoint::send_message`] and ends with [`Endpoint::close`]. `Err` for a config of
+    /// another transport (`JobError::BadJob`) or a job ATP refuses.
+    pub fn job_sender(cfg: &TransportConfig, conn: u32, groups: &[GroupSpec], now: Time) -> Result<Endpoint, JobError> {
+        match cfg {
+            TransportConfig::Atp(c) => Ok(Endpoint::AtpTx(Box::new(AtpSender::job(c, conn, groups, now)?))),
+            _ => Err(JobError::BadJob("only ATP carries jobs of messages")),
+        }
+    }
+
+    /// Input from the application: an ATP job's message of `bytes` in group `group` is ready;
+    /// returns its id. `Err(JobError::Closed)` for other endpoints.
+    pub fn send_message(&mut self, group: u16, bytes: u64) -> Result<u32, JobError> {
+        match self {
+            Endpoint::AtpTx(s) => s.send_message(group, bytes),
+            _ => Err(JobError::Closed),
+        }
+    }
+
+    /// The ATP sender inside, if this is one (reports, state).
+    pub fn as_atp_sender(&self) -> Option<&AtpSender> {
+        match self {
+            Endpoint::AtpTx(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The ATP sender inside, if this is one (epoch logs).
+    pub fn as_atp_sender_mut(&mut self) -> Option<&mut AtpSender> {
+        match self {
+            Endpoint::AtpTx(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The ATP receiver inside, if this is one (lost messages).
+    pub fn as_atp_receiver(&self) -> Option<&AtpReceiver> {
+        match self {
+            Endpoint::AtpRx(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Input from the driver: the line rate of the sender's NIC (ATP's R_max unless its
+    /// config fixes a rate). Others ignore it.
+    pub fn set_line_rate(&mut self, rate: units::Bps) {
+        if let Endpoint::AtpTx(s) = self {
+            s.set_line_rate(rate);
         }
     }
 
@@ -160,6 +236,7 @@ impl Endpoint {
         match cfg {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender_stream(c, conn, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
+            TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::stream(c, conn, now))),
         }
     }
 
@@ -169,7 +246,10 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.send(bytes),
             Endpoint::UdpTx(s) => s.send(bytes),
-            Endpoint::UdpRx(_) => {}
+            Endpoint::AtpTx(s) => {
+                let _ = s.send_message(0, bytes);
+            }
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
         }
     }
 
@@ -179,7 +259,8 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.close(),
             Endpoint::UdpTx(s) => s.close(),
-            Endpoint::UdpRx(_) => {}
+            Endpoint::AtpTx(s) => s.close(),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
         }
     }
 
@@ -189,6 +270,7 @@ impl Endpoint {
         match cfg {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::receiver(c, conn)),
             TransportConfig::Udp(c) => Endpoint::UdpRx(UdpReceiver::new(c, conn)),
+            TransportConfig::Atp(c) => Endpoint::AtpRx(Box::new(AtpReceiver::new(conn, c.ack_prio))),
         }
     }
 
@@ -209,6 +291,8 @@ impl Endpoint {
         match (self, seg) {
             (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment(now, s),
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
+            (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
+            (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
             // A pure source ignores anything it is sent; mismatched protocols are dropped.
             _ => {}
         }
@@ -222,6 +306,8 @@ impl Endpoint {
         match (self, seg) {
             (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_int(now, s, int),
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
+            (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
+            (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
             _ => {}
         }
     }
@@ -233,7 +319,7 @@ impl Endpoint {
     pub fn take_echo_int(&mut self) -> Option<IntStack> {
         match self {
             Endpoint::Tcp(c) => c.take_echo_int(),
-            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) => None,
+            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => None,
         }
     }
 
@@ -243,7 +329,7 @@ impl Endpoint {
     pub fn wants_int(&self) -> bool {
         match self {
             Endpoint::Tcp(c) => c.wants_int(),
-            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) => false,
+            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => false,
         }
     }
 
@@ -253,7 +339,8 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.handle_timeout(now),
             Endpoint::UdpTx(s) => s.handle_timeout(now),
-            Endpoint::UdpRx(_) => {}
+            Endpoint::AtpTx(s) => s.handle_timeout(now),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
         }
     }
 
@@ -263,6 +350,8 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.poll_transmit(now).map(Segment::Tcp),
             Endpoint::UdpTx(s) => s.poll_transmit(now).map(Segment::Udp),
+            Endpoint::AtpTx(s) => s.poll_transmit(now).map(Segment::Atp),
+            Endpoint::AtpRx(r) => r.poll_transmit().map(Segment::Atp),
             Endpoint::UdpRx(_) => None,
         }
     }
@@ -273,7 +362,8 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.poll_timeout(),
             Endpoint::UdpTx(s) => s.poll_timeout(),
-            Endpoint::UdpRx(_) => None,
+            Endpoint::AtpTx(s) => s.poll_timeout(),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => None,
         }
     }
 
@@ -284,6 +374,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.poll_event(),
             Endpoint::UdpTx(s) => s.poll_event(),
             Endpoint::UdpRx(r) => r.poll_event(),
+            Endpoint::AtpTx(s) => s.poll_event(),
+            Endpoint::AtpRx(r) => r.poll_event(),
         }
     }
 
@@ -293,6 +385,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.stats(),
             Endpoint::UdpTx(s) => s.stats(),
             Endpoint::UdpRx(r) => r.stats(),
+            Endpoint::AtpTx(s) => s.stats(),
+            Endpoint::AtpRx(r) => r.stats(),
         }
     }
 }

@@ -39,6 +39,8 @@
 //!   driven by in-band network telemetry that the driver collects (see
 //!   [`Endpoint::wants_int`] and [`tcp::Conn`]).
 //! - [`TransportConfig::Udp`]: an unreliable source at line rate or a paced rate.
+//! - [`TransportConfig::Atp`]: ATP, NetApprox's approximate transport (Xia et al.): jobs of
+//!   messages in groups, each with a minimal message sampling rate ([`atp`]).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
@@ -57,4 +59,5 @@ pub use endpoint::{Endpoint, Event, Outcome, Stats, TransportConfig};
 pub use segment::Segment;
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
-pub use wire::{DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};
+pub use atp::AtpConfig;
+pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};

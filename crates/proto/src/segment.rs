@@ -6,7 +6,7 @@
 //!
 //! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
 
-use wire::{DatagramRepr, Ecn, SegmentRepr};
+use wire::{AtpRepr, DatagramRepr, Ecn, SegmentRepr};
 
 /// The header of one packet, tagged by protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -15,6 +15,8 @@ pub enum Segment {
     Tcp(SegmentRepr),
     /// An unreliable datagram.
     Udp(DatagramRepr),
+    /// An ATP packet (data, ACK or end-of-job notice).
+    Atp(AtpRepr),
 }
 
 impl Segment {
@@ -24,6 +26,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.conn,
             Segment::Udp(d) => d.conn,
+            Segment::Atp(a) => a.conn,
         }
     }
 
@@ -33,6 +36,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.len,
             Segment::Udp(d) => d.len,
+            Segment::Atp(a) => a.len,
         }
     }
 
@@ -43,12 +47,13 @@ impl Segment {
     }
 
     /// Byte offset of the payload within its transfer (the spraying hash's entropy and ABM's
-    /// first-window test).
+    /// first-window test); for ATP, the transmission number (packets, not bytes).
     #[inline]
     pub fn seq(&self) -> u64 {
         match self {
             Segment::Tcp(s) => s.seq,
             Segment::Udp(d) => d.seq,
+            Segment::Atp(a) => a.seq,
         }
     }
 
@@ -58,6 +63,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.ecn,
             Segment::Udp(d) => d.ecn,
+            Segment::Atp(a) => a.ecn,
         }
     }
 
@@ -67,6 +73,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.ecn = ecn,
             Segment::Udp(d) => d.ecn = ecn,
+            Segment::Atp(a) => a.ecn = ecn,
         }
     }
 
@@ -76,6 +83,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.prio,
             Segment::Udp(d) => d.prio,
+            Segment::Atp(a) => a.prio,
         }
     }
 
@@ -85,6 +93,7 @@ impl Segment {
         match self {
             Segment::Tcp(s) => s.prio = prio,
             Segment::Udp(d) => d.prio = prio,
+            Segment::Atp(a) => a.prio = prio,
         }
     }
 }
@@ -98,5 +107,11 @@ impl From<SegmentRepr> for Segment {
 impl From<DatagramRepr> for Segment {
     fn from(d: DatagramRepr) -> Segment {
         Segment::Udp(d)
+    }
+}
+
+impl From<AtpRepr> for Segment {
+    fn from(a: AtpRepr) -> Segment {
+        Segment::Atp(a)
     }
 }

@@ -10,6 +10,7 @@ use crate::cc::{AnyCc, CongestionControl, Dctcp, PowerTcp};
 use crate::tcp::{Conn, DelayedAck};
 use crate::{CcKind, Endpoint, Event, TcpConfig, TransportConfig, UdpConfig};
 
+mod atp;
 mod util;
 
 use util::{Dir, Mark, Pair, TraceEntry, HEADER_BYTES};

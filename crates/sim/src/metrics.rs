@@ -218,9 +218,15 @@ pub struct QueueSample {
 /// [`TransferSample::extra`]. A transport with state worth watching appends its column here and
 /// fills it in `world::observe` (`transport_extras`); the drivers, the Python encoding and the
 /// files pick it up unchanged. A transport that does not report a column leaves it NaN.
-pub const TRANSFER_EXTRA_COLUMNS: [&str; 1] = [
+pub const TRANSFER_EXTRA_COLUMNS: [&str; 4] = [
     // DCTCP's congestion estimate alpha in [0, 1] (DCTCP eq. 1).
     "alpha",
+    // ATP (group 0 of the job): the target loss rate of eq. (1) for the current epoch, ...
+    "tlr",
+    // ... the loss rate measured at the last epoch end (footnote 3), ...
+    "loss",
+    // ... and the switch class its data is sent in (§5.2).
+    "class",
 ];
 
 /// One transfer in flight at one sample of the time series (`[run.timeseries]`): from its

@@ -141,6 +141,9 @@ pub(crate) struct Pair {
     /// Extra delay for the client's data segments with these indices.
     pub(crate) delay_data: BTreeMap<usize, Dur>,
     pub(crate) mark: Mark,
+    /// Drop-tail: the client-to-server bottleneck holds at most this many bytes (the segment
+    /// in serialization included). `None`: unbounded.
+    pub(crate) queue_cap_bytes: Option<u64>,
     /// Call `handle_timeout` before every deadline too (must change nothing).
     pub(crate) spurious_timeouts: bool,
     /// Hold clients back at this many bytes waiting at the bottleneck (module docs).
@@ -191,6 +194,7 @@ impl Pair {
             drop_to_client: BTreeSet::new(),
             delay_data: BTreeMap::new(),
             mark: Mark::Never,
+            queue_cap_bytes: None,
             spurious_timeouts: false,
             tsq_bytes: None,
             max_pkt: u64::from(cfg.mss()) + HEADER_BYTES,
@@ -441,6 +445,17 @@ impl Pair {
                 ts_ps: d.ts_ps,
                 ..SegmentRepr::default()
             },
+            // ATP: `seq` is the transmission number, `ack` the message id.
+            Segment::Atp(a) => SegmentRepr {
+                conn: a.conn,
+                seq: a.seq,
+                ack: u64::from(a.msg),
+                len: a.len,
+                ecn: a.ecn,
+                prio: a.prio,
+                ts_ps: a.ts_ps,
+                ..SegmentRepr::default()
+            },
         };
         let d = dir as usize;
         let idx = self.num_sent[d];
@@ -457,6 +472,15 @@ impl Pair {
             drops.contains(&idx) || data_idx.is_some_and(|i| self.drop_data.contains(&i));
         if loss > 0.0 && self.rng.gen::<f64>() < loss {
             is_dropped = true;
+        }
+        // A drop-tail buffer at the client-to-server bottleneck.
+        if let (false, Dir::ToServer, Some(cap)) = (is_dropped, dir, self.queue_cap_bytes) {
+            let q = &mut self.backlog[d];
+            while q.front().is_some_and(|&(fin, _)| fin <= self.now) {
+                q.pop_front();
+            }
+            let backlog: u64 = q.iter().map(|&(_, b)| b).sum();
+            is_dropped = backlog + u64::from(seg.len) + HEADER_BYTES > cap;
         }
         let mut queued = None;
         let arrive = if is_dropped {

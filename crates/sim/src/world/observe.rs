@@ -100,6 +100,13 @@ fn transport_extras(ep: &Endpoint, st: &Stats, out: &mut [f64; TRANSFER_EXTRA_CO
             out[0] = st.alpha; // "alpha"
         }
     }
+    if let Some(a) = ep.as_atp_sender() {
+        if let Some((tlr, class)) = a.group_state(0) {
+            out[1] = tlr; // "tlr"
+            out[3] = f64::from(class); // "class"
+        }
+        out[2] = a.last_loss().unwrap_or(f64::NAN); // "loss"
+    }
 }
 
 /// The sender's rate and whether it enforces it (see [`TransferSample::rate_bps`]).
@@ -116,7 +123,9 @@ fn sending_rate(ep: &Endpoint, st: &Stats, transport: &TransportConfig, nic: Bps
             // An unpaced source hands everything to its NIC, which drains it at line rate.
             _ => (nic.get() as f64, false),
         },
-        Endpoint::UdpRx(_) => (f64::NAN, false),
+        // ATP paces at its slack-based rate (§4.2).
+        Endpoint::AtpTx(a) => (a.rate_bps(), true),
+        Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => (f64::NAN, false),
     };
     match cap.map(|c| c.get() as f64) {
         // The cap spaces new data (both transports): it binds where it is below the rate.
