@@ -18,7 +18,9 @@ use std::path::Path;
 use sim::credence::forest::{BoxCache, Forest};
 use sim::spec::{Spec, SpecError};
 use sim::workload::{parse_flow_list, Cdf};
-use wire::{DatagramRepr, Ecn, Flags, SegmentRepr, WireError, DATAGRAM_HEADER_LEN, HEADER_LEN};
+use wire::{
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, SegmentRepr, WireError, ATP_HEADER_LEN, DATAGRAM_HEADER_LEN, HEADER_LEN,
+};
 
 /// A target's body: arbitrary bytes in, a panic only if a property fails.
 pub type Body = fn(&[u8]);
@@ -27,6 +29,7 @@ pub type Body = fn(&[u8]);
 pub const TARGETS: &[(&str, Body)] = &[
     ("wire_segment", wire_segment),
     ("wire_datagram", wire_datagram),
+    ("wire_atp", wire_atp),
     ("wire_roundtrip", wire_roundtrip),
     ("scenario_toml", scenario_toml),
     ("scenario_json", scenario_json),
@@ -61,6 +64,15 @@ pub fn wire_datagram(data: &[u8]) {
     assert!(data.len() >= r.buffer_len());
 }
 
+/// `AtpRepr::parse` on any bytes; what parses re-emits to the same header bytes.
+pub fn wire_atp(data: &[u8]) {
+    let Ok(r) = AtpRepr::parse(data) else { return };
+    let mut out = [0u8; ATP_HEADER_LEN];
+    assert_eq!(r.emit(&mut out), Ok(ATP_HEADER_LEN), "{r:?} parsed but does not emit");
+    assert_eq!(out[..], data[..ATP_HEADER_LEN], "{r:?} re-emits to other bytes");
+    assert!(data.len() >= r.buffer_len());
+}
+
 /// Reads fields from fuzz bytes; missing bytes read as zero.
 struct Fields<'a>(&'a [u8]);
 
@@ -75,6 +87,9 @@ impl Fields<'_> {
     fn u8(&mut self) -> u8 {
         self.bytes::<1>()[0]
     }
+    fn u16(&mut self) -> u16 {
+        u16::from_be_bytes(self.bytes())
+    }
     fn u32(&mut self) -> u32 {
         u32::from_be_bytes(self.bytes())
     }
@@ -84,11 +99,14 @@ impl Fields<'_> {
     fn ecn(&mut self) -> Ecn {
         [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce][self.u8() as usize % 4]
     }
+    fn atp_kind(&mut self) -> AtpKind {
+        [AtpKind::Data, AtpKind::Ack, AtpKind::Fin][self.u8() as usize % 3]
+    }
 }
 
-/// A segment and a datagram built from any field values (flags included: emit must refuse
-/// what parse would not read back) and a buffer length: `parse(emit(r)) == r` whenever emit
-/// accepts `r`.
+/// A segment, a datagram and an ATP header built from any field values (flags, and ATP fields
+/// its kind forbids, included: emit must refuse what parse would not read back) and a buffer
+/// length: `parse(emit(r)) == r` whenever emit accepts `r`.
 pub fn wire_roundtrip(data: &[u8]) {
     let mut f = Fields(data);
     let buf_len = f.u8() as usize;
@@ -112,8 +130,24 @@ pub fn wire_roundtrip(data: &[u8]) {
         prio: f.u8(),
         ts_ps: f.u64(),
     };
+    let a = AtpRepr {
+        kind: f.atp_kind(),
+        ece: f.u8() & 1 != 0,
+        conn: f.u32(),
+        seq: f.u64(),
+        msg: f.u32(),
+        pkt: f.u32(),
+        pkts: f.u32(),
+        group: f.u16(),
+        epoch: f.u32(),
+        len: f.u32(),
+        ecn: f.ecn(),
+        prio: f.u8(),
+        ts_ps: f.u64(),
+    };
     check_segment_roundtrip(&s, buf_len);
     check_datagram_roundtrip(&d, buf_len);
+    check_atp_roundtrip(&a, buf_len);
 }
 
 /// `emit` into a `buf_len`-byte buffer, then parse the header and `s.len` payload bytes; or
@@ -158,6 +192,35 @@ pub fn check_datagram_roundtrip(d: &DatagramRepr, buf_len: usize) {
         None => {
             assert_eq!(emitted, Ok(DATAGRAM_HEADER_LEN), "{d:?}");
             check_parse_back(&buf[..DATAGRAM_HEADER_LEN], d.buffer_len(), DatagramRepr::parse, d);
+        }
+    }
+}
+
+/// `emit` into a `buf_len`-byte buffer, then parse the header and `a.len` payload bytes; or
+/// `emit` refuses `a`, for the first reason that applies. No `seq + len` rule: an ATP `seq`
+/// numbers transmissions, it is not a byte offset.
+pub fn check_atp_roundtrip(a: &AtpRepr, buf_len: usize) {
+    let mut buf = vec![0u8; buf_len];
+    let emitted = a.emit(&mut buf);
+    let numbered = matches!(a.kind, AtpKind::Data | AtpKind::Ack);
+    let refusal = if buf_len < ATP_HEADER_LEN {
+        Some(WireError::Truncated { have: buf_len, need: ATP_HEADER_LEN })
+    } else if a.ece && a.kind != AtpKind::Ack {
+        Some(WireError::Malformed("ece"))
+    } else if a.len != 0 && a.kind != AtpKind::Data {
+        Some(WireError::Malformed("len"))
+    } else if numbered && a.pkts == 0 {
+        Some(WireError::Malformed("pkts"))
+    } else if numbered && a.pkt >= a.pkts {
+        Some(WireError::Malformed("pkt"))
+    } else {
+        None
+    };
+    match refusal {
+        Some(e) => assert_eq!(emitted, Err(e), "{a:?}"),
+        None => {
+            assert_eq!(emitted, Ok(ATP_HEADER_LEN), "{a:?}");
+            check_parse_back(&buf[..ATP_HEADER_LEN], a.buffer_len(), AtpRepr::parse, a);
         }
     }
 }

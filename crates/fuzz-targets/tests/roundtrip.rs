@@ -1,11 +1,12 @@
 //! The wire round trip over boundary values, deterministically: `parse(emit(r)) == r` for
 //! every header `emit` accepts, and `emit` refuses the rest (the property the `wire_roundtrip`
 //! fuzz target checks on random values, through the same functions). The fields that decide
-//! acceptance (flags, `seq`, `len`, the buffer's length) are crossed with each other; the
-//! others take their extremes one at a time.
+//! acceptance (flags, `seq`, `len`, the buffer's length; for ATP the kind, `ece`, `len`, `pkt`,
+//! `pkts` and the buffer's length) are crossed with each other; the others take their extremes
+//! one at a time.
 
-use fuzz_targets::{check_datagram_roundtrip, check_segment_roundtrip};
-use wire::{DatagramRepr, Ecn, Flags, SegmentRepr, DATAGRAM_HEADER_LEN, HEADER_LEN};
+use fuzz_targets::{check_atp_roundtrip, check_datagram_roundtrip, check_segment_roundtrip};
+use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, SegmentRepr, ATP_HEADER_LEN, DATAGRAM_HEADER_LEN, HEADER_LEN};
 
 const U32S: [u32; 7] = [0, 1, 0xffff, 0x1_0000, 0x1_0001, u32::MAX - 1, u32::MAX];
 const U64S: [u64; 8] = [
@@ -75,5 +76,55 @@ fn datagram_round_trips_or_is_refused_at_every_boundary() {
     }
     for v in U64S {
         check_datagram_roundtrip(&DatagramRepr { conn: v as u32, ts_ps: v, ..base }, DATAGRAM_HEADER_LEN);
+    }
+}
+
+#[test]
+fn atp_round_trips_or_is_refused_at_every_boundary() {
+    let base = AtpRepr {
+        conn: 7,
+        seq: 1 << 40,
+        msg: 12,
+        pkt: 3,
+        pkts: 5,
+        group: 2,
+        epoch: 9,
+        len: 3,
+        prio: 2,
+        ts_ps: 123_456,
+        ..Default::default()
+    };
+    let kinds = [AtpKind::Data, AtpKind::Ack, AtpKind::Fin];
+    for kind in kinds {
+        for ece in [false, true] {
+            for len in U32S {
+                for pkt in U32S {
+                    for pkts in U32S {
+                        for buf_len in [0, ATP_HEADER_LEN - 1, ATP_HEADER_LEN, ATP_HEADER_LEN + 1] {
+                            check_atp_roundtrip(&AtpRepr { kind, ece, len, pkt, pkts, ..base }, buf_len);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // No `seq + len` rule: `seq` numbers transmissions.
+    for seq in U64S {
+        for len in U32S {
+            check_atp_roundtrip(&AtpRepr { seq, len, ..base }, ATP_HEADER_LEN);
+        }
+    }
+    for kind in kinds {
+        let base = AtpRepr { kind, len: 0, ..base };
+        for ecn in ECNS {
+            for prio in [0, 1, u8::MAX] {
+                check_atp_roundtrip(&AtpRepr { ecn, prio, ..base }, ATP_HEADER_LEN);
+            }
+        }
+        for v in U64S {
+            check_atp_roundtrip(&AtpRepr { seq: v, ts_ps: !v, ..base }, ATP_HEADER_LEN);
+            let v32 = v as u32;
+            check_atp_roundtrip(&AtpRepr { conn: v32, msg: !v32, epoch: v32, group: v as u16, ..base }, ATP_HEADER_LEN);
+        }
     }
 }

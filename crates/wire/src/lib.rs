@@ -1,7 +1,9 @@
 //! slacknet's transport headers: the parsed [`SegmentRepr`] of the reliable byte stream (TCP
-//! kinds) and [`DatagramRepr`] of the unreliable datagram transport, each with its byte
-//! format for the UDP driver. Each protocol owns its header; `proto::Segment` is the tagged
-//! union the simulator carries.
+//! kinds), [`DatagramRepr`] of the unreliable datagram transport and [`AtpRepr`] of ATP,
+//! NetApprox's approximate transport (data, per-packet ACKs and an end-of-job notice in one
+//! header; its module docs give its layout and rules), each with its byte format for the UDP
+//! driver. Each protocol owns its header; `proto::Segment` is the tagged union the simulator
+//! carries.
 //!
 //! Pipeline position: `units <- wire <- proto`. The simulator never serializes: it carries
 //! `SegmentRepr` values by value. Only the UDP driver calls [`SegmentRepr::parse`] and
@@ -19,8 +21,11 @@
 //! INVARIANT: `parse(emit(r)) == r` (the emitted header followed by `r.len` payload bytes) for
 //! every `r` that `emit` accepts, and `emit` refuses every `r` that `parse` could not return:
 //! undefined flag bits, or `seq + len` past `u64::MAX`. `parse` never panics on any input.
-//! Both are fuzzed (`fuzz/`: `wire_segment`, `wire_datagram`, `wire_roundtrip`), and the
-//! round trip is checked over boundary values of every field (`crates/fuzz-targets/tests`).
+//! The other headers keep the same invariant with their own rules (ATP has no `seq + len`
+//! rule: its `seq` numbers transmissions). Every header's `parse` and `emit` are fuzzed
+//! (`fuzz/`: `wire_segment`, `wire_datagram`, `wire_atp`, and `wire_roundtrip` for all three),
+//! and the round trip is checked over boundary values of every field
+//! (`crates/fuzz-targets/tests`).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
