@@ -68,6 +68,8 @@ __all__ = [
     "ClosedLoopWorkload",
     "BarrierWorkload",
     "RelayWorkload",
+    "ApproxJobsWorkload",
+    "AtpTransport",
     "RunSpec",
     "TimeseriesSpec",
     "MAX_QUEUES",
@@ -346,9 +348,34 @@ class UdpTransport(_Model):
     rate_gbps: float | None = None
 
 
+class AtpTransport(_Model):
+    """ATP, NetApprox's approximate transport (Xia et al.): a plain flow is a job of
+    ``message_bytes`` messages (absent: one packet each) with sampling rate ``msr``; the
+    ``approx_jobs`` workload starts jobs of its own. ``variant`` picks one of the paper's
+    ablations (``full``, ``base``, ``rc``, ``mrdf``, ``fix_tlr``, ``fix_prio``); the four
+    mechanism keys override it one by one. ``init_rtt_us`` absent: the network's base RTT."""
+
+    kind: Literal["atp"] = "atp"
+    mss_bytes: U32 = 1424
+    header_bytes: U32 = 76
+    variant: Literal["full", "base", "rc", "mrdf", "fix_tlr", "fix_prio"] = "full"
+    rate_control: bool | None = None
+    dynamic_tlr: bool | None = None
+    dynamic_prio: bool | None = None
+    mrdf: bool | None = None
+    m: float = 0.125
+    init_rtt_us: float | None = None
+    classes: U8 = 8
+    ack_prio: U8 = 0
+    message_bytes: U64 | None = None
+    msr: float = 1.0
+    max_silent_epochs: U32 = 200
+    rate_gbps: float | None = None
+
+
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
 TransportSpec = Annotated[
-    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport],
+    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport, AtpTransport],
     Field(discriminator="kind"),
 ]
 
@@ -449,6 +476,28 @@ class RelayWorkload(_Model):
     transport: TransportSpec | None = None
 
 
+class ApproxJobsWorkload(_Model):
+    """NetApprox's jobs (§7.1): every sender runs ``jobs_per_host`` jobs of ``messages``
+    messages one after another, sizes and gaps from ``trace`` (``fbkv`` or ``fbhd``), each job
+    to a random other host (all-to-all) or to ``receiver`` (all-to-one), sent by ``scheme``:
+    ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a TCP kind) or
+    ``udp``. One ``job`` row per job in :attr:`slacknet.Results.apps`."""
+
+    kind: Literal["approx_jobs"] = "approx_jobs"
+    trace: Literal["fbkv", "fbhd"]
+    scheme: Literal["atp", "early_send", "sample_send", "udp"]
+    msr: float
+    messages: U64
+    jobs_per_host: U32 = 1
+    senders: list[U32] | None = None
+    receiver: U32 | None = None
+    start_us: float = 0.0
+    think_us: float = 0.0
+    prio: U8 = 0
+    udp_timeout_us: float = 1000.0
+    transport: TransportSpec | None = None
+
+
 Workload = Annotated[
     Union[
         PoissonWorkload,
@@ -458,6 +507,7 @@ Workload = Annotated[
         ClosedLoopWorkload,
         BarrierWorkload,
         RelayWorkload,
+        ApproxJobsWorkload,
     ],
     Field(discriminator="kind"),
 ]

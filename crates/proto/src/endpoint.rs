@@ -32,6 +32,8 @@ pub enum Outcome {
     Enough,
     /// The transport gave up before enough was delivered.
     GivenUp,
+    /// The application stopped the transfer before it ended.
+    Cancelled,
 }
 
 impl Outcome {
@@ -41,6 +43,7 @@ impl Outcome {
             Outcome::Complete => "complete",
             Outcome::Enough => "enough",
             Outcome::GivenUp => "given_up",
+            Outcome::Cancelled => "cancelled",
         }
     }
 }

@@ -27,15 +27,18 @@
 //! give (`spec::limits`); [`AppCtx::start_transfer`] checks this and refuses anything else with an
 //! [`AppError`], so no application can make the world panic.
 
+use proto::atp::{GroupSpec, MAX_GROUPS, MAX_JOB_MESSAGES};
 use units::{AppId, Bps, Dur, FlowId, Time};
 
 use crate::spec::limits::{MAX_RATE_BPS, MAX_TRANSFER_BYTES, MIN_RATE_BPS};
 
+pub mod approx_jobs;
 pub mod barrier;
 pub mod closed_loop;
 pub mod open_loop;
 pub mod relay;
 
+pub use approx_jobs::{ApproxJobs, ApproxJobsConf, ApproxScheme, Receivers};
 pub use barrier::Barrier;
 pub use closed_loop::ClosedLoop;
 pub use open_loop::{IncastGen, ListGen, PoissonGen};
@@ -64,12 +67,26 @@ pub struct TransferReq {
     /// The run's transport to use, by index (0: the scenario's `[transport]`, then each
     /// workload entry's own, in order). Absent: the application's own.
     pub transport: Option<u16>,
+    /// Set by [`AppCtx::start_job`] (the job's groups, by index into the callback's jobs);
+    /// [`AppCtx::start_transfer`] clears whatever else is given.
+    pub job: Option<u32>,
 }
 
 impl TransferReq {
     /// A transfer of `size` bytes from `src` to `dst` in class 0 without a cap or tag.
     pub fn new(src: u32, dst: u32, size: u64) -> TransferReq {
-        TransferReq { src, dst, size, prio: 0, rate_cap: None, tag: 0, label: None, incast: false, transport: None }
+        TransferReq {
+            src,
+            dst,
+            size,
+            prio: 0,
+            rate_cap: None,
+            tag: 0,
+            label: None,
+            incast: false,
+            transport: None,
+            job: None,
+        }
     }
 }
 
@@ -92,6 +109,45 @@ pub struct TransferDone {
     pub delivered: u64,
     /// All delivered, enough delivered (a loss-tolerant transport), or given up.
     pub outcome: Outcome,
+    /// Payload bytes the sender put on the wire, retransmissions included.
+    pub bytes_sent: u64,
+    /// Packets the sender put on the wire, retransmissions included.
+    pub packets_sent: u64,
+    /// Of which retransmissions.
+    pub packets_retx: u64,
+    /// An ATP job's messages, totalled over its groups (`None` for other transfers).
+    pub job: Option<JobCounts>,
+}
+
+/// An ATP job's messages when it ended, totalled over its groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JobCounts {
+    /// Groups.
+    pub groups: u32,
+    /// Messages (N summed over groups).
+    pub messages: u64,
+    /// Messages that had to be delivered (`ceil(MSR x N)` summed over groups).
+    pub required: u64,
+    /// Messages delivered (acknowledged whole).
+    pub delivered: u64,
+    /// Messages given up.
+    pub lost: u64,
+    /// The largest message loss rate of any group, `1 - delivered / N`.
+    pub worst_group_loss: f64,
+    /// That group's allowance, `1 - MSR` (the bound its loss rate must stay within).
+    pub worst_group_allowance: f64,
+}
+
+/// A command about a transfer already started (see [`AppCtx`]), carried out after the
+/// callback's starts, in the order given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Op {
+    /// An ATP job's message is ready.
+    Message { flow: FlowId, group: u16, bytes: u64 },
+    /// No more messages (or stream data) for this transfer.
+    Close(FlowId),
+    /// Stop the transfer now; it ends with outcome `cancelled` and no notification.
+    Cancel(FlowId),
 }
 
 /// The most transfers one run may start: transfer ids are `u32`, and a transport timer's
@@ -114,6 +170,24 @@ pub enum AppError {
         size: u64,
         /// What is wrong.
         why: &'static str,
+    },
+    /// A job its transport or ATP cannot carry.
+    #[error("application {app}: bad job: {why}")]
+    BadJob {
+        /// The application.
+        app: u32,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A command names a transfer this callback cannot know.
+    #[error("application {app}: no transfer {flow} to {what}")]
+    NoSuchTransfer {
+        /// The application.
+        app: u32,
+        /// The transfer.
+        flow: u32,
+        /// What was asked.
+        what: &'static str,
     },
     /// The run has started [`MAX_TRANSFERS`] transfers already.
     #[error("application {app}: the run already has {MAX_TRANSFERS} transfers, the most one run can hold")]
@@ -143,6 +217,14 @@ pub struct UnitRecord {
     pub num_transfers: u32,
     /// Bytes those transfers carried.
     pub bytes: u64,
+    /// A NetApprox job's messages (N, required, delivered, lost, worst group), if it is one.
+    pub job: Option<JobCounts>,
+    /// Payload bytes, packets and retransmitted packets its transfers sent, where known.
+    pub sent: Option<(u64, u64, u64)>,
+    /// Its sending host, where it has one.
+    pub src: Option<u32>,
+    /// Its receiving host, where it has one.
+    pub dst: Option<u32>,
 }
 
 /// The contention-free completion time of a transfer (the closed form of `ideal`), for
@@ -162,8 +244,14 @@ pub struct AppCtx<'a> {
     pub(crate) now: Time,
     pub(crate) num_hosts: u32,
     pub(crate) num_transports: u16,
+    /// The application's own transport index.
+    pub(crate) own_transport: u16,
     pub(crate) next_transfer: u32,
     pub(crate) starts: &'a mut Vec<TransferReq>,
+    pub(crate) jobs: &'a mut Vec<Vec<GroupSpec>>,
+    pub(crate) ops: &'a mut Vec<Op>,
+    /// Per transport of the run: whether it is ATP (carries jobs).
+    pub(crate) is_atp: &'a [bool],
     pub(crate) wake: &'a mut Option<Time>,
     pub(crate) units: &'a mut Vec<UnitRecord>,
     pub(crate) ideal: &'a dyn IdealFct,
@@ -219,9 +307,76 @@ impl AppCtx<'_> {
         if next >= MAX_TRANSFERS {
             return Err(AppError::TooManyTransfers { app: self.app.0 });
         }
-        self.starts.push(req);
+        self.starts.push(TransferReq { job: None, ..req });
         // CORRECTNESS: next < 2^31, so the id fits.
         Ok(FlowId(next as u32))
+    }
+
+    /// Start an ATP job now, from `req.src` to `req.dst`, of these groups (`groups[g]` is
+    /// group `g`), with no message yet: hand messages over with [`AppCtx::send_message`] as
+    /// they become ready and end with [`AppCtx::close`]. `req.size` is what the records show
+    /// as the transfer's size (the job's bytes, if known). The request's transport (or the
+    /// application's) must be ATP. The transfer ends when every group has `ceil(MSR x N)`
+    /// messages delivered (outcome `enough`, or `complete` if all were).
+    pub fn start_job(&mut self, req: TransferReq, groups: &[GroupSpec]) -> Result<FlowId, AppError> {
+        let bad = |why| AppError::BadJob { app: self.app.0, why };
+        let tr = req.transport.unwrap_or(self.own_transport);
+        if !self.is_atp.get(tr as usize).copied().unwrap_or(false) {
+            return Err(bad("a job needs an ATP transport (kind = \"atp\")"));
+        }
+        if groups.is_empty() || groups.len() > MAX_GROUPS {
+            return Err(bad("a job has 1 to 1024 groups"));
+        }
+        let total = groups.iter().try_fold(0u64, |a, g| a.checked_add(g.messages));
+        if !total.is_some_and(|t| (1..=MAX_JOB_MESSAGES).contains(&t)) {
+            return Err(bad("a job has 1 to 2^24 messages"));
+        }
+        if groups.iter().any(|g| !(0.0..=1.0).contains(&g.msr)) {
+            return Err(bad("an MSR is in [0, 1]"));
+        }
+        let id = self.start_transfer(req)?;
+        if let Some(r) = self.starts.last_mut() {
+            r.job = Some(self.jobs.len() as u32);
+        }
+        self.jobs.push(groups.to_vec());
+        Ok(id)
+    }
+
+    fn known(&self, flow: FlowId, what: &'static str) -> Result<(), AppError> {
+        let next = u64::from(self.next_transfer) + self.starts.len() as u64;
+        if u64::from(flow.0) >= next {
+            return Err(AppError::NoSuchTransfer { app: self.app.0, flow: flow.0, what });
+        }
+        Ok(())
+    }
+
+    /// An ATP job's message of `bytes` in group `group` is ready (ATP refuses more than 2^20
+    /// packets).
+    /// Ignored if the job is over, closed or refuses it (an unknown group, one that has all
+    /// its messages): the job's records show what was sent.
+    pub fn send_message(&mut self, flow: FlowId, group: u16, bytes: u64) -> Result<(), AppError> {
+        self.known(flow, "send a message on")?;
+        if bytes == 0 || bytes > MAX_TRANSFER_BYTES {
+            return Err(AppError::BadJob { app: self.app.0, why: "a message has 1 byte to spec::limits::MAX_TRANSFER_BYTES" });
+        }
+        self.ops.push(Op::Message { flow, group, bytes });
+        Ok(())
+    }
+
+    /// No more messages for an ATP job (or data for a stream). Idempotent.
+    pub fn close(&mut self, flow: FlowId) -> Result<(), AppError> {
+        self.known(flow, "close")?;
+        self.ops.push(Op::Close(flow));
+        Ok(())
+    }
+
+    /// Stop a transfer this application started, now: it sends nothing more, its packets in
+    /// flight are dropped on arrival, its record says `cancelled`, and no
+    /// [`Application::on_transfer_done`] follows. A transfer that already ended is left alone.
+    pub fn cancel(&mut self, flow: FlowId) -> Result<(), AppError> {
+        self.known(flow, "cancel")?;
+        self.ops.push(Op::Cancel(flow));
+        Ok(())
     }
 
     /// Be called back with [`Application::on_timer`] at `t` (now, if `t` is in the past).
@@ -300,6 +455,8 @@ pub enum AnyApp {
     Barrier(Barrier),
     /// Blocks forwarded along a chain of hosts.
     Relay(Relay),
+    /// NetApprox's jobs of messages.
+    ApproxJobs(ApproxJobs),
     /// Anything else.
     Custom(Box<dyn Application + Send + Sync>),
 }
@@ -313,6 +470,7 @@ macro_rules! dispatch {
             AnyApp::ClosedLoop($a) => $e,
             AnyApp::Barrier($a) => $e,
             AnyApp::Relay($a) => $e,
+            AnyApp::ApproxJobs($a) => $e,
             AnyApp::Custom($a) => $e,
         }
     };
@@ -342,7 +500,11 @@ impl AnyApp {
             AnyApp::Poisson(g) => Some(AnyApp::Poisson(g.clone())),
             AnyApp::Incast(g) => Some(AnyApp::Incast(g.clone())),
             AnyApp::List(g) => Some(AnyApp::List(g.clone())),
-            AnyApp::ClosedLoop(_) | AnyApp::Barrier(_) | AnyApp::Relay(_) | AnyApp::Custom(_) => None,
+            AnyApp::ClosedLoop(_)
+            | AnyApp::Barrier(_)
+            | AnyApp::Relay(_)
+            | AnyApp::ApproxJobs(_)
+            | AnyApp::Custom(_) => None,
         }
     }
 

@@ -46,7 +46,7 @@ pub struct FctRecord {
     /// Distinct payload bytes the receiver got.
     pub bytes_delivered: u64,
     /// How the flow ended: `complete`, `enough` (a loss-tolerant transport stopped waiting),
-    /// `given_up`, or `unfinished` when the run ended first.
+    /// `given_up`, `cancelled`, or `unfinished` when the run ended first.
     pub outcome: &'static str,
 }
 
@@ -77,6 +77,28 @@ pub struct AppRecord {
     pub num_transfers: u32,
     /// Bytes they carried.
     pub bytes: u64,
+    /// Sending host; -1 where the unit has none.
+    pub src: i64,
+    /// Receiving host; -1 where the unit has none.
+    pub dst: i64,
+    /// Payload bytes its transfers sent, retransmissions included; -1 where not known.
+    pub bytes_sent: i64,
+    /// Packets its transfers sent, retransmissions included; -1 where not known.
+    pub packets_sent: i64,
+    /// Of which retransmissions; -1 where not known.
+    pub packets_retx: i64,
+    /// A NetApprox job's messages (N); 0 for other units.
+    pub messages: u64,
+    /// Messages it needed (`ceil(MSR x N)` over its groups); 0 for other units.
+    pub messages_required: u64,
+    /// Messages delivered; 0 for other units.
+    pub messages_delivered: u64,
+    /// Measured message loss rate of its worst group, `1 - delivered / N`; NaN for other
+    /// units.
+    pub loss_rate: f64,
+    /// That group's allowance `1 - MSR` (rounded to whole messages): `loss_rate` must not
+    /// exceed it for a reliable scheme; NaN for other units.
+    pub loss_allowance: f64,
 }
 
 /// The role of a switch in its topology.
@@ -271,6 +293,9 @@ pub struct Summary {
     /// `given_up`); the others that did not finish were cut off by `stop_ms` or lost
     /// unreliable data (outcome `unfinished`).
     pub given_up_flows: u64,
+    /// Flows their application cancelled (outcome `cancelled`: an early-send job that had
+    /// what it needed).
+    pub cancelled_flows: u64,
     /// Events processed.
     pub events: u64,
     /// Packet transmissions over links (one packet crossing one link = one hop).

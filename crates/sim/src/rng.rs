@@ -8,7 +8,8 @@
 //!
 //! CORRECTNESS: streams of one run are distinct because their word triples are. Workload
 //! streams use `(seed, workload + 1, purpose)` with purposes 1 (Poisson destinations), `1000 +
-//! host` (a Poisson source) and `2000 + host` (an incast receiver): within one workload entry
+//! host` (a Poisson source), `2000 + host` (an incast receiver) and `3000 + host` (a NetApprox
+//! job sender): within one workload entry
 //! only one kind of generator draws, so the ranges cannot collide there even past 1000 hosts.
 //! Oracle flips use `(flip seed, switch, FLIP_STREAM + depth)`, a different first word.
 
@@ -42,6 +43,13 @@ pub enum Stream {
         /// Receiving host.
         host: u32,
     },
+    /// Job shapes, receivers and samples of one sending host of a NetApprox jobs workload.
+    ApproxJobHost {
+        /// Workload entry index.
+        workload: usize,
+        /// Sending host.
+        host: u32,
+    },
     /// Flips of Credence's drop oracle at one switch (`oracle.kind = "flip"`, nested `depth`
     /// deep), from the oracle's own seed when it sets one.
     OracleFlip {
@@ -61,6 +69,7 @@ impl Stream {
             Stream::PoissonDestinations { workload } => (seed, workload as u64 + 1, 1),
             Stream::PoissonHost { workload, host } => (seed, workload as u64 + 1, 1000 + host as u64),
             Stream::IncastReceiver { workload, host } => (seed, workload as u64 + 1, 2000 + host as u64),
+            Stream::ApproxJobHost { workload, host } => (seed, workload as u64 + 1, 3000 + host as u64),
             Stream::OracleFlip { seed: own, switch, depth } => (own.unwrap_or(seed), switch, FLIP_STREAM + depth),
         }
     }

@@ -6,6 +6,8 @@
 //! INVARIANT: [`generate`]'s output is sorted by `(start, workload index, generation order)`
 //! and is a pure function of (spec, seed). Every flow has `size >= 1` and `src != dst`.
 
+pub mod approx;
+
 use std::path::Path;
 
 use std::cmp::Reverse;
@@ -15,8 +17,8 @@ use rand::Rng;
 use rand_pcg::Pcg64;
 use units::{Dur, Time};
 
-use crate::app::{AnyApp, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, Relay, TransferReq};
-use crate::rng::Streams;
+use crate::app::{AnyApp, ApproxJobs, ApproxJobsConf, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, Receivers, Relay, TransferReq};
+use crate::rng::{Stream, Streams};
 use crate::spec::{FlowList, Flows, Incast, LoadReference, Poisson, WorkloadSpec};
 #[cfg(test)]
 use crate::spec::{Destinations, IncastSenders};
@@ -260,6 +262,30 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 Dur::from_secs_f64(b.compute_us * 1e-6),
             )),
             WorkloadSpec::Relay(r) => AnyApp::Relay(Relay::new(r.chain.clone(), r.block_bytes, r.blocks)),
+            WorkloadSpec::ApproxJobs(a) => {
+                let senders: Vec<u32> = match &a.senders {
+                    Some(s) => s.clone(),
+                    None => (0..net.topo.num_hosts).filter(|&h| Some(h) != a.receiver).collect(),
+                };
+                let rngs = senders.iter().map(|&host| streams.rng(Stream::ApproxJobHost { workload: wi, host })).collect();
+                AnyApp::ApproxJobs(ApproxJobs::new(
+                    ApproxJobsConf {
+                        trace: a.trace,
+                        scheme: a.scheme,
+                        msr: a.msr,
+                        messages: a.messages,
+                        jobs_per_host: a.jobs_per_host,
+                        senders,
+                        receivers: a.receiver.map_or(Receivers::Random, Receivers::One),
+                        start: Time::from_secs_f64(a.start_us * 1e-6),
+                        think: Dur::from_secs_f64(a.think_us * 1e-6),
+                        prio: a.prio,
+                        udp_timeout: Dur::from_secs_f64(a.udp_timeout_us * 1e-6),
+                        num_hosts: net.topo.num_hosts,
+                    },
+                    rngs,
+                ))
+            }
         });
     }
     Ok(apps)

@@ -91,6 +91,8 @@ pub(crate) struct RunTransport {
     uses_int: bool,
     /// Priority class of its segments without payload (`ack_prio`); `None`: the flow's.
     ack_prio: Option<u8>,
+    /// Whether the transport sets each packet's class itself (ATP): the driver leaves it.
+    stamps_prio: bool,
     /// The closed form of its transfers' ideal FCT.
     ideal: IdealModel,
 }
@@ -112,11 +114,15 @@ pub struct Simulation {
     finished: u64,
     /// Transfers whose sender gave up (never finished).
     given_up: u64,
+    /// Transfers their application cancelled.
+    cancelled: u64,
     /// The run's transports: the scenario's `[transport]` first, then each workload entry's
     /// own, in order. A transfer names one by index.
     transports: Vec<RunTransport>,
     /// Each application's transport (its workload entry's, else the scenario's).
     app_transport: Vec<u16>,
+    /// Per transport: whether it is ATP (carries jobs of messages).
+    is_atp: Vec<bool>,
     txbuf: Vec<proto::Segment>,
     // ---- applications ----
     apps: Vec<AnyApp>,
@@ -194,10 +200,14 @@ impl Simulation {
                     mss: t.mss_bytes() as u64,
                     header: t.header_bytes() as u64,
                     handshake: cfg.has_handshake(),
-                    acked: cfg.confirms_delivery() && spec.run.fct_at == FctAt::Sender,
+                    // A transport whose receiver cannot tell completion (ATP) is measured at the
+                    // sender whatever `fct_at` says.
+                    acked: cfg.confirms_delivery()
+                        && (spec.run.fct_at == FctAt::Sender || !cfg.receiver_knows_completion()),
                 },
                 header: t.header_bytes(),
                 ack_prio: t.tcp().and_then(|k| k.ack_prio),
+                stamps_prio: cfg.stamps_prio(),
                 uses_int: Endpoint::sender(&cfg, 0, Bytes(1), Time::ZERO).wants_int(),
                 cfg,
             }
@@ -228,6 +238,8 @@ impl Simulation {
             taken_rtos: 0,
             finished: 0,
             given_up: 0,
+            cancelled: 0,
+            is_atp: transports.iter().map(|t| matches!(t.cfg, TransportConfig::Atp(_))).collect(),
             transports,
             app_transport,
             txbuf: Vec::new(),
@@ -357,7 +369,7 @@ impl Simulation {
     /// Whether the run has ended: every transfer finished and no application will start
     /// another, nothing left to happen, or the stop time reached.
     pub fn is_done(&self) -> bool {
-        (self.finished + self.given_up == self.total_transfers() as u64 && self.apps_idle())
+        (self.finished + self.given_up + self.cancelled == self.total_transfers() as u64 && self.apps_idle())
             || self.sched.is_empty()
             || self.stopped_early
     }

@@ -167,6 +167,10 @@ impl Application for PingPong {
                 ideal: Some(ctx.ideal_fct(0, 1, 500) * self.n as u64),
                 num_transfers: self.n,
                 bytes: 500 * self.n as u64,
+                job: None,
+                sent: None,
+                src: Some(0),
+                dst: Some(1),
             });
         }
     }

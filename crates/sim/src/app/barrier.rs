@@ -93,6 +93,10 @@ impl Application for Barrier {
             ideal: Some(self.compute.saturating_add(slowest.max(busiest))),
             num_transfers: u32::try_from(self.transfers.len()).unwrap_or(u32::MAX),
             bytes: self.transfers.iter().fold(0u64, |a, t| a.saturating_add(t.size)),
+            job: None,
+            sent: None,
+            src: None,
+            dst: None,
         });
         self.round += 1;
         if self.round < self.rounds {

@@ -95,6 +95,10 @@ impl Application for ClosedLoop {
             ideal: Some(ideal),
             num_transfers: self.count,
             bytes: self.size.saturating_mul(self.count as u64),
+            job: None,
+            sent: None,
+            src: None,
+            dst: None,
         });
     }
 }

@@ -96,6 +96,10 @@ impl Application for Relay {
                 ideal: Some(sum),
                 num_transfers: u32::try_from(per_hop.len()).unwrap_or(u32::MAX),
                 bytes: self.block_bytes.saturating_mul(per_hop.len() as u64),
+                job: None,
+                sent: None,
+                src: None,
+                dst: None,
             });
             if block + 1 == self.num_blocks {
                 let slowest = per_hop.iter().copied().max().unwrap_or(Dur::ZERO);
@@ -109,6 +113,10 @@ impl Application for Relay {
                     ideal: Some(slowest.saturating_mul(stages)),
                     num_transfers: self.num_blocks.saturating_mul(u32::try_from(per_hop.len()).unwrap_or(u32::MAX)),
                     bytes: self.block_bytes.saturating_mul(self.num_blocks as u64).saturating_mul(per_hop.len() as u64),
+                    job: None,
+                    sent: None,
+                    src: None,
+                    dst: None,
                 });
             }
         } else {

@@ -102,6 +102,9 @@ fn print_summary(
     if s.given_up_flows > 0 {
         write!(w, ", {} gave up", s.given_up_flows)?;
     }
+    if s.cancelled_flows > 0 {
+        write!(w, ", {} cancelled", s.cancelled_flows)?;
+    }
     writeln!(w, ")")?;
     writeln!(w, "flows held        {} at most (state and records not yet written out)", slowdowns.most_held)?;
     writeln!(w, "simulated time    {:.3} ms", s.sim_end_ps as f64 / 1e9)?;

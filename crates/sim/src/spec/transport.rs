@@ -22,6 +22,10 @@ pub enum TransportSpec {
     PowerTcp(PowerTcpSpec),
     /// Unreliable UDP at line rate or `rate_gbps`.
     Udp(UdpSpec),
+    /// ATP, NetApprox's approximate transport (`proto::atp`): a plain flow is a job of
+    /// `message_bytes` messages with sampling rate `msr`; the `netapprox` workload starts jobs
+    /// of its own.
+    Atp(AtpSpec),
 }
 
 impl Default for TransportSpec {
@@ -211,6 +215,135 @@ impl Default for UdpSpec {
     }
 }
 
+/// Which of NetApprox's ATP variants (§7.1.2-7.1.3) a scenario runs; each mechanism can also
+/// be switched on its own with the keys of the same name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtpVariant {
+    /// Every mechanism (ATP_Full).
+    #[default]
+    Full,
+    /// No rate control (R_max throughout), message order, TLR and class fixed (ATP_Base).
+    Base,
+    /// Rate control against a fixed TLR, message order (ATP_RC).
+    Rc,
+    /// ATP_RC plus MRDF (ATP_MRDF).
+    Mrdf,
+    /// Rate control and MRDF, TLR and class fixed at `1 - MSR` (ATP_FixTLR: same mechanisms
+    /// as ATP_MRDF).
+    FixTlr,
+    /// Dynamic TLR, class fixed (ATP_FixPrio).
+    FixPrio,
+}
+
+impl AtpVariant {
+    /// The name in `proto::AtpConfig::variant`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtpVariant::Full => "full",
+            AtpVariant::Base => "base",
+            AtpVariant::Rc => "rc",
+            AtpVariant::Mrdf => "mrdf",
+            AtpVariant::FixTlr => "fix_tlr",
+            AtpVariant::FixPrio => "fix_prio",
+        }
+    }
+}
+
+/// Keys of `kind = "atp"`. Defaults mirror `proto::AtpConfig::default` except the packet size
+/// (1424 + 76 header bytes: a 1500-byte IP packet) and the first epoch (the network's base
+/// RTT).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtpSpec {
+    /// Payload bytes per packet.
+    #[serde(default = "default_atp_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes per packet on the wire: IPv4 20 + UDP 8 + ATP 48.
+    #[serde(default = "default_atp_header")]
+    pub header_bytes: u32,
+    /// The paper's variant (ablation) to run.
+    #[serde(default)]
+    pub variant: AtpVariant,
+    /// Slack-based rate control (§4.2); absent: as the variant says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<bool>,
+    /// Dynamic target loss rate, eq. (1); absent: as the variant says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_tlr: Option<bool>,
+    /// Move jobs between switch classes by their TLR (§5.2); absent: as the variant says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_prio: Option<bool>,
+    /// Minimal-remaining-data-first scheduling (§4.3); absent: as the variant says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mrdf: Option<bool>,
+    /// Eq. (2)'s reaction speed m in (0, 1] (the paper gives none; 1/8 is ours).
+    #[serde(default = "default_atp_m")]
+    pub m: f64,
+    /// Epoch and loss timeout before the first RTT sample; absent: the network's base RTT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_rtt_us: Option<f64>,
+    /// Switch priority classes the slack maps onto (§5.2; class 0 reserved).
+    #[serde(default = "default_atp_classes")]
+    pub classes: u8,
+    /// Class of ACKs and end-of-job notices.
+    #[serde(default)]
+    pub ack_prio: u8,
+    /// A plain flow's message size; absent: one packet (`mss_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u64>,
+    /// A plain flow's minimal message sampling rate, in [0, 1] (1: reliable).
+    #[serde(default = "default_atp_msr")]
+    pub msr: f64,
+    /// Epochs in a row without any ACK after which a job gives up.
+    #[serde(default = "default_atp_silent")]
+    pub max_silent_epochs: u32,
+    /// R_max; absent: the host's line rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<f64>,
+}
+
+impl Default for AtpSpec {
+    fn default() -> Self {
+        AtpSpec {
+            mss_bytes: default_atp_mss(),
+            header_bytes: default_atp_header(),
+            variant: AtpVariant::Full,
+            rate_control: None,
+            dynamic_tlr: None,
+            dynamic_prio: None,
+            mrdf: None,
+            m: default_atp_m(),
+            init_rtt_us: None,
+            classes: default_atp_classes(),
+            ack_prio: 0,
+            message_bytes: None,
+            msr: default_atp_msr(),
+            max_silent_epochs: default_atp_silent(),
+            rate_gbps: None,
+        }
+    }
+}
+
+fn default_atp_mss() -> u32 {
+    1424
+}
+fn default_atp_header() -> u32 {
+    76
+}
+fn default_atp_m() -> f64 {
+    0.125
+}
+fn default_atp_classes() -> u8 {
+    8
+}
+fn default_atp_msr() -> f64 {
+    1.0
+}
+fn default_atp_silent() -> u32 {
+    200
+}
+
 impl TransportSpec {
     /// The kind's name as written in scenarios.
     pub fn kind(&self) -> &'static str {
@@ -219,6 +352,7 @@ impl TransportSpec {
             TransportSpec::Newreno(_) => "newreno",
             TransportSpec::PowerTcp(_) => "power_tcp",
             TransportSpec::Udp(_) => "udp",
+            TransportSpec::Atp(_) => "atp",
         }
     }
 
@@ -228,7 +362,7 @@ impl TransportSpec {
             TransportSpec::Dctcp(t) => Some(t.tcp()),
             TransportSpec::Newreno(t) => Some(t.tcp()),
             TransportSpec::PowerTcp(t) => Some(t.tcp()),
-            TransportSpec::Udp(_) => None,
+            TransportSpec::Udp(_) | TransportSpec::Atp(_) => None,
         }
     }
 
@@ -239,6 +373,7 @@ impl TransportSpec {
             TransportSpec::Newreno(t) => t.mss_bytes,
             TransportSpec::PowerTcp(t) => t.mss_bytes,
             TransportSpec::Udp(u) => u.mss_bytes,
+            TransportSpec::Atp(a) => a.mss_bytes,
         }
     }
 
@@ -249,6 +384,7 @@ impl TransportSpec {
             TransportSpec::Newreno(t) => t.header_bytes,
             TransportSpec::PowerTcp(t) => t.header_bytes,
             TransportSpec::Udp(u) => u.header_bytes,
+            TransportSpec::Atp(a) => a.header_bytes,
         }
     }
 
@@ -265,6 +401,16 @@ impl TransportSpec {
             "newreno" => serde_json::to_value(TransportSpec::Newreno(NewRenoSpec::default())),
             "power_tcp" => serde_json::to_value(TransportSpec::PowerTcp(PowerTcpSpec { beta_bytes: Some(1), ..Default::default() })),
             "udp" => serde_json::to_value(TransportSpec::Udp(UdpSpec { rate_gbps: Some(1.0), ..Default::default() })),
+            "atp" => serde_json::to_value(TransportSpec::Atp(AtpSpec {
+                rate_control: Some(true),
+                dynamic_tlr: Some(true),
+                dynamic_prio: Some(true),
+                mrdf: Some(true),
+                init_rtt_us: Some(1.0),
+                message_bytes: Some(1),
+                rate_gbps: Some(1.0),
+                ..Default::default()
+            })),
             _ => return None,
         }
         .ok()?;
@@ -272,7 +418,7 @@ impl TransportSpec {
     }
 
     /// All kind names, for error messages.
-    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp"];
+    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp"];
 }
 
 fn default_powertcp_gamma() -> f64 {

@@ -111,6 +111,7 @@ impl Spec {
                 WorkloadSpec::ClosedLoop(c) => Some(c.think_us * c.count as f64 * 1e6),
                 WorkloadSpec::Barrier(b) => Some(b.compute_us * b.rounds as f64 * 1e6),
                 WorkloadSpec::Relay(_) => None,
+                WorkloadSpec::ApproxJobs(a) => Some(a.start_us * 1e6),
             })
             .reduce(f64::max)
     }
@@ -154,6 +155,11 @@ impl Spec {
                 WorkloadSpec::Relay(r) => {
                     (r.chain.len().saturating_sub(1) as f64 * r.blocks as f64, "blocks", "blocks or the chain")
                 }
+                WorkloadSpec::ApproxJobs(a) => {
+                    let senders = a.senders.as_ref().map_or(hosts, |s| s.len() as f64);
+                    let per_job = if a.scheme == crate::app::ApproxScheme::Atp { 1.0 } else { a.messages as f64 };
+                    (senders * a.jobs_per_host as f64 * per_job, "jobs_per_host", "jobs_per_host, messages or the senders")
+                }
             };
             if flows > MAX_FLOWS as f64 {
                 let value = match w {
@@ -164,6 +170,7 @@ impl Spec {
                     WorkloadSpec::ClosedLoop(c) => c.count.to_string(),
                     WorkloadSpec::Barrier(b) => b.rounds.to_string(),
                     WorkloadSpec::Relay(r) => r.blocks.to_string(),
+                    WorkloadSpec::ApproxJobs(a) => a.jobs_per_host.to_string(),
                 };
                 return Err(SpecError::invalid(
                     format!("workload[{i}].{key}"),
@@ -683,6 +690,37 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 rate(&key("rate_gbps"), r)?;
             }
         }
+        TransportSpec::Atp(a) => {
+            if let Some(r) = a.rate_gbps {
+                rate(&key("rate_gbps"), r)?;
+            }
+            if !(a.m > 0.0 && a.m <= 1.0) {
+                return Err(SpecError::invalid(key("m"), a.m, "must be in (0, 1] (eq. (2)'s reaction speed)"));
+            }
+            if !(0.0..=1.0).contains(&a.msr) {
+                return Err(SpecError::invalid(key("msr"), a.msr, "must be in [0, 1] (1 = every message, reliably)"));
+            }
+            if let Some(us) = a.init_rtt_us {
+                if !(us.is_finite() && us > 0.0 && us <= MAX_TIME_US) {
+                    return Err(SpecError::invalid(
+                        key("init_rtt_us"),
+                        us,
+                        format!("must be a positive number of microseconds, at most {MAX_TIME_US:e} ({MAX_TIME_NOTE})"),
+                    ));
+                }
+            }
+            if !(2..=MAX_QUEUES as u8).contains(&a.classes) {
+                return Err(SpecError::invalid(
+                    key("classes"),
+                    a.classes,
+                    format!("must be between 2 and {MAX_QUEUES} (class 0 is reserved for non-approximate traffic)"),
+                ));
+            }
+            if a.message_bytes == Some(0) {
+                return Err(SpecError::invalid(key("message_bytes"), 0, "must be at least 1 byte; leave it out for one packet per message"));
+            }
+            positive(&key("max_silent_epochs"), a.max_silent_epochs)?;
+        }
         TransportSpec::Newreno(_) => {}
     }
     Ok(())
@@ -941,6 +979,71 @@ fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Re
     Ok(p.canonicalize().unwrap_or(p).to_string_lossy().into_owned())
 }
 
+/// `kind = "approx_jobs"`: hosts, ranges, and a transport that fits the scheme.
+fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport: &TransportSpec) -> Result<(), SpecError> {
+    use crate::app::ApproxScheme;
+    let key = |k: &str| format!("{prefix}.{k}");
+    if !(0.0..=1.0).contains(&a.msr) {
+        return Err(SpecError::invalid(key("msr"), a.msr, "must be in [0, 1] (the fraction of messages a job needs)"));
+    }
+    let max = crate::app::approx_jobs::MAX_APPROX_MESSAGES;
+    if !(1..=max).contains(&a.messages) {
+        return Err(SpecError::invalid(key("messages"), a.messages, format!("must be between 1 and {max}")));
+    }
+    positive(&key("jobs_per_host"), a.jobs_per_host)?;
+    let host = |k: String, h: u32| {
+        if h >= num_hosts {
+            return Err(SpecError::invalid(k, h, format!("no such host (the topology has hosts 0..{num_hosts})")));
+        }
+        Ok(())
+    };
+    if let Some(r) = a.receiver {
+        host(key("receiver"), r)?;
+    }
+    match &a.senders {
+        Some(s) => {
+            if s.is_empty() {
+                return Err(SpecError::invalid(key("senders"), "[]", "give at least one host, or leave senders out for every host"));
+            }
+            for (j, &h) in s.iter().enumerate() {
+                host(format!("{prefix}.senders[{j}]"), h)?;
+                if s[..j].contains(&h) {
+                    return Err(SpecError::invalid(format!("{prefix}.senders[{j}]"), h, "a host appears twice"));
+                }
+                if a.receiver == Some(h) {
+                    return Err(SpecError::invalid(format!("{prefix}.senders[{j}]"), h, "the receiver cannot send to itself"));
+                }
+            }
+        }
+        None if num_hosts < 2 => {
+            return Err(SpecError::invalid(key("senders"), "every host", "jobs need at least two hosts"));
+        }
+        None => {}
+    }
+    non_negative_us(&key("start_us"), a.start_us)?;
+    non_negative_us(&key("think_us"), a.think_us)?;
+    within_clock(&key("think_us"), a.think_us, a.jobs_per_host, "jobs_per_host")?;
+    non_negative_us(&key("udp_timeout_us"), a.udp_timeout_us)?;
+    let fits = match a.scheme {
+        ApproxScheme::Atp => matches!(transport, TransportSpec::Atp(_)),
+        ApproxScheme::Udp => matches!(transport, TransportSpec::Udp(_)),
+        ApproxScheme::EarlySend | ApproxScheme::SampleSend => transport.tcp().is_some(),
+    };
+    if !fits {
+        let want = match a.scheme {
+            ApproxScheme::Atp => "kind = \"atp\"",
+            ApproxScheme::Udp => "kind = \"udp\"",
+            _ => "a TCP kind (dctcp, newreno, power_tcp)",
+        };
+        return Err(SpecError::invalid(
+            key("scheme"),
+            format!("{:?}", a.scheme).to_lowercase(),
+            format!("runs over {want}, but this entry's transport is {:?}; give the entry a transport table of that kind", transport.kind()),
+        ));
+    }
+    Ok(())
+}
+
 fn check_workload(
     i: usize,
     w: &mut WorkloadSpec,
@@ -1143,6 +1246,7 @@ fn check_workload(
             sizes.check(&format!("{prefix}.block_bytes"), r.block_bytes)?;
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
+        WorkloadSpec::ApproxJobs(a) => check_approx_jobs(&prefix, a, num_hosts, transport)?,
         WorkloadSpec::Flows(Flows { flows, .. }) => {
             let max_start_ns = MAX_TIME_PS / units::PS_PER_NS;
             for (j, f) in flows.iter().enumerate() {

@@ -26,6 +26,58 @@ pub enum WorkloadSpec {
     Barrier(BarrierSpec),
     /// Blocks relayed along a chain of hosts: each host forwards a block once it has it.
     Relay(RelaySpec),
+    /// NetApprox's jobs (§7.1): every sender runs jobs of `messages` messages one after
+    /// another, with message sizes and gaps from a trace, sent by `scheme` (`app::approx_jobs`).
+    ApproxJobs(ApproxJobsSpec),
+}
+
+/// Keys of `kind = "approx_jobs"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApproxJobsSpec {
+    /// Message sizes and gaps: `fbkv` (Facebook key-value) or `fbhd` (Facebook Hadoop).
+    pub trace: crate::workload::approx::ApproxTrace,
+    /// How messages travel: `atp`, `early_send`, `sample_send` or `udp`.
+    pub scheme: crate::app::ApproxScheme,
+    /// Minimal message sampling rate of every job, in [0, 1].
+    pub msr: f64,
+    /// Messages per job (N).
+    pub messages: u64,
+    /// Jobs each sender runs, one after another.
+    #[serde(default = "default_one")]
+    pub jobs_per_host: u32,
+    /// Sending hosts; absent: every host (but `receiver`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub senders: Option<Vec<u32>>,
+    /// All-to-one: the host every job sends to. Absent: all-to-all, each job to a host drawn
+    /// uniformly among the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
+    /// When the first jobs start.
+    #[serde(default)]
+    pub start_us: f64,
+    /// Pause between a sender's jobs.
+    #[serde(default)]
+    pub think_us: f64,
+    /// Priority class of the messages' transfers for the schemes other than ATP (which
+    /// classes its packets itself).
+    #[serde(default)]
+    pub prio: u8,
+    /// `udp`: how long after its last message a job waits for stragglers.
+    #[serde(default = "default_udp_timeout_us")]
+    pub udp_timeout_us: f64,
+    /// The transport of this entry's transfers (a `[transport]` table of its own). Absent:
+    /// the scenario's `[transport]`. `atp` needs an ATP transport, `udp` a UDP one, the
+    /// others a TCP kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
+}
+
+fn default_one() -> u32 {
+    1
+}
+fn default_udp_timeout_us() -> f64 {
+    1000.0
 }
 
 /// Keys of `kind = "closed_loop"`.
@@ -329,6 +381,7 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(w) => w.transport.as_ref(),
             WorkloadSpec::Barrier(w) => w.transport.as_ref(),
             WorkloadSpec::Relay(w) => w.transport.as_ref(),
+            WorkloadSpec::ApproxJobs(w) => w.transport.as_ref(),
         }
     }
 }

@@ -17,7 +17,7 @@ use std::cmp::Reverse;
 use units::{AppId, Dur, Time};
 
 use super::Simulation;
-use crate::app::{AppCtx, IdealFct, TransferDone, TransferReq, UnitRecord};
+use crate::app::{AppCtx, IdealFct, Op, TransferDone, TransferReq, UnitRecord};
 use crate::ideal::{ideal_fct, IdealModel};
 use crate::route::Routes;
 use crate::sched::Event;
@@ -47,6 +47,8 @@ impl IdealFct for NetIdeal<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Commands {
     pub(crate) starts: Vec<TransferReq>,
+    pub(crate) jobs: Vec<Vec<proto::atp::GroupSpec>>,
+    pub(crate) ops: Vec<Op>,
     pub(crate) units: Vec<UnitRecord>,
 }
 
@@ -109,8 +111,12 @@ impl Simulation {
                 now,
                 num_hosts: self.topo.num_hosts,
                 num_transports: self.transports.len() as u16,
+                own_transport: self.app_transport.get(app.idx()).copied().unwrap_or(0),
                 next_transfer: self.total_transfers() as u32,
                 starts: &mut cmds.starts,
+                jobs: &mut cmds.jobs,
+                ops: &mut cmds.ops,
+                is_atp: &self.is_atp,
                 wake: &mut wake,
                 units: &mut cmds.units,
                 ideal: &ideal,
@@ -123,7 +129,12 @@ impl Simulation {
             }
         }
         for req in cmds.starts.drain(..) {
-            self.start_transfer(app, req);
+            let groups = req.job.and_then(|j| cmds.jobs.get(j as usize)).map(Vec::as_slice);
+            self.start_transfer_with(app, req, groups);
+        }
+        cmds.jobs.clear();
+        for op in cmds.ops.drain(..) {
+            self.apply_op(app, op);
         }
         self.units.append(&mut cmds.units);
         self.cmds = cmds;

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use proto::{CcKind, TcpConfig, TransportConfig, UdpConfig};
+use proto::{AtpConfig, CcKind, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
 use super::switch::{Link, Switch, SwitchBuf, NO_SWITCH};
@@ -60,6 +60,25 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             header_bytes: u.header_bytes,
             prio: 0,
         }),
+        TransportSpec::Atp(a) => {
+            let v = AtpConfig::variant(a.variant.name()).expect("every AtpVariant names a proto variant");
+            TransportConfig::Atp(AtpConfig {
+                mss: a.mss_bytes,
+                header_bytes: a.header_bytes,
+                rate: a.rate_gbps.map(Bps::from_gbps_f64),
+                m: a.m,
+                init_rtt: a.init_rtt_us.map_or(base_rtt, |us| Dur::from_secs_f64(us * 1e-6)),
+                classes: a.classes,
+                ack_prio: a.ack_prio,
+                rate_control: a.rate_control.unwrap_or(v.rate_control),
+                dynamic_tlr: a.dynamic_tlr.unwrap_or(v.dynamic_tlr),
+                dynamic_prio: a.dynamic_prio.unwrap_or(v.dynamic_prio),
+                mrdf: a.mrdf.unwrap_or(v.mrdf),
+                message_bytes: a.message_bytes.unwrap_or(u64::from(a.mss_bytes)),
+                msr: a.msr,
+                max_silent_epochs: a.max_silent_epochs,
+            })
+        }
     }
 }
 

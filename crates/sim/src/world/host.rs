@@ -36,7 +36,8 @@ use proto::{Endpoint, Event as EpEvent, IntStack, Outcome};
 use units::{AppId, Bps, FlowId, NodeId, Time};
 
 use super::Simulation;
-use crate::app::{TransferDone, TransferReq};
+use crate::app::{JobCounts, Op, TransferDone, TransferReq};
+use proto::atp::GroupSpec;
 use crate::packet::Packet;
 use crate::sched::Event;
 
@@ -189,9 +190,43 @@ impl Simulation {
         self.transfers.len()
     }
 
-    /// Start a transfer for application `app` now: create its sender and let it transmit.
-    /// PRECONDITION: `req` passed `AppCtx::start_transfer`'s checks.
-    pub(crate) fn start_transfer(&mut self, app: AppId, req: TransferReq) -> FlowId {
+    /// Carry out an application's command on a transfer it started (others are ignored: an
+    /// application cannot touch another's transfers). The sender is drained afterwards.
+    pub(crate) fn apply_op(&mut self, app: AppId, op: Op) {
+        let f = match op {
+            Op::Message { flow, .. } | Op::Close(flow) | Op::Cancel(flow) => flow.idx(),
+        };
+        let Some((spec, rt)) = self.transfers.get_mut(f) else { return };
+        if spec.app != app || rt.released {
+            return;
+        }
+        match op {
+            Op::Message { group, bytes, .. } => {
+                if let Some(s) = rt.sender.as_mut() {
+                    // A refused message (job over, full group) is the application's to see in
+                    // the job's counts; nothing else changes.
+                    let _ = s.send_message(group, bytes);
+                }
+            }
+            Op::Close(_) => {
+                if let Some(s) = rt.sender.as_mut() {
+                    s.close();
+                }
+            }
+            Op::Cancel(_) => {
+                rt.outcome = Some(Outcome::Cancelled);
+                self.cancelled += 1;
+                self.release_transfer(f);
+                return;
+            }
+        }
+        self.flush(f, 0);
+    }
+
+    /// Start a transfer for application `app` now (an ATP job of `groups` if given): create
+    /// its sender and let it transmit. PRECONDITION: `req` passed `AppCtx::start_transfer`'s
+    /// (and for a job `AppCtx::start_job`'s) checks.
+    pub(crate) fn start_transfer_with(&mut self, app: AppId, req: TransferReq, groups: Option<&[GroupSpec]>) -> FlowId {
         let now = self.sched.now();
         let transport = req.transport.unwrap_or(self.app_transport.get(app.idx()).copied().unwrap_or(0));
         let f = self.total_transfers();
@@ -210,7 +245,15 @@ impl Simulation {
             transport,
         };
         let cfg = &self.transports[transport as usize].cfg;
-        let mut sender = Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now);
+        let mut sender = match groups {
+            // CORRECTNESS: `AppCtx::start_job` checked the transport and the groups as
+            // `Endpoint::job_sender` does; a refusal would be a bug there, so fall back to a
+            // plain transfer rather than panic.
+            Some(g) => Endpoint::job_sender(cfg, f as u32, g, now)
+                .unwrap_or_else(|_| Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now)),
+            None => Endpoint::sender(cfg, f as u32, units::Bytes(req.size), now),
+        };
+        sender.set_line_rate(self.links[self.routes.nic(NodeId(req.src)).idx()].rate);
         if req.rate_cap.is_some() {
             sender.set_rate_cap(cfg, req.rate_cap);
         }
@@ -320,9 +363,9 @@ impl Simulation {
         let Some((t, rt)) = self.transfers.get_mut(f) else { return };
         // PERF: only what the packets need; the whole record is read when the transfer ends.
         let (src, dst, prio, tr) = (t.src, t.dst, t.prio, t.transport as usize);
-        let (header, uses_int, acked, ack_prio) = {
+        let (header, uses_int, acked, ack_prio, stamps_prio) = {
             let t = &self.transports[tr];
-            (t.header, t.uses_int, t.ideal.acked, t.ack_prio)
+            (t.header, t.uses_int, t.ideal.acked, t.ack_prio, t.stamps_prio)
         };
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else { return };
         let mut txbuf = std::mem::take(&mut self.txbuf);
@@ -384,11 +427,14 @@ impl Simulation {
         let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
         let nic = self.routes.nic(NodeId(host));
         for (i, mut seg) in txbuf.drain(..).enumerate() {
-            // Segments without payload (ACKs) go in their own class if the transport says so.
-            seg.set_prio(match ack_prio {
-                Some(a) if seg.is_empty() => a,
-                _ => prio,
-            });
+            // Segments without payload (ACKs) go in their own class if the transport says so;
+            // a transport that classes its own packets (ATP, §5.2) keeps its classes.
+            if !stamps_prio {
+                seg.set_prio(match ack_prio {
+                    Some(a) if seg.is_empty() => a,
+                    _ => prio,
+                });
+            }
             let int = match int_txbuf.get_mut(i).and_then(Option::take) {
                 Some(stack) => self.int.alloc(stack),
                 None => Packet::NO_INT,
@@ -430,6 +476,8 @@ impl Simulation {
     fn notify_done(&mut self, f: usize, outcome: Outcome) {
         let Some((spec, rt)) = self.transfers.get(f) else { return };
         let (_, _, delivered) = rt.counters();
+        let st = rt.sender.as_ref().map(|s| s.stats()).unwrap_or_default();
+        let job = rt.sender.as_ref().and_then(|s| s.as_atp_sender()).map(|a| job_counts(&a.report()));
         self.notes.push_back((
             spec.app,
             TransferDone {
@@ -441,6 +489,10 @@ impl Simulation {
                 start: spec.start,
                 delivered,
                 outcome,
+                bytes_sent: st.bytes_sent,
+                packets_sent: st.segments_sent,
+                packets_retx: st.segments_retx,
+                job,
             },
         ));
     }
@@ -458,4 +510,21 @@ impl Simulation {
         rt.receiver = None;
         self.transfers.ended(f);
     }
+}
+
+/// An ATP job's groups, totalled (the worst group's loss next to its allowance).
+fn job_counts(groups: &[proto::atp::GroupReport]) -> JobCounts {
+    let mut c = JobCounts { groups: groups.len() as u32, worst_group_loss: 0.0, worst_group_allowance: 1.0, ..JobCounts::default() };
+    for g in groups {
+        c.messages += g.messages;
+        c.required += g.required;
+        c.delivered += g.delivered;
+        c.lost += g.lost;
+        let loss = if g.messages == 0 { 0.0 } else { 1.0 - g.delivered as f64 / g.messages as f64 };
+        let allowance = if g.messages == 0 { 1.0 } else { 1.0 - g.required as f64 / g.messages as f64 };
+        if loss - allowance > c.worst_group_loss - c.worst_group_allowance {
+            (c.worst_group_loss, c.worst_group_allowance) = (loss, allowance);
+        }
+    }
+    c
 }

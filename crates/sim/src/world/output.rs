@@ -57,7 +57,7 @@ impl RecordMaker<'_> {
             outcome: match (fct, rt.outcome) {
                 (Some(_), Some(o)) => o.as_str(),
                 (Some(_), None) => Outcome::Complete.as_str(),
-                (None, Some(Outcome::GivenUp)) => Outcome::GivenUp.as_str(),
+                (None, Some(o @ (Outcome::GivenUp | Outcome::Cancelled))) => o.as_str(),
                 (None, _) => "unfinished",
             },
         }
@@ -105,6 +105,16 @@ impl Simulation {
                     slowdown: ideal.filter(|&x| x > 0).map_or(f64::NAN, |x| duration as f64 / x as f64),
                     num_transfers: u.num_transfers,
                     bytes: u.bytes,
+                    src: u.src.map_or(-1, i64::from),
+                    dst: u.dst.map_or(-1, i64::from),
+                    bytes_sent: u.sent.map_or(-1, |s| i64::try_from(s.0).unwrap_or(i64::MAX)),
+                    packets_sent: u.sent.map_or(-1, |s| i64::try_from(s.1).unwrap_or(i64::MAX)),
+                    packets_retx: u.sent.map_or(-1, |s| i64::try_from(s.2).unwrap_or(i64::MAX)),
+                    messages: u.job.map_or(0, |j| j.messages),
+                    messages_required: u.job.map_or(0, |j| j.required),
+                    messages_delivered: u.job.map_or(0, |j| j.delivered),
+                    loss_rate: u.job.map_or(f64::NAN, |j| j.worst_group_loss),
+                    loss_allowance: u.job.map_or(f64::NAN, |j| j.worst_group_allowance),
                 }
             })
             .collect();
@@ -151,6 +161,7 @@ impl Simulation {
             num_flows: self.total_transfers() as u64,
             finished_flows: self.finished,
             given_up_flows: self.given_up,
+            cancelled_flows: self.cancelled,
             events: self.events,
             packet_hops: self.hops,
             sim_end_ps: self.sched.now().ps(),

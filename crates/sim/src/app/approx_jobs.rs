@@ -1,0 +1,423 @@
+//! NetApprox's jobs (Xia et al., `shared/papers/netapprox.txt` §7.1): every sender host runs
+//! jobs one after another, each of `N` messages to one receiver whose sizes and readiness gaps
+//! follow a trace (FBKV or FBHD, `workload::approx`), with a minimal message sampling rate
+//! (MSR). The scheme decides how messages travel:
+//! - `atp`: one ATP job per job (`proto::atp`): each message is handed to it when ready; the
+//!   job ends when ATP has `ceil(MSR x N)` messages delivered.
+//! - `early_send` (ES, §7.1): each message is its own transfer over the entry's reliable
+//!   transport, started when ready; once `ceil(MSR x N)` messages are delivered the job ends,
+//!   its other transfers are cancelled and no more start.
+//! - `sample_send` (SS, §7.1): a uniform sample of exactly `ceil(MSR x N)` messages, drawn when
+//!   the job starts, is sent (each its own transfer, when ready); the job ends when all of the
+//!   sample is delivered. CHOICE: the paper samples "with a sampling rate of MSR"; a Bernoulli
+//!   sample could fall short of MSR x N, so we draw the exact count.
+//! - `udp`: each message is a UDP transfer at line rate, started when ready, never resent.
+//!   UDP has no acknowledgements, so the job ends `udp_timeout_us` after its last message
+//!   was handed over, or when every message arrived; the messages that did not arrive by then
+//!   are its loss (no bound holds).
+//!
+//! Records one `job` unit per job: start, end, the ideal JCT, the messages (N, required,
+//! delivered), the measured loss rate `1 - delivered / N`, bytes and packets sent and resent.
+//! The ideal JCT is one lower bound for every scheme, so slowdowns compare across schemes: a
+//! job needs `ceil(MSR x N)` messages, so at least the bytes of the smallest that many sent
+//! back to back alone (`ideal_fct`), and no earlier than the `ceil(MSR x N)`-th message is ready
+//! plus the ideal FCT of the smallest message. (MRDF exploits exactly this: with sizes as
+//! skewed as FBHD's, ATP completes a job with its smallest messages, which biases the sample
+//! toward small messages; an application that needs an unbiased sample sets `mrdf = false` or
+//! uses SampleSend.)
+//!
+//! Transfer tags: `job << 24 | message` (a job has at most 2^24 messages).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use proto::atp::{required_messages, GroupSpec};
+use rand::seq::index::sample;
+use rand::Rng;
+use rand_pcg::Pcg64;
+use units::{Dur, FlowId, Time};
+
+use super::{AppCtx, Application, JobCounts, Outcome, TransferDone, TransferReq, UnitRecord};
+use crate::workload::approx::ApproxTrace;
+
+/// How a job's messages travel (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApproxScheme {
+    /// ATP jobs.
+    Atp,
+    /// EarlySend over a reliable transport.
+    EarlySend,
+    /// SampleSend over a reliable transport.
+    SampleSend,
+    /// Plain UDP.
+    Udp,
+}
+
+/// Who receives each job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receivers {
+    /// A host drawn uniformly among the others, per job (all-to-all).
+    Random,
+    /// One host for every job (all-to-one).
+    One(u32),
+}
+
+/// The knobs of one entry (validated by `spec`).
+#[derive(Clone, Debug)]
+pub struct ApproxJobsConf {
+    /// Trace of message sizes and gaps.
+    pub trace: ApproxTrace,
+    /// Transport scheme.
+    pub scheme: ApproxScheme,
+    /// MSR of every job (one group).
+    pub msr: f64,
+    /// Messages per job.
+    pub messages: u64,
+    /// Jobs each sender runs, one after another.
+    pub jobs_per_host: u32,
+    /// Sending hosts.
+    pub senders: Vec<u32>,
+    /// Who receives.
+    pub receivers: Receivers,
+    /// When the first jobs start.
+    pub start: Time,
+    /// Pause between the end of a host's job and the start of its next.
+    pub think: Dur,
+    /// Class of non-ATP transfers.
+    pub prio: u8,
+    /// UDP: how long after its last message a job waits for stragglers.
+    pub udp_timeout: Dur,
+    /// Hosts in the network.
+    pub num_hosts: u32,
+}
+
+/// What the application's alarm is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    /// A sender starts its next job.
+    Start { host: usize },
+    /// A job's next message is ready.
+    Message { job: usize },
+    /// A UDP job stops waiting.
+    UdpDeadline { job: usize },
+}
+
+/// One job in progress.
+#[derive(Clone, Debug)]
+struct Job {
+    host: usize,
+    dst: u32,
+    start: Time,
+    /// (ready time, bytes) per message, in ready order.
+    msgs: Vec<(Time, u64)>,
+    next: usize,
+    /// SS: which messages are in the sample.
+    sampled: Option<Vec<bool>>,
+    required: u64,
+    /// ATP: the job's transfer.
+    flow: Option<FlowId>,
+    /// ES/SS/UDP: message transfers not yet ended.
+    open: Vec<FlowId>,
+    delivered: u64,
+    bytes_sent: u64,
+    packets_sent: u64,
+    packets_retx: u64,
+    transfers: u32,
+    done: bool,
+}
+
+/// NetApprox's job generator (module docs).
+#[derive(Debug)]
+pub struct ApproxJobs {
+    conf: ApproxJobsConf,
+    /// One random stream per sender (job shapes, receivers, samples).
+    rngs: Vec<Pcg64>,
+    /// Per sender: jobs started so far.
+    started: Vec<u32>,
+    jobs: Vec<Job>,
+    due: BinaryHeap<Reverse<(Time, Due)>>,
+}
+
+/// The most messages a job may have (transfer tags keep 24 bits for the message).
+pub const MAX_APPROX_MESSAGES: u64 = 1 << 24;
+
+impl ApproxJobs {
+    /// The generator for `conf`, with sender `i` drawing from `rngs[i]`.
+    pub fn new(conf: ApproxJobsConf, rngs: Vec<Pcg64>) -> ApproxJobs {
+        let n = conf.senders.len();
+        debug_assert_eq!(rngs.len(), n);
+        ApproxJobs { conf, rngs, started: vec![0; n], jobs: Vec::new(), due: BinaryHeap::new() }
+    }
+
+    fn rearm(&self, ctx: &mut AppCtx<'_>) {
+        match self.due.peek() {
+            Some(Reverse((t, _))) => ctx.sleep_until(*t),
+            None => ctx.cancel_sleep(),
+        }
+    }
+
+    /// Start host `h`'s next job now.
+    fn start_job(&mut self, h: usize, ctx: &mut AppCtx<'_>) {
+        let c = &self.conf;
+        let src = c.senders[h];
+        let rng = &mut self.rngs[h];
+        let dst = match c.receivers {
+            Receivers::One(r) => r,
+            Receivers::Random => {
+                // Uniform over the other hosts.
+                let d = rng.gen_range(0..c.num_hosts - 1);
+                if d >= src {
+                    d + 1
+                } else {
+                    d
+                }
+            }
+        };
+        let now = ctx.now();
+        let mut t = now;
+        let mut msgs = Vec::with_capacity(c.messages as usize);
+        for k in 0..c.messages {
+            if k > 0 {
+                t = t.saturating_add(c.trace.message_gap(rng.gen::<f64>()));
+            }
+            msgs.push((t, c.trace.message_bytes(rng.gen::<f64>())));
+        }
+        let required = required_messages(c.msr, c.messages);
+        let sampled = (c.scheme == ApproxScheme::SampleSend).then(|| {
+            let mut s = vec![false; c.messages as usize];
+            for i in sample(rng, c.messages as usize, required as usize) {
+                s[i] = true;
+            }
+            s
+        });
+        let id = self.jobs.len();
+        self.started[h] += 1;
+        let mut job = Job {
+            host: h,
+            dst,
+            start: now,
+            msgs,
+            next: 0,
+            sampled,
+            required,
+            flow: None,
+            open: Vec::new(),
+            delivered: 0,
+            bytes_sent: 0,
+            packets_sent: 0,
+            packets_retx: 0,
+            transfers: 0,
+            done: false,
+        };
+        if c.scheme == ApproxScheme::Atp {
+            let total: u64 = job.msgs.iter().map(|m| m.1).sum();
+            let req = TransferReq { tag: (id as u64) << 24, ..TransferReq::new(src, dst, total.max(1)) };
+            match ctx.start_job(req, &[GroupSpec { messages: c.messages, msr: c.msr }]) {
+                Ok(f) => {
+                    job.flow = Some(f);
+                    job.transfers = 1;
+                }
+                // Validation makes this unreachable (an ATP transport, 1..2^24 messages); a
+                // refused job is recorded as lost whole rather than retried.
+                Err(_) => job.done = true,
+            }
+        }
+        if required == 0 && c.scheme != ApproxScheme::Atp {
+            job.done = true;
+        }
+        self.jobs.push(job);
+        if self.jobs[id].done {
+            self.finish(id, ctx);
+        } else {
+            self.release_messages(id, ctx);
+        }
+    }
+
+    /// Hand over every message of job `j` that is ready by now; schedule the next.
+    fn release_messages(&mut self, j: usize, ctx: &mut AppCtx<'_>) {
+        let now = ctx.now();
+        let scheme = self.conf.scheme;
+        let src = self.conf.senders[self.jobs[j].host];
+        loop {
+            let job = &mut self.jobs[j];
+            if job.done || job.next >= job.msgs.len() {
+                break;
+            }
+            let (ready, bytes) = job.msgs[job.next];
+            if ready > now {
+                self.due.push(Reverse((ready, Due::Message { job: j })));
+                return;
+            }
+            let k = job.next;
+            job.next += 1;
+            let tag = (j as u64) << 24 | k as u64;
+            match scheme {
+                ApproxScheme::Atp => {
+                    if let Some(f) = job.flow {
+                        let _ = ctx.send_message(f, 0, bytes);
+                    }
+                }
+                ApproxScheme::EarlySend | ApproxScheme::SampleSend | ApproxScheme::Udp => {
+                    let send = job.sampled.as_ref().is_none_or(|s| s[k]);
+                    if send {
+                        let req = TransferReq { tag, prio: self.conf.prio, ..TransferReq::new(src, job.dst, bytes) };
+                        if let Ok(f) = ctx.start_transfer(req) {
+                            job.open.push(f);
+                            job.transfers += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // Every message handed over.
+        let job = &mut self.jobs[j];
+        if job.done {
+            return;
+        }
+        match scheme {
+            ApproxScheme::Atp => {
+                if let Some(f) = job.flow {
+                    let _ = ctx.close(f);
+                }
+            }
+            ApproxScheme::Udp => {
+                let deadline = now.saturating_add(self.conf.udp_timeout);
+                self.due.push(Reverse((deadline, Due::UdpDeadline { job: j })));
+            }
+            _ => {}
+        }
+    }
+
+    /// Job `j` is over: cancel what is left of it, record it, start the host's next.
+    fn finish(&mut self, j: usize, ctx: &mut AppCtx<'_>) {
+        self.finish_with(j, None, ctx);
+    }
+
+    fn finish_with(&mut self, j: usize, atp: Option<JobCounts>, ctx: &mut AppCtx<'_>) {
+        let c = &self.conf;
+        let job = &mut self.jobs[j];
+        job.done = true;
+        for f in job.open.drain(..) {
+            let _ = ctx.cancel(f);
+        }
+        let src = c.senders[job.host];
+        let n = c.messages;
+        let (delivered, required) = match atp {
+            Some(a) => (a.delivered, a.required),
+            None => (job.delivered, job.required),
+        };
+        // The ideal: a lower bound for any scheme (module docs), the same for every scheme.
+        let ideal = (required > 0).then(|| {
+            let mut sizes: Vec<u64> = job.msgs.iter().map(|m| m.1).collect();
+            sizes.sort_unstable();
+            let k = required as usize;
+            let smallest: u64 = sizes[..k].iter().sum();
+            let whole = ctx.ideal_fct(src, job.dst, smallest.max(1));
+            let kth_ready = job.msgs[k - 1].0;
+            let last = kth_ready.since(job.start).saturating_add(ctx.ideal_fct(src, job.dst, sizes[0].max(1)));
+            whole.max(last)
+        });
+        let loss = 1.0 - delivered as f64 / n as f64;
+        ctx.record_unit(UnitRecord {
+            app: 0,
+            kind: "job",
+            unit: j as u64,
+            start: job.start,
+            end: ctx.now(),
+            ideal,
+            num_transfers: job.transfers,
+            bytes: job.msgs.iter().map(|m| m.1).sum(),
+            job: Some(JobCounts {
+                groups: 1,
+                messages: n,
+                required,
+                delivered,
+                lost: n - delivered.min(n),
+                worst_group_loss: loss,
+                worst_group_allowance: 1.0 - required as f64 / n as f64,
+            }),
+            sent: Some((job.bytes_sent, job.packets_sent, job.packets_retx)),
+            dst: Some(job.dst),
+            src: Some(src),
+        });
+        // The host's next job.
+        let h = job.host;
+        if self.started[h] < c.jobs_per_host {
+            let at = ctx.now().saturating_add(c.think);
+            self.due.push(Reverse((at, Due::Start { host: h })));
+        }
+        // Free the job's message list (its record is written).
+        self.jobs[j].msgs = Vec::new();
+        self.jobs[j].sampled = None;
+    }
+}
+
+impl Application for ApproxJobs {
+    fn on_start(&mut self, ctx: &mut AppCtx<'_>) {
+        for h in 0..self.conf.senders.len() {
+            if self.conf.jobs_per_host > 0 {
+                self.due.push(Reverse((self.conf.start, Due::Start { host: h })));
+            }
+        }
+        self.rearm(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut AppCtx<'_>) {
+        let now = ctx.now();
+        while let Some(&Reverse((t, due))) = self.due.peek() {
+            if t > now {
+                break;
+            }
+            self.due.pop();
+            match due {
+                Due::Start { host } => self.start_job(host, ctx),
+                Due::Message { job } => self.release_messages(job, ctx),
+                Due::UdpDeadline { job } => {
+                    if !self.jobs[job].done {
+                        self.finish(job, ctx);
+                    }
+                }
+            }
+        }
+        self.rearm(ctx);
+    }
+
+    fn on_transfer_done(&mut self, done: &TransferDone, ctx: &mut AppCtx<'_>) {
+        let j = (done.tag >> 24) as usize;
+        let Some(job) = self.jobs.get_mut(j) else { return };
+        job.bytes_sent += done.bytes_sent;
+        job.packets_sent += done.packets_sent;
+        job.packets_retx += done.packets_retx;
+        if job.done {
+            return;
+        }
+        if Some(done.transfer) == job.flow {
+            // The ATP job ended.
+            self.finish_with(j, done.job, ctx);
+            self.rearm(ctx);
+            return;
+        }
+        job.open.retain(|&f| f != done.transfer);
+        if matches!(done.outcome, Outcome::Complete | Outcome::Enough) {
+            job.delivered += 1;
+        }
+        let finished = match self.conf.scheme {
+            ApproxScheme::EarlySend | ApproxScheme::SampleSend => job.delivered >= job.required,
+            // Every message arrived.
+            ApproxScheme::Udp => job.delivered >= self.conf.messages,
+            ApproxScheme::Atp => false,
+        };
+        // A reliable transfer that gave up leaves an ES/SS job short: it ends when nothing
+        // more can arrive.
+        let stuck = job.open.is_empty() && job.next >= job.msgs.len() && self.conf.scheme != ApproxScheme::Udp;
+        if finished || stuck {
+            self.finish(j, ctx);
+        }
+        self.rearm(ctx);
+    }
+
+    fn horizon(&self) -> Option<Time> {
+        Some(self.conf.start)
+    }
+}

@@ -1,0 +1,155 @@
+//! NetApprox in the simulator: ATP as a transport, the `approx_jobs` workload with each
+//! scheme (ATP, EarlySend, SampleSend, UDP), the job rows, and what each scheme promises.
+
+use sim::metrics::AppRecord;
+use sim::{Output, Spec};
+
+mod common;
+use common::run_toml as run;
+
+/// A 2-leaf x 4-host leaf-spine at 10 Gb/s with 1 us links and 8 strict-priority queues
+/// (NetApprox's switch: class 0 marks at 65 packets, the approximate classes hold k MTUs),
+/// with `rest` appended.
+fn scenario(rest: &str) -> String {
+    format!(
+        r#"
+seed = 3
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 4
+spines = 2
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+host_delay_ns = 1000
+fabric_delay_ns = 1000
+
+[switch]
+buffer_bytes = 1500000
+admission = {{ policy = "complete_sharing" }}
+queues = [
+  {{ ecn_threshold_bytes = 97500, cap_bytes = 1458000 }},
+  {{ cap_bytes = 10500 }}, {{ cap_bytes = 9000 }}, {{ cap_bytes = 7500 }}, {{ cap_bytes = 6000 }},
+  {{ cap_bytes = 4500 }}, {{ cap_bytes = 3000 }}, {{ cap_bytes = 1500 }},
+]
+{rest}
+"#
+    )
+}
+
+fn jobs(trace: &str, scheme: &str, msr: f64, transport: &str, extra: &str) -> String {
+    scenario(&format!(
+        "[transport]\n{transport}\n\n[[workload]]\nkind = \"approx_jobs\"\ntrace = \"{trace}\"\nscheme = \"{scheme}\"\nmsr = {msr}\nmessages = 60\njobs_per_host = 2\n{extra}\n"
+    ))
+}
+
+fn job_rows(out: &Output) -> Vec<&AppRecord> {
+    out.apps.iter().filter(|a| a.kind == "job").collect()
+}
+
+const ATP: &str = "kind = \"atp\"";
+const DCTCP: &str = "kind = \"dctcp\"";
+const UDP: &str = "kind = \"udp\"";
+
+#[test]
+fn every_atp_job_completes_within_its_loss_allowance() {
+    for trace in ["fbkv", "fbhd"] {
+        for msr in [0.3, 0.75, 1.0] {
+            let out = run(&jobs(trace, "atp", msr, ATP, ""));
+            let rows = job_rows(&out);
+            assert_eq!(rows.len(), 16, "{trace} {msr}: 8 senders x 2 jobs");
+            for r in &rows {
+                assert_eq!(r.messages, 60);
+                let need = (msr * 60.0_f64 - 1e-9).ceil() as u64;
+                assert_eq!(r.messages_required, need);
+                assert!(r.messages_delivered >= need, "{trace} {msr}: {r:?}");
+                assert!(r.loss_rate <= r.loss_allowance + 1e-12, "{trace} {msr}: {r:?}");
+                assert!(r.ideal_ps > 0 && r.duration_ps as i64 >= r.ideal_ps, "{trace} {msr}: {r:?}");
+                assert!(r.src >= 0 && r.dst >= 0 && r.src != r.dst);
+                assert_eq!(r.num_transfers, 1, "one ATP transfer per job");
+            }
+            // The per-flow records show one ATP transfer per job, ended with enough/complete.
+            assert_eq!(out.records.len(), 16);
+            assert!(out.records.iter().all(|f| f.transport == "atp" && (f.outcome == "enough" || f.outcome == "complete")));
+        }
+    }
+}
+
+#[test]
+fn atp_jobs_use_the_approximate_classes_by_their_slack() {
+    // MSR 0.5: TLR 0.5, class 4 at first. Class 0 carries only ACKs (and jobs out of slack).
+    let out = run(&jobs("fbhd", "atp", 0.5, ATP, ""));
+    let used: std::collections::BTreeSet<u8> = out.queues.iter().filter(|q| q.max_bytes > 0).map(|q| q.queue).collect();
+    assert!(used.contains(&4), "class 4 queues held packets: {used:?}");
+    // A reliable job stays in class 0.
+    let out = run(&jobs("fbhd", "atp", 1.0, ATP, ""));
+    assert!(out.queues.iter().all(|q| q.queue == 0 || q.max_bytes == 0), "{:?}", out.queues);
+}
+
+#[test]
+fn early_send_stops_at_msr_x_n_and_cancels_the_rest() {
+    let out = run(&jobs("fbkv", "early_send", 0.5, DCTCP, ""));
+    let rows = job_rows(&out);
+    assert_eq!(rows.len(), 16);
+    for r in &rows {
+        assert_eq!(r.messages_delivered, 30, "{r:?}");
+        assert_eq!(r.loss_rate, 0.5);
+        assert!(r.num_transfers >= 30 && r.num_transfers <= 60);
+    }
+    // Each message is its own DCTCP transfer; those still running at the end were cancelled.
+    assert!(out.records.iter().all(|f| f.transport == "dctcp"));
+    let cancelled = out.records.iter().filter(|f| f.outcome == "cancelled").count() as u64;
+    assert_eq!(out.summary.cancelled_flows, cancelled);
+    let complete = out.records.iter().filter(|f| f.outcome == "complete").count();
+    assert!(complete >= 16 * 30, "{complete}");
+}
+
+#[test]
+fn sample_send_sends_exactly_its_sample_and_needs_all_of_it() {
+    let out = run(&jobs("fbkv", "sample_send", 0.4, DCTCP, ""));
+    let rows = job_rows(&out);
+    for r in &rows {
+        assert_eq!((r.num_transfers, r.messages_delivered, r.messages_required), (24, 24, 24), "{r:?}");
+    }
+    assert_eq!(out.records.len(), 16 * 24);
+    assert!(out.records.iter().all(|f| f.outcome == "complete"));
+}
+
+#[test]
+fn udp_sends_every_message_once_and_reports_its_loss() {
+    let out = run(&jobs("fbhd", "udp", 0.5, UDP, "receiver = 0\nsenders = [1, 2, 3, 4, 5, 6, 7]\n"));
+    let rows = job_rows(&out);
+    assert_eq!(rows.len(), 14);
+    // All-to-one at line rate from seven senders: the receiver's link drops, and UDP never
+    // resends.
+    let lost: u64 = rows.iter().map(|r| r.messages - r.messages_delivered).sum();
+    assert!(lost > 0, "the incast lost messages");
+    assert!(rows.iter().all(|r| r.packets_retx == 0 && r.num_transfers == 60 && r.dst == 0));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_jobs() {
+    let a = run(&jobs("fbkv", "atp", 0.6, ATP, ""));
+    let b = run(&jobs("fbkv", "atp", 0.6, ATP, ""));
+    assert_eq!(a.apps, b.apps);
+    assert_eq!(a.records, b.records);
+}
+
+#[test]
+fn a_scheme_needs_a_transport_of_its_kind() {
+    for (scheme, transport) in [("atp", DCTCP), ("early_send", ATP), ("udp", ATP), ("sample_send", UDP)] {
+        let err = Spec::from_toml_str(&jobs("fbkv", scheme, 0.5, transport, "")).and_then(|s| s.validate(std::path::Path::new(".")));
+        let msg = format!("{}", err.expect_err(scheme));
+        assert!(msg.contains("workload[0].scheme"), "{msg}");
+    }
+    for (key, extra) in [
+        ("workload[0].msr", "msr = 1.5"),
+        ("workload[0].receiver", "receiver = 99"),
+        ("workload[0].senders[1]", "receiver = 0\nsenders = [1, 0]"),
+    ] {
+        let toml = jobs("fbkv", "atp", 0.5, ATP, extra).replace("msr = 0.5\n", if key.ends_with("msr") { "" } else { "msr = 0.5\n" });
+        let err = Spec::from_toml_str(&toml).and_then(|s| s.validate(std::path::Path::new(".")));
+        let msg = format!("{}", err.expect_err(key));
+        assert!(msg.contains(key), "{key}: {msg}");
+    }
+}
