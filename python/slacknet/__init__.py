@@ -18,6 +18,7 @@ from . import _native
 from ._native import SimError, SpecError
 from .config import (
     MAX_QUEUES,
+    QUEUE_PRESETS,
     Admission,
     CompleteSharing,
     DynamicThresholds,
@@ -33,6 +34,7 @@ from .config import (
     LeafSpineTopology,
     PoissonWorkload,
     QueueSpec,
+    QueuePreset,
     RoutingSpec,
     RunSpec,
     TimeseriesSpec,
@@ -90,6 +92,8 @@ __all__ = [
     "RoutingSpec",
     "SwitchSpec",
     "QueueSpec",
+    "QueuePreset",
+    "QUEUE_PRESETS",
     "Admission",
     "CompleteSharing",
     "DynamicThresholds",
