@@ -105,6 +105,13 @@ nics = false
 switches = [0, 3]
 """
 
+# NetApprox's queue preset (Rust expands it) and background traffic moved between classes.
+NETAPPROX = MINIMAL_LEAF_SPINE.replace("duration_ms = 1\n", "duration_ms = 1\nprio_schedule = [[0, 4], [590.5, 3]]\n") + """
+[switch]
+buffer_bytes = 1500000
+queues = "netapprox_slack"
+"""
+
 # The time-series table with only its required key: Rust and Python fill the same defaults.
 MINIMAL_TIMESERIES = MINIMAL_FAT_TREE + """
 [run.timeseries]
@@ -131,9 +138,10 @@ def _resolve_paths(d: dict[str, Any], base_dir: Path) -> dict[str, Any]:
 
 def _assert_same_defaults(text: str, base_dir: Path) -> None:
     py = _python_side(text)
-    if py.profile != "default":
-        # Python knows no profile's defaults (Rust owns them): what Python sends is what the
-        # file set, and Rust resolves it exactly as it resolves the file.
+    if py.profile != "default" or isinstance(py.switch.queues, str):
+        # Python knows no profile's defaults and expands no queue preset (Rust owns both):
+        # what Python sends is what the file set, and Rust resolves it exactly as it resolves
+        # the file.
         via_rust = json.loads(_native.resolve_json(py.to_json(), str(base_dir)))
         assert via_rust == json.loads(_native.resolve_toml(text, str(base_dir)))
         assert json.loads(Scenario.model_validate_json(json.dumps(via_rust)).to_json()) == via_rust
@@ -167,8 +175,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES],
-    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries"],
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox"],
 )
 def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
     _assert_same_defaults(text, tmp_path)
@@ -310,3 +318,74 @@ def test_unknown_profile_is_a_spec_error():
     with pytest.raises(slacknet.SpecError) as ei:
         slacknet._native.profile_defaults("ns4")
     assert ei.value.key == "profile"
+
+
+def _netapprox_queues(mtu: int, buffer: int) -> list[slacknet.QueueSpec]:
+    """``netapprox_slack`` written out: queue 0 marks at 65 MTU and holds the buffer minus
+    28 MTU; queue k (1..7) holds 8 - k MTU."""
+    return [slacknet.QueueSpec(ecn_threshold_bytes=65 * mtu, cap_bytes=buffer - 28 * mtu)] + [
+        slacknet.QueueSpec(cap_bytes=(8 - k) * mtu) for k in range(1, 8)
+    ]
+
+
+def test_netapprox_slack_preset_is_expanded_by_rust(tmp_path: Path) -> None:
+    topo = slacknet.FatTreeTopology(k=4, rate_gbps=10)
+    sc = Scenario(topology=topo, switch=slacknet.SwitchSpec(buffer_bytes=1_500_000, queues="netapprox_slack"))
+    assert json.loads(sc.to_json())["switch"]["queues"] == "netapprox_slack"
+    with pytest.raises(ValueError, match="resolve"):
+        sc.switch.queue_list()
+    r = sc.resolve(tmp_path)
+    assert r.switch.queues == _netapprox_queues(1500, 1_500_000)
+    assert r.switch.queue_list()[0].cap_bytes == 1_458_000
+    assert isinstance(r.switch.admission, slacknet.CompleteSharing)
+    assert r.resolve(tmp_path) == r
+    # Jumbo frames: the MTU is the transport's full packet; an admission policy given is kept.
+    jumbo = sc.model_copy(
+        update={
+            "transport": slacknet.DctcpTransport(mss_bytes=8960),
+            "switch": slacknet.SwitchSpec(buffer_bytes=1_500_000, queues="netapprox_slack", admission=slacknet.LongestQueueDrop()),
+        }
+    ).resolve(tmp_path)
+    assert jumbo.switch.queues == _netapprox_queues(9000, 1_500_000)
+    assert isinstance(jumbo.switch.admission, slacknet.LongestQueueDrop)
+    # From TOML, the same.
+    toml = MINIMAL_FAT_TREE + '[switch]\nbuffer_bytes = 1500000\nqueues = "netapprox_slack"\n'
+    assert Scenario.from_toml_text(toml, tmp_path) == r
+
+
+def test_netapprox_slack_errors_name_switch_queues(tmp_path: Path) -> None:
+    topo = slacknet.FatTreeTopology(k=4, rate_gbps=10)
+    # Python knows the preset names; Rust lists the same ones.
+    with pytest.raises(pydantic.ValidationError):
+        slacknet.SwitchSpec(queues="netapprox")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(MINIMAL_FAT_TREE + '[switch]\nbuffer_bytes = 1500000\nqueues = "netapprox"\n', tmp_path)
+    assert ei.value.key == "switch.queues" and ei.value.value == '"netapprox"'
+    assert all(f'"{name}"' in ei.value.message for name in slacknet.QUEUE_PRESETS)
+    assert slacknet.QUEUE_PRESETS == ("netapprox_slack",)
+    # Without one buffer size for every switch, Rust refuses and says how to fix it.
+    for switch in (
+        slacknet.SwitchSpec(queues="netapprox_slack"),
+        slacknet.SwitchSpec(queues="netapprox_slack", buffer_per_port_per_gbps=5120),
+    ):
+        with pytest.raises(slacknet.SpecError) as ei:
+            Scenario(topology=topo, switch=switch).resolve(tmp_path)
+        assert ei.value.key == "switch.queues" and ei.value.value == '"netapprox_slack"'
+        assert "set switch.buffer_bytes, e.g. 1500000" in ei.value.message
+
+
+def test_prio_schedule_round_trips_and_rust_checks_it(tmp_path: Path) -> None:
+    topo = slacknet.FatTreeTopology(k=4, rate_gbps=10)
+    wl = slacknet.PoissonWorkload(cdf="websearch", load=0.1, duration_ms=1, prio=4, prio_schedule=[(0, 3), (590.5, 2)])
+    inc = slacknet.IncastWorkload(query_rate_per_host=10, fan_in=2, burst_bytes=2000, duration_ms=1, prio_schedule=[(100, 6)])
+    r = Scenario(topology=topo, workload=[wl, inc]).resolve(tmp_path)
+    assert r.workload[0] == wl and r.workload[1] == inc
+    assert json.loads(r.to_json())["workload"][0]["prio_schedule"] == [[0.0, 3], [590.5, 2]]
+    # Classes are 0..255 in Python too; Rust checks the times.
+    with pytest.raises(pydantic.ValidationError):
+        slacknet.PoissonWorkload(cdf="websearch", load=0.1, duration_ms=1, prio_schedule=[(0, 256)])
+    bad = wl.model_copy(update={"prio_schedule": [(100, 3), (100, 2)]})
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario(topology=topo, workload=[bad]).resolve(tmp_path)
+    assert ei.value.key == "workload[0].prio_schedule[1]"
+    assert "strictly increasing" in ei.value.message

@@ -18,6 +18,7 @@ from . import _native
 from ._native import SimError, SpecError
 from .config import (
     MAX_QUEUES,
+    QUEUE_PRESETS,
     Admission,
     CompleteSharing,
     DynamicThresholds,
@@ -35,6 +36,7 @@ from .config import (
     LeafSpineTopology,
     PoissonWorkload,
     QueueSpec,
+    QueuePreset,
     RoutingSpec,
     RunSpec,
     TimeseriesSpec,
@@ -92,6 +94,8 @@ __all__ = [
     "RoutingSpec",
     "SwitchSpec",
     "QueueSpec",
+    "QueuePreset",
+    "QUEUE_PRESETS",
     "Admission",
     "CompleteSharing",
     "DynamicThresholds",

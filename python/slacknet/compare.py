@@ -180,7 +180,7 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
             "the ns-3 peer has static per-port buffers: use profile = \"ns3_compat\" or "
             "switch.admission = { policy = \"static\", port_bytes = N }"
         )
-    k_bytes = sc.switch.queues[0].ecn_threshold_bytes
+    k_bytes = sc.switch.queue_list()[0].ecn_threshold_bytes
     pkt = sc.transport.mss_bytes + sc.transport.header_bytes
     if k_bytes is None:
         raise CompareError("the ns-3 peer marks ECN: set switch.queues[0].ecn_threshold_bytes")

@@ -38,6 +38,8 @@ __all__ = [
     "RoutingSpec",
     "SwitchSpec",
     "QueueSpec",
+    "QueuePreset",
+    "QUEUE_PRESETS",
     "Admission",
     "CompleteSharing",
     "DynamicThresholds",
@@ -146,6 +148,17 @@ class QueueSpec(_Model):
     ecn_threshold_bytes: U64 | None = None
     cap_bytes: U64 | None = None
     dt_alpha: float = 1.0
+
+
+#: A named queue configuration ``switch.queues`` may give instead of a list
+#: (``sim::spec::QueuePreset``). Rust expands it into the explicit list when it resolves the
+#: scenario, so a resolved scenario always holds the list. ``"netapprox_slack"``: NetApprox's 8
+#: strict-priority queues (§5.2, §7.1); queue 0 marks ECN at 65 MTU and holds the buffer minus
+#: 28 MTU, queue ``k`` in 1..7 holds ``8 - k`` MTU and drops the rest; needs
+#: ``switch.buffer_bytes``; complete sharing unless the scenario sets ``admission``.
+QueuePreset = Literal["netapprox_slack"]
+#: Every queue preset name.
+QUEUE_PRESETS: tuple[str, ...] = get_args(QueuePreset)
 
 
 class CompleteSharing(_Model):
@@ -271,15 +284,24 @@ class SwitchSpec(_Model):
     """One shared buffer per switch, up to :data:`MAX_QUEUES` queues per egress port.
 
     Give at most one of ``buffer_bytes`` and ``buffer_per_port_per_gbps`` (neither: 5120 B per
-    port per Gbps)."""
+    port per Gbps). ``queues`` is a list of :class:`QueueSpec`, or a :data:`QueuePreset` name
+    that Rust expands into the list when it resolves the scenario (Python does not expand it:
+    call :meth:`Scenario.resolve`)."""
 
     buffer_bytes: U64 | None = None
     buffer_per_port_per_gbps: float | None = None
     scheduler: Literal["strict_priority", "round_robin"] = "strict_priority"
     admission: Admission = Field(default_factory=DynamicThresholds)
-    queues: list[QueueSpec] = Field(
+    queues: list[QueueSpec] | QueuePreset = Field(
         default_factory=lambda: [QueueSpec(ecn_threshold_bytes=DEFAULT_ECN_THRESHOLD_BYTES)]
     )
+
+    def queue_list(self) -> list[QueueSpec]:
+        """The queues as a list: those of a resolved scenario (raises ``ValueError`` while
+        ``queues`` is still a preset name; :meth:`Scenario.resolve` expands it)."""
+        if isinstance(self.queues, str):
+            raise ValueError(f"switch.queues = {self.queues!r} is a preset: resolve the scenario first")
+        return self.queues
 
 
 class HostSpec(_Model):
@@ -385,7 +407,10 @@ TransportSpec = Annotated[
 
 class PoissonWorkload(_Model):
     """Poisson flow arrivals at a target load with sizes from a CDF (a built-in name such as
-    ``websearch``, ``fb_hadoop``, ``google_rpc``, or a file path)."""
+    ``websearch``, ``fb_hadoop``, ``google_rpc``, or a file path). ``prio_schedule =
+    [(t_us, prio), ...]`` changes the class of the flows started from ``t_us`` on (simulated
+    time; ``prio`` before the first entry; times strictly increasing); a flow keeps the class
+    it started with."""
 
     kind: Literal["poisson"] = "poisson"
     cdf: str
@@ -395,11 +420,14 @@ class PoissonWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    prio_schedule: list[tuple[float, U8]] | None = None
     transport: TransportSpec | None = None
 
 
 class IncastWorkload(_Model):
-    """Incast queries: each makes ``fan_in`` senders answer with ``burst / fan_in`` bytes."""
+    """Incast queries: each makes ``fan_in`` senders answer with ``burst / fan_in`` bytes.
+    ``prio_schedule`` moves the responses of later queries between classes, as for
+    :class:`PoissonWorkload`."""
 
     kind: Literal["incast"] = "incast"
     query_rate_per_host: float
@@ -410,6 +438,7 @@ class IncastWorkload(_Model):
     start_ms: float = 0.0
     duration_ms: float
     prio: U8 = 0
+    prio_schedule: list[tuple[float, U8]] | None = None
     transport: TransportSpec | None = None
 
 
@@ -618,11 +647,14 @@ class Scenario(_Model):
         """JSON in the Rust schema; absent (``None``) optional keys are left out.
 
         Under the default profile every key is written (these models' defaults are Rust's,
-        as ``tests/test_config.py`` checks). Under another profile only the keys that were
-        given are written (all of them for a scenario read from Rust; those its builder set,
-        plus every ``kind`` and ``policy`` tag, for one built in Python), so that Rust applies
-        the profile's defaults beneath them: Python never merges profiles itself."""
-        if self.profile == "default":
+        as ``tests/test_config.py`` checks). Under another profile, or with a queue preset
+        (``switch.queues`` a :data:`QueuePreset` name), only the keys that were given are
+        written (all of them for a scenario read from Rust; those its builder set, plus every
+        ``kind`` and ``policy`` tag, for one built in Python), so that Rust applies the
+        profile's defaults beneath them and expands the preset as it would the same file (a
+        preset sets complete sharing unless ``switch.admission`` was given): Python never
+        merges profiles or expands presets itself."""
+        if self.profile == "default" and not isinstance(self.switch.queues, str):
             return self.model_dump_json(exclude_none=True, indent=indent)
         return json.dumps(_plain(self), indent=indent)
 

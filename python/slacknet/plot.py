@@ -182,7 +182,7 @@ def plot_queue_series(
             else:
                 name = f"switch {int(first['switch'])}" + (f" -> node {int(to)}" if to is not None else "")
             ax.step(grid, y, where="post", label=f"link {link}: {name}", linewidth=0.9)
-        k = results.scenario.switch.queues[0].ecn_threshold_bytes
+        k = results.scenario.switch.queue_list()[0].ecn_threshold_bytes
         if k is not None:
             ax.axhline(k / 1e3, color="grey", linestyle="--", linewidth=0.8, label="switch ECN threshold")
         ax.set_xlabel(label)

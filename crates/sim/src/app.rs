@@ -41,7 +41,7 @@ pub mod relay;
 pub use approx_jobs::{ApproxJobs, ApproxJobsConf, ApproxScheme, Receivers};
 pub use barrier::Barrier;
 pub use closed_loop::ClosedLoop;
-pub use open_loop::{IncastGen, ListGen, PoissonGen};
+pub use open_loop::{IncastGen, ListGen, PoissonGen, PrioSchedule};
 pub use proto::Outcome;
 pub use relay::Relay;
 

@@ -255,6 +255,67 @@ fabric_rate_gbps = 10
         assert_eq!(e.key(), "profile", "{e}");
     }
 
+    /// The queues `netapprox_slack` stands for, written out: queue 0 marks at 65 MTU and holds
+    /// the buffer minus 28 MTU; queue k (1..=7) holds 8 - k MTU and never marks.
+    fn netapprox_by_hand(mtu: u64, buffer: u64) -> Vec<QueueSpec> {
+        let mut q = vec![QueueSpec { ecn_threshold_bytes: Some(65 * mtu), cap_bytes: Some(buffer - 28 * mtu), dt_alpha: 1.0 }];
+        q.extend((1..8).map(|k| QueueSpec { cap_bytes: Some((8 - k) * mtu), ..QueueSpec::default() }));
+        q
+    }
+
+    #[test]
+    fn netapprox_slack_preset_expands_to_the_explicit_queues() {
+        let with = |extra: &str| format!("{MINIMAL}\n[switch]\nbuffer_bytes = 1500000\nqueues = \"netapprox_slack\"\n{extra}");
+        // The default transport's full packet: 1460 + 40 = 1500 B.
+        let s = Spec::from_toml_str(&with("")).unwrap();
+        let caps: Vec<Option<u64>> = s.switch.queues.iter().map(|q| q.cap_bytes).collect();
+        let k: Vec<Option<u64>> = s.switch.queues.iter().map(|q| q.ecn_threshold_bytes).collect();
+        assert_eq!(
+            caps,
+            [1_458_000, 10_500, 9_000, 7_500, 6_000, 4_500, 3_000, 1_500].map(Some).to_vec(),
+            "queue 0 gets 1.5 MB - 28 x 1500 B"
+        );
+        assert_eq!(k, [Some(97_500), None, None, None, None, None, None, None]);
+        assert_eq!(s.switch.queues, netapprox_by_hand(1500, 1_500_000));
+        assert_eq!(s.switch.admission, AdmissionSpec::CompleteSharing);
+        assert_eq!(s.switch.scheduler, SchedulerKind::StrictPriority);
+        // The resolved JSON holds the list, reads back to the same scenario, and validates.
+        let json = s.to_json();
+        assert!(!json.contains("netapprox_slack") && json.contains("\"cap_bytes\": 1458000"), "{json}");
+        assert_eq!(Spec::from_json_str(&json).unwrap(), s);
+        let v = s.clone().validate(base()).unwrap();
+        assert_eq!(v.spec().switch.queues, s.switch.queues);
+        // JSON names the preset the same way.
+        let tree: serde_json::Value = serde_json::to_value(toml::from_str::<toml::Value>(&with("")).unwrap()).unwrap();
+        assert_eq!(Spec::from_json_str(&tree.to_string()).unwrap(), s);
+        // Jumbo frames: a 9000 B full packet; queue 0 gets the exact bytes left (1,248,000 B,
+        // not a whole number of MTUs).
+        let jumbo = Spec::from_toml_str(&with("[transport]\nkind = \"dctcp\"\nmss_bytes = 8960\n")).unwrap();
+        assert_eq!(jumbo.switch.queues, netapprox_by_hand(9000, 1_500_000));
+        assert_eq!(jumbo.switch.queues[0].cap_bytes, Some(1_248_000));
+        assert_eq!(jumbo.switch.queues[7].cap_bytes, Some(9_000));
+        // A workload entry's larger transport sets the MTU: every queue holds one of its packets.
+        let entry = "[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size_bytes = 1 }]\n\
+                     transport = { kind = \"udp\", mss_bytes = 8960 }\n";
+        assert_eq!(Spec::from_toml_str(&with(entry)).unwrap().switch.queues, netapprox_by_hand(9000, 1_500_000));
+        // An admission policy the scenario sets is kept.
+        let lqd = Spec::from_toml_str(&with("admission = { policy = \"lqd\" }\n")).unwrap();
+        assert_eq!(lqd.switch.admission, AdmissionSpec::Lqd);
+        assert_eq!(lqd.switch.queues, netapprox_by_hand(1500, 1_500_000));
+        // A profile's is not: the preset the scenario names wins over the profile's static
+        // partitioning; the profile's packet (1400 + 54 B) is the MTU.
+        let ns3 = Spec::from_toml_str(&format!("profile = \"ns3_compat\"\n{}", with(""))).unwrap();
+        assert_eq!(ns3.switch.admission, AdmissionSpec::CompleteSharing);
+        assert_eq!(ns3.switch.queues, netapprox_by_hand(1454, 1_500_000));
+        assert_eq!(Spec::from_json_str(&ns3.to_json()).unwrap(), ns3);
+        ns3.validate(base()).unwrap();
+        // Every listed name is a preset, under its own name.
+        for &n in QueuePreset::NAMES {
+            assert_eq!(QueuePreset::from_name(n).map(QueuePreset::name), Some(n));
+        }
+        assert_eq!(QueuePreset::from_name("NetapproxSlack"), None);
+    }
+
     #[test]
     fn json_round_trip_is_identity() {
         let s = Spec::from_toml_str(default_scenario_toml()).unwrap();

@@ -17,7 +17,10 @@ use rand::Rng;
 use rand_pcg::Pcg64;
 use units::{Dur, Time};
 
-use crate::app::{AnyApp, ApproxJobs, ApproxJobsConf, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, Receivers, Relay, TransferReq};
+use crate::app::{
+    AnyApp, ApproxJobs, ApproxJobsConf, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, PrioSchedule, Receivers, Relay,
+    TransferReq,
+};
 use crate::rng::{Stream, Streams};
 use crate::spec::{FlowList, Flows, Incast, LoadReference, Poisson, WorkloadSpec};
 #[cfg(test)]
@@ -169,7 +172,18 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
     for (wi, w) in workloads.iter().enumerate() {
         let key = |k: &str| format!("workload[{wi}].{k}");
         apps.push(match w {
-            WorkloadSpec::Poisson(Poisson { cdf, load, load_reference, destinations, start_ms, duration_ms, prio, loaded, .. }) => {
+            WorkloadSpec::Poisson(Poisson {
+                cdf,
+                load,
+                load_reference,
+                destinations,
+                start_ms,
+                duration_ms,
+                prio,
+                prio_schedule,
+                loaded,
+                ..
+            }) => {
                 let dist = match &loaded.0 {
                     Some(c) => (**c).clone(),
                     None => load_cdf(cdf).map_err(|message| SimError::Workload { key: key("cdf"), message })?,
@@ -183,7 +197,8 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 let mean_bits = dist.mean() * 8.0;
                 let rate = load * per_host_bps / mean_bits; // flows per second per host
                 let (t0, t1) = (start_ms / 1e3, (start_ms + duration_ms) / 1e3);
-                AnyApp::Poisson(PoissonGen::new(&streams, wi, net.topo, dist, rate, *destinations, t0, t1, *prio))
+                let prio = PrioSchedule::new(*prio, prio_schedule.as_deref().unwrap_or_default());
+                AnyApp::Poisson(PoissonGen::new(&streams, wi, net.topo, dist, rate, *destinations, t0, t1, prio))
             }
             WorkloadSpec::Incast(Incast {
                 query_rate_per_host,
@@ -194,6 +209,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 start_ms,
                 duration_ms,
                 prio,
+                prio_schedule,
                 ..
             }) => {
                 let burst = match (burst_bytes, burst_buffer_fraction) {
@@ -208,8 +224,9 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 };
                 let per_sender = (burst / (*fan_in).max(1) as u64).max(1);
                 let (t0, t1) = (start_ms / 1e3, (start_ms + duration_ms) / 1e3);
+                let prio = PrioSchedule::new(*prio, prio_schedule.as_deref().unwrap_or_default());
                 AnyApp::Incast(
-                    IncastGen::new(&streams, wi, net.topo, *query_rate_per_host, *fan_in, per_sender, *senders, t0, t1, *prio)
+                    IncastGen::new(&streams, wi, net.topo, *query_rate_per_host, *fan_in, per_sender, *senders, t0, t1, prio)
                         .map_err(|message| SimError::Workload { key: key("fan_in"), message })?,
                 )
             }
@@ -510,6 +527,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 2000.0,
             prio: 0,
+            prio_schedule: None,
             loaded: Default::default(),
             transport: None,
         })];
@@ -537,6 +555,7 @@ mod tests {
                 start_ms: 0.0,
                 duration_ms: 1.0,
                 prio: 0,
+                prio_schedule: None,
                 loaded: Default::default(),
                 transport: None,
             })];
@@ -567,6 +586,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 100.0,
             prio: 0,
+            prio_schedule: None,
             transport: None,
         })];
         let flows = generate(&w, 1, NetInfo { topo: &t, leaf_buffer: 1_000_000 }).unwrap();
@@ -617,6 +637,7 @@ mod tests {
             start_ms: 0.0,
             duration_ms: 20.0,
             prio: 0,
+            prio_schedule: None,
             loaded: Default::default(),
             transport: None,
         })];

@@ -7,9 +7,9 @@ use sim::{Output, Spec};
 mod common;
 use common::run_toml as run;
 
-/// A 2-leaf x 4-host leaf-spine at 10 Gb/s with 1 us links and 8 strict-priority queues
-/// (NetApprox's switch: class 0 marks at 65 packets, the approximate classes hold k MTUs),
-/// with `rest` appended.
+/// A 2-leaf x 4-host leaf-spine at 10 Gb/s with 1 us links and NetApprox's switch (the
+/// `netapprox_slack` queues: class 0 marks at 65 packets, approximate class k holds 8 - k
+/// MTUs), with `rest` appended.
 fn scenario(rest: &str) -> String {
     format!(
         r#"
@@ -26,12 +26,7 @@ fabric_delay_ns = 1000
 
 [switch]
 buffer_bytes = 1500000
-admission = {{ policy = "complete_sharing" }}
-queues = [
-  {{ ecn_threshold_bytes = 97500, cap_bytes = 1458000 }},
-  {{ cap_bytes = 10500 }}, {{ cap_bytes = 9000 }}, {{ cap_bytes = 7500 }}, {{ cap_bytes = 6000 }},
-  {{ cap_bytes = 4500 }}, {{ cap_bytes = 3000 }}, {{ cap_bytes = 1500 }},
-]
+queues = "netapprox_slack"
 {rest}
 "#
     )

@@ -287,6 +287,75 @@ fn switch_and_host_buffers_hold_a_packet_and_stay_in_range() {
     refused(&jumbo, "switch.buffer_bytes", &["9040"]);
 }
 
+#[test]
+fn the_netapprox_slack_preset_needs_one_buffer_size_and_names_switch_queues() {
+    let sw = |keys: &str| scenario(&format!("{ONE_FLOW}\n[switch]\nqueues = \"netapprox_slack\"\n{keys}\n"));
+    let fix = ["switch.buffer_bytes", "1500000", "NetApprox §7.1"];
+    // No buffer size, or one that varies per switch: queue 0's rest is undefined.
+    let e = refused(&sw(""), "switch.queues", &fix);
+    assert!(e.to_string().starts_with("switch.queues = \"netapprox_slack\": "), "{e}");
+    refused(&sw("buffer_per_port_per_gbps = 5120"), "switch.queues", &["buffer_per_port_per_gbps = 5120", fix[0], fix[1]]);
+    refused(&sw("admission = { policy = \"static\", port_bytes = 100000 }"), "switch.queues", &["port_bytes = 100000", fix[0]]);
+    // The buffer must leave queue 0 one MTU after the approximate queues' 28.
+    accepted(&sw("buffer_bytes = 43500"));
+    refused(&sw("buffer_bytes = 43499"), "switch.queues", &["43499", "43500", "28 MTU"]);
+    // Unknown names list the presets; other types say what the key takes.
+    refused(&sw("").replace("netapprox_slack", "netapprox"), "switch.queues", &["\"netapprox\"", "unknown queue preset", "\"netapprox_slack\""]);
+    refused(&scenario(&format!("{ONE_FLOW}\n[switch]\nqueues = 8\n")), "switch.queues", &["list of queue tables", "\"netapprox_slack\""]);
+    // The same from JSON (what Python sends).
+    let json = |text: &str| {
+        let tree: toml::Value = toml::from_str(text).unwrap();
+        Spec::from_json_str(&serde_json::to_string(&tree).unwrap())
+    };
+    assert_eq!(json(&sw("")).unwrap_err().key(), "switch.queues");
+    assert_eq!(json(&sw("").replace("netapprox_slack", "x")).unwrap_err().key(), "switch.queues");
+    assert_eq!(json(&sw("buffer_bytes = 1500000")).unwrap().switch.queues.len(), 8);
+    // The expanded queues are validated like written ones: a workload's 9000 B packets sizes
+    // the MTU, so the same buffer is now too small.
+    let jumbo = format!(
+        "{}[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 3, size_bytes = 1 }}]\ntransport = {{ kind = \"udp\", mss_bytes = 8960 }}\n",
+        sw("buffer_bytes = 43500")
+    );
+    refused(&jumbo, "switch.queues", &["9000 B", "261000"]);
+}
+
+#[test]
+fn prio_schedule_times_are_finite_non_negative_and_increasing() {
+    let poisson = |s: &str| {
+        scenario(&format!(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"google_rpc\"\nload = 0.1\nduration_ms = 1\nprio = 4\nprio_schedule = {s}\n"
+        ))
+    };
+    let incast = |s: &str| {
+        scenario(&format!(
+            "[[workload]]\nkind = \"incast\"\nquery_rate_per_host = 1\nfan_in = 1\nburst_bytes = 1000\nduration_ms = 1\nprio_schedule = {s}\n"
+        ))
+    };
+    for w in [poisson, incast] {
+        accepted(&w("[]"));
+        let v = accepted(&w("[[0, 3], [590.5, 2], [1e12, 255]]"));
+        let json = v.to_json();
+        assert!(json.contains("\"prio_schedule\""), "{json}");
+        assert_eq!(Spec::from_json_str(&json).unwrap(), *v.spec(), "the resolved JSON reads back");
+        refused(&w("[[-1, 3]]"), "workload[0].prio_schedule[0]", &["[-1, 3]", "between 0 and"]);
+        refused(&w("[[0, 3], [1.000001e12, 2]]"), "workload[0].prio_schedule[1]", &["1000001000000"]);
+        refused(&w("[[0, 3], [nan, 2]]"), "workload[0].prio_schedule[1]", &["NaN"]);
+        refused(&w("[[0, 3], [100, 2], [100, 1]]"), "workload[0].prio_schedule[2]", &["strictly increasing", "[100, 1]"]);
+        refused(&w("[[200, 3], [100, 2]]"), "workload[0].prio_schedule[1]", &["strictly increasing"]);
+        // Classes are 0..=255; the entry's shape is [t_us, prio].
+        let e = Spec::from_toml_str(&w("[[0, 256]]")).unwrap_err();
+        assert!(e.key().starts_with("workload[0].prio_schedule"), "{e}");
+        assert!(e.to_string().contains("256"), "{e}");
+        let e = Spec::from_toml_str(&w("[[0, -1]]")).unwrap_err();
+        assert!(e.key().starts_with("workload[0].prio_schedule"), "{e}");
+        let e = Spec::from_toml_str(&w("[0, 3]")).unwrap_err();
+        assert!(e.key().starts_with("workload[0].prio_schedule"), "{e}");
+    }
+    // Without the key the resolved JSON has none (it was absent before it existed).
+    let plain = accepted(&poisson("[]").replace("prio_schedule = []\n", ""));
+    assert!(!plain.to_json().contains("prio_schedule"));
+}
+
 /// A leaf-spine at `gbps` with one flow of `size` bytes.
 fn one_flow_of(size: u64, gbps: &str) -> String {
     topo("host_rate_gbps = 10", &format!("host_rate_gbps = {gbps}"))

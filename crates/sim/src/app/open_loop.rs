@@ -16,13 +16,43 @@ use std::collections::BinaryHeap;
 
 use rand::Rng;
 use rand_pcg::Pcg64;
-use units::Time;
+use units::{Time, PS_PER_US};
 
 use super::{AppCtx, Application, TransferReq};
 use crate::spec::{Destinations, IncastSenders};
 use crate::topo::Topology;
 use crate::workload::{derangement, exp_sample, pick_other, pick_other_leaf, Cdf, FlowSpec};
 use crate::rng::{Stream, Streams};
+
+/// A generator's priority class over time (a workload entry's `prio` and `prio_schedule`):
+/// a transfer takes the class in force at its start time, and keeps it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PrioSchedule {
+    /// The class before the first change.
+    base: u8,
+    /// `(from, class)`, sorted by `from`.
+    changes: Vec<(Time, u8)>,
+}
+
+impl PrioSchedule {
+    /// `base` until the first of `changes` (`(t_us, class)`, validated: finite, non-negative,
+    /// strictly increasing), then each change's class from its time on.
+    pub fn new(base: u8, changes: &[(f64, u8)]) -> PrioSchedule {
+        let changes: Vec<(Time, u8)> =
+            changes.iter().map(|&(us, p)| (Time::from_ps((us * PS_PER_US as f64).round() as u64), p)).collect();
+        // PRECONDITION: validated times are strictly increasing (rounding to ps keeps the order).
+        debug_assert!(changes.windows(2).all(|w| w[0].0 <= w[1].0));
+        PrioSchedule { base, changes }
+    }
+
+    /// The class of a transfer starting at `t`.
+    pub fn at(&self, t: Time) -> u8 {
+        match self.changes.partition_point(|&(from, _)| from <= t) {
+            0 => self.base,
+            i => self.changes[i - 1].1,
+        }
+    }
+}
 
 /// Where a Poisson source sends.
 #[derive(Clone, Debug)]
@@ -38,7 +68,7 @@ pub struct PoissonGen {
     dist: Cdf,
     rate_per_s: f64,
     t1: f64,
-    prio: u8,
+    prio: PrioSchedule,
     num_hosts: u32,
     dests: DestPick,
     rngs: Vec<Pcg64>,
@@ -48,7 +78,8 @@ pub struct PoissonGen {
 }
 
 impl PoissonGen {
-    /// Arrivals at `rate_per_s` per host in `[start_s, end_s)`, sizes from `dist`.
+    /// Arrivals at `rate_per_s` per host in `[start_s, end_s)`, sizes from `dist`, each in the
+    /// class `prio` gives at its start.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         streams: &Streams,
@@ -59,7 +90,7 @@ impl PoissonGen {
         dests: Destinations,
         start_s: f64,
         end_s: f64,
-        prio: u8,
+        prio: PrioSchedule,
     ) -> PoissonGen {
         let n = topo.num_hosts;
         let mut perm_rng = streams.rng(Stream::PoissonDestinations { workload });
@@ -120,7 +151,7 @@ impl PoissonGen {
         if next < self.t1 {
             self.heap.push(Reverse((Time::from_secs_f64(next), src)));
         }
-        Some((t, TransferReq { prio: self.prio, ..TransferReq::new(src, dst, size) }))
+        Some((t, TransferReq { prio: self.prio.at(t), ..TransferReq::new(src, dst, size) }))
     }
 
     /// When the next transfer is due, if ever.
@@ -170,7 +201,7 @@ pub struct IncastGen {
     t1: f64,
     fan_in: u32,
     per_sender: u64,
-    prio: u8,
+    prio: PrioSchedule,
     rngs: Vec<Pcg64>,
     pools: Vec<Vec<u32>>,
     next_t: Vec<f64>,
@@ -180,8 +211,9 @@ pub struct IncastGen {
 }
 
 impl IncastGen {
-    /// Queries at `rate_per_s` per receiver in `[start_s, end_s)`. Errors if a receiver has
-    /// fewer than `fan_in` possible senders.
+    /// Queries at `rate_per_s` per receiver in `[start_s, end_s)`, each query's responses in
+    /// the class `prio` gives at its time. Errors if a receiver has fewer than `fan_in`
+    /// possible senders.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         streams: &Streams,
@@ -193,7 +225,7 @@ impl IncastGen {
         senders: IncastSenders,
         start_s: f64,
         end_s: f64,
-        prio: u8,
+        prio: PrioSchedule,
     ) -> Result<IncastGen, String> {
         let n = topo.num_hosts;
         let mut g = IncastGen {
@@ -271,7 +303,7 @@ impl IncastGen {
                 self.heap.push(Reverse((Time::from_secs_f64(next), dst)));
             }
         }
-        Some((t, TransferReq { prio: self.prio, incast: true, ..TransferReq::new(src, dst, self.per_sender) }))
+        Some((t, TransferReq { prio: self.prio.at(t), incast: true, ..TransferReq::new(src, dst, self.per_sender) }))
     }
 
     /// When the next transfer is due, if ever.
@@ -322,3 +354,22 @@ impl ListGen {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prio_schedule_changes_class_at_each_time_inclusive() {
+        let s = PrioSchedule::new(4, &[(100.0, 3), (590.5, 2)]);
+        let at_ps = |ps: u64| s.at(Time::from_ps(ps));
+        assert_eq!(at_ps(0), 4);
+        assert_eq!(at_ps(99_999_999), 4, "before the first change: prio");
+        assert_eq!(at_ps(100_000_000), 3, "a change applies from its time on");
+        assert_eq!(at_ps(590_499_999), 3);
+        assert_eq!(at_ps(590_500_000), 2);
+        assert_eq!(at_ps(u64::MAX), 2);
+        assert_eq!(PrioSchedule::new(7, &[]).at(Time::from_ps(1)), 7);
+        assert_eq!(PrioSchedule::new(7, &[(0.0, 1)]).at(Time::ZERO), 1);
+    }
+}

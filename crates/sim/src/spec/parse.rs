@@ -15,6 +15,11 @@ impl Spec {
             .and_then(|v| serde_json::to_value(v).map_err(|_| ()))
         {
             check_tagged_keys(&tree)?;
+            // A queue preset is expanded on the JSON path, which merges the profile after
+            // taking the preset out (see `take_queue_preset`).
+            if queues_not_a_list(&tree) {
+                return Spec::from_json_str(&tree.to_string());
+            }
             if apply_profile(&mut tree)? {
                 return Spec::from_json_str(&tree.to_string());
             }
@@ -51,9 +56,13 @@ impl Spec {
     pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
         if let Ok(mut tree) = serde_json::from_str::<serde_json::Value>(text) {
             check_tagged_keys(&tree)?;
-            if apply_profile(&mut tree)? {
-                let merged = tree.to_string();
-                return Spec::from_json_plain(&merged);
+            let preset = take_queue_preset(&mut tree)?;
+            if apply_profile(&mut tree)? || preset.is_some() {
+                let mut spec = Spec::from_json_plain(&tree.to_string())?;
+                if let Some((preset, admission_given)) = preset {
+                    preset.expand(&mut spec, admission_given)?;
+                }
+                return Ok(spec);
             }
         }
         Spec::from_json_plain(text)
@@ -79,6 +88,40 @@ impl Spec {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a Spec always serializes")
     }
+}
+
+/// Whether `switch.queues` is given, but not as a list: a preset name, known or not, or a
+/// value of the wrong type (both handled by [`take_queue_preset`]).
+fn queues_not_a_list(root: &serde_json::Value) -> bool {
+    root.get("switch").and_then(|s| s.get("queues")).is_some_and(|q| !q.is_array())
+}
+
+/// `switch.queues` given as a preset name: the preset, taken out of the tree so that serde
+/// reads the rest (its expansion, [`QueuePreset::expand`], needs the transports and buffer
+/// read first), and whether the scenario itself sets `switch.admission`. Call before the
+/// profile is merged, so that a profile's admission policy is not taken for the scenario's.
+/// An unknown name, or a value that is neither a list nor a string, is named with the presets.
+fn take_queue_preset(root: &mut serde_json::Value) -> Result<Option<(QueuePreset, bool)>, SpecError> {
+    let Some(switch) = root.get_mut("switch").and_then(|s| s.as_object_mut()) else { return Ok(None) };
+    let Some(queues) = switch.get("queues") else { return Ok(None) };
+    let names = QueuePreset::NAMES.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    let list = "a list of queue tables ([{ ecn_threshold_bytes, cap_bytes, dt_alpha }, ...])";
+    let preset = match queues {
+        serde_json::Value::Array(_) => return Ok(None),
+        serde_json::Value::String(name) => QueuePreset::from_name(name).ok_or_else(|| {
+            SpecError::invalid("switch.queues", queues, format!("unknown queue preset; give one of {names}, or {list}"))
+        })?,
+        other => {
+            return Err(SpecError::invalid(
+                "switch.queues",
+                other,
+                format!("must be {list} or a preset name: {names}"),
+            ))
+        }
+    };
+    let admission_given = switch.contains_key("admission");
+    switch.remove("queues");
+    Ok(Some((preset, admission_given)))
 }
 
 /// serde ignores every other key of an internally tagged enum's unit variant (`{ policy =

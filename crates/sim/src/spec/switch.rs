@@ -1,5 +1,10 @@
 //! `[switch]` (shared buffer, queues, scheduling, admission policy and Credence's oracle) and
 //! `[host]` (the NIC queue: cap, ECN marking, scheduling, and TSQ backpressure).
+//!
+//! `switch.queues` is a list of queue tables, or the name of a [`QueuePreset`]
+//! (`queues = "netapprox_slack"`): a preset is expanded into its explicit list when the scenario
+//! is read, like a profile, so a [`Spec`] (and the resolved JSON) only ever holds the list, and
+//! validation checks it as if the scenario had written it out.
 
 #[allow(unused_imports)]
 use super::*;
@@ -22,7 +27,8 @@ pub struct SwitchSpec {
     #[serde(default)]
     pub admission: AdmissionSpec,
     /// Queues per egress port, by priority class (index 0 = highest priority). Packets of a
-    /// class `>= queues.len()` go to the last queue.
+    /// class `>= queues.len()` go to the last queue. A scenario may instead name a
+    /// [`QueuePreset`] (`queues = "netapprox_slack"`), which reading it expands into this list.
     #[serde(default = "default_queues")]
     pub queues: Vec<QueueSpec>,
 }
@@ -46,6 +52,123 @@ pub const DEFAULT_BUFFER_PER_PORT_PER_GBPS: f64 = 5120.0;
 /// recommendation at 10 Gb/s (§3.4).
 fn default_queues() -> Vec<QueueSpec> {
     vec![QueueSpec { ecn_threshold_bytes: Some(65 * 1500), ..QueueSpec::default() }]
+}
+
+/// A named queue configuration a scenario gives as `switch.queues = "<name>"` instead of a list
+/// of queue tables. Reading the scenario expands it into the explicit list ([`Self::expand`]),
+/// so the resolved JSON shows the queues it stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueuePreset {
+    /// NetApprox's slack-based queues (Xia et al., `shared/papers/netapprox.txt` §5.2, §7.1):
+    /// [`NETAPPROX_CLASSES`] strict-priority queues per egress port. Queue 0 (highest) carries
+    /// non-approximate traffic: it marks ECN above 65 MTU (§7.1: "a marking threshold of 65")
+    /// and may hold the rest of the buffer, `switch.buffer_bytes` minus the approximate queues'
+    /// caps. Queue `k` in 1..=7 carries approximate traffic and holds at most `8 - k` MTU (the
+    /// lowest, queue 7, 1 MTU; queue 1, 7 MTU: [`proto::atp::slack_buffers`]); it never marks
+    /// and drops what does not fit (§7.1: "the approximate queues start to drop packets if the
+    /// queues are full").
+    ///
+    /// The MTU is the run's full packet, `mss_bytes + header_bytes` of `[transport]` (or of a
+    /// workload entry's own transport, if larger: every queue must hold one packet of each). The
+    /// buffer must be one size for every switch, `switch.buffer_bytes` (§7.1: 1.5 MB), and at
+    /// least 29 MTU, so that queue 0 gets at least one. Admission is complete sharing (the
+    /// per-queue caps are the whole policy in the paper) unless the scenario itself sets
+    /// `switch.admission` (a profile's admission policy does not count: the preset, which the
+    /// scenario names, is more specific than a profile's defaults). The scheduler is left as
+    /// given (strict priority by default, as the paper has it).
+    NetapproxSlack,
+}
+
+/// Queues of [`QueuePreset::NetapproxSlack`]: one for non-approximate traffic and seven slack
+/// classes, the eight priority queues of commodity switches that §7.1 configures.
+pub const NETAPPROX_CLASSES: u8 = 8;
+
+impl QueuePreset {
+    /// Every preset name, for error messages.
+    pub const NAMES: &'static [&'static str] = &["netapprox_slack"];
+
+    /// The preset called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<QueuePreset> {
+        serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
+    }
+
+    /// The name a scenario gives.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueuePreset::NetapproxSlack => "netapprox_slack",
+        }
+    }
+
+    /// The preset's queues for full packets of `mtu` bytes and a switch buffer of `buffer_bytes`;
+    /// `None` if the buffer leaves queue 0 less than one MTU.
+    pub fn queues(self, mtu: u64, buffer_bytes: u64) -> Option<Vec<QueueSpec>> {
+        match self {
+            QueuePreset::NetapproxSlack => {
+                let mtu = mtu.max(1);
+                // The approximate queues' caps in MTUs (§5.2); slack_buffers' class-0 entry
+                // counts whole MTUs, but queue 0 gets the exact bytes left over.
+                let mtus = proto::atp::slack_buffers(NETAPPROX_CLASSES, buffer_bytes / mtu)?;
+                let approx_bytes: u64 = mtus[1..].iter().map(|m| m * mtu).sum();
+                let rest = buffer_bytes - approx_bytes;
+                // POSTCONDITION: slack_buffers refuses a rest below one MTU.
+                debug_assert!(rest >= mtu);
+                // §7.1: "a marking threshold of 65" packets on the non-approximate queue.
+                let queue0 = QueueSpec { ecn_threshold_bytes: Some(65 * mtu), cap_bytes: Some(rest), dt_alpha: 1.0 };
+                let approx =
+                    mtus[1..].iter().map(|m| QueueSpec { cap_bytes: Some(m * mtu), ..QueueSpec::default() });
+                Some(std::iter::once(queue0).chain(approx).collect())
+            }
+        }
+    }
+
+    /// Expand the preset into `spec.switch.queues` (and its admission policy, unless
+    /// `admission_given`: the scenario set `switch.admission` itself). Called when a scenario
+    /// is read, once every other key is in place; errors name `switch.queues`.
+    pub(crate) fn expand(self, spec: &mut Spec, admission_given: bool) -> Result<(), SpecError> {
+        let value = format!("{:?}", self.name());
+        let fix = "set switch.buffer_bytes, e.g. 1500000 as in NetApprox §7.1";
+        let s = &spec.switch;
+        let Some(buffer) = s.buffer_bytes else {
+            let why = match (s.buffer_per_port_per_gbps, &s.admission) {
+                (Some(f), _) => format!("switch.buffer_per_port_per_gbps = {f} gives each switch its own size"),
+                (None, AdmissionSpec::Static { port_bytes: Some(p) }) => {
+                    format!("switch.admission.port_bytes = {p} gives each switch its own size (ports x port_bytes)")
+                }
+                (None, _) => format!(
+                    "no switch.buffer_bytes is given, and the default ({DEFAULT_BUFFER_PER_PORT_PER_GBPS} B per port \
+                     per Gbps) gives each switch its own size"
+                ),
+            };
+            return Err(SpecError::invalid(
+                "switch.queues",
+                value,
+                format!(
+                    "queue 0 gets the switch buffer minus the approximate queues' caps, so the buffer must be one \
+                     size for every switch, but {why}: {fix}"
+                ),
+            ));
+        };
+        let mtu = spec.largest_packet().max(1);
+        let queues = self.queues(mtu, buffer).ok_or_else(|| {
+            let approx: u64 = (1..u64::from(NETAPPROX_CLASSES)).sum();
+            SpecError::invalid(
+                "switch.queues",
+                &value,
+                format!(
+                    "switch.buffer_bytes = {buffer} leaves queue 0 less than one MTU ({mtu} B: mss_bytes + header_bytes) \
+                     after the approximate queues' {approx} MTU: set switch.buffer_bytes to at least {} (e.g. 1500000 \
+                     as in NetApprox §7.1)",
+                    (approx + 1) * mtu
+                ),
+            )
+        })?;
+        spec.switch.queues = queues;
+        if !admission_given {
+            spec.switch.admission = AdmissionSpec::CompleteSharing;
+        }
+        Ok(())
+    }
 }
 
 /// Scheduling between the queues of one egress port.

@@ -70,7 +70,7 @@ impl Spec {
     }
 
     /// The largest packet of any of the run's transports, `mss_bytes + header_bytes`.
-    fn largest_packet(&self) -> u64 {
+    pub(crate) fn largest_packet(&self) -> u64 {
         std::iter::once(&self.transport)
             .chain(self.workload.iter().filter_map(|w| w.transport()))
             .map(|t| u64::from(t.mss_bytes()) + u64::from(t.header_bytes()))
@@ -817,6 +817,38 @@ fn check_pair(key: &str, src: u32, dst: u32, num_hosts: u32) -> Result<(), SpecE
     Ok(())
 }
 
+/// `prio_schedule` of a workload entry: times finite, in [0, [`MAX_TIME_US`]] and strictly
+/// increasing (classes are `u8`, so below 256, by type).
+fn check_prio_schedule(prefix: &str, schedule: Option<&[(f64, u8)]>) -> Result<(), SpecError> {
+    let mut last: Option<f64> = None;
+    for (j, &(t, prio)) in schedule.unwrap_or_default().iter().enumerate() {
+        let key = format!("{prefix}.prio_schedule[{j}]");
+        let value = format!("[{t}, {prio}]");
+        if !(t.is_finite() && (0.0..=MAX_TIME_US).contains(&t)) {
+            return Err(SpecError::invalid(
+                key,
+                value,
+                format!(
+                    "the time must be a number of microseconds between 0 and {MAX_TIME_US:e} ({MAX_TIME_NOTE}); each \
+                     entry is [t_us, prio]"
+                ),
+            ));
+        }
+        if let Some(prev) = last.filter(|&p| t <= p) {
+            return Err(SpecError::invalid(
+                key,
+                value,
+                format!(
+                    "times must be strictly increasing: this entry's {t} us is not after the previous entry's {prev} us \
+                     (sort the entries, and merge entries at the same time)"
+                ),
+            ));
+        }
+        last = Some(t);
+    }
+    Ok(())
+}
+
 fn non_negative_us(key: &str, us: f64) -> Result<(), SpecError> {
     if us.is_finite() && (0.0..=MAX_TIME_US).contains(&us) {
         Ok(())
@@ -1055,7 +1087,8 @@ fn check_workload(
     let num_hosts = ctx.topo.num_hosts;
     let sizes = SizeRule::new(transport, ctx);
     match w {
-        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, loaded, .. }) => {
+        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, loaded, prio_schedule, .. }) => {
+            check_prio_schedule(&prefix, prio_schedule.as_deref())?;
             let key = format!("{prefix}.cdf");
             *cdf = resolve_file(&key, cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
             let dist = crate::workload::load_cdf(cdf).map_err(|m| SpecError::invalid(&key, format!("{cdf:?}"), m))?;
@@ -1104,8 +1137,10 @@ fn check_workload(
             senders,
             start_ms,
             duration_ms,
+            prio_schedule,
             ..
         }) => {
+            check_prio_schedule(&prefix, prio_schedule.as_deref())?;
             if !(query_rate_per_host.is_finite() && *query_rate_per_host > 0.0) {
                 return Err(SpecError::invalid(
                     format!("{prefix}.query_rate_per_host"),

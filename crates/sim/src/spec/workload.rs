@@ -155,9 +155,17 @@ pub struct Poisson {
     pub start_ms: f64,
     /// Arrivals happen in `[start_ms, start_ms + duration_ms)`.
     pub duration_ms: f64,
-    /// Priority class of these flows.
+    /// Priority class of these flows (before the first change of `prio_schedule`, if any).
     #[serde(default)]
     pub prio: u8,
+    /// Priority class changes over time, `[[t_us, prio], ...]` (NetApprox Figure 10 moves
+    /// background traffic between queues this way): a transfer this entry starts at or after
+    /// `t_us` (simulated time since the run's start, not since `start_ms`) gets the class of the
+    /// latest such entry; before the first entry, `prio`. Times are finite, non-negative and
+    /// strictly increasing. A transfer keeps the class it started with: a change moves only the
+    /// transfers started after it, never those in flight. Absent: `prio` throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio_schedule: Option<Vec<(f64, u8)>>,
     /// The distribution, read and parsed by [`Spec::validate`].
     #[serde(skip)]
     pub loaded: Loaded<crate::workload::Cdf>,
@@ -189,9 +197,17 @@ pub struct Incast {
     pub start_ms: f64,
     /// Queries happen in `[start_ms, start_ms + duration_ms)`.
     pub duration_ms: f64,
-    /// Priority class of these flows.
+    /// Priority class of these flows (before the first change of `prio_schedule`, if any).
     #[serde(default)]
     pub prio: u8,
+    /// Priority class changes over time, `[[t_us, prio], ...]` (NetApprox Figure 10 moves
+    /// background traffic between queues this way): a response this entry starts at or after
+    /// `t_us` (simulated time since the run's start, not since `start_ms`) gets the class of the
+    /// latest such entry; before the first entry, `prio`. Times are finite, non-negative and
+    /// strictly increasing. A transfer keeps the class it started with: a change moves only the
+    /// transfers started after it, never those in flight. Absent: `prio` throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio_schedule: Option<Vec<(f64, u8)>>,
     /// The transport of this entry's transfers (a `[transport]` table of its own, without the
     /// profile's defaults). Absent: the scenario's `[transport]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
