@@ -112,6 +112,28 @@ buffer_bytes = 1500000
 queues = "netapprox_slack"
 """
 
+# ATP and NetApprox's jobs with only their required keys (and an entry with its own transport).
+ATP_JOBS = MINIMAL_LEAF_SPINE + """
+[transport]
+kind = "atp"
+
+[[workload]]
+kind = "approx_jobs"
+trace = "fbkv"
+scheme = "atp"
+msr = 0.5
+messages = 10
+
+[[workload]]
+kind = "approx_jobs"
+trace = "fbhd"
+scheme = "early_send"
+msr = 0.9
+messages = 5
+receiver = 0
+transport = { kind = "dctcp" }
+"""
+
 # The time-series table with only its required key: Rust and Python fill the same defaults.
 MINIMAL_TIMESERIES = MINIMAL_FAT_TREE + """
 [run.timeseries]
@@ -175,8 +197,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX],
-    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox"],
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX, ATP_JOBS],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox", "atp_jobs"],
 )
 def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
     _assert_same_defaults(text, tmp_path)

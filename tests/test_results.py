@@ -35,6 +35,9 @@ TRANSFER_SERIES_DTYPES = {
     "sent_bytes": "uint64",
     "delivered_bytes": "uint64",
     "alpha": "float64",
+    "tlr": "float64",
+    "loss": "float64",
+    "class": "float64",
 }
 
 
