@@ -375,7 +375,8 @@ class AtpTransport(_Model):
     ``message_bytes`` messages (absent: one packet each) with sampling rate ``msr``; the
     ``approx_jobs`` workload starts jobs of its own. ``variant`` picks one of the paper's
     ablations (``full``, ``base``, ``rc``, ``mrdf``, ``fix_tlr``, ``fix_prio``); the four
-    mechanism keys override it one by one. ``init_rtt_us`` absent: the network's base RTT."""
+    mechanism keys (``rate_control``, ``dynamic_tlr``, ``dynamic_prio``, ``sched``) override it
+    one by one. ``init_rtt_us`` absent: the network's base RTT."""
 
     kind: Literal["atp"] = "atp"
     mss_bytes: U32 = 1424
@@ -384,7 +385,7 @@ class AtpTransport(_Model):
     rate_control: bool | None = None
     dynamic_tlr: bool | None = None
     dynamic_prio: bool | None = None
-    mrdf: bool | None = None
+    sched: Literal["mrdf", "in_order", "new_first"] | None = None
     m: float = 0.125
     init_rtt_us: float | None = None
     classes: U8 = 8
@@ -518,6 +519,7 @@ class ApproxJobsWorkload(_Model):
     msr: float
     messages: U64
     jobs_per_host: U32 = 1
+    load: float | None = None
     senders: list[U32] | None = None
     receiver: U32 | None = None
     start_us: float = 0.0

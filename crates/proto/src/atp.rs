@@ -70,9 +70,9 @@ pub struct AtpConfig {
     /// Move the job between switch queues every epoch by its TLR (§5.2). Off: the class of
     /// TLR_0 throughout (ATP_FixPrio, ATP_FixTLR). Default on.
     pub dynamic_prio: bool,
-    /// Minimal-remaining-data-first scheduling (§4.3). Off: message order (ATP_Base, ATP_RC,
-    /// and applications that need order). Default on.
-    pub mrdf: bool,
+    /// Which message goes next: minimal remaining data first (§4.3), message order, or
+    /// message order with resends after new packets (ATP_Base, ATP_RC). Default MRDF.
+    pub sched: Sched,
     /// A plain transfer (one started with a size, not as a job): its messages' size in bytes.
     /// Default 1460 (one packet per message).
     pub message_bytes: u64,
@@ -96,7 +96,7 @@ impl Default for AtpConfig {
             rate_control: true,
             dynamic_tlr: true,
             dynamic_prio: true,
-            mrdf: true,
+            sched: Sched::Mrdf,
             message_bytes: 1460,
             msr: 1.0,
             max_silent_epochs: 200,
@@ -114,8 +114,8 @@ impl AtpConfig {
         let fixed = AtpConfig { dynamic_tlr: false, dynamic_prio: false, ..full.clone() };
         Some(match name {
             "full" => full,
-            "base" => AtpConfig { rate_control: false, mrdf: false, ..fixed },
-            "rc" => AtpConfig { mrdf: false, ..fixed },
+            "base" => AtpConfig { rate_control: false, sched: Sched::NewFirst, ..fixed },
+            "rc" => AtpConfig { sched: Sched::NewFirst, ..fixed },
             "mrdf" | "fix_tlr" => fixed,
             "fix_prio" => AtpConfig { dynamic_prio: false, ..full },
             _ => return None,
@@ -176,6 +176,12 @@ impl Group {
     /// Messages given up as lost so far.
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+
+    /// A message of the group has a lost packet (it will be sent again): it counts as lost in
+    /// eq. (1) until it arrives whole ([`Group::on_recovered`]).
+    pub fn mark_lost(&mut self) {
+        self.lost += 1;
     }
 
     /// Whether one more message may be given up without breaking the group's MSR.
@@ -348,22 +354,44 @@ struct Message {
     abandoned: bool,
 }
 
+/// Which message a sender serves next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Sched {
+    /// Minimal remaining data first (§4.3), new and lost packets alike.
+    #[default]
+    Mrdf,
+    /// Message order, a lost packet before later messages (for applications that need
+    /// order, §4.3 footnote 4).
+    InOrder,
+    /// Message order, new packets before any lost one is resent (ATP_Base, §7.1.3: "after
+    /// sending out all packets, retransmit lost packets").
+    NewFirst,
+}
+
 /// Minimal-remaining-data-first scheduling (§4.3): the next packet comes from the message with
 /// the least data not yet delivered (total minus acknowledged bytes), among never-sent and
-/// lost-to-resend packets alike; ties, and everything when `ordered`, go to the lowest message
-/// id, packets in order.
+/// lost-to-resend packets alike; ties go to the lowest message id, packets in order. The other
+/// [`Sched`] modes order messages by id instead.
 #[derive(Clone, Debug, Default)]
 pub struct Mrdf {
     messages: Vec<Message>,
-    /// (remaining bytes, or 0 when ordered, message) of every message with a sendable packet.
+    /// (key, message) of every message with a sendable packet: the remaining bytes (MRDF), 0
+    /// (in order), or whether it has a packet to resend (new first).
     ready: BTreeSet<(u64, u32)>,
-    ordered: bool,
+    mode: Sched,
 }
 
 impl Mrdf {
     /// A scheduler over no messages; `ordered` turns MRDF off (message order, §4.3 footnote 4).
     pub fn new(ordered: bool) -> Mrdf {
-        Mrdf { ordered, ..Mrdf::default() }
+        Mrdf::with_mode(if ordered { Sched::InOrder } else { Sched::Mrdf })
+    }
+
+    /// A scheduler over no messages in `mode`.
+    pub fn with_mode(mode: Sched) -> Mrdf {
+        Mrdf { mode, ..Mrdf::default() }
     }
 
     /// Add a message of packets of these sizes; returns its id (ids count from 0).
@@ -387,7 +415,12 @@ impl Mrdf {
 
     fn key(&self, id: u32) -> (u64, u32) {
         let m = &self.messages[id as usize];
-        (if self.ordered { 0 } else { m.total_bytes - m.acked_bytes }, id)
+        let k = match self.mode {
+            Sched::Mrdf => m.total_bytes - m.acked_bytes,
+            Sched::InOrder => 0,
+            Sched::NewFirst => u64::from(m.sendable.iter().any(|&p| m.sent[p as usize])),
+        };
+        (k, id)
     }
 
     /// Re-file message `id` after a change; `old` is its key before the change, if it was filed.

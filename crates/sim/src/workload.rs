@@ -292,6 +292,10 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                         msr: a.msr,
                         messages: a.messages,
                         jobs_per_host: a.jobs_per_host,
+                        gap_scale: a.load.map_or(1.0, |load| {
+                            let want_s = a.trace.mean_message_bytes() * 8.0 / (load * net.topo.host_rate.get() as f64);
+                            want_s / a.trace.mean_gap().as_secs_f64().max(1e-15)
+                        }),
                         senders,
                         receivers: a.receiver.map_or(Receivers::Random, Receivers::One),
                         start: Time::from_secs_f64(a.start_us * 1e-6),

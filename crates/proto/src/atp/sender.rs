@@ -12,10 +12,16 @@
 //! - Per-packet ACKs. A packet not acknowledged one loss timeout after it left (RFC 6298's
 //!   `SRTT + 4 RTTVAR`, no lower bound) is lost; losses are detected at epoch ends. CHOICE: the
 //!   paper names no loss detector; ATP has no duplicate ACKs or RTO (§4).
-//! - A lost packet's message is given up if its group may still lose one (eq. (1)'s
-//!   numerator is positive): ATP retransmits only what the MSR needs (§4.1, §4.3). Otherwise
-//!   the packet is sent again, in MRDF order among new packets (§4.3). A message given up and
-//!   then acknowledged whole after all counts as delivered, and its loss is taken back.
+//! - A lost packet goes back to the scheduler, to be sent again when MRDF picks it among the
+//!   new packets (§4.3: "ATP can choose both un-acknowledged packets and new packets"): a
+//!   message with one packet left goes before a new one of two, a lost one-packet message ties
+//!   with a new one-packet message. Nothing is given up explicitly: the job ends once
+//!   `ceil(MSR x N)` messages are delivered, and what was not resent by then is its loss, so
+//!   ATP retransmits only while the MSR still needs messages. Eq. (1) counts a message with a
+//!   lost packet as lost until it arrives whole. CHOICE: an earlier version gave a lost
+//!   message up at once while its group had slack; when messages arrive over time (the
+//!   application produces them), that made a job wait for new messages to be produced where
+//!   resending one it had would have been faster, as the paper says of UDP (§7.1.1).
 //! - At each epoch end, the newest earlier epoch whose packets are all acknowledged or lost
 //!   by then is measured (footnote 3: `1 - acked / sent` over its packets) against the TLR it
 //!   ran with: eq. (3) if above, eq. (2) if below or if nothing was lost. CHOICE: an epoch is
@@ -35,8 +41,8 @@
 //!   `max_silent_epochs` epochs in a row without any ACK, or once closed with a group that can
 //!   no longer complete (fewer messages handed over than its N).
 //!
-//! INVARIANT: a group never gives up more than `N - ceil(MSR x N)` messages, so a job that
-//! completes has a measured message loss rate of at most `1 - MSR` per group.
+//! INVARIANT: a job completes only with `ceil(MSR x N)` messages of every group delivered, so
+//! its measured message loss rate is at most `1 - MSR` per group.
 //! INVARIANT: `outstanding` holds the transmissions `front_tx .. next_tx` in order.
 
 use std::collections::VecDeque;
@@ -85,9 +91,11 @@ impl std::error::Error for JobError {}
 /// A message's fate at the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MsgState {
+    /// Not whole yet, no packet lost.
     Pending,
+    /// Not whole yet, a packet lost (counted lost in its group until it arrives whole).
+    Lossy,
     Delivered,
-    Abandoned,
 }
 
 /// One transmission awaiting its ACK.
@@ -257,7 +265,7 @@ impl AtpSender {
             groups,
             msg_group: Vec::new(),
             msg_state: Vec::new(),
-            sched: Mrdf::new(!cfg.mrdf),
+            sched: Mrdf::with_mode(cfg.sched),
             outstanding: VecDeque::new(),
             front_tx: 0,
             next_tx: 0,
@@ -455,7 +463,7 @@ impl AtpSender {
         if self.sched.on_ack(msg, pkt) {
             match self.msg_state[msg as usize] {
                 MsgState::Pending => self.groups[g].on_delivered(),
-                MsgState::Abandoned => self.groups[g].on_recovered(),
+                MsgState::Lossy => self.groups[g].on_recovered(),
                 MsgState::Delivered => return,
             }
             self.msg_state[msg as usize] = MsgState::Delivered;
@@ -581,19 +589,18 @@ impl AtpSender {
         r.count.get_mut(g)
     }
 
-    /// Packet `pkt` of message `msg` is lost: give the message up if its group may lose one,
-    /// else send the packet again.
+    /// Packet `pkt` of message `msg` is lost: the message counts as lost in eq. (1) until it
+    /// arrives whole, and the packet may be sent again, when the scheduler picks it.
     fn on_packet_lost(&mut self, msg: u32, pkt: u32) {
-        if self.msg_state[msg as usize] != MsgState::Pending {
-            return;
+        match self.msg_state[msg as usize] {
+            MsgState::Delivered => return,
+            MsgState::Pending => {
+                self.msg_state[msg as usize] = MsgState::Lossy;
+                self.groups[self.msg_group[msg as usize] as usize].mark_lost();
+            }
+            MsgState::Lossy => {}
         }
-        let g = self.msg_group[msg as usize] as usize;
-        if self.groups[g].give_up() {
-            self.msg_state[msg as usize] = MsgState::Abandoned;
-            self.sched.abandon(msg);
-        } else {
-            self.sched.on_lost(msg, pkt);
-        }
+        self.sched.on_lost(msg, pkt);
     }
 
     fn check_complete(&mut self) {

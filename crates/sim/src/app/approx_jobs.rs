@@ -12,9 +12,10 @@
 //!   sample is delivered. CHOICE: the paper samples "with a sampling rate of MSR"; a Bernoulli
 //!   sample could fall short of MSR x N, so we draw the exact count.
 //! - `udp`: each message is a UDP transfer at line rate, started when ready, never resent.
-//!   UDP has no acknowledgements, so the job ends `udp_timeout_us` after its last message
-//!   was handed over, or when every message arrived; the messages that did not arrive by then
-//!   are its loss (no bound holds).
+//!   Its job ends when its last message arrives: known when every message arrived, or
+//!   `udp_timeout_us` after the last was handed over (the record is written then, with the
+//!   time of the last arrival as its end); the messages that did not arrive by then are its
+//!   loss (no bound holds). The sender starts its next job after that wait.
 //!
 //! Records one `job` unit per job: start, end, the ideal JCT, the messages (N, required,
 //! delivered), the measured loss rate `1 - delivered / N`, bytes and packets sent and resent.
@@ -76,6 +77,8 @@ pub struct ApproxJobsConf {
     pub messages: u64,
     /// Jobs each sender runs, one after another.
     pub jobs_per_host: u32,
+    /// Factor on every gap the trace gives (1: the trace's own).
+    pub gap_scale: f64,
     /// Sending hosts.
     pub senders: Vec<u32>,
     /// Who receives.
@@ -124,6 +127,8 @@ struct Job {
     packets_sent: u64,
     packets_retx: u64,
     transfers: u32,
+    /// When the last message arrived whole (UDP's end).
+    last_arrival: Option<Time>,
     done: bool,
 }
 
@@ -179,7 +184,8 @@ impl ApproxJobs {
         let mut msgs = Vec::with_capacity(c.messages as usize);
         for k in 0..c.messages {
             if k > 0 {
-                t = t.saturating_add(c.trace.message_gap(rng.gen::<f64>()));
+                let gap = c.trace.message_gap(rng.gen::<f64>());
+                t = t.saturating_add(if c.gap_scale == 1.0 { gap } else { Dur::from_secs_f64(gap.as_secs_f64() * c.gap_scale) });
             }
             msgs.push((t, c.trace.message_bytes(rng.gen::<f64>())));
         }
@@ -208,6 +214,7 @@ impl ApproxJobs {
             packets_sent: 0,
             packets_retx: 0,
             transfers: 0,
+            last_arrival: None,
             done: false,
         };
         if c.scheme == ApproxScheme::Atp {
@@ -319,12 +326,18 @@ impl ApproxJobs {
             whole.max(last)
         });
         let loss = 1.0 - delivered as f64 / n as f64;
+        // UDP's job ends with its last arrival (found once the stragglers' wait is over);
+        // every other scheme's when it has what it needs, now.
+        let end = match c.scheme {
+            ApproxScheme::Udp => job.last_arrival.unwrap_or(job.start).max(job.start),
+            _ => ctx.now(),
+        };
         ctx.record_unit(UnitRecord {
             app: 0,
             kind: "job",
             unit: j as u64,
             start: job.start,
-            end: ctx.now(),
+            end,
             ideal,
             num_transfers: job.transfers,
             bytes: job.msgs.iter().map(|m| m.1).sum(),
@@ -401,6 +414,7 @@ impl Application for ApproxJobs {
         job.open.retain(|&f| f != done.transfer);
         if matches!(done.outcome, Outcome::Complete | Outcome::Enough) {
             job.delivered += 1;
+            job.last_arrival = Some(ctx.now());
         }
         let finished = match self.conf.scheme {
             ApproxScheme::EarlySend | ApproxScheme::SampleSend => job.delivered >= job.required,

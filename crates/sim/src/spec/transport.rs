@@ -215,6 +215,19 @@ impl Default for UdpSpec {
     }
 }
 
+/// Which message an ATP sender serves next (`proto::atp::Sched`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtpSched {
+    /// Minimal remaining data first (§4.3).
+    #[default]
+    Mrdf,
+    /// Message order, a resend before later messages.
+    InOrder,
+    /// Message order, resends after new packets (ATP_Base).
+    NewFirst,
+}
+
 /// Which of NetApprox's ATP variants (§7.1.2-7.1.3) a scenario runs; each mechanism can also
 /// be switched on its own with the keys of the same name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,9 +236,10 @@ pub enum AtpVariant {
     /// Every mechanism (ATP_Full).
     #[default]
     Full,
-    /// No rate control (R_max throughout), message order, TLR and class fixed (ATP_Base).
+    /// No rate control (R_max throughout), message order with resends after new packets, TLR
+    /// and class fixed (ATP_Base).
     Base,
-    /// Rate control against a fixed TLR, message order (ATP_RC).
+    /// Rate control against a fixed TLR, scheduled as ATP_Base (ATP_RC).
     Rc,
     /// ATP_RC plus MRDF (ATP_MRDF).
     Mrdf,
@@ -274,9 +288,11 @@ pub struct AtpSpec {
     /// Move jobs between switch classes by their TLR (§5.2); absent: as the variant says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_prio: Option<bool>,
-    /// Minimal-remaining-data-first scheduling (§4.3); absent: as the variant says.
+    /// Which message goes next: `mrdf` (minimal remaining data first, §4.3), `in_order`
+    /// (message order, a resend first) or `new_first` (message order, resends after new
+    /// packets: ATP_Base); absent: as the variant says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mrdf: Option<bool>,
+    pub sched: Option<AtpSched>,
     /// Eq. (2)'s reaction speed m in (0, 1] (the paper gives none; 1/8 is ours).
     #[serde(default = "default_atp_m")]
     pub m: f64,
@@ -312,7 +328,7 @@ impl Default for AtpSpec {
             rate_control: None,
             dynamic_tlr: None,
             dynamic_prio: None,
-            mrdf: None,
+            sched: None,
             m: default_atp_m(),
             init_rtt_us: None,
             classes: default_atp_classes(),
@@ -405,7 +421,7 @@ impl TransportSpec {
                 rate_control: Some(true),
                 dynamic_tlr: Some(true),
                 dynamic_prio: Some(true),
-                mrdf: Some(true),
+                sched: Some(AtpSched::Mrdf),
                 init_rtt_us: Some(1.0),
                 message_bytes: Some(1),
                 rate_gbps: Some(1.0),

@@ -1023,6 +1023,11 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
         return Err(SpecError::invalid(key("messages"), a.messages, format!("must be between 1 and {max}")));
     }
     positive(&key("jobs_per_host"), a.jobs_per_host)?;
+    if let Some(l) = a.load {
+        if !(l > 0.0 && l <= 1.0) {
+            return Err(SpecError::invalid(key("load"), l, "must be in (0, 1] (a fraction of the host link); leave it out for the trace's own gaps"));
+        }
+    }
     let host = |k: String, h: u32| {
         if h >= num_hosts {
             return Err(SpecError::invalid(k, h, format!("no such host (the topology has hosts 0..{num_hosts})")));

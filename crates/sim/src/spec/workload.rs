@@ -46,6 +46,12 @@ pub struct ApproxJobsSpec {
     /// Jobs each sender runs, one after another.
     #[serde(default = "default_one")]
     pub jobs_per_host: u32,
+    /// Each sender's offered load while a job runs, as a fraction of its host link: the
+    /// trace's gaps are scaled (their shape kept) so that the mean message size over the mean
+    /// gap is `load x` the line rate. Absent: the trace's own gaps (FBKV's are microseconds
+    /// apart for messages of a few hundred bytes: about 0.15 Gb/s per job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
     /// Sending hosts; absent: every host (but `receiver`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub senders: Option<Vec<u32>>,

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use proto::atp::Sched;
 use proto::{AtpConfig, CcKind, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
@@ -14,7 +15,7 @@ use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
 use crate::queue::{Port, QueueConf};
 use crate::route::Routes;
-use crate::spec::{NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{AtpSched, NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::packet::Packet;
 use crate::topo::{Counts, LinkSpec, Topology};
 use crate::SimError;
@@ -73,7 +74,11 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
                 rate_control: a.rate_control.unwrap_or(v.rate_control),
                 dynamic_tlr: a.dynamic_tlr.unwrap_or(v.dynamic_tlr),
                 dynamic_prio: a.dynamic_prio.unwrap_or(v.dynamic_prio),
-                mrdf: a.mrdf.unwrap_or(v.mrdf),
+                sched: a.sched.map_or(v.sched, |s| match s {
+                    AtpSched::Mrdf => Sched::Mrdf,
+                    AtpSched::InOrder => Sched::InOrder,
+                    AtpSched::NewFirst => Sched::NewFirst,
+                }),
                 message_bytes: a.message_bytes.unwrap_or(u64::from(a.mss_bytes)),
                 msr: a.msr,
                 max_silent_epochs: a.max_silent_epochs,
