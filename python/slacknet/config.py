@@ -392,7 +392,7 @@ class AtpTransport(_Model):
     ack_prio: U8 = 0
     message_bytes: U64 | None = None
     msr: float = 1.0
-    max_silent_epochs: U32 = 200
+    max_silent_epochs: U32 = 10_000
     rate_gbps: float | None = None
 
 

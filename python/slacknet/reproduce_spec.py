@@ -63,6 +63,7 @@ __all__ = [
     "GainCheck",
     "NativeSource",
     "NonDecreasingCheck",
+    "BoundCheck",
     "Outcome",
     "Paper",
     "RatioCheck",
@@ -332,6 +333,24 @@ class ValueCheck(_CheckBase):
         return Outcome(holds, f"{who}{self.metric} {v:.3f}{where} (want {want})")
 
 
+class BoundCheck(_Ranged):
+    """``series`` lies within ``min`` and/or ``max`` (inclusive) at every x in range."""
+
+    what: ClassVar[str] = "a `bound` check"
+    kind: Literal["bound"]
+    min: float | None = None
+    max: float | None = None
+
+    def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
+        r = _curve(self._pivot(table, x, series), self.series, self.metric).to_numpy(dtype=np.float64)
+        lo, hi = float(np.nanmin(r)), float(np.nanmax(r))
+        holds = bool(np.isfinite(r).all()) and (self.min is None or lo >= self.min) and (self.max is None or hi <= self.max)
+        want = " and ".join(w for w in (None if self.min is None else f">= {_num(self.min)}",
+                                        None if self.max is None else f"<= {_num(self.max)}") if w) or "any"
+        who = f"{self.series} " if self.series is not None else ""
+        return Outcome(holds, f"{who}{self.metric} from {lo:.3f} to {hi:.3f} (want every point {want})")
+
+
 class NonDecreasingCheck(_Ranged):
     """``series`` never falls by more than ``slack`` from one x to the next (in range)."""
 
@@ -388,10 +407,10 @@ class BelowUntilCheck(_Ranged):
 
 #: One check of a claim, chosen by its ``kind``.
 Check = Annotated[
-    Union[RatioCheck, GainCheck, ValueCheck, NonDecreasingCheck, BelowUntilCheck],
+    Union[RatioCheck, GainCheck, ValueCheck, NonDecreasingCheck, BelowUntilCheck, BoundCheck],
     Field(discriminator="kind"),
 ]
-_CHECK_KINDS = ("ratio", "gain", "value", "non_decreasing", "below_until")
+_CHECK_KINDS = ("ratio", "gain", "value", "non_decreasing", "below_until", "bound")
 
 
 # ---- the description -----------------------------------------------------------------------

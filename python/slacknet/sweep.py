@@ -17,6 +17,13 @@ A sweep is data (a TOML file), not code::
     values = [0.2, 0.4, 0.6, 0.8]
     name = "load0"              # optional column name (default: the key's last part, "load")
 
+    [[axis]]
+    key = "*"                   # a joint axis: each value sets several keys together
+    name = "scheme"             # (needs a name and labels)
+    values = [{ "workload[0].scheme" = "atp", "transport" = { kind = "atp" } },
+              { "workload[0].scheme" = "early_send", "transport" = { kind = "dctcp" } }]
+    labels = ["ATP", "DCTCP-ES"]
+
 Relative paths are relative to the sweep file, in the base's name and in axis values alike (a
 Credence forest ``{ kind = "forest", path = "model.json" }`` next to the sweep), whatever the
 working directory.
@@ -85,7 +92,10 @@ METRIC_COLUMNS = (
     "short_p50", "short_p95", "short_p99",
     "long_p50", "long_p95", "long_p99",
     "incast_p50", "incast_p95", "incast_p99", "incast_rto_frac",
-    "drops", "leaf_occ_p99_pct", "leaf_occ_p9999_pct", "wall_s",
+    "drops", "leaf_occ_p99_pct", "leaf_occ_p9999_pct",
+    "jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max", "loss_over", "retx_frac",
+    "occ_mean_kb", "occ_p99_kb", "bg_jobs", "bg_jct_mean_us",
+    "wall_s",
 )
 #: The columns after the metrics: how each run ended.
 STATUS_COLUMNS = ("status", "reused", "error")
@@ -172,7 +182,8 @@ class SweepRun:
 
 
 def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
-    """Set a dotted ``key`` (``a.b[0].c``) in a scenario dict, creating tables as needed.
+    """Set a dotted ``key`` (``a.b[0].c``) in a scenario dict, creating tables as needed (and a
+    list item just past the end, when the key names that item as a whole: ``workload[1]``).
     Raises :class:`SpecError` naming the key if it does not fit the tree."""
     parts = key.split(".")
     node: Any = tree
@@ -196,10 +207,15 @@ def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
             return
         node = node.setdefault(name, {} if idx == [] else [])
         for j, i in enumerate(idx):
-            if not isinstance(node, list) or i >= len(node):
+            at_end = last and j == len(idx) - 1
+            # The item just past the end may be set as a whole: a sweep adds a workload entry.
+            if not isinstance(node, list) or i > len(node) or (i == len(node) and not at_end):
                 raise spec_error(key, None, f"{name} has no item {i}")
-            if last and j == len(idx) - 1:
-                node[i] = copy.deepcopy(value)
+            if at_end:
+                if i == len(node):
+                    node.append(copy.deepcopy(value))
+                else:
+                    node[i] = copy.deepcopy(value)
                 return
             node = node[i]
 
@@ -230,6 +246,16 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
             raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
         key = tuple(str(k) for k in a["key"]) if isinstance(a["key"], list) else str(a["key"])
         name = None if a.get("name") is None else str(a["name"])
+        if key == "*":
+            # A joint axis: each value is a table of dotted keys set together (a scheme and the
+            # transport it runs over).
+            if name is None or labels is None:
+                raise spec_error(f"axis[{i}]", None, 'an axis with key = "*" needs a `name` and `labels`')
+            for j, v in enumerate(a["values"]):
+                if not isinstance(v, dict) or not v:
+                    raise spec_error(f"axis[{i}].values[{j}]", json.dumps(v, default=str),
+                                     'with key = "*" each value is a table of dotted keys, e.g. '
+                                     '{ "workload[0].scheme" = "atp", "transport.kind" = "atp" }')
         axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels], name))
     seeds = [int(s) for s in raw.get("seeds", [base.seed])]
     return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds, folder=p.resolve().parent)
@@ -249,8 +275,12 @@ def expand(sweep: Sweep) -> list[SweepRun]:
             tree = copy.deepcopy(base)
             labels, values = {}, {}
             for a, i in zip(sweep.axes, combo):
-                for k in a.keys:
-                    set_key(tree, k, a.values[i])
+                if a.key == "*":
+                    for k, v in a.values[i].items():
+                        set_key(tree, k, v)
+                else:
+                    for k in a.keys:
+                        set_key(tree, k, a.values[i])
                 labels[a.column] = a.label(i)
                 values[a.column] = a.values[i]
             tree["seed"] = seed
@@ -326,7 +356,55 @@ def run_metrics(res: Results) -> dict[str, float]:
         out["leaf_occ_p9999_pct"] = float(np.percentile(pct, 99.99))
     else:
         out["leaf_occ_p99_pct"] = out["leaf_occ_p9999_pct"] = math.nan
+    out.update(_job_metrics(res))
     out["wall_s"] = float(s.get("wall_time_s", math.nan))
+    return out
+
+
+def _job_metrics(res: Results) -> dict[str, float]:
+    """NetApprox's job metrics (``job`` rows of ``apps``): of the first workload entry with jobs,
+    the number of jobs, how many gave up (their transport ended without what they needed), mean
+    and p95 JCT, mean slowdown (JCT over the ideal), the mean and
+    largest measured loss rate, ``loss_over`` (the largest loss rate minus its allowance
+    ``1 - MSR``: positive means a job lost more than it may), ``retx_frac`` (resent packets
+    over packets sent); of the other entries with jobs (``bg_``), the number and mean JCT; and
+    the mean and p99 of every switch's sampled buffer occupancy (``occ_mean_kb``,
+    ``occ_p99_kb``, the paper's queue lengths). NaN where a run has no jobs."""
+    nan = math.nan
+    out = {k: nan for k in ("jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max",
+                            "loss_over", "retx_frac", "bg_jobs", "bg_jct_mean_us")}
+    occ = res.occupancy
+    if len(occ):
+        b = occ["bytes"].to_numpy(dtype=np.float64) / 1e3
+        out["occ_mean_kb"], out["occ_p99_kb"] = float(b.mean()), float(np.percentile(b, 99))
+    else:
+        out["occ_mean_kb"] = out["occ_p99_kb"] = nan
+    apps = res.apps
+    if apps.empty or "kind" not in apps.columns:
+        return out
+    jobs = apps[apps["kind"] == "job"]
+    if jobs.empty:
+        return out
+    first = int(jobs["app"].min())
+    main, bg = jobs[jobs["app"] == first], jobs[jobs["app"] != first]
+    jct = main["duration_us"].to_numpy(dtype=np.float64)
+    loss = main["loss_rate"].to_numpy(dtype=np.float64)
+    sent = main["packets_sent"].to_numpy(dtype=np.float64)
+    retx = main["packets_retx"].to_numpy(dtype=np.float64)
+    out.update(
+        jobs=float(len(main)),
+        jobs_gave_up=float(main["gave_up"].sum()) if "gave_up" in main.columns else nan,
+        jct_mean_us=float(jct.mean()),
+        jct_p95_us=float(np.percentile(jct, 95)),
+        job_slowdown=float((jct / main["ideal_us"].to_numpy(dtype=np.float64)).mean()),
+        loss_mean=float(loss.mean()),
+        loss_max=float(loss.max()),
+        loss_over=float((loss - main["loss_allowance"].to_numpy(dtype=np.float64)).max()),
+        retx_frac=float(retx[sent >= 0].sum() / max(sent[sent >= 0].sum(), 1.0)),
+    )
+    if len(bg):
+        out["bg_jobs"] = float(len(bg))
+        out["bg_jct_mean_us"] = float(bg["duration_us"].mean())
     return out
 
 

@@ -78,8 +78,9 @@ pub struct AtpConfig {
     pub message_bytes: u64,
     /// A plain transfer's MSR (one group). Default 1 (reliable).
     pub msr: f64,
-    /// Give up after this many epochs in a row that sent packets and got no ACK at all.
-    /// Default 200.
+    /// Give up after this many epochs in a row that sent packets and got no ACK at all
+    /// (measured epochs, about one RTT each). Default 10,000: a job in a low class can be
+    /// starved for long by strict priority (§5.2) and must not give up for that.
     pub max_silent_epochs: u32,
 }
 
@@ -99,7 +100,7 @@ impl Default for AtpConfig {
             sched: Sched::Mrdf,
             message_bytes: 1460,
             msr: 1.0,
-            max_silent_epochs: 200,
+            max_silent_epochs: 10_000,
         }
     }
 }

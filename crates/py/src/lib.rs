@@ -396,6 +396,7 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("messages_delivered", |a| a.messages_delivered)
         .num("loss_rate", |a| a.loss_rate)
         .num("loss_allowance", |a| a.loss_allowance)
+        .num("gave_up", |a| a.gave_up)
         .done();
     let switches = Table::new(&out.switches)
         .num("switch", |s| s.switch)

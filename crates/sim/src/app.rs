@@ -136,6 +136,9 @@ pub struct JobCounts {
     pub worst_group_loss: f64,
     /// That group's allowance, `1 - MSR` (the bound its loss rate must stay within).
     pub worst_group_allowance: f64,
+    /// The job ended without what it needed: its transport gave up (ATP after
+    /// `max_silent_epochs` without an ACK; a reliable transfer after `max_retries`).
+    pub gave_up: bool,
 }
 
 /// A command about a transfer already started (see [`AppCtx`]), carried out after the

@@ -99,6 +99,9 @@ pub struct AppRecord {
     /// That group's allowance `1 - MSR` (rounded to whole messages): `loss_rate` must not
     /// exceed it for a reliable scheme; NaN for other units.
     pub loss_allowance: f64,
+    /// 1 if the job's transport gave up before it had what it needed, else 0 (and for other
+    /// units).
+    pub gave_up: u8,
 }
 
 /// The role of a switch in its topology.

@@ -129,6 +129,8 @@ struct Job {
     transfers: u32,
     /// When the last message arrived whole (UDP's end).
     last_arrival: Option<Time>,
+    /// A message's reliable transfer gave up (ES, SS).
+    gave_up: bool,
     done: bool,
 }
 
@@ -215,6 +217,7 @@ impl ApproxJobs {
             packets_retx: 0,
             transfers: 0,
             last_arrival: None,
+            gave_up: false,
             done: false,
         };
         if c.scheme == ApproxScheme::Atp {
@@ -349,6 +352,7 @@ impl ApproxJobs {
                 lost: n - delivered.min(n),
                 worst_group_loss: loss,
                 worst_group_allowance: 1.0 - required as f64 / n as f64,
+                gave_up: atp.map_or(job.gave_up, |a| a.gave_up),
             }),
             sent: Some((job.bytes_sent, job.packets_sent, job.packets_retx)),
             dst: Some(job.dst),
@@ -412,9 +416,13 @@ impl Application for ApproxJobs {
             return;
         }
         job.open.retain(|&f| f != done.transfer);
-        if matches!(done.outcome, Outcome::Complete | Outcome::Enough) {
-            job.delivered += 1;
-            job.last_arrival = Some(ctx.now());
+        match done.outcome {
+            Outcome::Complete | Outcome::Enough => {
+                job.delivered += 1;
+                job.last_arrival = Some(ctx.now());
+            }
+            Outcome::GivenUp => job.gave_up = true,
+            Outcome::Cancelled => {}
         }
         let finished = match self.conf.scheme {
             ApproxScheme::EarlySend | ApproxScheme::SampleSend => job.delivered >= job.required,

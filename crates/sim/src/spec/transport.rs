@@ -357,7 +357,7 @@ fn default_atp_msr() -> f64 {
     1.0
 }
 fn default_atp_silent() -> u32 {
-    200
+    10_000
 }
 
 impl TransportSpec {

@@ -477,7 +477,11 @@ impl Simulation {
         let Some((spec, rt)) = self.transfers.get(f) else { return };
         let (_, _, delivered) = rt.counters();
         let st = rt.sender.as_ref().map(|s| s.stats()).unwrap_or_default();
-        let job = rt.sender.as_ref().and_then(|s| s.as_atp_sender()).map(|a| job_counts(&a.report()));
+        let job = rt
+            .sender
+            .as_ref()
+            .and_then(|s| s.as_atp_sender())
+            .map(|a| JobCounts { gave_up: outcome == Outcome::GivenUp, ..job_counts(&a.report()) });
         self.notes.push_back((
             spec.app,
             TransferDone {

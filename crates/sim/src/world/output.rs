@@ -115,6 +115,7 @@ impl Simulation {
                     messages_delivered: u.job.map_or(0, |j| j.delivered),
                     loss_rate: u.job.map_or(f64::NAN, |j| j.worst_group_loss),
                     loss_allowance: u.job.map_or(f64::NAN, |j| j.worst_group_allowance),
+                    gave_up: u8::from(u.job.is_some_and(|j| j.gave_up)),
                 }
             })
             .collect();
