@@ -144,6 +144,6 @@ def test_push_out_beats_drop_tail_dt_on_incast_bursts(report: Report) -> None:
 
 
 def test_cli_reproduce_rejects_unknown_paper(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["reproduce", "netapprox", "--experiments", str(REPO / "experiments")]) == 2
+    assert main(["reproduce", "no_such_paper", "--experiments", str(REPO / "experiments")]) == 2
     err = capsys.readouterr().err
-    assert "netapprox" in err and "credence" in err
+    assert "no_such_paper" in err and "credence" in err and "netapprox" in err

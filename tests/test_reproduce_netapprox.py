@@ -1,0 +1,83 @@
+"""The reduced NetApprox reproduction runs end to end from its description (about 25 s), each
+figure's mechanisms are exercised, and the verdicts on the paper's claims are pinned: a change
+to any of them must be deliberate (README, "NetApprox", says why each that fails does)."""
+
+from __future__ import annotations
+
+import pytest
+
+from slacknet.reproduce import Report, load_paper, render, reproduce
+
+from .conftest import REPO
+
+#: Every claim of experiments/netapprox/reproduce.toml and its verdict on the reduced run (seed 1).
+VERDICTS = [
+    ("Figures 5 and 7", "ATP has the best JCT of all schemes at every MSR", False),
+    ("Figures 5 and 7", "ATP's JCT is well below SampleSend's (the paper: up to 80% lower), on average over the MSRs "
+     "at least 20% lower", False),
+    ("Figures 5 and 7", "ATP keeps the smallest queues (Figures 7, 8)", False),
+    ("Figures 5 and 7", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
+    ("Figures 5 and 7", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", False),
+    ("Figures 6 and 8", "ATP has the best JCT of all schemes at every MSR", False),
+    ("Figures 6 and 8", "ATP's JCT is well below SampleSend's (the paper: up to 80% lower), on average over the MSRs "
+     "at least 20% lower", True),
+    ("Figures 6 and 8", "ATP keeps the smallest queues (Figures 7, 8)", True),
+    ("Figures 6 and 8", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
+    ("Figures 6 and 8", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", True),
+    ("Figure 9", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
+    ("Figure 9", "all-to-one, ATP has the best JCT at every MSR", True),
+    ("Figure 11", "ATP_Full's measured loss rate never exceeds 1 - MSR in any job (with background traffic, and next "
+     "to FBHD)", True),
+    ("Figure 11", "ATP_Full <= ATP_FixPrio <= ATP_FixTLR <= DCTCP-ES in JCT at every MSR", False),
+    ("Figure 12", "ATP_Full's measured loss rate never exceeds 1 - MSR in any job (with background traffic, and next "
+     "to FBHD)", True),
+    ("Figure 12", "each technique helps: ATP_Full <= ATP_MRDF <= ATP_RC <= ATP_Base in JCT at every MSR", False),
+    ("Figure 13", "non-approximate jobs finish sooner next to ATP than next to DCTCP-ES at every MSR", True),
+    ("Figure 14", "ATP_Full's measured loss rate never exceeds 1 - MSR in any job (with background traffic, and next "
+     "to FBHD)", True),
+    ("Figure 14", "with FBHD competing, ATP_Full gives FBKV a lower JCT than ATP_FixPrio and ATP_FixTLR at every load",
+     False),
+]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    paper = load_paper(REPO / "experiments", "netapprox")
+    # One seed keeps the suite's time; the description's two are for users.
+    return reproduce(paper, tmp_path_factory.mktemp("netapprox"), jobs=2, seeds=[1])
+
+
+def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
+    assert set(report.figures) == {"fig5", "fig6", "fig9", "fig11", "fig12", "fig13", "fig14"}
+    for fid, table in report.figures.items():
+        assert (table["status"] == "ok").all(), fid
+        assert (table["jobs"] > 0).all(), fid
+        assert (report.out_dir / f"{fid}.csv").is_file() and (report.out_dir / f"{fid}.png").is_file()
+
+
+def test_the_claims_and_their_verdicts(report: Report) -> None:
+    assert [(c.title, c.text, c.holds) for c in report.claims] == VERDICTS, report.claims
+    text = render(report)
+    for title, claim, holds in VERDICTS:
+        assert f"[{'holds   ' if holds else 'NOT MET '}] {title}: {claim}: " in text
+
+
+def test_the_mechanisms_are_exercised(report: Report) -> None:
+    f5, f6 = report.figures["fig5"], report.figures["fig6"]
+    atp5 = f5[f5["scheme"] == "ATP"]
+    # ATP runs into its small approximate queues and resends; DCTCP's schemes do not lose.
+    assert (atp5["drops"] > 0).all() and (atp5["retx_frac"] > 0).all()
+    assert (f5[f5["scheme"] == "DCTCP-ES"]["retx_frac"] == 0).all()
+    # UDP loses FBHD messages (no guarantee) and keeps the largest queues.
+    udp6 = f6[f6["scheme"] == "UDP"]
+    assert (udp6["loss_mean"] > 0.1).all()
+    assert udp6["occ_mean_kb"].min() > 5 * f6[f6["scheme"] == "ATP"]["occ_mean_kb"].max()
+    # Every job of every scheme completes with at least its MSR (UDP aside).
+    for fid, table in report.figures.items():
+        t = table[table["scheme"] != "UDP"] if "scheme" in table.columns else table
+        assert (t["jobs_gave_up"] == 0).all(), fid
+        assert (t["loss_over"] <= 1e-12).all(), fid
+    # The ATP variants of Figure 12 differ (rate control cuts resends, MRDF changes the order).
+    f12 = report.figures["fig12"].set_index(["atp", "msr"])
+    assert f12.loc[("ATP_RC", 0.9), "retx_frac"] < f12.loc[("ATP_Base", 0.9), "retx_frac"]
+    assert f12.loc[("ATP_MRDF", 0.9), "jct_mean_us"] != f12.loc[("ATP_RC", 0.9), "jct_mean_us"]
