@@ -63,13 +63,15 @@ fuzz:
 
 
 ## bench: native runs of the peer-bench S2 flow list, the 256-host comparison scenario and a
-## long Poisson run (1.7 M flows, for memory per flow): wall time, events/s, packet-hops/s and
+## long Poisson run (1.7 M flows, for memory per flow), and NetApprox at the paper's scale (k = 12
+## fat-tree, FBHD over ATP): wall time, events/s, packet-hops/s and
 ## peak memory
 bench:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/peer_bench/s2.toml
 	./target/release/slacknet-sim experiments/compare/ls256.toml
 	./target/release/slacknet-sim experiments/bench/long_poisson.toml
+	./target/release/slacknet-sim experiments/bench/netapprox_fbhd_k12.toml
 
 ## bench-peers: slacknet vs ns-3.44 on the same flows for the three comparison scenarios:
 ## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio, then S1 and S2 again over
