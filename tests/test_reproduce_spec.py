@@ -176,7 +176,7 @@ def test_committed_descriptions_are_valid(path: Path) -> None:
     paper = load_description(path)
     assert paper.description.figure and paper.description.claim
     for fid, fig in paper.description.figure.items():
-        assert fig.title.startswith("Figure "), fid
+        assert fig.title.startswith(("Figure ", "Figures ")), fid
 
 
 def test_credence_figures_carry_the_papers_numbers() -> None:
