@@ -386,6 +386,7 @@ class AtpTransport(_Model):
     dynamic_tlr: bool | None = None
     dynamic_prio: bool | None = None
     sched: Literal["mrdf", "in_order", "new_first"] | None = None
+    on_loss: Literal["give_up", "resend"] = "give_up"
     m: float = 0.125
     init_rtt_us: float | None = None
     classes: U8 = 8

@@ -70,6 +70,9 @@ pub struct AtpConfig {
     /// Move the job between switch queues every epoch by its TLR (§5.2). Off: the class of
     /// TLR_0 throughout (ATP_FixPrio, ATP_FixTLR). Default on.
     pub dynamic_prio: bool,
+    /// What a lost packet's message becomes: given up while the slack lasts (the paper), or
+    /// resent always. Default give up.
+    pub on_loss: OnLoss,
     /// Which message goes next: minimal remaining data first (§4.3), message order, or
     /// message order with resends after new packets (ATP_Base, ATP_RC). Default MRDF.
     pub sched: Sched,
@@ -98,6 +101,7 @@ impl Default for AtpConfig {
             dynamic_tlr: true,
             dynamic_prio: true,
             sched: Sched::Mrdf,
+            on_loss: OnLoss::GiveUp,
             message_bytes: 1460,
             msr: 1.0,
             max_silent_epochs: 10_000,
@@ -353,6 +357,18 @@ struct Message {
     acked_bytes: u64,
     total_bytes: u64,
     abandoned: bool,
+}
+
+/// What a sender does with a lost packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum OnLoss {
+    /// Give its message up while the group may lose one, else resend it (the paper, §4.1).
+    #[default]
+    GiveUp,
+    /// Always resend, in the scheduler's order (our variant; `AtpSender` docs).
+    Resend,
 }
 
 /// Which message a sender serves next.

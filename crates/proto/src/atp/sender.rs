@@ -12,16 +12,16 @@
 //! - Per-packet ACKs. A packet not acknowledged one loss timeout after it left (RFC 6298's
 //!   `SRTT + 4 RTTVAR`, no lower bound) is lost; losses are detected at epoch ends. CHOICE: the
 //!   paper names no loss detector; ATP has no duplicate ACKs or RTO (§4).
-//! - A lost packet goes back to the scheduler, to be sent again when MRDF picks it among the
-//!   new packets (§4.3: "ATP can choose both un-acknowledged packets and new packets"): a
-//!   message with one packet left goes before a new one of two, a lost one-packet message ties
-//!   with a new one-packet message. Nothing is given up explicitly: the job ends once
-//!   `ceil(MSR x N)` messages are delivered, and what was not resent by then is its loss, so
-//!   ATP retransmits only while the MSR still needs messages. Eq. (1) counts a message with a
-//!   lost packet as lost until it arrives whole. CHOICE: an earlier version gave a lost
-//!   message up at once while its group had slack; when messages arrive over time (the
-//!   application produces them), that made a job wait for new messages to be produced where
-//!   resending one it had would have been faster, as the paper says of UDP (§7.1.1).
+//! - A lost packet's message is given up while its group may still lose one (eq. (1)'s
+//!   numerator is positive): within the slack a loss is a loss, and ATP resends "if
+//!   necessary" (§4.1: it retransmits when the loss is too high for the target; §7.1.1: it
+//!   "can retransmit unacknowledged packets if necessary"). Once the group can lose no more,
+//!   lost packets go back to the scheduler and MRDF weighs them against new packets (§4.3). A
+//!   message given up and then acknowledged whole after all counts as delivered, and its loss
+//!   is taken back. `on_loss = Resend` is our variant (not the paper's): every lost packet
+//!   goes back to MRDF and a message counts as lost only until it arrives whole; when messages
+//!   arrive over time it saves waiting for new ones, but eq. (1)'s target then rises as
+//!   messages are delivered instead of falling as they are lost.
 //! - At each epoch end, the newest earlier epoch whose packets are all acknowledged or lost
 //!   by then is measured (footnote 3: `1 - acked / sent` over its packets) against the TLR it
 //!   ran with: eq. (3) if above, eq. (2) if below or if nothing was lost. CHOICE: an epoch is
@@ -42,7 +42,8 @@
 //!   no longer complete (fewer messages handed over than its N).
 //!
 //! INVARIANT: a job completes only with `ceil(MSR x N)` messages of every group delivered, so
-//! its measured message loss rate is at most `1 - MSR` per group.
+//! its measured message loss rate is at most `1 - MSR` per group; a group never gives up more
+//! than `N - ceil(MSR x N)` messages, so a closed job never gets stuck short of them.
 //! INVARIANT: `outstanding` holds the transmissions `front_tx .. next_tx` in order.
 
 use std::collections::VecDeque;
@@ -51,7 +52,7 @@ use units::{Bps, Bytes, Dur, Time};
 use wire::{AtpKind, AtpRepr, Ecn};
 
 use super::{
-    slack_class, AtpConfig, Group, GroupSpec, Mrdf, RateControl, MAX_GROUPS, MAX_JOB_MESSAGES, MAX_MESSAGE_PKTS,
+    slack_class, AtpConfig, OnLoss, Group, GroupSpec, Mrdf, RateControl, MAX_GROUPS, MAX_JOB_MESSAGES, MAX_MESSAGE_PKTS,
 };
 use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
@@ -93,8 +94,12 @@ impl std::error::Error for JobError {}
 enum MsgState {
     /// Not whole yet, no packet lost.
     Pending,
-    /// Not whole yet, a packet lost (counted lost in its group until it arrives whole).
+    /// Not whole yet, a packet lost and to be resent (counted lost in its group until it
+    /// arrives whole).
     Lossy,
+    /// Given up: lost within the group's slack, never resent (counted lost unless a late ACK
+    /// makes it whole).
+    Abandoned,
     Delivered,
 }
 
@@ -188,6 +193,8 @@ pub struct AtpSender {
     init_rtt: Dur,
     /// Eq. (2)'s `m`.
     m: f64,
+    /// Give lost messages up while the slack lasts (the paper), else resend them all.
+    give_up: bool,
     fixed_rate: bool,
     /// A stream: the one group's N grows with every message handed over, and the job may
     /// complete only once closed.
@@ -257,6 +264,7 @@ impl AtpSender {
             max_silent_epochs: cfg.max_silent_epochs.max(1),
             init_rtt,
             m: cfg.m,
+            give_up: cfg.on_loss == OnLoss::GiveUp,
             fixed_rate: cfg.rate.is_some(),
             stream: false,
             tlr: tlr0,
@@ -463,7 +471,7 @@ impl AtpSender {
         if self.sched.on_ack(msg, pkt) {
             match self.msg_state[msg as usize] {
                 MsgState::Pending => self.groups[g].on_delivered(),
-                MsgState::Lossy => self.groups[g].on_recovered(),
+                MsgState::Lossy | MsgState::Abandoned => self.groups[g].on_recovered(),
                 MsgState::Delivered => return,
             }
             self.msg_state[msg as usize] = MsgState::Delivered;
@@ -592,11 +600,19 @@ impl AtpSender {
     /// Packet `pkt` of message `msg` is lost: the message counts as lost in eq. (1) until it
     /// arrives whole, and the packet may be sent again, when the scheduler picks it.
     fn on_packet_lost(&mut self, msg: u32, pkt: u32) {
+        let g = self.msg_group[msg as usize] as usize;
         match self.msg_state[msg as usize] {
-            MsgState::Delivered => return,
+            MsgState::Delivered | MsgState::Abandoned => return,
+            MsgState::Pending if self.give_up && self.groups[g].give_up() => {
+                // §4.1: within the slack a lost message is lost; ATP resends only when the
+                // group can lose no more (eq. (1)'s numerator is 0).
+                self.msg_state[msg as usize] = MsgState::Abandoned;
+                self.sched.abandon(msg);
+                return;
+            }
             MsgState::Pending => {
                 self.msg_state[msg as usize] = MsgState::Lossy;
-                self.groups[self.msg_group[msg as usize] as usize].mark_lost();
+                self.groups[g].mark_lost();
             }
             MsgState::Lossy => {}
         }

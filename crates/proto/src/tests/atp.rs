@@ -6,7 +6,7 @@ use units::{Bps, Bytes, Dur, Time};
 use wire::{AtpKind, AtpRepr};
 
 use super::util::{Pair, HEADER_BYTES};
-use crate::atp::{required_messages, AtpConfig, EpochLog, GroupSpec, Sched, MAX_JOB_MESSAGES};
+use crate::atp::{required_messages, AtpConfig, EpochLog, GroupSpec, OnLoss, Sched, MAX_JOB_MESSAGES};
 use crate::{Endpoint, Event, Outcome, Segment, TransportConfig};
 
 const MSS: u64 = 1460;
@@ -134,7 +134,11 @@ fn the_measured_loss_rate_never_exceeds_one_minus_msr_under_any_loss() {
             group_of.push(g);
         }
         assert_eq!(group_of.iter().filter(|&&g| g == 0).count(), 17);
-        let c = AtpConfig { sched: [Sched::Mrdf, Sched::InOrder, Sched::NewFirst][seed as usize % 3], ..cfg() };
+        let c = AtpConfig {
+            sched: [Sched::Mrdf, Sched::InOrder, Sched::NewFirst][seed as usize % 3],
+            on_loss: if seed % 4 < 2 { OnLoss::GiveUp } else { OnLoss::Resend },
+            ..cfg()
+        };
         let mut p = job_pair(&c, &groups, &msgs, seed);
         p.loss_to_server = loss;
         p.loss_to_client = loss / 2.0;
@@ -188,13 +192,30 @@ fn a_job_that_has_its_share_before_a_loss_is_found_resends_nothing() {
 }
 
 #[test]
-fn lost_packets_go_back_to_the_scheduler_until_the_job_has_its_share() {
-    // 10 one-packet messages, MSR 0.8: four packets are lost, only six arrive. Every lost
-    // packet goes back to MRDF (a lost one-packet message ties with a new one, and no new one
-    // is left), so all four are resent at the epoch end that finds them; the job completes
-    // with the first two resends and counts the others lost until they arrive.
+fn losses_within_the_slack_are_given_up_and_only_those_beyond_it_resent() {
+    // 10 one-packet messages, MSR 0.8: 2 may be lost. Four packets are lost: the first two
+    // losses found are given up (eq. (1)'s slack), the other two resent (§4.1).
     let (groups, msgs) = even_job(10, 0.8, 1);
     let mut p = job_pair(&cfg(), &groups, &msgs, 0);
+    p.drop_data = [0, 1, 2, 3].into();
+    assert!(p.drive());
+    assert_eq!(outcome(&p), Some(Outcome::Enough));
+    let data = p.data();
+    let resent: Vec<u32> = data[10..].iter().map(|e| atp(e).msg).collect();
+    assert_eq!(resent, vec![2, 3]);
+    assert_eq!(p.client.stats().segments_retx, 2);
+    let r = p.client.as_atp_sender().unwrap().report()[0];
+    assert_eq!((r.delivered, r.lost), (8, 2));
+    assert_eq!(p.server.as_atp_receiver().unwrap().lost_messages(), Some(vec![0, 1]));
+}
+
+#[test]
+fn with_on_loss_resend_every_lost_packet_goes_back_to_the_scheduler() {
+    // Our variant: all four are resent at the epoch end that finds them (a lost one-packet
+    // message ties with a new one, and none is left); the job completes with the first two
+    // resends, and eq. (1) counted the four as lost meanwhile: no slack left.
+    let (groups, msgs) = even_job(10, 0.8, 1);
+    let mut p = job_pair(&AtpConfig { on_loss: OnLoss::Resend, ..cfg() }, &groups, &msgs, 0);
     p.drop_data = [0, 1, 2, 3].into();
     assert!(p.drive());
     assert_eq!(outcome(&p), Some(Outcome::Enough));
@@ -204,7 +225,6 @@ fn lost_packets_go_back_to_the_scheduler_until_the_job_has_its_share() {
     assert_eq!(p.client.stats().segments_retx, 4);
     let r = p.client.as_atp_sender().unwrap().report()[0];
     assert!(r.delivered >= 8 && r.delivered + r.lost == 10, "{r:?}");
-    // While resends were in flight, eq. (1) counted the four as lost: no slack left.
     let logs = log(&mut p);
     assert!(logs.iter().any(|l| l.lost == 4 && l.next_tlr == 0.0), "{logs:?}");
 }

@@ -215,6 +215,17 @@ impl Default for UdpSpec {
     }
 }
 
+/// What an ATP sender does with a lost packet (`proto::atp::OnLoss`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtpOnLoss {
+    /// Give the message up while the group may lose one, else resend (the paper).
+    #[default]
+    GiveUp,
+    /// Always resend.
+    Resend,
+}
+
 /// Which message an ATP sender serves next (`proto::atp::Sched`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -293,6 +304,10 @@ pub struct AtpSpec {
     /// packets: ATP_Base); absent: as the variant says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched: Option<AtpSched>,
+    /// A lost packet's message: `give_up` while the group's slack lasts, resent beyond it (the
+    /// paper, §4.1), or `resend` always (our variant, `proto::atp::AtpSender`).
+    #[serde(default)]
+    pub on_loss: AtpOnLoss,
     /// Eq. (2)'s reaction speed m in (0, 1] (the paper gives none; 1/8 is ours).
     #[serde(default = "default_atp_m")]
     pub m: f64,
@@ -329,6 +344,7 @@ impl Default for AtpSpec {
             dynamic_tlr: None,
             dynamic_prio: None,
             sched: None,
+            on_loss: AtpOnLoss::GiveUp,
             m: default_atp_m(),
             init_rtt_us: None,
             classes: default_atp_classes(),

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use proto::atp::Sched;
+use proto::atp::{OnLoss, Sched};
 use proto::{AtpConfig, CcKind, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
@@ -15,7 +15,7 @@ use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
 use crate::queue::{Port, QueueConf};
 use crate::route::Routes;
-use crate::spec::{AtpSched, NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{AtpOnLoss, AtpSched, NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::packet::Packet;
 use crate::topo::{Counts, LinkSpec, Topology};
 use crate::SimError;
@@ -79,6 +79,10 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
                     AtpSched::InOrder => Sched::InOrder,
                     AtpSched::NewFirst => Sched::NewFirst,
                 }),
+                on_loss: match a.on_loss {
+                    AtpOnLoss::GiveUp => OnLoss::GiveUp,
+                    AtpOnLoss::Resend => OnLoss::Resend,
+                },
                 message_bytes: a.message_bytes.unwrap_or(u64::from(a.mss_bytes)),
                 msr: a.msr,
                 max_silent_epochs: a.max_silent_epochs,
