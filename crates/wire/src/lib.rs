@@ -52,9 +52,11 @@ fn check_emit(have: usize, need: usize, flags: Flags, allowed: Flags, seq: u64, 
 
 mod atp;
 mod datagram;
+mod xpass;
 
 pub use atp::{AtpKind, AtpRepr, ATP_HEADER_LEN, ATP_VERSION};
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
+pub use xpass::{XpassKind, XpassRepr, XPASS_HEADER_LEN, XPASS_VERSION};
 
 /// Length of the fixed header in bytes.
 pub const HEADER_LEN: usize = 44;
