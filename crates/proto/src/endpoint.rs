@@ -7,6 +7,7 @@ use wire::IntStack;
 use crate::Segment;
 
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender, GroupSpec, JobError};
+use crate::expresspass::{ExpressPassConfig, XpassReceiver, XpassSender};
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
 
@@ -20,6 +21,8 @@ pub enum TransportConfig {
     Udp(UdpConfig),
     /// NetApprox's approximate transport (jobs of messages in groups with an MSR each).
     Atp(AtpConfig),
+    /// ExpressPass's credit-scheduled transport; Aeolus when `unscheduled_bytes > 0`.
+    ExpressPass(ExpressPassConfig),
 }
 
 /// How a transfer ended.
@@ -113,6 +116,10 @@ pub enum Endpoint {
     AtpTx(Box<AtpSender>),
     /// ATP receiver.
     AtpRx(Box<AtpReceiver>),
+    /// ExpressPass/Aeolus sender.
+    XpassTx(Box<XpassSender>),
+    /// ExpressPass/Aeolus receiver.
+    XpassRx(Box<XpassReceiver>),
 }
 
 impl TransportConfig {
@@ -120,7 +127,7 @@ impl TransportConfig {
     /// transfer's completion can be measured at the sender.
     pub fn confirms_delivery(&self) -> bool {
         match self {
-            TransportConfig::Tcp(_) | TransportConfig::Atp(_) => true,
+            TransportConfig::Tcp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) => true,
             TransportConfig::Udp(_) => false,
         }
     }
@@ -142,7 +149,7 @@ impl TransportConfig {
     pub fn has_handshake(&self) -> bool {
         match self {
             TransportConfig::Tcp(c) => c.handshake,
-            TransportConfig::Udp(_) | TransportConfig::Atp(_) => false,
+            TransportConfig::Udp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) => false,
         }
     }
 
@@ -157,6 +164,8 @@ impl TransportConfig {
             },
             TransportConfig::Udp(_) => "udp",
             TransportConfig::Atp(_) => "atp",
+            TransportConfig::ExpressPass(c) if c.unscheduled_bytes > 0 => "aeolus",
+            TransportConfig::ExpressPass(_) => "expresspass",
         }
     }
 
@@ -166,6 +175,7 @@ impl TransportConfig {
             TransportConfig::Tcp(c) => c.mss,
             TransportConfig::Udp(c) => c.mss,
             TransportConfig::Atp(c) => c.mss,
+            TransportConfig::ExpressPass(c) => c.mss,
         }
     }
 }
@@ -178,6 +188,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender(c, conn, size, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::transfer(c, conn, size, now))),
+            TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::new(c, conn, size, now))),
         }
     }
 
@@ -225,6 +236,14 @@ impl Endpoint {
         }
     }
 
+    /// The ExpressPass/Aeolus receiver inside, if this is one (its credit feedback state).
+    pub fn as_xpass_receiver(&self) -> Option<&XpassReceiver> {
+        match self {
+            Endpoint::XpassRx(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// Input from the driver: the line rate of the sender's NIC (ATP's R_max unless its
     /// config fixes a rate). Others ignore it.
     pub fn set_line_rate(&mut self, rate: units::Bps) {
@@ -240,6 +259,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender_stream(c, conn, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::stream(c, conn, now))),
+            TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::stream(c, conn, now))),
         }
     }
 
@@ -252,7 +272,8 @@ impl Endpoint {
             Endpoint::AtpTx(s) => {
                 let _ = s.send_message(0, bytes);
             }
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::XpassTx(s) => s.send(bytes),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
         }
     }
 
@@ -263,7 +284,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.close(),
             Endpoint::UdpTx(s) => s.close(),
             Endpoint::AtpTx(s) => s.close(),
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::XpassTx(s) => s.close(),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
         }
     }
 
@@ -274,6 +296,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::receiver(c, conn)),
             TransportConfig::Udp(c) => Endpoint::UdpRx(UdpReceiver::new(c, conn)),
             TransportConfig::Atp(c) => Endpoint::AtpRx(Box::new(AtpReceiver::new(conn, c.ack_prio))),
+            TransportConfig::ExpressPass(c) => Endpoint::XpassRx(Box::new(XpassReceiver::new(c, conn))),
         }
     }
 
@@ -296,6 +319,8 @@ impl Endpoint {
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
             (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
+            (Endpoint::XpassTx(s), Segment::Xpass(x)) => s.handle_segment(now, x),
+            (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
             // A pure source ignores anything it is sent; mismatched protocols are dropped.
             _ => {}
         }
@@ -311,6 +336,8 @@ impl Endpoint {
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
             (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
+            (Endpoint::XpassTx(s), Segment::Xpass(x)) => s.handle_segment(now, x),
+            (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
             _ => {}
         }
     }
@@ -323,6 +350,7 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.take_echo_int(),
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => None,
+            Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => None,
         }
     }
 
@@ -333,6 +361,7 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(c) => c.wants_int(),
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => false,
+            Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => false,
         }
     }
 
@@ -343,6 +372,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.handle_timeout(now),
             Endpoint::UdpTx(s) => s.handle_timeout(now),
             Endpoint::AtpTx(s) => s.handle_timeout(now),
+            Endpoint::XpassTx(s) => s.handle_timeout(now),
+            Endpoint::XpassRx(r) => r.handle_timeout(now),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
         }
     }
@@ -355,6 +386,8 @@ impl Endpoint {
             Endpoint::UdpTx(s) => s.poll_transmit(now).map(Segment::Udp),
             Endpoint::AtpTx(s) => s.poll_transmit(now).map(Segment::Atp),
             Endpoint::AtpRx(r) => r.poll_transmit().map(Segment::Atp),
+            Endpoint::XpassTx(s) => s.poll_transmit(now).map(Segment::Xpass),
+            Endpoint::XpassRx(r) => r.poll_transmit(now).map(Segment::Xpass),
             Endpoint::UdpRx(_) => None,
         }
     }
@@ -366,6 +399,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.poll_timeout(),
             Endpoint::UdpTx(s) => s.poll_timeout(),
             Endpoint::AtpTx(s) => s.poll_timeout(),
+            Endpoint::XpassTx(s) => s.poll_timeout(),
+            Endpoint::XpassRx(r) => r.poll_timeout(),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => None,
         }
     }
@@ -379,6 +414,8 @@ impl Endpoint {
             Endpoint::UdpRx(r) => r.poll_event(),
             Endpoint::AtpTx(s) => s.poll_event(),
             Endpoint::AtpRx(r) => r.poll_event(),
+            Endpoint::XpassTx(s) => s.poll_event(),
+            Endpoint::XpassRx(r) => r.poll_event(),
         }
     }
 
@@ -390,6 +427,8 @@ impl Endpoint {
             Endpoint::UdpRx(r) => r.stats(),
             Endpoint::AtpTx(s) => s.stats(),
             Endpoint::AtpRx(r) => r.stats(),
+            Endpoint::XpassTx(s) => s.stats(),
+            Endpoint::XpassRx(r) => r.stats(),
         }
     }
 }

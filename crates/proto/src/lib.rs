@@ -41,12 +41,16 @@
 //! - [`TransportConfig::Udp`]: an unreliable source at line rate or a paced rate.
 //! - [`TransportConfig::Atp`]: ATP, NetApprox's approximate transport (Xia et al.): jobs of
 //!   messages in groups, each with a minimal message sampling rate ([`atp`]).
+//! - [`TransportConfig::ExpressPass`]: ExpressPass (Cho et al., SIGCOMM'17), credit-scheduled,
+//!   and with `unscheduled_bytes > 0` Aeolus on top of it (Hu et al., SIGCOMM'20)
+//!   ([`expresspass`]).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod atp;
 pub mod cc;
 mod endpoint;
+pub mod expresspass;
 mod segment;
 pub mod rtt;
 pub mod tcp;
@@ -60,4 +64,5 @@ pub use segment::Segment;
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
 pub use atp::AtpConfig;
-pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};
+pub use expresspass::ExpressPassConfig;
+pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS};

@@ -6,7 +6,7 @@
 //!
 //! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
 
-use wire::{AtpRepr, DatagramRepr, Ecn, SegmentRepr};
+use wire::{AtpRepr, DatagramRepr, Ecn, SegmentRepr, XpassRepr};
 
 /// The header of one packet, tagged by protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,6 +17,8 @@ pub enum Segment {
     Udp(DatagramRepr),
     /// An ATP packet (data, ACK or end-of-job notice).
     Atp(AtpRepr),
+    /// An ExpressPass/Aeolus packet (request, credit, data, ACK, probe).
+    Xpass(XpassRepr),
 }
 
 impl Segment {
@@ -27,6 +29,7 @@ impl Segment {
             Segment::Tcp(s) => s.conn,
             Segment::Udp(d) => d.conn,
             Segment::Atp(a) => a.conn,
+            Segment::Xpass(x) => x.conn,
         }
     }
 
@@ -37,6 +40,7 @@ impl Segment {
             Segment::Tcp(s) => s.len,
             Segment::Udp(d) => d.len,
             Segment::Atp(a) => a.len,
+            Segment::Xpass(x) => x.len,
         }
     }
 
@@ -54,6 +58,7 @@ impl Segment {
             Segment::Tcp(s) => s.seq,
             Segment::Udp(d) => d.seq,
             Segment::Atp(a) => a.seq,
+            Segment::Xpass(x) => x.seq,
         }
     }
 
@@ -64,6 +69,7 @@ impl Segment {
             Segment::Tcp(s) => s.ecn,
             Segment::Udp(d) => d.ecn,
             Segment::Atp(a) => a.ecn,
+            Segment::Xpass(x) => x.ecn,
         }
     }
 
@@ -74,6 +80,7 @@ impl Segment {
             Segment::Tcp(s) => s.ecn = ecn,
             Segment::Udp(d) => d.ecn = ecn,
             Segment::Atp(a) => a.ecn = ecn,
+            Segment::Xpass(x) => x.ecn = ecn,
         }
     }
 
@@ -84,6 +91,7 @@ impl Segment {
             Segment::Tcp(s) => s.prio,
             Segment::Udp(d) => d.prio,
             Segment::Atp(a) => a.prio,
+            Segment::Xpass(x) => x.prio,
         }
     }
 
@@ -94,7 +102,29 @@ impl Segment {
             Segment::Tcp(s) => s.prio = prio,
             Segment::Udp(d) => d.prio = prio,
             Segment::Atp(a) => a.prio = prio,
+            Segment::Xpass(x) => x.prio = prio,
         }
+    }
+}
+
+impl Segment {
+    /// Whether this is an ExpressPass credit (switches queue and rate-limit credits apart,
+    /// ExpressPass §3.1).
+    #[inline]
+    pub fn is_credit(&self) -> bool {
+        matches!(self, Segment::Xpass(x) if x.is_credit())
+    }
+
+    /// Whether this is an Aeolus unscheduled packet (switches drop it first, Aeolus §3.2).
+    #[inline]
+    pub fn is_unscheduled(&self) -> bool {
+        matches!(self, Segment::Xpass(x) if x.unscheduled)
+    }
+}
+
+impl From<XpassRepr> for Segment {
+    fn from(x: XpassRepr) -> Segment {
+        Segment::Xpass(x)
     }
 }
 

@@ -445,6 +445,17 @@ impl Pair {
                 ts_ps: d.ts_ps,
                 ..SegmentRepr::default()
             },
+            // ExpressPass/Aeolus: the header's own fields (credits: `seq` 0, no payload).
+            Segment::Xpass(x) => SegmentRepr {
+                conn: x.conn,
+                seq: x.seq,
+                ack: x.ack,
+                len: x.len,
+                ecn: x.ecn,
+                prio: x.prio,
+                ts_ps: x.ts_ps,
+                ..SegmentRepr::default()
+            },
             // ATP: `seq` is the transmission number, `ack` the message id.
             Segment::Atp(a) => SegmentRepr {
                 conn: a.conn,

@@ -125,7 +125,8 @@ fn sending_rate(ep: &Endpoint, st: &Stats, transport: &TransportConfig, nic: Bps
         },
         // ATP paces at its slack-based rate (§4.2).
         Endpoint::AtpTx(a) => (a.rate_bps(), true),
-        Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => (f64::NAN, false),
+        // ExpressPass/Aeolus: the receiver's credits pace the sender (not known here).
+        Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => (f64::NAN, false),
     };
     match cap.map(|c| c.get() as f64) {
         // The cap spaces new data (both transports): it binds where it is below the rate.
