@@ -144,6 +144,10 @@ pub struct SwitchStats {
     pub drops_admission: u64,
     /// Packets dropped because their queue hit its static cap.
     pub drops_queue_cap: u64,
+    /// Credits dropped because their port's credit queue was full (ExpressPass §3.1).
+    pub drops_credit: u64,
+    /// Unscheduled packets dropped above the selective-dropping threshold (Aeolus §3.2).
+    pub drops_selective: u64,
     /// Packets pushed out of a queue after they were accepted (push-out policies).
     pub drops_pushout: u64,
     /// Bytes pushed out.

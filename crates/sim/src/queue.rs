@@ -26,12 +26,16 @@ use proto::Ecn;
 use crate::packet::Packet;
 use crate::spec::SchedulerKind;
 
+mod credit_shaper;
 mod drr;
 mod per_flow_rr;
+mod selective_drop;
 mod strict_priority;
 
+pub use credit_shaper::CreditShaper;
 pub use drr::Drr;
 pub use per_flow_rr::PerFlowRr;
+pub use selective_drop::SelectiveDrop;
 pub use strict_priority::StrictPriority;
 
 /// The contract of a scheduling policy between the queues of one port: which non-empty queue

@@ -31,6 +31,19 @@ pub struct SwitchSpec {
     /// [`QueuePreset`] (`queues = "netapprox_slack"`), which reading it expands into this list.
     #[serde(default = "default_queues")]
     pub queues: Vec<QueueSpec>,
+    /// ExpressPass's credit queue (§3.1): credits wait in a queue of this many credits per
+    /// egress port, apart from data, and leave at most one per serialization of a credit and
+    /// the run's largest data packet (~5% of the link with 84 + 1538 B); beyond it they are
+    /// dropped. 8 is ExpressPass's choice. Absent: credits queue with data, unlimited (needed
+    /// by `transport.kind = "expresspass"` and `"aeolus"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_queue_pkts: Option<u32>,
+    /// Aeolus's selective dropping (§3.2): an unscheduled packet is dropped at enqueue while its
+    /// egress queue holds more than this many bytes; scheduled packets are admitted as usual.
+    /// A few packets in the paper (8000 suggested). Absent: off (needed by
+    /// `transport.kind = "aeolus"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selective_drop_bytes: Option<u64>,
 }
 
 impl Default for SwitchSpec {
@@ -41,6 +54,8 @@ impl Default for SwitchSpec {
             scheduler: SchedulerKind::default(),
             admission: AdmissionSpec::default(),
             queues: default_queues(),
+            credit_queue_pkts: None,
+            selective_drop_bytes: None,
         }
     }
 }

@@ -26,6 +26,13 @@ pub enum TransportSpec {
     /// `message_bytes` messages with sampling rate `msr`; the `netapprox` workload starts jobs
     /// of its own.
     Atp(AtpSpec),
+    /// ExpressPass (Cho et al., SIGCOMM'17): credit-scheduled, receiver-driven
+    /// (`proto::expresspass`). Needs `switch.credit_queue_pkts`.
+    Expresspass(ExpressPassSpec),
+    /// Aeolus (Hu et al., SIGCOMM'20) on ExpressPass: one BDP unscheduled in the first RTT,
+    /// selectively dropped by switches, recovered by a probe. Needs `switch.credit_queue_pkts`
+    /// and `switch.selective_drop_bytes`.
+    Aeolus(ExpressPassSpec),
 }
 
 impl Default for TransportSpec {
@@ -357,6 +364,91 @@ impl Default for AtpSpec {
     }
 }
 
+/// Keys of `kind = "expresspass"` and `kind = "aeolus"`. Defaults mirror
+/// `proto::ExpressPassConfig::default`; the initial update period is the network's base RTT and
+/// Aeolus's unscheduled bytes one BDP (host line rate x base RTT, Aeolus §3.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpressPassSpec {
+    /// Payload bytes per data packet (1454: a 1538-byte frame on the wire with the header).
+    #[serde(default = "default_xpass_mss")]
+    pub mss_bytes: u32,
+    /// Bytes besides the payload on the wire, and the size of a credit (ExpressPass §3.1: 84,
+    /// the minimum Ethernet frame with preamble and inter-frame gap).
+    #[serde(default = "default_xpass_header")]
+    pub header_bytes: u32,
+    /// Algorithm 1's target credit loss, in (0, 1).
+    #[serde(default = "default_xpass_target_loss")]
+    pub target_loss: f64,
+    /// Algorithm 1's initial w, in (0, 1].
+    #[serde(default = "default_xpass_w_init")]
+    pub w_init: f64,
+    /// Algorithm 1's smallest w, in (0, w_max].
+    #[serde(default = "default_xpass_w_min")]
+    pub w_min: f64,
+    /// Algorithm 1's largest w, in (0, 1].
+    #[serde(default = "default_xpass_w_max")]
+    pub w_max: f64,
+    /// Initial credit rate as a fraction of the maximum (ExpressPass's alpha), in (0, 1].
+    #[serde(default = "default_xpass_init_rate")]
+    pub init_rate: f64,
+    /// Aeolus only: bytes sent unscheduled in the first RTT; absent: one BDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscheduled_bytes: Option<u64>,
+    /// Feedback period before the first RTT sample; absent: the network's base RTT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_rtt_us: Option<f64>,
+    /// Sender's retransmission (and credit re-request) timeout.
+    #[serde(default = "default_xpass_rto_us")]
+    pub rto_us: u64,
+    /// Timeouts in a row without progress after which a transfer gives up.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+}
+
+impl Default for ExpressPassSpec {
+    fn default() -> Self {
+        ExpressPassSpec {
+            mss_bytes: default_xpass_mss(),
+            header_bytes: default_xpass_header(),
+            target_loss: default_xpass_target_loss(),
+            w_init: default_xpass_w_init(),
+            w_min: default_xpass_w_min(),
+            w_max: default_xpass_w_max(),
+            init_rate: default_xpass_init_rate(),
+            unscheduled_bytes: None,
+            init_rtt_us: None,
+            rto_us: default_xpass_rto_us(),
+            max_retries: default_max_retries(),
+        }
+    }
+}
+
+fn default_xpass_mss() -> u32 {
+    1454
+}
+fn default_xpass_header() -> u32 {
+    84
+}
+fn default_xpass_target_loss() -> f64 {
+    0.125
+}
+fn default_xpass_w_init() -> f64 {
+    1.0 / 16.0
+}
+fn default_xpass_w_min() -> f64 {
+    0.01
+}
+fn default_xpass_w_max() -> f64 {
+    0.5
+}
+fn default_xpass_init_rate() -> f64 {
+    1.0 / 16.0
+}
+fn default_xpass_rto_us() -> u64 {
+    1000
+}
+
 fn default_atp_mss() -> u32 {
     1424
 }
@@ -385,6 +477,8 @@ impl TransportSpec {
             TransportSpec::PowerTcp(_) => "power_tcp",
             TransportSpec::Udp(_) => "udp",
             TransportSpec::Atp(_) => "atp",
+            TransportSpec::Expresspass(_) => "expresspass",
+            TransportSpec::Aeolus(_) => "aeolus",
         }
     }
 
@@ -394,7 +488,7 @@ impl TransportSpec {
             TransportSpec::Dctcp(t) => Some(t.tcp()),
             TransportSpec::Newreno(t) => Some(t.tcp()),
             TransportSpec::PowerTcp(t) => Some(t.tcp()),
-            TransportSpec::Udp(_) | TransportSpec::Atp(_) => None,
+            TransportSpec::Udp(_) | TransportSpec::Atp(_) | TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_) => None,
         }
     }
 
@@ -406,6 +500,7 @@ impl TransportSpec {
             TransportSpec::PowerTcp(t) => t.mss_bytes,
             TransportSpec::Udp(u) => u.mss_bytes,
             TransportSpec::Atp(a) => a.mss_bytes,
+            TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.mss_bytes,
         }
     }
 
@@ -417,6 +512,7 @@ impl TransportSpec {
             TransportSpec::PowerTcp(t) => t.header_bytes,
             TransportSpec::Udp(u) => u.header_bytes,
             TransportSpec::Atp(a) => a.header_bytes,
+            TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.header_bytes,
         }
     }
 
@@ -443,6 +539,15 @@ impl TransportSpec {
                 rate_gbps: Some(1.0),
                 ..Default::default()
             })),
+            "expresspass" => serde_json::to_value(TransportSpec::Expresspass(ExpressPassSpec {
+                init_rtt_us: Some(1.0),
+                ..Default::default()
+            })),
+            "aeolus" => serde_json::to_value(TransportSpec::Aeolus(ExpressPassSpec {
+                unscheduled_bytes: Some(1),
+                init_rtt_us: Some(1.0),
+                ..Default::default()
+            })),
             _ => return None,
         }
         .ok()?;
@@ -450,7 +555,7 @@ impl TransportSpec {
     }
 
     /// All kind names, for error messages.
-    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp"];
+    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp", "expresspass", "aeolus"];
 }
 
 fn default_powertcp_gamma() -> f64 {

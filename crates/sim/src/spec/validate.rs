@@ -572,6 +572,52 @@ impl Spec {
                 check_transport(&format!("workload[{i}].transport"), t)?;
             }
         }
+        self.check_credit_switches()
+    }
+
+    /// ExpressPass and Aeolus need their switch halves (`switch.credit_queue_pkts`, and for
+    /// Aeolus `switch.selective_drop_bytes`); both keys are range-checked.
+    fn check_credit_switches(&self) -> Result<(), SpecError> {
+        let s = &self.switch;
+        if let Some(n) = s.credit_queue_pkts {
+            if n == 0 || n > MAX_CREDIT_QUEUE_PKTS {
+                return Err(SpecError::invalid(
+                    "switch.credit_queue_pkts",
+                    n,
+                    format!("must be between 1 and {MAX_CREDIT_QUEUE_PKTS} credits (ExpressPass §3.1 uses 8)"),
+                ));
+            }
+        }
+        if s.selective_drop_bytes.is_some_and(|b| b > MAX_SELECTIVE_DROP_BYTES) {
+            return Err(SpecError::invalid(
+                "switch.selective_drop_bytes",
+                s.selective_drop_bytes.unwrap_or(0),
+                format!("must be at most {MAX_SELECTIVE_DROP_BYTES} bytes (Aeolus §3.2 uses a few packets, e.g. 8000)"),
+            ));
+        }
+        let transports = std::iter::once(("transport".to_owned(), &self.transport)).chain(
+            self.workload.iter().enumerate().filter_map(|(i, w)| Some((format!("workload[{i}].transport"), w.transport()?))),
+        );
+        for (at, t) in transports {
+            let kind = t.kind();
+            let is_xpass = matches!(t, TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_));
+            if is_xpass && s.credit_queue_pkts.is_none() {
+                return Err(SpecError::invalid(
+                    format!("{at}.kind"),
+                    format!("{kind:?}"),
+                    "needs switches that queue and rate-limit credits apart from data (ExpressPass §3.1): set \
+                     switch.credit_queue_pkts, e.g. 8",
+                ));
+            }
+            if matches!(t, TransportSpec::Aeolus(_)) && s.selective_drop_bytes.is_none() {
+                return Err(SpecError::invalid(
+                    format!("{at}.kind"),
+                    format!("{kind:?}"),
+                    "needs switches that drop unscheduled packets above a small queue (Aeolus §3.2): set \
+                     switch.selective_drop_bytes, e.g. 8000",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -721,10 +767,71 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
             }
             positive(&key("max_silent_epochs"), a.max_silent_epochs)?;
         }
+        TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => {
+            let unit = |k: &str, v: f64, lo_open: bool, what: &str| {
+                let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
+                if ok {
+                    Ok(())
+                } else {
+                    Err(SpecError::invalid(key(k), v, format!("must be in (0, 1] ({what})")))
+                }
+            };
+            if !(x.target_loss.is_finite() && x.target_loss > 0.0 && x.target_loss < 1.0) {
+                return Err(SpecError::invalid(
+                    key("target_loss"),
+                    x.target_loss,
+                    "must be in (0, 1) (Algorithm 1's target credit loss; ExpressPass uses 0.125)",
+                ));
+            }
+            unit("w_init", x.w_init, true, "Algorithm 1's initial w")?;
+            unit("w_max", x.w_max, true, "Algorithm 1's largest w")?;
+            unit("w_min", x.w_min, true, "Algorithm 1's smallest w")?;
+            unit("init_rate", x.init_rate, true, "the initial credit rate as a fraction of the maximum")?;
+            if x.w_min > x.w_max {
+                return Err(SpecError::invalid(key("w_min"), x.w_min, format!("must be <= {at}.w_max ({})", x.w_max)));
+            }
+            if let Some(us) = x.init_rtt_us {
+                if !(us.is_finite() && us > 0.0 && us <= MAX_TIME_US) {
+                    return Err(SpecError::invalid(
+                        key("init_rtt_us"),
+                        us,
+                        format!("must be a positive number of microseconds, at most {MAX_TIME_US:e} ({MAX_TIME_NOTE})"),
+                    ));
+                }
+            }
+            timeout_us(&key("rto_us"), x.rto_us, 1)?;
+            match (t, x.unscheduled_bytes) {
+                (TransportSpec::Expresspass(_), Some(b)) => {
+                    return Err(SpecError::invalid(
+                        key("unscheduled_bytes"),
+                        b,
+                        "ExpressPass sends nothing without a credit: use kind = \"aeolus\" for an unscheduled first RTT",
+                    ));
+                }
+                (_, Some(b)) if b == 0 || b > MAX_UNSCHEDULED_BYTES => {
+                    return Err(SpecError::invalid(
+                        key("unscheduled_bytes"),
+                        b,
+                        format!(
+                            "must be between 1 and {MAX_UNSCHEDULED_BYTES} bytes (leave it out for one BDP, as in Aeolus \
+                             §3.1; kind = \"expresspass\" sends none)"
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
         TransportSpec::Newreno(_) => {}
     }
     Ok(())
 }
+
+/// Most credits a port's credit queue may hold (`switch.credit_queue_pkts`).
+const MAX_CREDIT_QUEUE_PKTS: u32 = 1 << 16;
+/// Largest selective-dropping threshold (`switch.selective_drop_bytes`): 1 GB.
+const MAX_SELECTIVE_DROP_BYTES: u64 = 1 << 30;
+/// Largest Aeolus first-RTT budget (`unscheduled_bytes`): 1 GB.
+const MAX_UNSCHEDULED_BYTES: u64 = 1 << 30;
 
 /// A timeout key in microseconds: between `min` and [`MAX_TIME_US`].
 fn timeout_us(key: &str, us: u64, min: u64) -> Result<(), SpecError> {

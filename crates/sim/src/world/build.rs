@@ -6,14 +6,14 @@
 use std::collections::{HashMap, VecDeque};
 
 use proto::atp::{OnLoss, Sched};
-use proto::{AtpConfig, CcKind, TcpConfig, TransportConfig, UdpConfig};
+use proto::{AtpConfig, CcKind, ExpressPassConfig, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
 use super::switch::{Link, Switch, SwitchBuf, NO_SWITCH};
 use crate::admission::{AdmissionCtx, AnyAdmission};
 use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
-use crate::queue::{Port, QueueConf};
+use crate::queue::{CreditShaper, Port, QueueConf, SelectiveDrop};
 use crate::route::Routes;
 use crate::spec::{AtpOnLoss, AtpSched, NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
 use crate::packet::Packet;
@@ -86,6 +86,28 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
                 message_bytes: a.message_bytes.unwrap_or(u64::from(a.mss_bytes)),
                 msr: a.msr,
                 max_silent_epochs: a.max_silent_epochs,
+            })
+        }
+        TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => {
+            // Aeolus §3.1: one BDP (host line rate x base RTT) unscheduled unless given.
+            let bdp = host_rate.bytes_in(base_rtt).get().max(1);
+            let unscheduled_bytes = match t {
+                TransportSpec::Aeolus(_) => x.unscheduled_bytes.unwrap_or(bdp),
+                _ => 0,
+            };
+            TransportConfig::ExpressPass(ExpressPassConfig {
+                mss: x.mss_bytes,
+                header_bytes: x.header_bytes,
+                line_rate: host_rate,
+                unscheduled_bytes,
+                target_loss: x.target_loss,
+                w_init: x.w_init,
+                w_min: x.w_min,
+                w_max: x.w_max,
+                init_rate: x.init_rate,
+                init_rtt: x.init_rtt_us.map_or(base_rtt, |us| Dur::from_secs_f64(us * 1e-6)),
+                rto: Dur::from_us(x.rto_us),
+                max_retries: x.max_retries,
             })
         }
     }
@@ -218,6 +240,20 @@ fn buffer_of(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], node: Node
     (per * gbps).round() as u64
 }
 
+/// A switch port's credit queue (`switch.credit_queue_pkts`) and the gap between its credits at
+/// `rate`: one serialization of a credit (the smallest header of the run's credit-scheduled
+/// transports) and the run's largest data packet (ExpressPass §3.1); `None` when off.
+fn credit_gap(spec: &Spec, rate: Bps) -> Option<(usize, Dur)> {
+    let cap = spec.switch.credit_queue_pkts?;
+    let credit = std::iter::once(&spec.transport)
+        .chain(spec.workload.iter().filter_map(|w| w.transport()))
+        .filter(|t| matches!(t, TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_)))
+        .map(|t| u64::from(t.header_bytes()))
+        .min()
+        .unwrap_or(u64::from(spec.transport.header_bytes()));
+    Some((cap as usize, rate.tx_time(Bytes(credit.saturating_add(spec.largest_packet())))))
+}
+
 /// The links (egress ports and wires) of the network.
 pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> Vec<Link> {
     // DRR quanta are at least the largest packet of any of the run's transports.
@@ -263,6 +299,7 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
                 tx_done_pending: false,
                 wire: VecDeque::new(),
                 wire_bytes: 0,
+                credit: credit_gap(spec, l.rate).map(|(cap, gap)| Box::new(CreditShaper::new(cap, gap))),
                 tx_packets: 0,
                 tx_bytes: 0,
             }
@@ -309,6 +346,7 @@ pub(crate) fn switches(
                 buf: SwitchBuf { capacity: buffer, occupancy: 0, qpp, qlen: vec![0; ports.len() * qpp] },
                 ports,
                 admission,
+                selective: spec.switch.selective_drop_bytes.map(|threshold_bytes| SelectiveDrop { threshold_bytes }),
             })
         })
         .collect()

@@ -142,7 +142,7 @@ impl Simulation {
                 st.credence_oracle_accepts = c.oracle_accepts;
                 st.credence_threshold_drops = c.threshold_drops;
             }
-            switch_drops += st.drops_admission + st.drops_queue_cap + st.drops_pushout;
+            switch_drops += st.drops_admission + st.drops_queue_cap + st.drops_pushout + st.drops_credit + st.drops_selective;
             ecn_marks += st.ecn_marks;
             switches.push(st);
             for &l in &sw.ports {
@@ -156,7 +156,7 @@ impl Simulation {
         let in_flight: u64 = self
             .links
             .iter()
-            .map(|l| l.port.total_bytes() + l.wire_bytes)
+            .map(|l| l.port.total_bytes() + l.wire_bytes + l.credit.as_deref().map_or(0, |c| c.bytes()))
             .sum();
         let summary = Summary {
             num_flows: self.total_transfers() as u64,

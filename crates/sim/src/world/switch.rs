@@ -21,7 +21,7 @@ use super::Simulation;
 use crate::admission::{AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
 use crate::metrics::SwitchStats;
 use crate::packet::Packet;
-use crate::queue::Port;
+use crate::queue::{CreditShaper, Port, SelectiveDrop};
 use crate::sched::Event;
 use units::NodeId;
 
@@ -47,6 +47,9 @@ pub(crate) struct Link {
     /// FIFO: arrival times never decrease.
     pub(crate) wire: VecDeque<(Time, Packet)>,
     pub(crate) wire_bytes: u64,
+    /// ExpressPass's credit queue and rate limiter (`switch.credit_queue_pkts`), switch ports
+    /// only; `None`: credits queue with data.
+    pub(crate) credit: Option<Box<CreditShaper>>,
     pub(crate) tx_packets: u64,
     pub(crate) tx_bytes: u64,
 }
@@ -58,6 +61,8 @@ pub(crate) struct Switch {
     pub(crate) buf: SwitchBuf,
     pub(crate) ports: Vec<LinkId>,
     pub(crate) admission: AnyAdmission,
+    /// Aeolus's selective dropping (`switch.selective_drop_bytes`).
+    pub(crate) selective: Option<SelectiveDrop>,
 }
 
 /// What an admission policy sees of a switch: its buffer and every queue's length in bytes.
@@ -145,6 +150,10 @@ impl Simulation {
     /// marking, then start serialization if the link is idle.
     pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
+        if link.credit.is_some() && pkt.seg.is_credit() {
+            self.enqueue_credit(l, pkt);
+            return;
+        }
         let q = link.port.queue_of(pkt.seg.prio());
         let size = pkt.size as u64;
         if link.switch == NO_SWITCH {
@@ -155,6 +164,14 @@ impl Simulation {
             let s = link.switch as usize;
             let sw = &mut self.switches[s];
             sw.stats.arrivals += 1;
+            if sw.selective.is_some_and(|d| d.drops(&pkt, link.port.queue_bytes(q))) {
+                // Aeolus §3.2: an unscheduled packet finds its queue above the threshold.
+                sw.stats.drops_selective += 1;
+                sw.stats.dropped_bytes += size;
+                self.bytes_dropped += size;
+                self.int.forget(&pkt);
+                return;
+            }
             if link.port.check_cap(q, size).is_err() {
                 sw.stats.drops_queue_cap += 1;
                 sw.stats.dropped_bytes += size;
@@ -195,6 +212,34 @@ impl Simulation {
             if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
                 sw.stats.max_occupancy_bytes = sw.buf.occupancy;
             }
+        }
+        self.kick(l);
+    }
+
+    /// ExpressPass §3.1: a credit at a port with a credit queue (every switch port and host NIC
+    /// under `switch.credit_queue_pkts`: a receiver's NIC limits the credits of all its flows
+    /// together) waits there, outside the shared buffer (a few 84-byte credits per port), or is
+    /// dropped if the queue is full (a switch's `drops_credit`, or a NIC drop).
+    #[inline(never)]
+    fn enqueue_credit(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let Some(shaper) = link.credit.as_deref_mut() else { return };
+        let sw = (link.switch != NO_SWITCH).then_some(link.switch as usize);
+        if let Some(s) = sw {
+            self.switches[s].stats.arrivals += 1;
+        }
+        if let Err(pkt) = shaper.enqueue(pkt) {
+            let size = u64::from(pkt.size);
+            match sw {
+                Some(s) => {
+                    let st = &mut self.switches[s].stats;
+                    st.drops_credit += 1;
+                    st.dropped_bytes += size;
+                }
+                None => self.nic_drops += 1,
+            }
+            self.bytes_dropped += size;
+            return;
         }
         self.kick(l);
     }
@@ -301,9 +346,22 @@ impl Simulation {
         let now = self.sched.now();
         let link = &mut self.links[l.idx()];
         debug_assert!(link.busy_until <= now && !link.tx_done_pending);
-        let Some((q, pkt)) = link.port.dequeue() else { return };
+        // ExpressPass §3.1: a waiting credit goes first whenever its rate limiter allows.
+        let credit = match link.credit.as_deref_mut() {
+            Some(c) => c.dequeue(now),
+            None => None,
+        };
+        let is_credit = credit.is_some();
+        let Some((q, pkt)) = credit.map(|p| (0, p)).or_else(|| link.port.dequeue()) else {
+            // Only credits wait, none allowed yet: come back when the next one is.
+            if let Some(at) = link.credit.as_deref().and_then(CreditShaper::ready_at) {
+                link.tx_done_pending = true;
+                self.sched.at(at.max(now), Event::TxDone { link: l });
+            }
+            return;
+        };
         let size = pkt.size as u64;
-        if link.switch != NO_SWITCH {
+        if link.switch != NO_SWITCH && !is_credit {
             let sw = &mut self.switches[link.switch as usize];
             let qi = link.port_idx as usize * sw.buf.qpp + q;
             sw.buf.occupancy -= size;
@@ -334,7 +392,7 @@ impl Simulation {
         if link.wire.len() == 1 {
             self.sched.at(at, Event::Arrive { link: l });
         }
-        if !link.port.is_empty() {
+        if !link.port.is_empty() || link.credit.as_deref().is_some_and(|c| !c.is_empty()) {
             link.tx_done_pending = true;
             self.sched.at(end, Event::TxDone { link: l });
         }
