@@ -134,6 +134,25 @@ receiver = 0
 transport = { kind = "dctcp" }
 """
 
+# ExpressPass and Aeolus with only their required keys (the switch halves they need), and an
+# ExpressPass entry with its own transport.
+AEOLUS = MINIMAL_LEAF_SPINE + """
+[switch]
+credit_queue_pkts = 8
+selective_drop_bytes = 8000
+
+[transport]
+kind = "aeolus"
+
+[[workload]]
+kind = "incast"
+query_rate_per_host = 100
+fan_in = 3
+burst_bytes = 60000
+duration_ms = 1
+transport = { kind = "expresspass", w_min = 0.02 }
+"""
+
 # The time-series table with only its required key: Rust and Python fill the same defaults.
 MINIMAL_TIMESERIES = MINIMAL_FAT_TREE + """
 [run.timeseries]
@@ -197,8 +216,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX, ATP_JOBS],
-    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox", "atp_jobs"],
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX, ATP_JOBS, AEOLUS],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox", "atp_jobs", "aeolus"],
 )
 def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
     _assert_same_defaults(text, tmp_path)
@@ -411,3 +430,32 @@ def test_prio_schedule_round_trips_and_rust_checks_it(tmp_path: Path) -> None:
         Scenario(topology=topo, workload=[bad]).resolve(tmp_path)
     assert ei.value.key == "workload[0].prio_schedule[1]"
     assert "strictly increasing" in ei.value.message
+
+
+@pytest.mark.parametrize(
+    ("switch", "transport", "key", "fix"),
+    [
+        ("", 'kind = "expresspass"', "transport.kind", "switch.credit_queue_pkts"),
+        ("credit_queue_pkts = 8", 'kind = "aeolus"', "transport.kind", "switch.selective_drop_bytes"),
+        ("credit_queue_pkts = 0", 'kind = "expresspass"', "switch.credit_queue_pkts", "between 1 and"),
+        ("credit_queue_pkts = 8", 'kind = "expresspass"\nunscheduled_bytes = 1000', "transport.unscheduled_bytes", "aeolus"),
+        ("credit_queue_pkts = 8\nselective_drop_bytes = 8000", 'kind = "aeolus"\ntarget_loss = 1.5', "transport.target_loss", "(0, 1)"),
+        ("credit_queue_pkts = 8\nselective_drop_bytes = 8000", 'kind = "aeolus"\nw_min = 0.9', "transport.w_min", "w_max"),
+    ],
+)
+def test_expresspass_and_aeolus_errors_name_key_value_and_fix(
+    switch: str, transport: str, key: str, fix: str, tmp_path: Path
+) -> None:
+    text = MINIMAL_LEAF_SPINE + f"\n[switch]\n{switch}\n\n[transport]\n{transport}\n"
+    with pytest.raises(slacknet.SpecError) as e:
+        _native.resolve_toml(text, str(tmp_path))
+    assert key in str(e.value) and fix in str(e.value), str(e.value)
+
+
+def test_aeolus_defaults_mirror_rust(tmp_path: Path) -> None:
+    sc = _python_side(AEOLUS)
+    assert isinstance(sc.transport, slacknet.AeolusTransport)
+    assert (sc.transport.mss_bytes, sc.transport.header_bytes, sc.transport.unscheduled_bytes) == (1454, 84, None)
+    assert (sc.switch.credit_queue_pkts, sc.switch.selective_drop_bytes) == (8, 8000)
+    with pytest.raises(pydantic.ValidationError):
+        slacknet.ExpressPassTransport.model_validate({"kind": "expresspass", "unscheduled_bytes": 1})

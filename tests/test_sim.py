@@ -26,6 +26,7 @@ SWITCH_COLUMNS = {
     "occ_p50_bytes", "occ_p90_bytes", "occ_p99_bytes", "occ_p9999_bytes", "final_occupancy_bytes",
     "credence_safeguard_accepts", "credence_oracle_drops", "credence_oracle_accepts",
     "credence_threshold_drops",
+    "drops_credit", "drops_selective",
 }
 
 

@@ -295,6 +295,13 @@ class SwitchSpec(_Model):
     queues: list[QueueSpec] | QueuePreset = Field(
         default_factory=lambda: [QueueSpec(ecn_threshold_bytes=DEFAULT_ECN_THRESHOLD_BYTES)]
     )
+    #: ExpressPass's per-port credit queue (§3.1): credits wait apart from data, at most this
+    #: many, paced at one per credit + largest-packet serialization (~5% of the link). Needed
+    #: by ``expresspass`` and ``aeolus`` transports (8 is ExpressPass's choice).
+    credit_queue_pkts: U32 | None = None
+    #: Aeolus's selective dropping (§3.2): unscheduled packets are dropped while their queue
+    #: holds more than this many bytes. Needed by the ``aeolus`` transport (e.g. 8000).
+    selective_drop_bytes: U64 | None = None
 
     def queue_list(self) -> list[QueueSpec]:
         """The queues as a list: those of a resolved scenario (raises ``ValueError`` while
@@ -397,9 +404,48 @@ class AtpTransport(_Model):
     rate_gbps: float | None = None
 
 
+class _ExpressPassKeys(_Model):
+    mss_bytes: U32 = 1454
+    header_bytes: U32 = 84
+    target_loss: float = 0.125
+    w_init: float = 1.0 / 16.0
+    w_min: float = 0.01
+    w_max: float = 0.5
+    init_rate: float = 1.0 / 16.0
+    init_rtt_us: float | None = None
+    rto_us: U64 = 1000
+    max_retries: U32 = 15
+
+
+class ExpressPassTransport(_ExpressPassKeys):
+    """ExpressPass (Cho et al., SIGCOMM'17): the receiver paces credits, the sender answers each
+    with one data packet, Algorithm 1 adapts the credit rate to credit loss. 84-byte credits
+    and 1538-byte data frames by default. Needs ``switch.credit_queue_pkts``;
+    ``init_rtt_us`` absent: the network's base RTT."""
+
+    kind: Literal["expresspass"] = "expresspass"
+
+
+class AeolusTransport(_ExpressPassKeys):
+    """Aeolus (Hu et al., SIGCOMM'20) on ExpressPass: ``unscheduled_bytes`` (absent: one BDP)
+    leave unscheduled in the first RTT, switches drop them first, a probe finds the lost ones.
+    Needs ``switch.credit_queue_pkts`` and ``switch.selective_drop_bytes``."""
+
+    kind: Literal["aeolus"] = "aeolus"
+    unscheduled_bytes: U64 | None = None
+
+
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
 TransportSpec = Annotated[
-    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport, AtpTransport],
+    Union[
+        DctcpTransport,
+        NewRenoTransport,
+        PowerTcpTransport,
+        UdpTransport,
+        AtpTransport,
+        ExpressPassTransport,
+        AeolusTransport,
+    ],
     Field(discriminator="kind"),
 ]
 

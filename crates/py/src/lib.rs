@@ -406,6 +406,8 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("arrivals", |s| s.arrivals)
         .num("drops_admission", |s| s.drops_admission)
         .num("drops_queue_cap", |s| s.drops_queue_cap)
+        .num("drops_credit", |s| s.drops_credit)
+        .num("drops_selective", |s| s.drops_selective)
         .num("drops_pushout", |s| s.drops_pushout)
         .num("pushed_out_bytes", |s| s.pushed_out_bytes)
         .num("dropped_bytes", |s| s.dropped_bytes)
