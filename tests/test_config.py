@@ -137,6 +137,9 @@ transport = { kind = "dctcp" }
 # ExpressPass and Aeolus with only their required keys (the switch halves they need), and an
 # ExpressPass entry with its own transport.
 AEOLUS = MINIMAL_LEAF_SPINE + """
+[routing]
+mode = "symmetric_ecmp"
+
 [switch]
 credit_queue_pkts = 8
 selective_drop_bytes = 8000
@@ -441,12 +444,14 @@ def test_prio_schedule_round_trips_and_rust_checks_it(tmp_path: Path) -> None:
         ("credit_queue_pkts = 8", 'kind = "expresspass"\nunscheduled_bytes = 1000', "transport.unscheduled_bytes", "aeolus"),
         ("credit_queue_pkts = 8\nselective_drop_bytes = 8000", 'kind = "aeolus"\ntarget_loss = 1.5', "transport.target_loss", "(0, 1)"),
         ("credit_queue_pkts = 8\nselective_drop_bytes = 8000", 'kind = "aeolus"\nw_min = 0.9', "transport.w_min", "w_max"),
+        ("credit_queue_pkts = 8\nselective_drop_bytes = 8000", 'kind = "aeolus"', "routing.mode", "symmetric_ecmp"),
     ],
 )
 def test_expresspass_and_aeolus_errors_name_key_value_and_fix(
     switch: str, transport: str, key: str, fix: str, tmp_path: Path
 ) -> None:
-    text = MINIMAL_LEAF_SPINE + f"\n[switch]\n{switch}\n\n[transport]\n{transport}\n"
+    routing = '[routing]\nmode = "symmetric_ecmp"\n' if key != "routing.mode" else ""
+    text = MINIMAL_LEAF_SPINE + f"\n{routing}[switch]\n{switch}\n\n[transport]\n{transport}\n"
     with pytest.raises(slacknet.SpecError) as e:
         _native.resolve_toml(text, str(tmp_path))
     assert key in str(e.value) and fix in str(e.value), str(e.value)

@@ -133,10 +133,11 @@ Topology = Annotated[Union[LeafSpineTopology, FatTreeTopology], Field(discrimina
 
 class RoutingSpec(_Model):
     """Path selection among equal-cost paths: per-flow ``ecmp`` (stable hash), per-packet
-    ``spray``, or ``flow_index`` (flow index mod paths, both directions; reproducible by other
-    simulators for A/B comparisons)."""
+    ``spray``, ``flow_index`` (flow index mod paths, both directions; reproducible by other
+    simulators for A/B comparisons), or ``symmetric_ecmp`` (a per-flow hash, the same member
+    index at every switch: both directions take one path, as ExpressPass's credits need)."""
 
-    mode: Literal["ecmp", "spray", "flow_index"] = "ecmp"
+    mode: Literal["ecmp", "spray", "flow_index", "symmetric_ecmp"] = "ecmp"
     hash_seed: U64 = 0
 
 

@@ -23,12 +23,15 @@
 //!   when the echoes skip its number; once per update period (the smoothed RTT of the credit
 //!   echoes, the configured `init_rtt` before a sample) it applies Algorithm 1 to the loss
 //!   since the last update ([`Feedback::update`]).
-//! - The receiver acknowledges every data packet (offset and cumulative in-order bytes) and the
-//!   probe. The probe follows the unscheduled packets on the same path, so an unscheduled packet
-//!   not acknowledged when the probe's ACK arrives was lost (selectively dropped), and is queued
-//!   for retransmission with the next credits (Aeolus §4.2). Scheduled packets are not
-//!   selectively dropped; if one is lost anyway (a full buffer), the retransmission timeout
-//!   re-sends every unacknowledged packet with credits and repeats the request.
+//! - Every credit carries the receiver's cumulative in-order bytes: the scheduled data's ACK
+//!   (no per-packet ACK competes with credits and data on the links the credit limiter sizes).
+//!   The receiver acknowledges each unscheduled packet (its offset) and the probe, and sends one
+//!   ACK when it has everything. The probe follows the unscheduled packets on the same path, so
+//!   an unscheduled packet not acknowledged when the probe's ACK arrives was lost (selectively
+//!   dropped), and is queued for retransmission with the next credits (Aeolus §4.2). Scheduled
+//!   packets are not selectively dropped; if one is lost anyway (a full buffer), the
+//!   retransmission timeout re-sends every unacknowledged packet with credits and repeats the
+//!   request (a receiver that has everything answers a request with its final ACK again).
 //! - Completion is measured at the sender, as for TCP: [`Event::SenderDone`] once every byte is
 //!   acknowledged. The receiver emits [`Event::Delivered`] once it has every byte.
 //!
@@ -273,40 +276,48 @@ impl XpassSender {
         match seg.kind {
             // Bounded: a credit is answered at the next poll; a driver that holds the sender
             // back for long keeps at most this many (the rest are lost credits).
-            XpassKind::Credit if self.credits.len() < MAX_OOO_PKTS => {
-                self.credits.push_back((seg.credit, seg.ts_ps));
+            XpassKind::Credit => {
+                if self.credits.len() < MAX_OOO_PKTS {
+                    self.credits.push_back((seg.credit, seg.ts_ps));
+                }
+                // A credit carries the receiver's in-order bytes: scheduled data's ACK.
+                self.on_ack(now, seg);
             }
-            XpassKind::Ack | XpassKind::ProbeAck => {
-                let mut progress = false;
-                if seg.ack > self.cum {
-                    self.cum = seg.ack.min(self.next_new.max(self.unsched_end));
-                    self.sacked = self.sacked.split_off(&self.cum);
-                    progress = true;
-                }
-                if seg.kind == XpassKind::Ack
-                    && seg.seq >= self.cum
-                    && seg.seq < self.next_new.max(self.unsched_end)
-                    && self.sacked.len() < MAX_OOO_PKTS
-                {
-                    progress |= self.sacked.insert(seg.seq);
-                }
-                while self.sacked.first() == Some(&self.cum) {
-                    self.sacked.pop_first();
-                    self.cum = self.cum.saturating_add(u64::from(self.mss)).min(self.size);
-                }
-                if seg.kind == XpassKind::ProbeAck {
-                    // Aeolus §4.2: the probe left after every unscheduled packet; those not
-                    // acknowledged by now were dropped.
-                    self.queue_unacked(self.cum, self.burst_next.min(self.unsched_end));
-                }
-                if progress {
-                    self.retries = 0;
-                    self.rto_at = Some(now + self.rto);
-                }
-                self.check_done();
-            }
+            XpassKind::Ack | XpassKind::ProbeAck => self.on_ack(now, seg),
             _ => {}
         }
+    }
+
+    /// The cumulative `ack` of a credit, ACK or probe ACK; the offset of an ACK; and, for a
+    /// probe ACK, the unscheduled packets it shows lost.
+    fn on_ack(&mut self, now: Time, seg: &XpassRepr) {
+        let mut progress = false;
+        if seg.ack > self.cum {
+            self.cum = seg.ack.min(self.next_new.max(self.unsched_end));
+            self.sacked = self.sacked.split_off(&self.cum);
+            progress = true;
+        }
+        if seg.kind == XpassKind::Ack
+            && seg.seq >= self.cum
+            && seg.seq < self.next_new.max(self.unsched_end)
+            && self.sacked.len() < MAX_OOO_PKTS
+        {
+            progress |= self.sacked.insert(seg.seq);
+        }
+        while self.sacked.first() == Some(&self.cum) {
+            self.sacked.pop_first();
+            self.cum = self.cum.saturating_add(u64::from(self.mss)).min(self.size);
+        }
+        if seg.kind == XpassKind::ProbeAck {
+            // Aeolus §4.2: the probe left after every unscheduled packet; those not
+            // acknowledged by now were dropped.
+            self.queue_unacked(self.cum, self.burst_next.min(self.unsched_end));
+        }
+        if progress {
+            self.retries = 0;
+            self.rto_at = Some(now + self.rto);
+        }
+        self.check_done();
     }
 
     /// Queue every sent, unacknowledged packet in `[from, to)` for retransmission (once).
@@ -522,7 +533,13 @@ impl XpassReceiver {
                 if !seg.unscheduled && seg.credit != 0 {
                     self.on_echo(now, seg.credit, seg.ts_ps);
                 }
-                if self.on_data(seg.seq, seg.len) {
+                let kept = self.on_data(seg.seq, seg.len);
+                self.check_done();
+                // Unscheduled packets are acknowledged one by one (the probe's ACK then tells
+                // the lost ones, Aeolus §4.2); scheduled data only through the credits'
+                // cumulative count (ExpressPass carries reliability on credits, no per-packet
+                // ACK competes with them on the reverse link), and once at the end.
+                if kept && (seg.unscheduled || self.is_done) {
                     self.reply(XpassKind::Ack, seg.seq, seg.ts_ps);
                 }
             }
@@ -619,7 +636,7 @@ impl XpassReceiver {
         self.next_credit = self.next_credit.saturating_add(1);
         let gap = self.max_gap.ps() as f64 / self.fb.rate.max(1e-9);
         self.next_credit_at = now + Dur::from_ps(gap.min(u64::MAX as f64 / 2.0) as u64);
-        Some(XpassRepr { kind: XpassKind::Credit, conn: self.conn, credit, ts_ps: now.ps(), ..XpassRepr::default() })
+        Some(XpassRepr { kind: XpassKind::Credit, conn: self.conn, credit, ack: self.cum, ts_ps: now.ps(), ..XpassRepr::default() })
     }
 
     /// Output: when the next credit is due, while crediting.

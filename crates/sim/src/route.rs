@@ -17,10 +17,12 @@ use crate::topo::Topology;
 mod ecmp;
 mod flow_index;
 mod spray;
+mod symmetric_ecmp;
 
 pub use ecmp::Ecmp;
 pub use flow_index::FlowIndex;
 pub use spray::Spray;
+pub use symmetric_ecmp::SymmetricEcmp;
 
 /// The contract of a path-selection policy: pick one link of an equal-cost group for a packet
 /// of `flow` with sequence number `seq` at switch `s`. Pure: the same inputs always give the
@@ -39,6 +41,8 @@ pub enum AnySelection {
     Spray(Spray),
     /// Flow index modulo the group size.
     FlowIndex(FlowIndex),
+    /// Per-flow hash, the same member index at every switch (symmetric paths).
+    SymmetricEcmp(SymmetricEcmp),
 }
 
 impl AnySelection {
@@ -48,6 +52,7 @@ impl AnySelection {
             RoutingMode::Ecmp => AnySelection::Ecmp(Ecmp { seed: hash_seed }),
             RoutingMode::Spray => AnySelection::Spray(Spray { seed: hash_seed }),
             RoutingMode::FlowIndex => AnySelection::FlowIndex(FlowIndex),
+            RoutingMode::SymmetricEcmp => AnySelection::SymmetricEcmp(SymmetricEcmp { seed: hash_seed }),
         }
     }
 }
@@ -59,6 +64,7 @@ impl PathSelection for AnySelection {
             AnySelection::Ecmp(p) => p.pick(group, s, flow, seq),
             AnySelection::Spray(p) => p.pick(group, s, flow, seq),
             AnySelection::FlowIndex(p) => p.pick(group, s, flow, seq),
+            AnySelection::SymmetricEcmp(p) => p.pick(group, s, flow, seq),
         }
     }
 }

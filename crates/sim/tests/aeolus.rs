@@ -102,3 +102,35 @@ fn a_long_flow_runs_near_line_rate_minus_the_credits() {
         assert_eq!(out.switches[0].drops_admission + out.switches[0].drops_selective, 0);
     }
 }
+
+/// Leaf 0's eight hosts send 300 KB each to four hosts of leaf 1 (two-to-one) through four
+/// spines (2:1 oversubscribed), with `routing` paths.
+fn cross_leaf(kind: &str, routing: &str) -> Output {
+    let flows: Vec<String> =
+        (0..8).map(|s| format!("{{ src = {s}, dst = {}, size_bytes = 300000 }}", 8 + s % 4)).collect();
+    run_toml(&format!(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 8\nspines = 4\nhost_rate_gbps = 10\n\
+         fabric_rate_gbps = 10\nhost_delay_ns = 1000\nfabric_delay_ns = 1000\n[routing]\nmode = \"{routing}\"\n\
+         {SWITCH}[transport]\nkind = \"{kind}\"\n[[workload]]\nkind = \"flows\"\nflows = [\n{} ]\n",
+        flows.join(",\n")
+    ))
+}
+
+#[test]
+fn symmetric_paths_keep_scheduled_data_lossless_across_spines() {
+    for (kind, routing) in [("expresspass", "symmetric_ecmp"), ("aeolus", "symmetric_ecmp"), ("aeolus", "flow_index")] {
+        let out = cross_leaf(kind, routing);
+        check_conserved(&out);
+        let data_drops: u64 = out.switches.iter().map(|s| s.drops_admission + s.drops_queue_cap + s.drops_pushout).sum();
+        assert_eq!(data_drops, 0, "{kind} over {routing}: {:?}", out.switches);
+        assert_eq!(out.summary.num_rtos, 0, "{kind} over {routing}");
+    }
+}
+
+#[test]
+fn per_switch_ecmp_is_refused_for_credit_scheduling() {
+    let text = "[topology]\nkind = \"fat_tree\"\nk = 4\nrate_gbps = 10\n[switch]\ncredit_queue_pkts = 8\n\
+                [transport]\nkind = \"expresspass\"\n";
+    let err = sim::Spec::from_toml_str(text).unwrap().validate(std::path::Path::new(".")).unwrap_err().to_string();
+    assert!(err.contains("routing.mode") && err.contains("symmetric_ecmp") && err.contains("§3.1"), "{err}");
+}

@@ -4,7 +4,8 @@
 //! - `Request`: the sender asks the receiver for credits (ExpressPass §3.1); `size` is the
 //!   transfer's size in bytes.
 //! - `Credit`: number `credit` of the receiver's credits (numbers start at 1), sent at `ts_ps`;
-//!   one credit lets the sender send one data packet (ExpressPass §3.1).
+//!   one credit lets the sender send one data packet (ExpressPass §3.1); `ack` is the
+//!   receiver's cumulative count of in-order bytes.
 //! - `Data`: `len` payload bytes at byte offset `seq` of a transfer of `size` bytes. A scheduled
 //!   packet echoes the `credit` number and `ts_ps` of the credit that let it go (ExpressPass
 //!   §3.2 counts credit loss from the gaps); an Aeolus unscheduled packet (sent in the first
@@ -82,7 +83,7 @@ pub struct XpassRepr {
     pub len: u32,
     /// Data: byte offset; Ack: the offset acknowledged; Probe: end of the unscheduled bytes.
     pub seq: u64,
-    /// Ack, ProbeAck: in-order bytes the receiver has.
+    /// Credit, Ack, ProbeAck: in-order bytes the receiver has.
     pub ack: u64,
     /// Request, Data, Probe: the transfer's size in bytes.
     pub size: u64,

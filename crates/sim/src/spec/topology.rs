@@ -88,4 +88,8 @@ pub enum RoutingMode {
     /// deterministic path choice that another simulator can reproduce exactly (the ns-3 peer's
     /// `--ecmp=flowid`), for A/B comparisons free of hash-collision noise.
     FlowIndex,
+    /// Per-flow: a stable hash of the flow alone picks the same member index at every switch,
+    /// so both directions of a flow take one path (ExpressPass §3.1 needs it: credits must
+    /// cross their data's links in reverse; see `route::SymmetricEcmp`).
+    SymmetricEcmp,
 }

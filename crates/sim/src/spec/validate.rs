@@ -598,9 +598,25 @@ impl Spec {
         let transports = std::iter::once(("transport".to_owned(), &self.transport)).chain(
             self.workload.iter().enumerate().filter_map(|(i, w)| Some((format!("workload[{i}].transport"), w.transport()?))),
         );
+        let is_multipath = match &self.topology {
+            TopologySpec::LeafSpine(l) => l.leaves > 1 && l.spines.saturating_mul(l.links_per_spine.max(1)) > 1,
+            _ => true,
+        };
+        let is_symmetric = matches!(self.routing.mode, RoutingMode::SymmetricEcmp | RoutingMode::FlowIndex);
         for (at, t) in transports {
             let kind = t.kind();
             let is_xpass = matches!(t, TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_));
+            if is_xpass && is_multipath && !is_symmetric {
+                return Err(SpecError::invalid(
+                    "routing.mode",
+                    format!("{:?}", self.routing.mode),
+                    format!(
+                        "{at}.kind = {kind:?} needs each flow's credits to cross its data's links in reverse \
+                         (ExpressPass §3.1), which per-switch hashing does not give: set routing.mode = \
+                         \"symmetric_ecmp\" (or \"flow_index\")"
+                    ),
+                ));
+            }
             if is_xpass && s.credit_queue_pkts.is_none() {
                 return Err(SpecError::invalid(
                     format!("{at}.kind"),
