@@ -32,6 +32,9 @@
 //!   packets are not selectively dropped; if one is lost anyway (a full buffer), the
 //!   retransmission timeout re-sends every unacknowledged packet with credits and repeats the
 //!   request (a receiver that has everything answers a request with its final ACK again).
+//! - Once every byte is out and no loss is known (with Aeolus: after the probe's ACK), the
+//!   sender sends a credit stop (ExpressPass §3.1) and the receiver pauses; a loss found later,
+//!   new stream data or the timeout sends a request that resumes the credits.
 //! - Completion is measured at the sender, as for TCP: [`Event::SenderDone`] once every byte is
 //!   acknowledged. The receiver emits [`Event::Delivered`] once it has every byte.
 //!
@@ -183,6 +186,10 @@ pub struct XpassSender {
     burst_next: u64,
     request_due: bool,
     probe_due: bool,
+    /// The probe's ACK arrived (Aeolus: the unscheduled losses are known).
+    probe_acked: bool,
+    /// A credit stop is out: the receiver sends no credits until the next request.
+    stop_sent: bool,
     /// In-order bytes the receiver acknowledged.
     cum: u64,
     /// Offsets above `cum` acknowledged.
@@ -231,6 +238,8 @@ impl XpassSender {
             burst_next: 0,
             request_due: true,
             probe_due: false,
+            probe_acked: false,
+            stop_sent: false,
             cum: 0,
             sacked: BTreeSet::new(),
             retx: VecDeque::new(),
@@ -247,6 +256,7 @@ impl XpassSender {
     pub fn send(&mut self, bytes: u64) {
         if !self.closed {
             self.size = self.size.saturating_add(bytes);
+            self.resume_if_needed();
         }
     }
 
@@ -311,8 +321,10 @@ impl XpassSender {
         if seg.kind == XpassKind::ProbeAck {
             // Aeolus §4.2: the probe left after every unscheduled packet; those not
             // acknowledged by now were dropped.
+            self.probe_acked = true;
             self.queue_unacked(self.cum, self.burst_next.min(self.unsched_end));
         }
+        self.resume_if_needed();
         if progress {
             self.retries = 0;
             self.rto_at = Some(now + self.rto);
@@ -330,6 +342,19 @@ impl XpassSender {
                 self.retx.push_back(off);
             }
             off = off.saturating_add(mss);
+        }
+    }
+
+    /// Whether the sender has data it could send with a credit.
+    fn has_work(&self) -> bool {
+        self.next_new < self.size || self.retx.iter().any(|&o| o >= self.cum && !self.sacked.contains(&o))
+    }
+
+    /// After a credit stop, ask for credits again once there is something to send.
+    fn resume_if_needed(&mut self) {
+        if self.stop_sent && !self.is_done && self.has_work() {
+            self.stop_sent = false;
+            self.request_due = true;
         }
     }
 
@@ -359,6 +384,7 @@ impl XpassSender {
             return;
         }
         self.request_due = true;
+        self.stop_sent = false;
         let sent_end = self.next_new.max(self.burst_next.min(self.unsched_end));
         self.queue_unacked(self.cum, sent_end);
         self.rto_at = Some(now + self.rto.saturating_mul(1u64 << self.retries.min(6)));
@@ -409,6 +435,14 @@ impl XpassSender {
                 self.next_new = off.saturating_add(u64::from(self.mss)).min(self.size);
                 return Some(self.data(off, Some(credit), now));
             }
+        }
+        // ExpressPass §3.1's credit stop: every byte is out and nothing is known lost (with
+        // Aeolus, once the probe's ACK told), so further credits would only be wasted. A timeout
+        // or a loss found later asks again.
+        let losses_known = self.unsched_end == 0 || self.probe_acked;
+        if !self.stop_sent && losses_known && !self.has_work() {
+            self.stop_sent = true;
+            return Some(self.packet(XpassKind::CreditStop, now));
         }
         None
     }
@@ -538,6 +572,8 @@ impl XpassReceiver {
                 self.start(now);
                 self.reply(XpassKind::ProbeAck, seg.seq, seg.ts_ps);
             }
+            // Paused until the next request (or data: a lost request is not waited for).
+            XpassKind::CreditStop => self.is_crediting = false,
             XpassKind::Data => {
                 self.start(now);
                 if !seg.unscheduled && seg.credit != 0 {

@@ -16,6 +16,8 @@
 //!   `size` as for `Request`. It is a scheduled packet, so selective dropping spares it.
 //! - `ProbeAck`: the receiver's answer to a probe, `ack` as for `Ack`: every unscheduled packet
 //!   not acknowledged before it arrives was lost (Aeolus §4.2).
+//! - `CreditStop`: the sender has nothing left to send; the receiver pauses its credits until
+//!   the next `Request` (ExpressPass §3.1's credit stop).
 //!
 //! Byte layout (network byte order), [`XPASS_HEADER_LEN`] = 52 bytes, then `len` payload bytes:
 //!
@@ -61,6 +63,8 @@ pub enum XpassKind {
     Probe = 4,
     /// The acknowledgement of a probe.
     ProbeAck = 5,
+    /// The sender needs no more credits for now.
+    CreditStop = 6,
 }
 
 /// A parsed ExpressPass/Aeolus header (module docs for what each field means per kind).
@@ -140,6 +144,7 @@ impl XpassRepr {
             3 => XpassKind::Ack,
             4 => XpassKind::Probe,
             5 => XpassKind::ProbeAck,
+            6 => XpassKind::CreditStop,
             _ => return Err(WireError::Malformed("kind")),
         };
         if buf[2] & !UNSCHEDULED != 0 {
@@ -224,7 +229,7 @@ mod tests {
         }
     }
 
-    fn every_kind() -> [XpassRepr; 6] {
+    fn every_kind() -> [XpassRepr; 7] {
         let header = |kind| XpassRepr { kind, unscheduled: false, len: 0, ..data() };
         [
             header(XpassKind::Request),
@@ -233,6 +238,7 @@ mod tests {
             XpassRepr { ack: 99, ..header(XpassKind::Ack) },
             header(XpassKind::Probe),
             XpassRepr { ack: 5, ..header(XpassKind::ProbeAck) },
+            header(XpassKind::CreditStop),
         ]
     }
 
@@ -305,7 +311,7 @@ mod tests {
         assert_eq!(corrupt(0, crate::VERSION), Err(WireError::BadVersion(crate::VERSION)));
         assert_eq!(corrupt(0, crate::ATP_VERSION), Err(WireError::BadVersion(crate::ATP_VERSION)));
         assert_eq!(corrupt(6, 1), Err(WireError::Malformed("reserved")));
-        assert_eq!(corrupt(1, 6), Err(WireError::Malformed("kind")));
+        assert_eq!(corrupt(1, 7), Err(WireError::Malformed("kind")));
         assert_eq!(corrupt(2, 0x02), Err(WireError::Malformed("flags")));
         assert_eq!(corrupt(3, 4), Err(WireError::Malformed("ecn")));
         assert_eq!(corrupt(1, XpassKind::Ack as u8), Err(WireError::Malformed("unscheduled")));

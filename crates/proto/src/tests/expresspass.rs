@@ -192,3 +192,25 @@ fn credit_rate_rises_without_loss_and_falls_with_it() {
     assert!((mean - 0.045).abs() < 0.01, "spread over the range: mean {mean}");
 }
 
+
+#[test]
+fn a_credit_stop_ends_the_credits_once_everything_is_out() {
+    for cfg in [xpass(), aeolus(10)] {
+        let mut p = pair(&cfg, 60, 5);
+        assert!(p.drive() && p.is_complete());
+        let stops = of_kind(&p, Dir::ToServer, XpassKind::CreditStop);
+        assert_eq!(stops.len(), 1, "one stop, no loss");
+        let last_data = p.data().last().unwrap().sent;
+        assert!(stops[0].sent >= last_data, "after the last data packet");
+        let at = stops[0].arrive.unwrap();
+        assert!(of_kind(&p, Dir::ToClient, XpassKind::Credit).iter().all(|c| c.sent <= at), "no credit after it");
+    }
+    // A lost unscheduled packet: no stop before the probe's ACK told the sender, and the loss is
+    // still resent with a credit (not after a timeout).
+    let mut p = pair(&aeolus(10), 10, 6);
+    p.drop_data = [3].into();
+    assert!(p.drive() && p.is_complete());
+    let probe_ack = of_kind(&p, Dir::ToClient, XpassKind::ProbeAck)[0].arrive.unwrap();
+    assert!(of_kind(&p, Dir::ToServer, XpassKind::CreditStop).iter().all(|s| s.sent >= probe_ack));
+    assert_eq!((p.client.stats().segments_retx, p.client.stats().num_rtos), (1, 0));
+}
