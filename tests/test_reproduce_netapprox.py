@@ -26,6 +26,13 @@ VERDICTS = [
     ("Figures 6 and 8", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", True),
     ("Figure 9", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figure 9", "all-to-one, ATP has the best JCT at every MSR", False),
+    # Figure 10: with the background in its queue the job does not lose (the background's MTU
+    # packets take the drops in the byte-capped queue); above it, the job starves at R_min and
+    # its TLR falls only as fast as it loses messages (README, NetApprox).
+    ("Figure 10", "The job starts in queue 4 (TLR_0 = 1 - MSR = 0.5)", True),
+    ("Figure 10", "With background traffic in its queue (4), ATP moves the job up to queue 3", False),
+    ("Figure 10", "After the background moves to queue 3, ATP moves the job up to queue 2", False),
+    ("Figure 10", "After the background moves to queue 2, ATP moves the job up to queue 1", False),
     ("Figure 11", "ATP_Full's measured loss rate never exceeds 1 - MSR in any job (with background traffic, and next "
      "to FBHD)", True),
     ("Figure 11", "ATP_Full <= ATP_FixPrio <= ATP_FixTLR <= DCTCP-ES in JCT at every MSR", False),
@@ -50,8 +57,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
 
 
 def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
-    assert set(report.figures) == {"fig5", "fig6", "fig9", "fig11", "fig12", "fig13", "fig14"}
+    assert set(report.figures) == {"fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"}
     for fid, table in report.figures.items():
+        assert (report.out_dir / f"{fid}.csv").is_file() and (report.out_dir / f"{fid}.png").is_file()
+        if fid == "fig10":
+            continue
         assert (table["status"] == "ok").all(), fid
         assert (table["jobs"] > 0).all(), fid
         assert (report.out_dir / f"{fid}.csv").is_file() and (report.out_dir / f"{fid}.png").is_file()
@@ -84,8 +94,17 @@ def test_the_mechanisms_are_exercised(report: Report) -> None:
     # The dynamic mechanisms matter with background traffic (Figure 11).
     f11 = report.figures["fig11"].pivot_table(index="msr", columns="scheme", values="jct_mean_us")
     assert (f11["ATP_Full"] < 0.75 * f11[["ATP_FixPrio", "ATP_FixTLR"]].min(axis=1)).all(), f11
+    # Figure 10: the job competes in phase 1 and starves at R_min (one packet per RTT, all
+    # lost) while the background is above it; it recovers the link once the background ends.
+    f10 = report.figures["fig10"].set_index("phase")
+    assert f10.loc[1, "rate_gbps"] > 30 and f10.loc[1, "loss"] < f10.loc[1, "tlr"]
+    assert f10.loc[3, "loss"] == 1.0 and f10.loc[3, "rate_gbps"] < 3
+    assert f10.loc[3, "tlr_last"] < f10.loc[2, "tlr_max"]  # losses spend the slack: the TLR falls
+    assert f10.loc[4, "rate_gbps_last"] > 35
     # Every job of every scheme completes with at least its MSR (UDP aside).
     for fid, table in report.figures.items():
+        if fid == "fig10":
+            continue
         t = table[table["scheme"] != "UDP"] if "scheme" in table.columns else table
         assert (t["jobs_gave_up"] == 0).all(), fid
         assert (t["loss_over"] <= 1e-12).all(), fid

@@ -2,7 +2,8 @@
 
 A paper's evaluation is data, ``experiments/<paper>/reproduce.toml`` (the format, with an
 example, is in ``experiments/README.md``): the base scenarios, the figures (each made by a
-sweep file of that folder or by a named native source, :data:`NATIVE_SOURCES`), the labels of
+sweep file of that folder, by a named native source, :data:`NATIVE_SOURCES`, or by following
+one transfer of a scenario's run through time, a timeline), the labels of
 their columns, and the paper's claims, each a list of checks on one figure's table.
 :func:`load_paper` reads a description and validates it strictly: an unknown key, a figure,
 column or series that does not exist, or a missing file is one :class:`ReproduceError` that
@@ -35,6 +36,7 @@ theirs. A missing point (a series without data in range) fails the check and say
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ __all__ = [
     "DESCRIPTION_FILE",
     "FIGURE14_ADMISSIONS",
     "NATIVE_SOURCES",
+    "TIMELINE_METRICS",
     "BelowUntilCheck",
     "Check",
     "ClaimResult",
@@ -439,7 +442,15 @@ class FigureSpec(_Model):
     sweep: str | None = None
     """A sweep file of the paper's folder; or:"""
     source: str | None = None
-    """A native source (:data:`NATIVE_SOURCES`), whose ``columns`` the figure then lists."""
+    """A native source (:data:`NATIVE_SOURCES`), whose ``columns`` the figure then lists; or:"""
+    timeline: str | None = None
+    """A scenario file of the paper's folder with ``[run.timeseries]``, run once per seed at
+    either scale: the figure follows one transfer of it through time (:data:`TIMELINE_METRICS`)."""
+    follow: int = Field(default=0, ge=0)
+    """A timeline's transfer: the first one that workload entry ``follow`` starts."""
+    phases_us: list[float] | None = None
+    """A timeline's phases: the simulated times (us, increasing, the first at least 0) where
+    they start; the table has one row per phase and seed (the last phase runs to the end)."""
     columns: list[str] | None = None
     x: str | None = None
     """The x-axis column (a sweep axis); none for a bar chart of the series."""
@@ -507,6 +518,17 @@ class Paper:
         return self.path.parent
 
 
+#: What a timeline figure can follow: the columns of :attr:`slacknet.Results.transfer_series`
+#: it reads (``rate_gbps`` is ``rate_bps`` / 1e9, ``srtt_us`` is ``srtt_ps`` / 1e6).
+TIMELINE_METRICS = ("rate_gbps", "tlr", "loss", "class", "cwnd_bytes", "srtt_us", "sent_bytes",
+                    "delivered_bytes", "alpha")
+#: The statistics of each followed metric in a phase: the mean is the metric's own column, the
+#: others are ``<metric>_<stat>`` (first and last: the phase's first and last samples).
+TIMELINE_STATS = ("min", "max", "first", "last")
+#: The columns a timeline's table starts with (then each metric and its statistics).
+TIMELINE_KEYS = ("seed", "phase", "start_us", "end_us", "samples")
+
+
 @dataclass(frozen=True)
 class _Columns:
     """What a figure's table holds."""
@@ -527,6 +549,11 @@ def _sweep_columns(sweep: Sweep) -> _Columns:
 def _source_columns(src: NativeSource) -> _Columns:
     numbers = tuple(c for c in src.columns if c not in src.categories)
     return _Columns(src.columns, numbers, src.categories, numbers)
+
+
+def _timeline_columns(fig: FigureSpec) -> _Columns:
+    stats = tuple(c for m in fig.metrics for c in (m, *(f"{m}_{st}" for st in TIMELINE_STATS)))
+    return _Columns((*TIMELINE_KEYS, *stats), ("phase",), {}, stats)
 
 
 def _or_list(names: typing.Iterable[str]) -> str:
@@ -651,13 +678,21 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
     tables: dict[str, _Columns] = {}
     for fid, fig in desc.figure.items():
         k = f"figure.{fid}"
-        if (fig.sweep is None) == (fig.source is None):
-            fail(k, None, "needs exactly one of `sweep = \"<file>.toml\"` (a sweep file of this folder) or "
-                 f"`source = \"<name>\"` (a native source: {_or_list(NATIVE_SOURCES)})")
-        if fig.sweep is not None:
+        made_by = [n for n in ("sweep", "source", "timeline") if getattr(fig, n) is not None]
+        if len(made_by) != 1:
+            fail(k, None, "needs exactly one of `sweep = \"<file>.toml\"` (a sweep file of this folder), "
+                 f"`source = \"<name>\"` (a native source: {_or_list(NATIVE_SOURCES)}) or `timeline = "
+                 "\"<file>.toml\"` (a scenario of this folder whose run the figure follows through time)"
+                 + (f"; it has {' and '.join(made_by)}" if made_by else ""))
+        if fig.timeline is None:
+            for name in ("phases_us", "follow"):
+                if name in fig.model_fields_set:
+                    fail(f"{k}.{name}", getattr(fig, name), "only a timeline figure has it: remove it")
+        if fig.sweep is not None or fig.timeline is not None:
             if fig.columns is not None:
                 fail(f"{k}.columns", fig.columns, "only a native source's figure lists its columns (a sweep's "
-                     "are its axes and the metrics): remove it")
+                     "are its axes and the metrics, a timeline's its phases and metrics): remove it")
+        if fig.sweep is not None:
             sp = folder / fig.sweep
             if not sp.is_file():
                 fail(f"{k}.sweep", fig.sweep, f"no such sweep file {sp}: name a sweep TOML of {folder}")
@@ -672,6 +707,11 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                     with_set(Scenario.from_toml(folder / desc.base.reduced), fig.set)
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
+        elif fig.timeline is not None:
+            if fig.set:
+                fail(f"{k}.set", fig.set, "a timeline runs its own scenario: set the keys in that file")
+            _check_timeline(fig, k, folder, fail)
+            cols = _timeline_columns(fig)
         else:
             if fig.set:
                 fail(f"{k}.set", fig.set, "only a sweep figure's runs have a base to set keys in: remove it")
@@ -711,6 +751,37 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             for n, check in enumerate(claim.check):
                 _check_fits(check, f"claim[{i}].check[{n}]", fid, desc.figure[fid], tables[fid], fail)
     return sweeps
+
+
+def _check_timeline(fig: FigureSpec, k: str, folder: Path, fail: Callable[[str, Any, str], NoReturn]) -> None:
+    """A timeline figure's scenario, transfer, phases and metrics; ``fail`` otherwise."""
+    assert fig.timeline is not None
+    sp = folder / fig.timeline
+    if not sp.is_file():
+        fail(f"{k}.timeline", fig.timeline, f"no such scenario file {sp}: name a scenario TOML of {folder}")
+    try:
+        scenario = Scenario.from_toml(sp)
+    except SpecError as e:
+        fail(f"{k}.timeline", fig.timeline, f"invalid scenario: {e}")
+    ts = scenario.run.timeseries
+    if ts is None or not ts.transfers:
+        fail(f"{k}.timeline", fig.timeline, "the scenario samples no transfers: give it `[run.timeseries]` "
+             "with an `interval_us` (and `transfers = true`, the default)")
+    if fig.follow >= len(scenario.workload):
+        fail(f"{k}.follow", fig.follow, f"the scenario has {len(scenario.workload)} workload entries "
+             f"(0 to {len(scenario.workload) - 1}): name the one whose first transfer to follow")
+    phases = fig.phases_us
+    if not phases:
+        fail(f"{k}.phases_us", phases, "missing: list the simulated times (us) where the phases start, e.g. [0]")
+    if not all(math.isfinite(p) for p in phases) or phases[0] < 0 or any(b <= a for a, b in zip(phases, phases[1:])):
+        fail(f"{k}.phases_us", phases, "must be finite, strictly increasing times in us, the first at least 0")
+    for i, m in enumerate(fig.metrics):
+        if m not in TIMELINE_METRICS:
+            fail(f"{k}.metrics[{i}]", m, f"not a time series a timeline follows; they are {_or_list(TIMELINE_METRICS)}")
+    if fig.x != "phase":
+        fail(f"{k}.x", fig.x, "a timeline's x axis is `phase` (its table has one row per phase): set `x = \"phase\"`")
+    if fig.series is not None:
+        fail(f"{k}.series", fig.series, "a timeline follows one transfer and has no series: remove it")
 
 
 def _check_fits(check: _CheckBase, k: str, fid: str, fig: FigureSpec, cols: _Columns,
