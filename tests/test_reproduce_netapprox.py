@@ -18,6 +18,20 @@ VERDICTS = [
     ("Figures 5 and 7", "ATP keeps the smallest queues (Figures 7, 8)", False),
     ("Figures 5 and 7", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figures 5 and 7", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", False),
+    # The other settings of §7.1 ("similar qualitatively"): the same shapes as the 40 Gb/s
+    # fat-tree's (Figure 5).
+    *[
+        (title, claim, holds)
+        for title in ("Figure 5 (100 Gb/s)", "Figure 5 (Clos)", "Figure 5 (Clos, 100 Gb/s)")
+        for claim, holds in [
+            ("ATP has the best JCT of all schemes at every MSR", False),
+            ("ATP's JCT is well below SampleSend's (the paper: up to 80% lower), on average over the MSRs at least "
+             "20% lower", False),
+            ("ATP keeps the smallest queues (Figures 7, 8)", False),
+            ("ATP's measured loss rate never exceeds 1 - MSR in any job", True),
+            ("UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", False),
+        ]
+    ],
     ("Figures 6 and 8", "ATP has the best JCT of all schemes at every MSR", False),
     ("Figures 6 and 8", "ATP's JCT is well below SampleSend's (the paper: up to 80% lower), on average over the MSRs "
      "at least 20% lower", True),
@@ -57,7 +71,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
 
 
 def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
-    assert set(report.figures) == {"fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"}
+    assert set(report.figures) == {"fig5", "fig5_100g", "fig5_clos", "fig5_clos_100g", "fig6", "fig9", "fig10", "fig11",
+                                  "fig12", "fig13", "fig14"}
     for fid, table in report.figures.items():
         assert (report.out_dir / f"{fid}.csv").is_file() and (report.out_dir / f"{fid}.png").is_file()
         if fid == "fig10":
@@ -101,6 +116,14 @@ def test_the_mechanisms_are_exercised(report: Report) -> None:
     assert f10.loc[3, "loss"] == 1.0 and f10.loc[3, "rate_gbps"] < 3
     assert f10.loc[3, "tlr_last"] < f10.loc[2, "tlr_max"]  # losses spend the slack: the TLR falls
     assert f10.loc[4, "rate_gbps_last"] > 35
+    # The other settings run where they say: 100 Gb/s halves FBKV's JCT or more, and ATP keeps
+    # its shape (fastest at MSR 0.5 against DCTCP-ES, and within its loss bound).
+    for fid in ("fig5_100g", "fig5_clos_100g"):
+        jct = report.figures[fid].pivot_table(index="msr", columns="scheme", values="jct_mean_us")
+        slow = report.figures["fig5" if fid == "fig5_100g" else "fig5_clos"].pivot_table(
+            index="msr", columns="scheme", values="jct_mean_us")
+        assert (jct["DCTCP-ES"] < 0.6 * slow.loc[jct.index, "DCTCP-ES"]).all(), fid
+        assert jct.loc[0.5, "ATP"] < jct.loc[0.5, "DCTCP-ES"], fid
     # Every job of every scheme completes with at least its MSR (UDP aside).
     for fid, table in report.figures.items():
         if fid == "fig10":

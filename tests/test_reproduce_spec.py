@@ -399,6 +399,10 @@ BAD = {
     "toml_syntax": ("[base]", "[base", ["reproduce.toml", "invalid TOML"]),
     "sweep_and_timeline": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\ntimeline = "series.toml"',
         ["figure.load: needs exactly one of", "timeline", "it has sweep and timeline"]),
+    "figure_base_missing_file": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nbase = { reduced = "nope.toml" }',
+        ['figure.load.base.reduced = "nope.toml"', "no such scenario file"]),
+    "figure_base_unknown_key": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nbase = { reduced = "base.toml", small = 1 }',
+        ["figure.load.base.small = 1", "unknown key", "a figure's base takes reduced, full"]),
     "phases_on_a_sweep": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nphases_us = [0]',
         ["figure.load.phases_us = [0.0]", "only a timeline figure has it"]),
 }
@@ -563,6 +567,22 @@ def test_reproduce_only_and_full(experiments: Path, tmp_path: Path) -> None:
     report = reproduce(load_paper(experiments, "toy"), tmp_path / "f", full=True, jobs=1)
     small = reproduce(load_paper(experiments, "toy"), tmp_path / "r", jobs=1)
     assert report.figures["load"]["flows"].sum() != small.figures["load"]["flows"].sum()
+
+
+def test_a_figure_with_its_own_base_runs_on_it(experiments: Path, tmp_path: Path) -> None:
+    toy = experiments / "toy"
+    (toy / "three.toml").write_text(TINY_TOML.replace("hosts_per_leaf = 4", "hosts_per_leaf = 3"))
+    (toy / "two.toml").write_text(TINY_TOML.replace("hosts_per_leaf = 4", "hosts_per_leaf = 2"))
+    _edit(experiments, "[[claim]]", TOY[TOY.index("[figure.load]"):TOY.index("[[claim]]")].replace(
+        "[figure.load]", "[figure.own]").replace('sweep = "sweep.toml"',
+        'sweep = "sweep.toml"\nbase = { reduced = "three.toml", full = "two.toml" }') + "\n[[claim]]")
+    paper = load_paper(experiments, "toy")
+    report = reproduce(paper, tmp_path / "r", jobs=1)
+    # The same sweep on the description's base (8 hosts) and on the figure's own (6 hosts):
+    # 6 hosts offer about 3/4 of the Poisson flows of 8.
+    assert len(report.figures["own"]) == len(report.figures["load"]) == 4
+    ratio = report.figures["own"]["flows"].sum() / report.figures["load"]["flows"].sum()
+    assert 0.6 < ratio < 0.9, ratio
 
 
 def test_cli_lists_papers(experiments: Path, capsys: pytest.CaptureFixture[str]) -> None:

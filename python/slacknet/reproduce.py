@@ -239,10 +239,15 @@ def reproduce(
                 on_done(fid)
             continue
         else:
-            if base is None:
-                base = Scenario.from_toml(paper.folder / base_file)
-            run_seeds = list(seeds or desc.base.seeds or [base.seed])
-            sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(base, fig.set), seeds=run_seeds)
+            if fig.base is not None:
+                own = fig.base.full if full and fig.base.full is not None else fig.base.reduced
+                fig_base = Scenario.from_toml(paper.folder / own)
+            else:
+                if base is None:
+                    base = Scenario.from_toml(paper.folder / base_file)
+                fig_base = base
+            run_seeds = list(seeds or desc.base.seeds or [fig_base.seed])
+            sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(fig_base, fig.set), seeds=run_seeds)
             table = run_sweep(sweep, out / fid, jobs=jobs)
             failed = table[table["status"] == "failed"]
             if len(failed):

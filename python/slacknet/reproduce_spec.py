@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ __all__ = [
     "ClaimResult",
     "ClaimSpec",
     "Description",
+    "FigureBaseSpec",
     "FigureSpec",
     "GainCheck",
     "NativeSource",
@@ -432,6 +434,17 @@ class BaseSpec(_Model):
     empty: the base scenario's seed."""
 
 
+class FigureBaseSpec(_Model):
+    """A sweep figure's own base scenarios, in place of the description's ``[base]``: the same
+    evaluation in another topology or setting."""
+
+    what: ClassVar[str] = "a figure's base"
+    reduced: str
+    """A scenario file of the paper's folder, for the reduced run."""
+    full: str | None = None
+    """For ``--full``; absent: the figure's reduced base at both scales."""
+
+
 class FigureSpec(_Model):
     """One figure: where its table comes from and what of it to print and plot."""
 
@@ -462,6 +475,9 @@ class FigureSpec(_Model):
     """Columns printed after the metrics but not plotted."""
     digits: int = Field(default=2, ge=0, le=9)
     """Decimals of the printed table."""
+    base: FigureBaseSpec | None = None
+    """A sweep figure's own base scenarios (``{ reduced = "...", full = "..." }``), in place of
+    the description's ``[base]``."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Scenario keys (dotted, as a sweep axis names them) set in the base before a sweep
     figure's runs, at either scale: a figure in another setting of the same evaluation."""
@@ -619,6 +635,15 @@ def _locate(loc: tuple[int | str, ...]) -> tuple[str, type[_Model] | None]:
             owner, key, t = None, f"{key}.{item}", typing.get_args(t)[1]
         elif typing.get_origin(t) is list:
             owner, key, t = None, f"{key}[{item}]", typing.get_args(t)[0]
+        elif typing.get_origin(t) in (Union, types.UnionType) and type(None) in typing.get_args(t):
+            # An optional model: its keys are the model's.
+            members = [m for m in typing.get_args(t) if m is not type(None)]
+            t = members[0] if len(members) == 1 else None
+            if isinstance(t, type) and issubclass(t, _Model):
+                owner = t
+                f = t.model_fields.get(str(item))
+                key = f"{key}.{item}"
+                t = f.annotation if f is not None else None
         elif typing.get_origin(t) is Union:
             # A tagged union: pydantic's location names the tag, the key does not.
             tagged = [m for m in typing.get_args(t) if typing.get_args(m.model_fields["kind"].annotation) == (item,)]
@@ -684,6 +709,14 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                  f"`source = \"<name>\"` (a native source: {_or_list(NATIVE_SOURCES)}) or `timeline = "
                  "\"<file>.toml\"` (a scenario of this folder whose run the figure follows through time)"
                  + (f"; it has {' and '.join(made_by)}" if made_by else ""))
+        if fig.base is not None:
+            if fig.sweep is None:
+                fail(f"{k}.base", fig.base.model_dump(exclude_none=True), "only a sweep figure has a base: remove it")
+            for which in ("reduced", "full"):
+                name = getattr(fig.base, which)
+                if name is not None and not (folder / name).is_file():
+                    fail(f"{k}.base.{which}", name, f"no such scenario file {folder / name}: name a scenario TOML of "
+                         f"{folder}")
         if fig.timeline is None:
             for name in ("phases_us", "follow"):
                 if name in fig.model_fields_set:
@@ -704,7 +737,8 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             if fig.set:
                 # All keys at once: they are applied together, and may only be valid together.
                 try:
-                    with_set(Scenario.from_toml(folder / desc.base.reduced), fig.set)
+                    base = fig.base.reduced if fig.base is not None else desc.base.reduced
+                    with_set(Scenario.from_toml(folder / base), fig.set)
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
         elif fig.timeline is not None:
