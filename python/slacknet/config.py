@@ -70,6 +70,7 @@ __all__ = [
     "ClosedLoopWorkload",
     "BarrierWorkload",
     "RelayWorkload",
+    "ApproxGroup",
     "ApproxJobsWorkload",
     "AtpTransport",
     "RunSpec",
@@ -507,17 +508,28 @@ class RelayWorkload(_Model):
     transport: TransportSpec | None = None
 
 
+class ApproxGroup(_Model):
+    """One group of an ``approx_jobs`` job: its ``share`` of the messages and its ``msr``."""
+
+    share: float
+    msr: float
+
+
 class ApproxJobsWorkload(_Model):
     """NetApprox's jobs (§7.1): every sender runs ``jobs_per_host`` jobs of ``messages``
     messages one after another, sizes and gaps from ``trace`` (``fbkv`` or ``fbhd``), each job
     to a random other host (all-to-all) or to ``receiver`` (all-to-one), sent by ``scheme``:
     ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a TCP kind) or
-    ``udp``. One ``job`` row per job in :attr:`slacknet.Results.apps`."""
+    ``udp``. Every job needs ``msr`` of its messages, or has ``groups`` (1 to 8, each a
+    ``share`` of the messages with its own ``msr``; the shares sum to 1). One ``job`` row per
+    job in :attr:`slacknet.Results.apps`, one row per group of it in
+    :attr:`slacknet.Results.groups`."""
 
     kind: Literal["approx_jobs"] = "approx_jobs"
     trace: Literal["fbkv", "fbhd"]
     scheme: Literal["atp", "early_send", "sample_send", "udp"]
-    msr: float
+    msr: float | None = None
+    groups: list[ApproxGroup] | None = None
     messages: U64
     jobs_per_host: U32 = 1
     load: float | None = None

@@ -1015,12 +1015,45 @@ fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Re
 fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport: &TransportSpec) -> Result<(), SpecError> {
     use crate::app::ApproxScheme;
     let key = |k: &str| format!("{prefix}.{k}");
-    if !(0.0..=1.0).contains(&a.msr) {
-        return Err(SpecError::invalid(key("msr"), a.msr, "must be in [0, 1] (the fraction of messages a job needs)"));
-    }
     let max = crate::app::approx_jobs::MAX_APPROX_MESSAGES;
     if !(1..=max).contains(&a.messages) {
         return Err(SpecError::invalid(key("messages"), a.messages, format!("must be between 1 and {max}")));
+    }
+    match (a.msr, &a.groups) {
+        (Some(msr), None) => {
+            if !(0.0..=1.0).contains(&msr) {
+                return Err(SpecError::invalid(key("msr"), msr, "must be in [0, 1] (the fraction of messages a job needs)"));
+            }
+        }
+        (None, None) => {
+            return Err(SpecError::invalid(key("msr"), "missing", "give every job's msr (in [0, 1]), or its groups"));
+        }
+        (Some(msr), Some(_)) => {
+            return Err(SpecError::invalid(key("msr"), msr, "give either msr (one group) or groups, not both: remove one"));
+        }
+        (None, Some(groups)) => {
+            let most = crate::app::MAX_JOB_GROUPS;
+            if groups.is_empty() || groups.len() > most {
+                return Err(SpecError::invalid(key("groups"), groups.len(), format!("a job has 1 to {most} groups")));
+            }
+            for (g, gs) in groups.iter().enumerate() {
+                if !(gs.share > 0.0 && gs.share <= 1.0) {
+                    return Err(SpecError::invalid(format!("{prefix}.groups[{g}].share"), gs.share, "must be in (0, 1] (its fraction of the job's messages)"));
+                }
+                if !(0.0..=1.0).contains(&gs.msr) {
+                    return Err(SpecError::invalid(format!("{prefix}.groups[{g}].msr"), gs.msr, "must be in [0, 1] (the fraction of the group's messages a job needs)"));
+                }
+            }
+            let total: f64 = groups.iter().map(|g| g.share).sum();
+            if (total - 1.0).abs() > 1e-9 {
+                return Err(SpecError::invalid(key("groups"), format!("shares summing to {total}"), "the shares must sum to 1"));
+            }
+            let shares: Vec<f64> = groups.iter().map(|g| g.share).collect();
+            let sizes = crate::app::approx_jobs::group_sizes(&shares, a.messages);
+            if let Some(g) = sizes.iter().position(|&n| n == 0) {
+                return Err(SpecError::invalid(format!("{prefix}.groups[{g}].share"), groups[g].share, format!("gives the group none of a job's {} messages: raise its share or `messages`", a.messages)));
+            }
+        }
     }
     positive(&key("jobs_per_host"), a.jobs_per_host)?;
     if let Some(l) = a.load {
