@@ -47,6 +47,13 @@ VERDICTS = [
     ("Figure 10", "With background traffic in its queue (4), ATP moves the job up to queue 3", False),
     ("Figure 10", "After the background moves to queue 3, ATP moves the job up to queue 2", False),
     ("Figure 10", "After the background moves to queue 2, ATP moves the job up to queue 1", False),
+    # With background packets as small as the job's, the first step appears (the job loses
+    # above its TLR in queue 4 and moves to 3); sharing queue 3 it then loses less than its
+    # TLR, so it stays there.
+    ("Figure 10 (ablation)", "The job starts in queue 4 (TLR_0 = 1 - MSR = 0.5)", True),
+    ("Figure 10 (ablation)", "With background traffic in its queue (4), ATP moves the job up to queue 3", True),
+    ("Figure 10 (ablation)", "After the background moves to queue 3, ATP moves the job up to queue 2", False),
+    ("Figure 10 (ablation)", "After the background moves to queue 2, ATP moves the job up to queue 1", False),
     ("Figure 11", "ATP_Full's measured loss rate never exceeds 1 - MSR in any job (with background traffic, and next "
      "to FBHD)", True),
     ("Figure 11", "ATP_Full <= ATP_FixPrio <= ATP_FixTLR <= DCTCP-ES in JCT at every MSR", False),
@@ -71,11 +78,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
 
 
 def test_every_figure_is_tabulated_and_plotted(report: Report) -> None:
-    assert set(report.figures) == {"fig5", "fig5_100g", "fig5_clos", "fig5_clos_100g", "fig6", "fig9", "fig10", "fig11",
-                                  "fig12", "fig13", "fig14"}
+    assert set(report.figures) == {"fig5", "fig5_100g", "fig5_clos", "fig5_clos_100g", "fig6", "fig9", "fig10",
+                                  "fig10_small", "fig11", "fig12", "fig13", "fig14"}
     for fid, table in report.figures.items():
         assert (report.out_dir / f"{fid}.csv").is_file() and (report.out_dir / f"{fid}.png").is_file()
-        if fid == "fig10":
+        if fid.startswith("fig10"):
             continue
         assert (table["status"] == "ok").all(), fid
         assert (table["jobs"] > 0).all(), fid
@@ -116,6 +123,11 @@ def test_the_mechanisms_are_exercised(report: Report) -> None:
     assert f10.loc[3, "loss"] == 1.0 and f10.loc[3, "rate_gbps"] < 3
     assert f10.loc[3, "tlr_last"] < f10.loc[2, "tlr_max"]  # losses spend the slack: the TLR falls
     assert f10.loc[4, "rate_gbps_last"] > 35
+    # The ablation: with packets of one size, queue 4 costs the job about a third of its
+    # messages in phase 1, above its TLR at times, and it moves to queue 3.
+    small = report.figures["fig10_small"].set_index("phase")
+    assert small.loc[1, "loss"] > 5 * f10.loc[1, "loss"] and small.loc[1, "loss_max"] > small.loc[1, "tlr"]
+    assert small.loc[2, "class_last"] == 3
     # The other settings run where they say: 100 Gb/s halves FBKV's JCT or more, and ATP keeps
     # its shape (fastest at MSR 0.5 against DCTCP-ES, and within its loss bound).
     for fid in ("fig5_100g", "fig5_clos_100g"):
@@ -126,7 +138,7 @@ def test_the_mechanisms_are_exercised(report: Report) -> None:
         assert jct.loc[0.5, "ATP"] < jct.loc[0.5, "DCTCP-ES"], fid
     # Every job of every scheme completes with at least its MSR (UDP aside).
     for fid, table in report.figures.items():
-        if fid == "fig10":
+        if fid.startswith("fig10"):
             continue
         t = table[table["scheme"] != "UDP"] if "scheme" in table.columns else table
         assert (t["jobs_gave_up"] == 0).all(), fid

@@ -223,7 +223,7 @@ def reproduce(
         if fig.source is not None:
             table = NATIVE_SOURCES[fig.source].load()
         elif fig.timeline is not None:
-            scenario = Scenario.from_toml(paper.folder / fig.timeline)
+            scenario = with_set(Scenario.from_toml(paper.folder / fig.timeline), fig.set)
             parts, tables = [], []
             for seed in list(seeds or desc.base.seeds or [scenario.seed]):
                 series = _follow(fid, fig, scenario, seed)

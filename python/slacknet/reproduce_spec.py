@@ -480,7 +480,8 @@ class FigureSpec(_Model):
     the description's ``[base]``."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Scenario keys (dotted, as a sweep axis names them) set in the base before a sweep
-    figure's runs, at either scale: a figure in another setting of the same evaluation."""
+    figure's runs, at either scale, or in a timeline's scenario: a figure in another setting
+    of the same evaluation."""
 
     @property
     def name(self) -> str:
@@ -742,9 +743,12 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
         elif fig.timeline is not None:
-            if fig.set:
-                fail(f"{k}.set", fig.set, "a timeline runs its own scenario: set the keys in that file")
             _check_timeline(fig, k, folder, fail)
+            if fig.set:
+                try:
+                    with_set(Scenario.from_toml(folder / fig.timeline), fig.set)
+                except SpecError as e:
+                    fail(f"{k}.set", fig.set, f"does not apply to the timeline's scenario: {e}")
             cols = _timeline_columns(fig)
         else:
             if fig.set:
