@@ -180,6 +180,14 @@ pub enum SchedulerKind {
     StrictPriority,
     /// Deficit round robin with a quantum of one MTU: equal byte shares among busy queues.
     RoundRobin,
+    /// pFabric (Alizadeh et al., SIGCOMM'13 §4.1; `queue::Pfabric`): one queue per port, which
+    /// sends the earliest packet of the flow of its most urgent packet (least remaining size,
+    /// `[transport] kind = "pfabric"`) and, when full, drops its least urgent packet, which may
+    /// be the arriving one. Its buffer is `queues[0].cap_bytes` (absent: twice the hosts'
+    /// bandwidth-delay product, as §5.1's 36 KB at 10 Gb/s). Needs exactly one queue and
+    /// `admission = { policy = "complete_sharing" }` (the port's buffer is the whole policy).
+    /// Host NICs keep the order `host.scheduler` gives them (`fifo` stays a FIFO).
+    Pfabric,
 }
 
 /// One queue of an egress port.
