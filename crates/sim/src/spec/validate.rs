@@ -746,13 +746,15 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 ));
             }
             if let Some(us) = p.rto_us {
-                if !(us.is_finite() && us > 0.0 && us <= MAX_TIME_US) {
+                // At least 1 µs, as TCP's `min_rto_us`: a shorter timeout fires (and probes)
+                // millions of times per simulated second without telling anything.
+                if !(us.is_finite() && (1.0..=MAX_TIME_US).contains(&us)) {
                     return Err(SpecError::invalid(
                         key("rto_us"),
                         us,
                         format!(
-                            "must be a positive number of microseconds, at most {MAX_TIME_US:e} ({MAX_TIME_NOTE}); \
-                             leave it out for three base RTTs (pFabric §4.2)"
+                            "must be between 1 and {MAX_TIME_US:e} microseconds ({MAX_TIME_NOTE}); leave it out for \
+                             three base RTTs (pFabric §4.2)"
                         ),
                     ));
                 }
