@@ -72,6 +72,7 @@ __all__ = [
     "RelayWorkload",
     "ApproxJobsWorkload",
     "AtpTransport",
+    "PfabricTransport",
     "RunSpec",
     "TimeseriesSpec",
     "MAX_QUEUES",
@@ -290,7 +291,7 @@ class SwitchSpec(_Model):
 
     buffer_bytes: U64 | None = None
     buffer_per_port_per_gbps: float | None = None
-    scheduler: Literal["strict_priority", "round_robin"] = "strict_priority"
+    scheduler: Literal["strict_priority", "round_robin", "pfabric"] = "strict_priority"
     admission: Admission = Field(default_factory=DynamicThresholds)
     queues: list[QueueSpec] | QueuePreset = Field(
         default_factory=lambda: [QueueSpec(ecn_threshold_bytes=DEFAULT_ECN_THRESHOLD_BYTES)]
@@ -397,9 +398,26 @@ class AtpTransport(_Model):
     rate_gbps: float | None = None
 
 
+class PfabricTransport(_Model):
+    """pFabric's hosts (Alizadeh et al., SIGCOMM'13 §4.2): each data packet carries its flow's
+    remaining size as its priority, for ``switch.scheduler = "pfabric"``; minimal rate control
+    (per-packet selective ACKs, additive increase, a fixed RTO that resets the window to one
+    packet, probe mode after ``probe_after_timeouts`` timeouts in a row). ``init_cwnd_pkts``
+    absent: one BDP of the hosts' links over the network's base RTT; ``rto_us`` absent: three
+    base RTTs."""
+
+    kind: Literal["pfabric"] = "pfabric"
+    mss_bytes: U32 = 1460
+    header_bytes: U32 = 40
+    init_cwnd_pkts: U32 | None = None
+    max_cwnd_pkts: U32 = 1024
+    rto_us: float | None = None
+    probe_after_timeouts: U32 = 5
+
+
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
 TransportSpec = Annotated[
-    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport, AtpTransport],
+    Union[DctcpTransport, NewRenoTransport, PowerTcpTransport, UdpTransport, AtpTransport, PfabricTransport],
     Field(discriminator="kind"),
 ]
 

@@ -445,6 +445,9 @@ impl PfabricReceiver {
         if p.conn != self.conn || p.flags.contains(Flags::ACK) {
             return;
         }
+        // The offset the ACK selects: the packet's, unless it was too far ahead to record (then
+        // the cumulative ACK's, which selects nothing: the sender must not take it as arrived).
+        let mut select = p.seq;
         if p.len > 0 && p.seq.is_multiple_of(self.mss) {
             let idx = p.seq / self.mss;
             if p.flags.contains(Flags::FIN) && self.total.is_none() {
@@ -466,8 +469,11 @@ impl PfabricReceiver {
                     self.ahead.resize(i + 1, false);
                 }
                 !std::mem::replace(&mut self.ahead[i], true)
+            } else if idx < self.nxt {
+                // A duplicate: acknowledged again (its first ACK may have been lost).
+                false
             } else {
-                // Old (a duplicate) or too far ahead to record: acknowledged all the same.
+                select = u64::MAX;
                 false
             };
             if fresh {
@@ -477,10 +483,11 @@ impl PfabricReceiver {
         if self.acks.len() >= MAX_PENDING_ACKS {
             self.acks.pop_front();
         }
+        let cum = self.cum_bytes();
         self.acks.push_back(PfabricRepr {
             conn: self.conn,
-            seq: p.seq,
-            ack: self.cum_bytes(),
+            seq: if select == u64::MAX { cum } else { select },
+            ack: cum,
             len: 0,
             flags: Flags::ACK,
             ecn: Ecn::NotEct,

@@ -208,3 +208,20 @@ fn foreign_and_malformed_acks_change_nothing() {
     s.handle_segment(Time::ZERO, &PfabricRepr { conn: 1, ack: u64::MAX, flags: Flags::ACK, ..Default::default() });
     assert_eq!(s.poll_event(), Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: true }));
 }
+
+#[test]
+fn a_packet_too_far_ahead_to_record_is_not_selectively_acknowledged() {
+    let c = PfabricConfig { max_cwnd_pkts: 4, ..cfg() };
+    let mut r = PfabricReceiver::new(&c, 1);
+    let data = |idx: u64| PfabricRepr { conn: 1, seq: idx * MSS, len: MSS as u32, ..Default::default() };
+    r.handle_segment(Time::ZERO, &data(3));
+    assert_eq!(r.poll_transmit().map(|a| (a.seq, a.ack)), Some((3 * MSS, 0)), "recorded: selected");
+    r.handle_segment(Time::ZERO, &data(9));
+    assert_eq!(r.poll_transmit().map(|a| (a.seq, a.ack)), Some((0, 0)), "not recorded: selects nothing");
+    for i in [0, 1, 2] {
+        r.handle_segment(Time::ZERO, &data(i));
+    }
+    let acks: Vec<u64> = std::iter::from_fn(|| r.poll_transmit()).map(|a| a.ack).collect();
+    assert_eq!(acks, vec![MSS, 2 * MSS, 4 * MSS], "packet 3 was kept");
+    assert_eq!(r.stats().bytes_received, 4 * MSS);
+}
