@@ -143,6 +143,9 @@ kind = "pfabric"
 scheduler = "pfabric"
 admission = { policy = "complete_sharing" }
 queues = [{ cap_bytes = 36000 }]
+
+[host]
+scheduler = "pfabric"
 """
 
 # The time-series table with only its required key: Rust and Python fill the same defaults.
@@ -279,7 +282,7 @@ def test_pfabric_mirror_and_its_rust_checks() -> None:
     t = sc.transport
     assert isinstance(t, slacknet.PfabricTransport)
     assert (t.init_cwnd_pkts, t.rto_us, t.max_cwnd_pkts, t.probe_after_timeouts) == (None, None, 1024, 5)
-    assert sc.switch.scheduler == "pfabric"
+    assert sc.switch.scheduler == "pfabric" and sc.host.scheduler == "pfabric"
     # Rust refuses a pFabric port with two queues, a shared-buffer policy that drops first, and
     # an initial window beyond the largest; each error names the key and the fix.
     two_queues = PFABRIC.replace("queues = [{ cap_bytes = 36000 }]", "queues = [{}, {}]")

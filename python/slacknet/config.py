@@ -309,7 +309,8 @@ class HostSpec(_Model):
     """Host NIC queue: byte cap (absent: unbounded), ECN threshold (absent: the switches'
     first-queue threshold), whether NICs mark at all (default yes), how the NIC orders its
     flows' packets (``"per_flow_rr"``, the default: one FIFO per flow, deficit round robin
-    among them, as Linux's ``fq``; or ``"fifo"``) and TCP Small Queues backpressure: a sender
+    among them, as Linux's ``fq``; ``"fifo"``; or ``"pfabric"``, pFabric's priority order) and
+    TCP Small Queues backpressure: a sender
     is not asked for another packet while its bytes waiting at its NIC plus one full packet
     would exceed ``tsq_pkts`` full packets (``mss_bytes + header_bytes`` each; default 2;
     ``0`` turns it off). The ``ns3_compat`` profile sets ``"fifo"`` and ``0``."""
@@ -317,7 +318,7 @@ class HostSpec(_Model):
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
     ecn_marking: bool = True
-    scheduler: Literal["fifo", "per_flow_rr"] = "per_flow_rr"
+    scheduler: Literal["fifo", "per_flow_rr", "pfabric"] = "per_flow_rr"
     tsq_pkts: U32 = 2
 
 

@@ -28,7 +28,9 @@
 //!
 //! Model: packets are MSS-aligned: packet `i` carries bytes `[i·mss, min((i+1)·mss, size))`;
 //! the last one carries `FIN`, which tells the receiver the size. A stream (size unknown until
-//! `close`) sends only full packets until it is closed. There is no handshake (§4.2: flows start
+//! `close`) sends only full packets until it is closed, so a partial packet waits for more data
+//! or the close (an application that waits for it to be delivered before closing would wait
+//! forever; the simulator's applications send transfers of known size). There is no handshake (§4.2: flows start
 //! at line rate) and no RTT estimation (the RTO is fixed).
 //!
 //! ACKs carry rank 0: they are header-only, so serving them first costs data little, and losing

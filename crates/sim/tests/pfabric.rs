@@ -85,3 +85,29 @@ fn the_same_scenario_gives_the_same_records() {
     let key = |o: &Output| o.records.iter().map(|r| (r.id, r.fct_ps, r.num_rtos)).collect::<Vec<_>>();
     assert_eq!(key(&a), key(&b));
 }
+
+/// Host 0 sends a 2 MB flow to host 1 and, 100 µs later, a 30 KB flow to host 2, its NIC
+/// ordered by `nic`.
+fn two_flows_from_one_host(nic: &str) -> Output {
+    run_toml(&star(
+        3,
+        &format!(
+            "{PFABRIC}[host]\nscheduler = \"{nic}\"\n[[workload]]\nkind = \"flows\"\nflows = [\n\
+             {{ src = 0, dst = 1, size_bytes = 2000000 }},\n\
+             {{ src = 0, dst = 2, size_bytes = 30000, start_ns = 100000 }} ]\n"
+        ),
+    ))
+}
+
+#[test]
+fn a_pfabric_nic_sends_its_hosts_shortest_flow_first() {
+    let pf = two_flows_from_one_host("pfabric");
+    check_conserved(&pf);
+    let short = |o: &Output| o.records.iter().find(|r| r.size_bytes == 30_000).unwrap().slowdown;
+    // The short flow overtakes the long one at its own NIC: nothing but the packet already being
+    // serialized (and the one TSQ let wait) delays it.
+    assert!(short(&pf) < 1.1, "{}", short(&pf));
+    // Round robin at the NIC shares the link with the long flow: about twice the ideal.
+    let rr = two_flows_from_one_host("per_flow_rr");
+    assert!(short(&rr) > 1.5, "{}", short(&rr));
+}

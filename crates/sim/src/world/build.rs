@@ -263,6 +263,7 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
         // A FIFO NIC under pFabric switches stays a FIFO (see `SchedulerKind::Pfabric`).
         NicSchedulerKind::Fifo => Port::new(vec![nic_conf], nic_fifo_kind(spec.switch.scheduler), quantum),
         NicSchedulerKind::PerFlowRr => Port::per_flow(nic_conf, quantum),
+        NicSchedulerKind::Pfabric => Port::new(vec![nic_conf], SchedulerKind::Pfabric, quantum),
     };
     // A node's ports are its links in id order (`out_links`), so a link's port index is the
     // number of earlier links from the same node (counted, not searched: a leaf with a million

@@ -1,6 +1,7 @@
 //! The network's mechanism: links (an egress port and its wire), output-queued switches with
 //! one shared buffer each, and the handlers that move packets: arrival, routing, admission,
-//! enqueue with ECN marking, push-out, and the start of serialization.
+//! enqueue with ECN marking, push-out (LQD's, and pFabric's at a full port, §4.1), and the start
+//! of serialization.
 //!
 //! Model: a packet leaves its queue (and its switch's shared buffer) when its serialization
 //! starts, and arrives at the far end `tx_time + delay` later. Forwarding is a direct call
