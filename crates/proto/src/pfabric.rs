@@ -234,6 +234,15 @@ impl PfabricSender {
         }
     }
 
+    /// The scoreboard's invariant (see the field), checked in debug builds.
+    fn check_board(&self) {
+        debug_assert_eq!(self.board.len() as u64, self.nxt - self.una);
+        debug_assert!(self.board.len() <= self.cfg_max as usize);
+        debug_assert_eq!(self.pipe as usize, self.board.iter().filter(|s| **s == Slot::Out).count());
+        debug_assert_eq!(self.lost as usize, self.board.iter().filter(|s| **s == Slot::Lost).count());
+        debug_assert!(self.board.front() != Some(&Slot::Acked));
+    }
+
     fn arm(&mut self, now: Time) {
         if self.rto_at.is_none() {
             self.rto_at = Some(now.saturating_add(self.rto));
@@ -273,6 +282,7 @@ impl PfabricSender {
         };
         self.pipe += 1;
         self.arm(now);
+        self.check_board();
         let p = self.data(idx);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += u64::from(p.len);
@@ -346,6 +356,7 @@ impl PfabricSender {
             // Progress restarts the timer; nothing outstanding stops it.
             self.rto_at = (self.pipe > 0).then(|| now.saturating_add(self.rto));
         }
+        self.check_board();
         self.check_done();
     }
 
@@ -382,6 +393,7 @@ impl PfabricSender {
             self.probing = true;
         }
         self.probe_due = self.probing;
+        self.check_board();
     }
 
     /// Output: when `handle_timeout` must next be called, if ever.
