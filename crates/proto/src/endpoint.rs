@@ -7,6 +7,7 @@ use wire::IntStack;
 use crate::Segment;
 
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender, GroupSpec, JobError};
+use crate::pfabric::{PfabricConfig, PfabricReceiver, PfabricSender};
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
 
@@ -20,6 +21,8 @@ pub enum TransportConfig {
     Udp(UdpConfig),
     /// NetApprox's approximate transport (jobs of messages in groups with an MSR each).
     Atp(AtpConfig),
+    /// pFabric's hosts (SIGCOMM'13 §4.2): remaining-size priorities and minimal rate control.
+    Pfabric(PfabricConfig),
 }
 
 /// How a transfer ended.
@@ -113,6 +116,10 @@ pub enum Endpoint {
     AtpTx(Box<AtpSender>),
     /// ATP receiver.
     AtpRx(Box<AtpReceiver>),
+    /// pFabric sender.
+    PfabricTx(PfabricSender),
+    /// pFabric receiver.
+    PfabricRx(PfabricReceiver),
 }
 
 impl TransportConfig {
@@ -120,7 +127,7 @@ impl TransportConfig {
     /// transfer's completion can be measured at the sender.
     pub fn confirms_delivery(&self) -> bool {
         match self {
-            TransportConfig::Tcp(_) | TransportConfig::Atp(_) => true,
+            TransportConfig::Tcp(_) | TransportConfig::Atp(_) | TransportConfig::Pfabric(_) => true,
             TransportConfig::Udp(_) => false,
         }
     }
@@ -142,12 +149,12 @@ impl TransportConfig {
     pub fn has_handshake(&self) -> bool {
         match self {
             TransportConfig::Tcp(c) => c.handshake,
-            TransportConfig::Udp(_) | TransportConfig::Atp(_) => false,
+            TransportConfig::Udp(_) | TransportConfig::Atp(_) | TransportConfig::Pfabric(_) => false,
         }
     }
 
-    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp` or
-    /// `atp`.
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp`, `atp` or
+    /// `pfabric`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             TransportConfig::Tcp(c) => match c.cc {
@@ -157,6 +164,7 @@ impl TransportConfig {
             },
             TransportConfig::Udp(_) => "udp",
             TransportConfig::Atp(_) => "atp",
+            TransportConfig::Pfabric(_) => "pfabric",
         }
     }
 
@@ -166,6 +174,7 @@ impl TransportConfig {
             TransportConfig::Tcp(c) => c.mss,
             TransportConfig::Udp(c) => c.mss,
             TransportConfig::Atp(c) => c.mss,
+            TransportConfig::Pfabric(c) => c.mss,
         }
     }
 }
@@ -178,6 +187,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender(c, conn, size, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::transfer(c, conn, size, now))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::new(c, conn, size.get())),
         }
     }
 
@@ -240,6 +250,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::sender_stream(c, conn, now)),
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::stream(c, conn, now))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::stream(c, conn)),
         }
     }
 
@@ -252,7 +263,8 @@ impl Endpoint {
             Endpoint::AtpTx(s) => {
                 let _ = s.send_message(0, bytes);
             }
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::PfabricTx(s) => s.send(bytes),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -263,7 +275,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.close(),
             Endpoint::UdpTx(s) => s.close(),
             Endpoint::AtpTx(s) => s.close(),
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::PfabricTx(s) => s.close(),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -274,6 +287,7 @@ impl Endpoint {
             TransportConfig::Tcp(c) => Endpoint::Tcp(Conn::receiver(c, conn)),
             TransportConfig::Udp(c) => Endpoint::UdpRx(UdpReceiver::new(c, conn)),
             TransportConfig::Atp(c) => Endpoint::AtpRx(Box::new(AtpReceiver::new(conn, c.ack_prio))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricRx(PfabricReceiver::new(c, conn)),
         }
     }
 
@@ -296,6 +310,8 @@ impl Endpoint {
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
             (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
+            (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
+            (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
             // A pure source ignores anything it is sent; mismatched protocols are dropped.
             _ => {}
         }
@@ -311,6 +327,8 @@ impl Endpoint {
             (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
             (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
+            (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
+            (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
             _ => {}
         }
     }
@@ -322,7 +340,12 @@ impl Endpoint {
     pub fn take_echo_int(&mut self) -> Option<IntStack> {
         match self {
             Endpoint::Tcp(c) => c.take_echo_int(),
-            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => None,
+            Endpoint::UdpTx(_)
+            | Endpoint::UdpRx(_)
+            | Endpoint::AtpTx(_)
+            | Endpoint::AtpRx(_)
+            | Endpoint::PfabricTx(_)
+            | Endpoint::PfabricRx(_) => None,
         }
     }
 
@@ -332,7 +355,12 @@ impl Endpoint {
     pub fn wants_int(&self) -> bool {
         match self {
             Endpoint::Tcp(c) => c.wants_int(),
-            Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => false,
+            Endpoint::UdpTx(_)
+            | Endpoint::UdpRx(_)
+            | Endpoint::AtpTx(_)
+            | Endpoint::AtpRx(_)
+            | Endpoint::PfabricTx(_)
+            | Endpoint::PfabricRx(_) => false,
         }
     }
 
@@ -343,7 +371,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.handle_timeout(now),
             Endpoint::UdpTx(s) => s.handle_timeout(now),
             Endpoint::AtpTx(s) => s.handle_timeout(now),
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::PfabricTx(s) => s.handle_timeout(now),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -355,6 +384,8 @@ impl Endpoint {
             Endpoint::UdpTx(s) => s.poll_transmit(now).map(Segment::Udp),
             Endpoint::AtpTx(s) => s.poll_transmit(now).map(Segment::Atp),
             Endpoint::AtpRx(r) => r.poll_transmit().map(Segment::Atp),
+            Endpoint::PfabricTx(s) => s.poll_transmit(now).map(Segment::Pfabric),
+            Endpoint::PfabricRx(r) => r.poll_transmit().map(Segment::Pfabric),
             Endpoint::UdpRx(_) => None,
         }
     }
@@ -366,7 +397,8 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.poll_timeout(),
             Endpoint::UdpTx(s) => s.poll_timeout(),
             Endpoint::AtpTx(s) => s.poll_timeout(),
-            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => None,
+            Endpoint::PfabricTx(s) => s.poll_timeout(),
+            Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::PfabricRx(_) => None,
         }
     }
 
@@ -379,6 +411,8 @@ impl Endpoint {
             Endpoint::UdpRx(r) => r.poll_event(),
             Endpoint::AtpTx(s) => s.poll_event(),
             Endpoint::AtpRx(r) => r.poll_event(),
+            Endpoint::PfabricTx(s) => s.poll_event(),
+            Endpoint::PfabricRx(r) => r.poll_event(),
         }
     }
 
@@ -390,6 +424,8 @@ impl Endpoint {
             Endpoint::UdpRx(r) => r.stats(),
             Endpoint::AtpTx(s) => s.stats(),
             Endpoint::AtpRx(r) => r.stats(),
+            Endpoint::PfabricTx(s) => s.stats(),
+            Endpoint::PfabricRx(r) => r.stats(),
         }
     }
 }

@@ -41,11 +41,15 @@
 //! - [`TransportConfig::Udp`]: an unreliable source at line rate or a paced rate.
 //! - [`TransportConfig::Atp`]: ATP, NetApprox's approximate transport (Xia et al.): jobs of
 //!   messages in groups, each with a minimal message sampling rate ([`atp`]).
+//! - [`TransportConfig::Pfabric`]: pFabric's hosts (Alizadeh et al., SIGCOMM'13): every data
+//!   packet carries its flow's remaining size as its priority, with minimal rate control
+//!   ([`pfabric`]).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod atp;
 pub mod cc;
+pub mod pfabric;
 mod endpoint;
 mod segment;
 pub mod rtt;
@@ -60,4 +64,5 @@ pub use segment::Segment;
 pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
 pub use atp::AtpConfig;
-pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, MAX_INT_HOPS};
+pub use pfabric::PfabricConfig;
+pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, PfabricRepr, SegmentRepr, MAX_INT_HOPS};

@@ -2,11 +2,11 @@
 //! protocol owns its header (`wire::SegmentRepr` for the TCP kinds, `wire::DatagramRepr` for
 //! UDP; ATP and the bounded-loss transport add theirs); the network reads and writes only the
 //! fields every header has, through the accessors here (connection, payload length and offset
-//! for hashing, priority class, ECN).
+//! for hashing, priority class, ECN, and pFabric's wide priority [`Segment::rank`]).
 //!
 //! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
 
-use wire::{AtpRepr, DatagramRepr, Ecn, SegmentRepr};
+use wire::{AtpRepr, DatagramRepr, Ecn, PfabricRepr, SegmentRepr};
 
 /// The header of one packet, tagged by protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,6 +17,8 @@ pub enum Segment {
     Udp(DatagramRepr),
     /// An ATP packet (data, ACK or end-of-job notice).
     Atp(AtpRepr),
+    /// A pFabric packet (data, header-only probe or ACK), carrying its flow's remaining size.
+    Pfabric(PfabricRepr),
 }
 
 impl Segment {
@@ -27,6 +29,7 @@ impl Segment {
             Segment::Tcp(s) => s.conn,
             Segment::Udp(d) => d.conn,
             Segment::Atp(a) => a.conn,
+            Segment::Pfabric(p) => p.conn,
         }
     }
 
@@ -37,6 +40,7 @@ impl Segment {
             Segment::Tcp(s) => s.len,
             Segment::Udp(d) => d.len,
             Segment::Atp(a) => a.len,
+            Segment::Pfabric(p) => p.len,
         }
     }
 
@@ -54,6 +58,7 @@ impl Segment {
             Segment::Tcp(s) => s.seq,
             Segment::Udp(d) => d.seq,
             Segment::Atp(a) => a.seq,
+            Segment::Pfabric(p) => p.seq,
         }
     }
 
@@ -64,6 +69,7 @@ impl Segment {
             Segment::Tcp(s) => s.ecn,
             Segment::Udp(d) => d.ecn,
             Segment::Atp(a) => a.ecn,
+            Segment::Pfabric(p) => p.ecn,
         }
     }
 
@@ -74,6 +80,7 @@ impl Segment {
             Segment::Tcp(s) => s.ecn = ecn,
             Segment::Udp(d) => d.ecn = ecn,
             Segment::Atp(a) => a.ecn = ecn,
+            Segment::Pfabric(p) => p.ecn = ecn,
         }
     }
 
@@ -84,6 +91,7 @@ impl Segment {
             Segment::Tcp(s) => s.prio,
             Segment::Udp(d) => d.prio,
             Segment::Atp(a) => a.prio,
+            Segment::Pfabric(p) => p.prio,
         }
     }
 
@@ -94,6 +102,19 @@ impl Segment {
             Segment::Tcp(s) => s.prio = prio,
             Segment::Udp(d) => d.prio = prio,
             Segment::Atp(a) => a.prio = prio,
+            Segment::Pfabric(p) => p.prio = prio,
+        }
+    }
+
+    /// pFabric's packet priority (SIGCOMM'13 §4.1), a single wide number a switch compares
+    /// (lower = more urgent: the flow's remaining bytes). 0 (the most urgent) for every other
+    /// protocol, whose packets carry no such priority: under a pFabric queue they are served
+    /// first, in arrival order, and never pushed out by pFabric packets.
+    #[inline]
+    pub fn rank(&self) -> u64 {
+        match self {
+            Segment::Pfabric(p) => p.rank,
+            Segment::Tcp(_) | Segment::Udp(_) | Segment::Atp(_) => 0,
         }
     }
 }
@@ -107,6 +128,12 @@ impl From<SegmentRepr> for Segment {
 impl From<DatagramRepr> for Segment {
     fn from(d: DatagramRepr) -> Segment {
         Segment::Udp(d)
+    }
+}
+
+impl From<PfabricRepr> for Segment {
+    fn from(p: PfabricRepr) -> Segment {
+        Segment::Pfabric(p)
     }
 }
 

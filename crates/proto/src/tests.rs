@@ -11,6 +11,7 @@ use crate::tcp::{Conn, DelayedAck};
 use crate::{CcKind, Endpoint, Event, TcpConfig, TransportConfig, UdpConfig};
 
 mod atp;
+mod pfabric;
 mod util;
 
 use util::{Dir, Mark, Pair, TraceEntry, HEADER_BYTES};

@@ -208,6 +208,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("transport", "newreno") => try_de::<NewRenoSpec>(v, key),
         ("transport", "power_tcp") => try_de::<PowerTcpSpec>(v, key),
         ("transport", "udp") => try_de::<UdpSpec>(v, key),
+        ("transport", "pfabric") => try_de::<PfabricSpec>(v, key),
         ("transport", other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),

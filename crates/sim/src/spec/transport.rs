@@ -26,6 +26,9 @@ pub enum TransportSpec {
     /// `message_bytes` messages with sampling rate `msr`; the `netapprox` workload starts jobs
     /// of its own.
     Atp(AtpSpec),
+    /// pFabric's hosts (Alizadeh et al., SIGCOMM'13 §4.2, `proto::pfabric`): each data packet
+    /// carries its flow's remaining size as its priority, for `switch.scheduler = "pfabric"`.
+    Pfabric(PfabricSpec),
 }
 
 impl Default for TransportSpec {
@@ -376,6 +379,54 @@ fn default_atp_silent() -> u32 {
     10_000
 }
 
+/// Keys of `kind = "pfabric"`. Defaults mirror `proto::PfabricConfig::default` except the
+/// initial window and the RTO, which follow the network (§4.2: one BDP; about three RTTs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfabricSpec {
+    /// Payload bytes per packet.
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes added to every packet on the wire (and the size of an ACK or probe).
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    /// Initial window in packets; absent: one bandwidth-delay product of the hosts' links over
+    /// the network's base RTT, in full packets (§4.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_cwnd_pkts: Option<u32>,
+    /// Largest window in packets (also bounds each flow's scoreboard).
+    #[serde(default = "default_pfabric_max_cwnd")]
+    pub max_cwnd_pkts: u32,
+    /// The fixed retransmission timeout; absent: three times the network's base RTT (§4.2,
+    /// §5.1's 45 µs at a 14.6 µs RTT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_us: Option<f64>,
+    /// Consecutive timeouts after which a flow sends only header-only probes until one is
+    /// acknowledged (§4.2's probe mode).
+    #[serde(default = "default_pfabric_probe_after")]
+    pub probe_after_timeouts: u32,
+}
+
+impl Default for PfabricSpec {
+    fn default() -> Self {
+        PfabricSpec {
+            mss_bytes: default_mss(),
+            header_bytes: default_header(),
+            init_cwnd_pkts: None,
+            max_cwnd_pkts: default_pfabric_max_cwnd(),
+            rto_us: None,
+            probe_after_timeouts: default_pfabric_probe_after(),
+        }
+    }
+}
+
+fn default_pfabric_max_cwnd() -> u32 {
+    proto::PfabricConfig::default().max_cwnd_pkts
+}
+fn default_pfabric_probe_after() -> u32 {
+    proto::PfabricConfig::default().probe_after_timeouts
+}
+
 impl TransportSpec {
     /// The kind's name as written in scenarios.
     pub fn kind(&self) -> &'static str {
@@ -385,6 +436,7 @@ impl TransportSpec {
             TransportSpec::PowerTcp(_) => "power_tcp",
             TransportSpec::Udp(_) => "udp",
             TransportSpec::Atp(_) => "atp",
+            TransportSpec::Pfabric(_) => "pfabric",
         }
     }
 
@@ -394,7 +446,7 @@ impl TransportSpec {
             TransportSpec::Dctcp(t) => Some(t.tcp()),
             TransportSpec::Newreno(t) => Some(t.tcp()),
             TransportSpec::PowerTcp(t) => Some(t.tcp()),
-            TransportSpec::Udp(_) | TransportSpec::Atp(_) => None,
+            TransportSpec::Udp(_) | TransportSpec::Atp(_) | TransportSpec::Pfabric(_) => None,
         }
     }
 
@@ -406,6 +458,7 @@ impl TransportSpec {
             TransportSpec::PowerTcp(t) => t.mss_bytes,
             TransportSpec::Udp(u) => u.mss_bytes,
             TransportSpec::Atp(a) => a.mss_bytes,
+            TransportSpec::Pfabric(p) => p.mss_bytes,
         }
     }
 
@@ -417,13 +470,18 @@ impl TransportSpec {
             TransportSpec::PowerTcp(t) => t.header_bytes,
             TransportSpec::Udp(u) => u.header_bytes,
             TransportSpec::Atp(a) => a.header_bytes,
+            TransportSpec::Pfabric(p) => p.header_bytes,
         }
     }
 
     /// Packets a flow sends before its first feedback: the initial window of the TCP kinds,
-    /// and the default window for UDP (which has none; ABM's first-RTT rule needs a size).
+    /// and the default window for UDP (which has none; ABM's first-RTT rule needs a size);
+    /// pFabric's when given, else its default (the network's BDP, not known here).
     pub fn init_window_pkts(&self) -> u32 {
-        self.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts)
+        match self {
+            TransportSpec::Pfabric(p) => p.init_cwnd_pkts.unwrap_or(proto::PfabricConfig::default().init_cwnd_pkts),
+            t => t.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts),
+        }
     }
 
     /// The keys a scenario may give for `kind` (with `kind`), or `None` for an unknown kind.
@@ -443,6 +501,11 @@ impl TransportSpec {
                 rate_gbps: Some(1.0),
                 ..Default::default()
             })),
+            "pfabric" => serde_json::to_value(TransportSpec::Pfabric(PfabricSpec {
+                init_cwnd_pkts: Some(1),
+                rto_us: Some(1.0),
+                ..Default::default()
+            })),
             _ => return None,
         }
         .ok()?;
@@ -450,7 +513,7 @@ impl TransportSpec {
     }
 
     /// All kind names, for error messages.
-    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp"];
+    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp", "pfabric"];
 }
 
 fn default_powertcp_gamma() -> f64 {

@@ -501,6 +501,9 @@ impl Spec {
                 format!("between 1 and {MAX_QUEUES} queues per port are supported"),
             ));
         }
+        if s.scheduler == SchedulerKind::Pfabric {
+            check_pfabric_switch(s)?;
+        }
         for (i, q) in s.queues.iter().enumerate() {
             if let Some(c) = q.cap_bytes {
                 if c < full_packet {
@@ -721,7 +724,76 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
             }
             positive(&key("max_silent_epochs"), a.max_silent_epochs)?;
         }
+        TransportSpec::Pfabric(p) => {
+            if let Some(iw) = p.init_cwnd_pkts {
+                positive(&key("init_cwnd_pkts"), iw)?;
+                if iw > p.max_cwnd_pkts {
+                    return Err(SpecError::invalid(
+                        key("init_cwnd_pkts"),
+                        iw,
+                        format!("must be at most {at}.max_cwnd_pkts ({}); leave it out for one BDP", p.max_cwnd_pkts),
+                    ));
+                }
+            }
+            if !(1..=MAX_PFABRIC_WINDOW_PKTS).contains(&p.max_cwnd_pkts) {
+                return Err(SpecError::invalid(
+                    key("max_cwnd_pkts"),
+                    p.max_cwnd_pkts,
+                    format!(
+                        "must be between 1 and {MAX_PFABRIC_WINDOW_PKTS} packets: it bounds each flow's scoreboard and \
+                         its receiver's reordering state"
+                    ),
+                ));
+            }
+            if let Some(us) = p.rto_us {
+                // At least 1 µs, as TCP's `min_rto_us`: a shorter timeout fires (and probes)
+                // millions of times per simulated second without telling anything.
+                if !(us.is_finite() && (1.0..=MAX_TIME_US).contains(&us)) {
+                    return Err(SpecError::invalid(
+                        key("rto_us"),
+                        us,
+                        format!(
+                            "must be between 1 and {MAX_TIME_US:e} microseconds ({MAX_TIME_NOTE}); leave it out for \
+                             three base RTTs (pFabric §4.2)"
+                        ),
+                    ));
+                }
+            }
+            positive(&key("probe_after_timeouts"), p.probe_after_timeouts)?;
+        }
         TransportSpec::Newreno(_) => {}
+    }
+    Ok(())
+}
+
+/// `switch.scheduler = "pfabric"`: one queue, whose cap is the port's whole buffer, and no
+/// shared-buffer policy that would drop before pFabric's own rule (§4.1) does.
+fn check_pfabric_switch(s: &SwitchSpec) -> Result<(), SpecError> {
+    let why = "pFabric has one queue per port, ordered by each packet's remaining-flow-size priority (SIGCOMM'13 §4.1)";
+    if s.queues.len() != 1 {
+        return Err(SpecError::invalid(
+            "switch.queues",
+            format!("[{} entries]", s.queues.len()),
+            format!("switch.scheduler = \"pfabric\" needs exactly one queue: {why}; give one table, e.g. queues = [{{ cap_bytes = 36000 }}]"),
+        ));
+    }
+    if s.admission != AdmissionSpec::CompleteSharing {
+        return Err(SpecError::invalid(
+            "switch.admission",
+            format!("{:?}", s.admission),
+            "switch.scheduler = \"pfabric\" drops by priority when a port's buffer (switch.queues[0].cap_bytes) is full, \
+             so no shared-buffer policy may drop first: set switch.admission = { policy = \"complete_sharing\" }",
+        ));
+    }
+    if let Some(c) = s.queues[0].cap_bytes.filter(|&c| c > MAX_PFABRIC_BUFFER_BYTES) {
+        return Err(SpecError::invalid(
+            "switch.queues[0].cap_bytes",
+            c,
+            format!(
+                "a pFabric port scans its queue on every packet, so its buffer is at most {MAX_PFABRIC_BUFFER_BYTES} bytes \
+                 (the paper's is 36 KB); omit the key for twice the hosts' BDP"
+            ),
+        ));
     }
     Ok(())
 }

@@ -125,7 +125,10 @@ fn sending_rate(ep: &Endpoint, st: &Stats, transport: &TransportConfig, nic: Bps
         },
         // ATP paces at its slack-based rate (§4.2).
         Endpoint::AtpTx(a) => (a.rate_bps(), true),
-        Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => (f64::NAN, false),
+        // pFabric is a window transport without an RTT estimate: a window per base RTT is
+        // not known here, so its rate is not reported.
+        Endpoint::PfabricTx(_) => (f64::NAN, false),
+        Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::PfabricRx(_) => (f64::NAN, false),
     };
     match cap.map(|c| c.get() as f64) {
         // The cap spaces new data (both transports): it binds where it is below the rate.
