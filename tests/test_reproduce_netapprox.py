@@ -18,6 +18,8 @@ VERDICTS = [
     ("Figures 5 and 7", "ATP keeps the smallest queues (Figures 7, 8)", False),
     ("Figures 5 and 7", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figures 5 and 7", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", False),
+    # pFabric's queues shrink with the MSR under EarlySend (README, NetApprox).
+    ("Figures 5 and 7", "pFabric's queues grow as the MSR grows (EarlySend and SampleSend)", False),
     # The other settings of §7.1 ("similar qualitatively"): the same shapes as the 40 Gb/s
     # fat-tree's (Figure 5).
     *[
@@ -38,6 +40,7 @@ VERDICTS = [
     ("Figures 6 and 8", "ATP keeps the smallest queues (Figures 7, 8)", False),
     ("Figures 6 and 8", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figures 6 and 8", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", True),
+    ("Figures 6 and 8", "pFabric's queues grow as the MSR grows (EarlySend and SampleSend)", False),
     ("Figure 9", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figure 9", "all-to-one, ATP has the best JCT at every MSR", False),
     # Figure 10: with the background in its queue the job does not lose (the background's MTU

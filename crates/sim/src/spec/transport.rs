@@ -440,6 +440,12 @@ impl TransportSpec {
         }
     }
 
+    /// Whether transfers of this kind deliver every byte (the TCP kinds, pFabric): what a
+    /// sender-side approximation scheme (EarlySend, SampleSend) runs over.
+    pub fn is_reliable(&self) -> bool {
+        self.tcp().is_some() || matches!(self, TransportSpec::Pfabric(_))
+    }
+
     /// The reliable byte stream's keys, for the TCP kinds.
     pub fn tcp(&self) -> Option<TcpKeys> {
         match self {

@@ -1169,17 +1169,18 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
     let fits = match a.scheme {
         ApproxScheme::Atp => matches!(transport, TransportSpec::Atp(_)),
         ApproxScheme::Udp => matches!(transport, TransportSpec::Udp(_)),
-        ApproxScheme::EarlySend | ApproxScheme::SampleSend => transport.tcp().is_some(),
+        ApproxScheme::EarlySend | ApproxScheme::SampleSend => transport.is_reliable(),
     };
     if !fits {
-        let want = match a.scheme {
-            ApproxScheme::Atp => "kind = \"atp\"",
-            ApproxScheme::Udp => "kind = \"udp\"",
-            _ => "a TCP kind (dctcp, newreno, power_tcp)",
+        let (name, want) = match a.scheme {
+            ApproxScheme::Atp => ("atp", "kind = \"atp\""),
+            ApproxScheme::Udp => ("udp", "kind = \"udp\""),
+            ApproxScheme::EarlySend => ("early_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
+            ApproxScheme::SampleSend => ("sample_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
         };
         return Err(SpecError::invalid(
             key("scheme"),
-            format!("{:?}", a.scheme).to_lowercase(),
+            name,
             format!("runs over {want}, but this entry's transport is {:?}; give the entry a transport table of that kind", transport.kind()),
         ));
     }
