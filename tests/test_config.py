@@ -156,6 +156,20 @@ duration_ms = 1
 transport = { kind = "expresspass", w_min = 0.02 }
 """
 
+# pFabric's hosts with only `kind` (Rust and Python fill the same defaults) and its switch ports.
+PFABRIC = MINIMAL_LEAF_SPINE + """
+[transport]
+kind = "pfabric"
+
+[switch]
+scheduler = "pfabric"
+admission = { policy = "complete_sharing" }
+queues = [{ cap_bytes = 36000 }]
+
+[host]
+scheduler = "pfabric"
+"""
+
 # The time-series table with only its required key: Rust and Python fill the same defaults.
 MINIMAL_TIMESERIES = MINIMAL_FAT_TREE + """
 [run.timeseries]
@@ -219,8 +233,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX, ATP_JOBS, AEOLUS],
-    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox", "atp_jobs", "aeolus"],
+    [MINIMAL_LEAF_SPINE, MINIMAL_FAT_TREE, EVERY_SECTION, TINY_TOML, _native.default_scenario_toml(), MINIMAL_TIMESERIES, NETAPPROX, ATP_JOBS, PFABRIC, AEOLUS],
+    ids=["minimal_leaf_spine", "minimal_fat_tree", "every_section", "tiny", "builtin_default", "minimal_timeseries", "netapprox", "atp_jobs", "pfabric", "aeolus"],
 )
 def test_python_defaults_equal_rust_defaults(text: str, tmp_path: Path) -> None:
     _assert_same_defaults(text, tmp_path)
@@ -258,6 +272,8 @@ def test_default_scenario_matches_builtin_text() -> None:
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "workload": [{"kind": "poisson", "cdf": "x"}]},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "run": {"timeseries": {"interval_us": 1, "every": 2}}},
         {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "run": {"timeseries": {"queues": True}}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "transport": {"kind": "pfabric", "rto": 45}},
+        {"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 10}, "switch": {"scheduler": "pfabric_fifo"}},
     ],
 )
 def test_pydantic_rejects_unknown_keys_and_kinds(data: dict[str, Any]) -> None:
@@ -281,6 +297,32 @@ def test_rust_errors_carry_key_value_message() -> None:
     assert e.value == "1.5"
     assert "(0, 1]" in e.message
     assert str(e).startswith("workload[0].load = 1.5: ")
+
+
+def test_pfabric_mirror_and_its_rust_checks() -> None:
+    sc = Scenario.from_toml_text(PFABRIC)
+    t = sc.transport
+    assert isinstance(t, slacknet.PfabricTransport)
+    assert (t.init_cwnd_pkts, t.rto_us, t.max_cwnd_pkts, t.probe_after_timeouts) == (None, None, 1024, 5)
+    assert sc.switch.scheduler == "pfabric" and sc.host.scheduler == "pfabric"
+    # Rust refuses a pFabric port with two queues, a shared-buffer policy that drops first, and
+    # an initial window beyond the largest; each error names the key and the fix.
+    two_queues = PFABRIC.replace("queues = [{ cap_bytes = 36000 }]", "queues = [{}, {}]")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(two_queues)
+    assert ei.value.key == "switch.queues" and "exactly one queue" in ei.value.message
+    dt = PFABRIC.replace('admission = { policy = "complete_sharing" }\n', "")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(dt)
+    assert ei.value.key == "switch.admission" and "complete_sharing" in ei.value.message
+    big = PFABRIC.replace('kind = "pfabric"\n', 'kind = "pfabric"\ninit_cwnd_pkts = 2000\n', 1)
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(big)
+    assert ei.value.key == "transport.init_cwnd_pkts" and ei.value.value == "2000"
+    bad_rto = PFABRIC.replace('kind = "pfabric"\n', 'kind = "pfabric"\nrto_us = -1.0\n', 1)
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(bad_rto)
+    assert ei.value.key == "transport.rto_us"
 
 
 def test_unknown_key_error_names_key_and_line() -> None:

@@ -76,3 +76,41 @@ def test_a_scheme_on_the_wrong_transport_is_a_spec_error() -> None:
     with pytest.raises(slacknet.SpecError) as e:
         slacknet.run(slacknet.Scenario.from_toml_text(_jobs("atp", "dctcp")))
     assert "workload[0].scheme" in str(e.value)
+
+
+def test_jobs_with_groups_report_each_group_and_save_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = _jobs("atp", "atp").replace(
+        "msr = 0.6\n", "groups = [{ share = 0.25, msr = 1.0 }, { share = 0.75, msr = 0.4 }]\n")
+    res = slacknet.run(slacknet.Scenario.from_toml_text(text))
+    jobs = res.apps[res.apps["kind"] == "job"]
+    g = res.groups
+    assert list(g.columns) == ["app", "unit", "group", "msr", "messages", "messages_required",
+                               "messages_delivered", "loss_rate", "loss_allowance"]
+    assert len(g) == 2 * len(jobs) == 32
+    # 40 messages: 10 reliable, 30 with MSR 0.4 (12 needed).
+    reliable, approx = g[g["group"] == 0], g[g["group"] == 1]
+    assert (reliable["messages"] == 10).all() and (reliable["messages_delivered"] == 10).all()
+    assert (approx["messages"] == 30).all() and (approx["messages_required"] == 12).all()
+    assert (g["loss_rate"] <= g["loss_allowance"] + 1e-12).all()
+    # The job rows total the groups.
+    per_job = g.groupby(["app", "unit"])["messages_delivered"].sum()
+    assert (per_job.to_numpy() == jobs.set_index(["app", "unit"]).loc[per_job.index, "messages_delivered"].to_numpy()).all()
+    # Saved and read back; a run without jobs has an empty table with the same columns.
+    back = slacknet.Results.load(res.save(tmp_path / "r"))
+    assert back.groups.equals(g)
+    other = slacknet.run(slacknet.Scenario.from_toml_text(BASE + """
+[[workload]]
+kind = "flows"
+flows = [{ src = 0, dst = 1, size_bytes = 10000 }]
+"""))
+    assert other.groups.empty and list(other.groups.columns) == list(g.columns)
+    assert not (other.save(tmp_path / "o") / "groups.parquet").exists()
+    assert slacknet.Results.load(tmp_path / "o").groups.empty
+
+
+def test_groups_mirror_validates() -> None:
+    w = slacknet.ApproxJobsWorkload(trace="fbkv", scheme="atp", messages=10,
+                                    groups=[slacknet.ApproxGroup(share=1.0, msr=0.5)])
+    assert w.msr is None and w.groups is not None
+    with pytest.raises(Exception, match="shar"):
+        slacknet.ApproxGroup(msr=0.5)  # type: ignore[call-arg]

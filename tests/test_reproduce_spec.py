@@ -28,7 +28,7 @@ from slacknet.reproduce_spec import (
     load_description,
 )
 
-from .conftest import DESCRIPTION_FILES, REPO, TINY_TOML
+from .conftest import DESCRIPTION_FILES, REPO, SERIES_TOML, TINY_TOML
 
 # ---- check kinds on synthetic tables -------------------------------------------------------
 
@@ -332,6 +332,7 @@ def experiments(tmp_path: Path) -> Path:
     (toy / "base.toml").write_text(TINY_TOML)
     (toy / "sweep.toml").write_text(TOY_SWEEP)
     (toy / "reproduce.toml").write_text(TOY)
+    (toy / "series.toml").write_text(SERIES_TOML)
     (exp / "not_a_paper").mkdir()
     return exp
 
@@ -396,7 +397,100 @@ BAD = {
     "value_without_at": ("at = 0.2\n", "", ["claim[1].check[0].at", "missing"]),
     "x_range_without_x": ('x = "load"\n', "", ['claim[1].check[0].at = 0.2', "has no x axis: remove it"]),
     "toml_syntax": ("[base]", "[base", ["reproduce.toml", "invalid TOML"]),
+    "sweep_and_timeline": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\ntimeline = "series.toml"',
+        ["figure.load: needs exactly one of", "timeline", "it has sweep and timeline"]),
+    "figure_base_missing_file": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nbase = { reduced = "nope.toml" }',
+        ['figure.load.base.reduced = "nope.toml"', "no such scenario file"]),
+    "figure_base_unknown_key": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nbase = { reduced = "base.toml", small = 1 }',
+        ["figure.load.base.small = 1", "unknown key", "a figure's base takes reduced, full"]),
+    "phases_on_a_sweep": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nphases_us = [0]',
+        ["figure.load.phases_us = [0.0]", "only a timeline figure has it"]),
 }
+
+#: A timeline figure of the toy paper: the first flow of SERIES_TOML (1 MB into a 3-to-1 incast).
+TIMELINE = """
+[figure.tl]
+title = "Figure 2"
+timeline = "series.toml"
+follow = 0
+phases_us = [0, 100, 300]
+x = "phase"
+metrics = ["rate_gbps", "cwnd_bytes"]
+extra_columns = ["cwnd_bytes_last"]
+"""
+
+#: Bad timelines: (text replaced in TIMELINE, its replacement, what the error must say).
+BAD_TIMELINE = {
+    "no_phases": ("phases_us = [0, 100, 300]\n", "", ["figure.tl.phases_us", "missing: list the simulated times"]),
+    "phases_not_increasing": ("[0, 100, 300]", "[0, 300, 100]", ["figure.tl.phases_us = [0.0, 300.0, 100.0]", "strictly increasing"]),
+    "negative_phase": ("[0, 100, 300]", "[-5, 100]", ["figure.tl.phases_us", "the first at least 0"]),
+    "unknown_metric": ('"cwnd_bytes"]', '"cwnd"]', ['figure.tl.metrics[1] = "cwnd"', "tlr", "rate_gbps"]),
+    "follow_out_of_range": ("follow = 0", "follow = 1", ["figure.tl.follow = 1", "has 1 workload entries (0 to 0)"]),
+    "no_x": ('x = "phase"\n', "", ["figure.tl.x", 'set `x = \"phase\"`']),
+    "series": ('x = "phase"', 'x = "phase"\nseries = "seed"', ['figure.tl.series = "seed"', "no series"]),
+    "missing_scenario": ('"series.toml"', '"serie.toml"', ['figure.tl.timeline = "serie.toml"', "no such scenario file"]),
+    "unknown_stat": ('"cwnd_bytes_last"', '"cwnd_bytes_median"', ['figure.tl.extra_columns[0] = "cwnd_bytes_median"',
+                                                                  "cwnd_bytes_first"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_TIMELINE))
+def test_a_bad_timeline_is_one_clear_error(case: str, experiments: Path) -> None:
+    old, new, needles = BAD_TIMELINE[case]
+    assert old in TIMELINE, old
+    _edit(experiments, "[[claim]]", TIMELINE.replace(old, new, 1) + "\n[[claim]]")
+    with pytest.raises(ReproduceError) as ei:
+        load_paper(experiments, "toy")
+    msg = str(ei.value)
+    for needle in needles:
+        assert needle in msg, msg
+
+
+def test_a_timeline_without_sampled_transfers_is_refused(experiments: Path) -> None:
+    (experiments / "toy" / "series.toml").write_text(SERIES_TOML.replace("[run.timeseries]\ninterval_us = 5.0\n", ""))
+    _edit(experiments, "[[claim]]", TIMELINE + "\n[[claim]]")
+    with pytest.raises(ReproduceError, match=r"figure.tl.timeline = \"series.toml\": the scenario samples no "
+                       r"transfers: give it `\[run.timeseries\]`"):
+        load_paper(experiments, "toy")
+
+
+def test_a_timeline_follows_one_transfer_through_its_phases(experiments: Path, tmp_path: Path) -> None:
+    import slacknet
+
+    claim = """
+[[claim]]
+figure = "tl"
+text = "the window of the 1 MB flow is smaller once the third flow has joined"
+[[claim.check]]
+kind = "value"
+metric = "cwnd_bytes"
+at = 3
+max = 50000
+"""
+    _edit(experiments, "[[claim]]", TIMELINE + claim + "\n[[claim]]")
+    report = reproduce(load_paper(experiments, "toy"), tmp_path / "o", only=["tl"], seeds=[1, 2])
+    table = report.figures["tl"]
+    assert list(table["phase"]) == [1, 2, 3, 1, 2, 3] and list(table["start_us"]) == [0, 100, 300] * 2
+    assert (tmp_path / "o" / "tl.png").stat().st_size > 0 and (tmp_path / "o" / "tl.csv").is_file()
+    series = pd.read_csv(tmp_path / "o" / "tl_series.csv")
+    assert list(series.columns) == ["seed", "time_us", "rate_gbps", "cwnd_bytes"]
+    # The same numbers computed from the run directly: flow 0's samples in [100, 300) us.
+    res = slacknet.run(slacknet.Scenario.from_toml_text(SERIES_TOML), seed=1)
+    ts = res.transfer_series[res.transfer_series["flow"] == 0]
+    t_us = ts["time_ps"] / 1e6
+    part = ts[(t_us >= 100) & (t_us < 300)]
+    row = table[(table["seed"] == 1) & (table["phase"] == 2)].iloc[0]
+    assert row["samples"] == len(part) > 10
+    assert row["cwnd_bytes"] == pytest.approx(part["cwnd_bytes"].mean())
+    assert row["cwnd_bytes_last"] == part["cwnd_bytes"].iloc[-1]
+    assert row["rate_gbps_max"] == pytest.approx(part["rate_bps"].max() / 1e9)
+    # The last phase runs to the flow's last sample.
+    assert table[table["phase"] == 3]["end_us"].iloc[0] == pytest.approx(t_us.max())
+    [verdict] = report.claims
+    third = table[table["phase"] == 3]["cwnd_bytes"].mean()
+    assert verdict.holds == (third <= 50000), (verdict, third)
+    assert f"cwnd_bytes {third:.4g}" in verdict.detail or f"{third:.3f}" in verdict.detail
+
 
 
 @pytest.mark.parametrize("case", list(BAD))
@@ -473,6 +567,22 @@ def test_reproduce_only_and_full(experiments: Path, tmp_path: Path) -> None:
     report = reproduce(load_paper(experiments, "toy"), tmp_path / "f", full=True, jobs=1)
     small = reproduce(load_paper(experiments, "toy"), tmp_path / "r", jobs=1)
     assert report.figures["load"]["flows"].sum() != small.figures["load"]["flows"].sum()
+
+
+def test_a_figure_with_its_own_base_runs_on_it(experiments: Path, tmp_path: Path) -> None:
+    toy = experiments / "toy"
+    (toy / "three.toml").write_text(TINY_TOML.replace("hosts_per_leaf = 4", "hosts_per_leaf = 3"))
+    (toy / "two.toml").write_text(TINY_TOML.replace("hosts_per_leaf = 4", "hosts_per_leaf = 2"))
+    _edit(experiments, "[[claim]]", TOY[TOY.index("[figure.load]"):TOY.index("[[claim]]")].replace(
+        "[figure.load]", "[figure.own]").replace('sweep = "sweep.toml"',
+        'sweep = "sweep.toml"\nbase = { reduced = "three.toml", full = "two.toml" }') + "\n[[claim]]")
+    paper = load_paper(experiments, "toy")
+    report = reproduce(paper, tmp_path / "r", jobs=1)
+    # The same sweep on the description's base (8 hosts) and on the figure's own (6 hosts):
+    # 6 hosts offer about 3/4 of the Poisson flows of 8.
+    assert len(report.figures["own"]) == len(report.figures["load"]) == 4
+    ratio = report.figures["own"]["flows"].sum() / report.figures["load"]["flows"].sum()
+    assert 0.6 < ratio < 0.9, ratio
 
 
 def test_cli_lists_papers(experiments: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -355,3 +355,18 @@ def test_killing_a_sweep_stops_its_workers(sig: signal.Signals, tmp_path: Path) 
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_run_metrics_mean_slowdowns_by_size_class(tiny_results) -> None:  # type: ignore[no-untyped-def]
+    from slacknet.sweep import run_metrics
+
+    m = run_metrics(tiny_results)
+    r = tiny_results.records
+    done = r[r["finished"].astype(bool)]
+    short = done[(done["size_bytes"] < 100_000) & ~done["incast"].astype(bool)]
+    long = done[(done["size_bytes"] >= 1_000_000) & ~done["incast"].astype(bool)]
+    assert len(short) > 10 and len(long) > 0
+    assert m["short_mean"] == pytest.approx(short["slowdown"].mean())
+    assert m["long_mean"] == pytest.approx(long["slowdown"].mean())
+    assert m["all_mean"] == pytest.approx(done["slowdown"].mean())
+    assert m["incast_p95"] == pytest.approx(done[done["incast"].astype(bool)]["slowdown"].quantile(0.95))

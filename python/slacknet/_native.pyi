@@ -130,7 +130,7 @@ class Simulation:
         ``(numpy dtype str, little-endian bytes)``."""
 
     def results(self) -> dict[str, Any]:
-        """Results so far: ``records``, ``apps``, ``switches``, ``queues``, ``occupancy``, ``links``,
+        """Results so far: ``records``, ``apps``, ``groups``, ``switches``, ``queues``, ``occupancy``, ``links``,
         ``queue_series`` and ``transfer_series`` (each a dict ``{column: (numpy dtype str,
         little-endian bytes) | list[str]}``; the two series have no rows without
         ``[run.timeseries]``) and ``summary`` (a dict of totals)."""

@@ -70,8 +70,10 @@ __all__ = [
     "ClosedLoopWorkload",
     "BarrierWorkload",
     "RelayWorkload",
+    "ApproxGroup",
     "ApproxJobsWorkload",
     "AtpTransport",
+    "PfabricTransport",
     "RunSpec",
     "TimeseriesSpec",
     "MAX_QUEUES",
@@ -291,7 +293,7 @@ class SwitchSpec(_Model):
 
     buffer_bytes: U64 | None = None
     buffer_per_port_per_gbps: float | None = None
-    scheduler: Literal["strict_priority", "round_robin"] = "strict_priority"
+    scheduler: Literal["strict_priority", "round_robin", "pfabric"] = "strict_priority"
     admission: Admission = Field(default_factory=DynamicThresholds)
     queues: list[QueueSpec] | QueuePreset = Field(
         default_factory=lambda: [QueueSpec(ecn_threshold_bytes=DEFAULT_ECN_THRESHOLD_BYTES)]
@@ -316,7 +318,8 @@ class HostSpec(_Model):
     """Host NIC queue: byte cap (absent: unbounded), ECN threshold (absent: the switches'
     first-queue threshold), whether NICs mark at all (default yes), how the NIC orders its
     flows' packets (``"per_flow_rr"``, the default: one FIFO per flow, deficit round robin
-    among them, as Linux's ``fq``; or ``"fifo"``) and TCP Small Queues backpressure: a sender
+    among them, as Linux's ``fq``; ``"fifo"``; or ``"pfabric"``, pFabric's priority order) and
+    TCP Small Queues backpressure: a sender
     is not asked for another packet while its bytes waiting at its NIC plus one full packet
     would exceed ``tsq_pkts`` full packets (``mss_bytes + header_bytes`` each; default 2;
     ``0`` turns it off). The ``ns3_compat`` profile sets ``"fifo"`` and ``0``."""
@@ -324,7 +327,7 @@ class HostSpec(_Model):
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
     ecn_marking: bool = True
-    scheduler: Literal["fifo", "per_flow_rr"] = "per_flow_rr"
+    scheduler: Literal["fifo", "per_flow_rr", "pfabric"] = "per_flow_rr"
     tsq_pkts: U32 = 2
 
 
@@ -436,6 +439,23 @@ class AeolusTransport(_ExpressPassKeys):
     unscheduled_bytes: U64 | None = None
 
 
+class PfabricTransport(_Model):
+    """pFabric's hosts (Alizadeh et al., SIGCOMM'13 §4.2): each data packet carries its flow's
+    remaining size as its priority, for ``switch.scheduler = "pfabric"``; minimal rate control
+    (per-packet selective ACKs, additive increase, a fixed RTO that resets the window to one
+    packet, probe mode after ``probe_after_timeouts`` timeouts in a row). ``init_cwnd_pkts``
+    absent: one BDP of the hosts' links over the network's base RTT; ``rto_us`` absent: three
+    base RTTs."""
+
+    kind: Literal["pfabric"] = "pfabric"
+    mss_bytes: U32 = 1460
+    header_bytes: U32 = 40
+    init_cwnd_pkts: U32 | None = None
+    max_cwnd_pkts: U32 = 1024
+    rto_us: float | None = None
+    probe_after_timeouts: U32 = 5
+
+
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
 TransportSpec = Annotated[
     Union[
@@ -444,6 +464,7 @@ TransportSpec = Annotated[
         PowerTcpTransport,
         UdpTransport,
         AtpTransport,
+        PfabricTransport,
         ExpressPassTransport,
         AeolusTransport,
     ],
@@ -554,17 +575,28 @@ class RelayWorkload(_Model):
     transport: TransportSpec | None = None
 
 
+class ApproxGroup(_Model):
+    """One group of an ``approx_jobs`` job: its ``share`` of the messages and its ``msr``."""
+
+    share: float
+    msr: float
+
+
 class ApproxJobsWorkload(_Model):
     """NetApprox's jobs (§7.1): every sender runs ``jobs_per_host`` jobs of ``messages``
     messages one after another, sizes and gaps from ``trace`` (``fbkv`` or ``fbhd``), each job
     to a random other host (all-to-all) or to ``receiver`` (all-to-one), sent by ``scheme``:
-    ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a TCP kind) or
-    ``udp``. One ``job`` row per job in :attr:`slacknet.Results.apps`."""
+    ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a reliable kind: a TCP kind or pFabric) or
+    ``udp``. Every job needs ``msr`` of its messages, or has ``groups`` (1 to 8, each a
+    ``share`` of the messages with its own ``msr``; the shares sum to 1). One ``job`` row per
+    job in :attr:`slacknet.Results.apps`, one row per group of it in
+    :attr:`slacknet.Results.groups`."""
 
     kind: Literal["approx_jobs"] = "approx_jobs"
     trace: Literal["fbkv", "fbhd"]
     scheme: Literal["atp", "early_send", "sample_send", "udp"]
-    msr: float
+    msr: float | None = None
+    groups: list[ApproxGroup] | None = None
     messages: U64
     jobs_per_host: U32 = 1
     load: float | None = None

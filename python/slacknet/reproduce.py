@@ -28,6 +28,8 @@ import pandas as pd
 from .config import Scenario
 from .reproduce_spec import (
     NATIVE_SOURCES,
+    TIMELINE_KEYS,
+    TIMELINE_STATS,
     ClaimResult,
     FigureSpec,
     Paper,
@@ -67,6 +69,80 @@ class Report:
     figures: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Each figure's table, by figure id, in the description's order."""
     claims: list[ClaimResult] = field(default_factory=list)
+
+
+def _follow(fid: str, fig: FigureSpec, scenario: Scenario, seed: int) -> pd.DataFrame:
+    """Run a timeline figure's scenario with ``seed`` and return the time series of the
+    transfer it follows: ``time_us`` and each metric. Raises :class:`ReproduceError` if the
+    workload entry started no transfer or the series has none of its samples."""
+    from .sim import run
+
+    res = run(scenario, seed=seed)
+    mine = res.records[res.records["workload"] == fig.follow]
+    if mine.empty:
+        raise ReproduceError(f"figure.{fid}.follow", str(fig.follow), f"workload entry {fig.follow} "
+                             f"started no transfer with seed {seed}: follow another entry")
+    flow = int(mine["id"].min())
+    ts = res.transfer_series
+    ts = ts[ts["flow"] == flow]
+    out = pd.DataFrame({"time_us": ts["time_ps"].to_numpy(dtype=float) / 1e6})
+    derived = {"rate_gbps": ("rate_bps", 1e9), "srtt_us": ("srtt_ps", 1e6)}
+    for m in fig.metrics:
+        col, scale = derived.get(m, (m, 1.0))
+        out[m] = ts[col].to_numpy(dtype=float) / scale
+    if out.empty:
+        raise ReproduceError(f"figure.{fid}.timeline", fig.timeline, f"transfer {flow} was never sampled "
+                             f"with seed {seed}: its scenario's [run.timeseries] interval_us is longer than the "
+                             "transfer, or max_transfers leaves it out")
+    return out
+
+
+def _phases(fig: FigureSpec, series: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """One row per phase: its bounds, number of samples, and each metric's mean, min, max,
+    first and last sample in the phase (NaN in a phase without samples)."""
+    assert fig.phases_us is not None
+    bounds = list(fig.phases_us) + [float("inf")]
+    rows = []
+    for i, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        part = series[(series["time_us"] >= a) & (series["time_us"] < b)]
+        end = b if np.isfinite(b) else (float(series["time_us"].max()) if len(series) else a)
+        row: dict[str, float | int] = {"seed": seed, "phase": i + 1, "start_us": a, "end_us": end,
+                                       "samples": len(part)}
+        for m in fig.metrics:
+            v = part[m].dropna()
+            row[m] = float(v.mean()) if len(v) else float("nan")
+            row[f"{m}_min"] = float(v.min()) if len(v) else float("nan")
+            row[f"{m}_max"] = float(v.max()) if len(v) else float("nan")
+            row[f"{m}_first"] = float(v.iloc[0]) if len(v) else float("nan")
+            row[f"{m}_last"] = float(v.iloc[-1]) if len(v) else float("nan")
+        rows.append(row)
+    cols = list(TIMELINE_KEYS) + [c for m in fig.metrics for c in (m, *(f"{m}_{s}" for s in TIMELINE_STATS))]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _plot_timeline(paper: Paper, fid: str, series: pd.DataFrame, path: Path) -> Path:
+    """One panel per metric against simulated time, a line per seed, the phases marked."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    desc = paper.description
+    fig = desc.figure[fid]
+    plot = Figure(figsize=(max(6.0, 2.75 * len(fig.metrics)), 3.3), layout="constrained")
+    FigureCanvasAgg(plot)
+    axes = plot.subplots(1, len(fig.metrics), squeeze=False)[0]
+    for ax, col in zip(axes, fig.metrics):
+        for seed, g in series.groupby("seed", sort=True):
+            ax.plot(g["time_us"], g[col], drawstyle="steps-post", linewidth=1, label=f"seed {seed}")
+        for t in (fig.phases_us or [])[1:]:
+            ax.axvline(t, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlabel("time (us)", fontsize=8)
+        ax.set_title(desc.label(col), fontsize=9)
+        ax.grid(True, alpha=0.3)
+    if series["seed"].nunique() > 1:
+        axes[0].legend(fontsize=7)
+    plot.suptitle(f"{desc.paper} {fig.name}", fontsize=10)
+    plot.savefig(path, dpi=110)
+    return path
 
 
 def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
@@ -146,11 +222,32 @@ def reproduce(
         fig = desc.figure[fid]
         if fig.source is not None:
             table = NATIVE_SOURCES[fig.source].load()
+        elif fig.timeline is not None:
+            scenario = with_set(Scenario.from_toml(paper.folder / fig.timeline), fig.set)
+            parts, tables = [], []
+            for seed in list(seeds or desc.base.seeds or [scenario.seed]):
+                series = _follow(fid, fig, scenario, seed)
+                tables.append(_phases(fig, series, seed))
+                parts.append(series.assign(seed=seed))
+            table = pd.concat(tables, ignore_index=True)
+            series = pd.concat(parts, ignore_index=True)[["seed", "time_us", *fig.metrics]]
+            series.to_csv(out / f"{fid}_series.csv", index=False)
+            report.figures[fid] = table
+            table.to_csv(out / f"{fid}.csv", index=False)
+            _plot_timeline(paper, fid, series, out / f"{fid}.png")
+            if on_done is not None:
+                on_done(fid)
+            continue
         else:
-            if base is None:
-                base = Scenario.from_toml(paper.folder / base_file)
-            run_seeds = list(seeds or desc.base.seeds or [base.seed])
-            sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(base, fig.set), seeds=run_seeds)
+            if fig.base is not None:
+                own = fig.base.full if full and fig.base.full is not None else fig.base.reduced
+                fig_base = Scenario.from_toml(paper.folder / own)
+            else:
+                if base is None:
+                    base = Scenario.from_toml(paper.folder / base_file)
+                fig_base = base
+            run_seeds = list(seeds or desc.base.seeds or [fig_base.seed])
+            sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(fig_base, fig.set), seeds=run_seeds)
             table = run_sweep(sweep, out / fid, jobs=jobs)
             failed = table[table["status"] == "failed"]
             if len(failed):

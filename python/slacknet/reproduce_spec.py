@@ -2,7 +2,8 @@
 
 A paper's evaluation is data, ``experiments/<paper>/reproduce.toml`` (the format, with an
 example, is in ``experiments/README.md``): the base scenarios, the figures (each made by a
-sweep file of that folder or by a named native source, :data:`NATIVE_SOURCES`), the labels of
+sweep file of that folder, by a named native source, :data:`NATIVE_SOURCES`, or by following
+one transfer of a scenario's run through time, a timeline), the labels of
 their columns, and the paper's claims, each a list of checks on one figure's table.
 :func:`load_paper` reads a description and validates it strictly: an unknown key, a figure,
 column or series that does not exist, or a missing file is one :class:`ReproduceError` that
@@ -35,7 +36,9 @@ theirs. A missing point (a series without data in range) fails the check and say
 from __future__ import annotations
 
 import json
+import math
 import tomllib
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +57,13 @@ __all__ = [
     "DESCRIPTION_FILE",
     "FIGURE14_ADMISSIONS",
     "NATIVE_SOURCES",
+    "TIMELINE_METRICS",
     "BelowUntilCheck",
     "Check",
     "ClaimResult",
     "ClaimSpec",
     "Description",
+    "FigureBaseSpec",
     "FigureSpec",
     "GainCheck",
     "NativeSource",
@@ -429,6 +434,17 @@ class BaseSpec(_Model):
     empty: the base scenario's seed."""
 
 
+class FigureBaseSpec(_Model):
+    """A sweep figure's own base scenarios, in place of the description's ``[base]``: the same
+    evaluation in another topology or setting."""
+
+    what: ClassVar[str] = "a figure's base"
+    reduced: str
+    """A scenario file of the paper's folder, for the reduced run."""
+    full: str | None = None
+    """For ``--full``; absent: the figure's reduced base at both scales."""
+
+
 class FigureSpec(_Model):
     """One figure: where its table comes from and what of it to print and plot."""
 
@@ -439,7 +455,15 @@ class FigureSpec(_Model):
     sweep: str | None = None
     """A sweep file of the paper's folder; or:"""
     source: str | None = None
-    """A native source (:data:`NATIVE_SOURCES`), whose ``columns`` the figure then lists."""
+    """A native source (:data:`NATIVE_SOURCES`), whose ``columns`` the figure then lists; or:"""
+    timeline: str | None = None
+    """A scenario file of the paper's folder with ``[run.timeseries]``, run once per seed at
+    either scale: the figure follows one transfer of it through time (:data:`TIMELINE_METRICS`)."""
+    follow: int = Field(default=0, ge=0)
+    """A timeline's transfer: the first one that workload entry ``follow`` starts."""
+    phases_us: list[float] | None = None
+    """A timeline's phases: the simulated times (us, increasing, the first at least 0) where
+    they start; the table has one row per phase and seed (the last phase runs to the end)."""
     columns: list[str] | None = None
     x: str | None = None
     """The x-axis column (a sweep axis); none for a bar chart of the series."""
@@ -451,9 +475,13 @@ class FigureSpec(_Model):
     """Columns printed after the metrics but not plotted."""
     digits: int = Field(default=2, ge=0, le=9)
     """Decimals of the printed table."""
+    base: FigureBaseSpec | None = None
+    """A sweep figure's own base scenarios (``{ reduced = "...", full = "..." }``), in place of
+    the description's ``[base]``."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Scenario keys (dotted, as a sweep axis names them) set in the base before a sweep
-    figure's runs, at either scale: a figure in another setting of the same evaluation."""
+    figure's runs, at either scale, or in a timeline's scenario: a figure in another setting
+    of the same evaluation."""
 
     @property
     def name(self) -> str:
@@ -507,6 +535,17 @@ class Paper:
         return self.path.parent
 
 
+#: What a timeline figure can follow: the columns of :attr:`slacknet.Results.transfer_series`
+#: it reads (``rate_gbps`` is ``rate_bps`` / 1e9, ``srtt_us`` is ``srtt_ps`` / 1e6).
+TIMELINE_METRICS = ("rate_gbps", "tlr", "loss", "class", "cwnd_bytes", "srtt_us", "sent_bytes",
+                    "delivered_bytes", "alpha")
+#: The statistics of each followed metric in a phase: the mean is the metric's own column, the
+#: others are ``<metric>_<stat>`` (first and last: the phase's first and last samples).
+TIMELINE_STATS = ("min", "max", "first", "last")
+#: The columns a timeline's table starts with (then each metric and its statistics).
+TIMELINE_KEYS = ("seed", "phase", "start_us", "end_us", "samples")
+
+
 @dataclass(frozen=True)
 class _Columns:
     """What a figure's table holds."""
@@ -527,6 +566,11 @@ def _sweep_columns(sweep: Sweep) -> _Columns:
 def _source_columns(src: NativeSource) -> _Columns:
     numbers = tuple(c for c in src.columns if c not in src.categories)
     return _Columns(src.columns, numbers, src.categories, numbers)
+
+
+def _timeline_columns(fig: FigureSpec) -> _Columns:
+    stats = tuple(c for m in fig.metrics for c in (m, *(f"{m}_{st}" for st in TIMELINE_STATS)))
+    return _Columns((*TIMELINE_KEYS, *stats), ("phase",), {}, stats)
 
 
 def _or_list(names: typing.Iterable[str]) -> str:
@@ -592,6 +636,15 @@ def _locate(loc: tuple[int | str, ...]) -> tuple[str, type[_Model] | None]:
             owner, key, t = None, f"{key}.{item}", typing.get_args(t)[1]
         elif typing.get_origin(t) is list:
             owner, key, t = None, f"{key}[{item}]", typing.get_args(t)[0]
+        elif typing.get_origin(t) in (Union, types.UnionType) and type(None) in typing.get_args(t):
+            # An optional model: its keys are the model's.
+            members = [m for m in typing.get_args(t) if m is not type(None)]
+            t = members[0] if len(members) == 1 else None
+            if isinstance(t, type) and issubclass(t, _Model):
+                owner = t
+                f = t.model_fields.get(str(item))
+                key = f"{key}.{item}"
+                t = f.annotation if f is not None else None
         elif typing.get_origin(t) is Union:
             # A tagged union: pydantic's location names the tag, the key does not.
             tagged = [m for m in typing.get_args(t) if typing.get_args(m.model_fields["kind"].annotation) == (item,)]
@@ -651,13 +704,29 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
     tables: dict[str, _Columns] = {}
     for fid, fig in desc.figure.items():
         k = f"figure.{fid}"
-        if (fig.sweep is None) == (fig.source is None):
-            fail(k, None, "needs exactly one of `sweep = \"<file>.toml\"` (a sweep file of this folder) or "
-                 f"`source = \"<name>\"` (a native source: {_or_list(NATIVE_SOURCES)})")
-        if fig.sweep is not None:
+        made_by = [n for n in ("sweep", "source", "timeline") if getattr(fig, n) is not None]
+        if len(made_by) != 1:
+            fail(k, None, "needs exactly one of `sweep = \"<file>.toml\"` (a sweep file of this folder), "
+                 f"`source = \"<name>\"` (a native source: {_or_list(NATIVE_SOURCES)}) or `timeline = "
+                 "\"<file>.toml\"` (a scenario of this folder whose run the figure follows through time)"
+                 + (f"; it has {' and '.join(made_by)}" if made_by else ""))
+        if fig.base is not None:
+            if fig.sweep is None:
+                fail(f"{k}.base", fig.base.model_dump(exclude_none=True), "only a sweep figure has a base: remove it")
+            for which in ("reduced", "full"):
+                name = getattr(fig.base, which)
+                if name is not None and not (folder / name).is_file():
+                    fail(f"{k}.base.{which}", name, f"no such scenario file {folder / name}: name a scenario TOML of "
+                         f"{folder}")
+        if fig.timeline is None:
+            for name in ("phases_us", "follow"):
+                if name in fig.model_fields_set:
+                    fail(f"{k}.{name}", getattr(fig, name), "only a timeline figure has it: remove it")
+        if fig.sweep is not None or fig.timeline is not None:
             if fig.columns is not None:
                 fail(f"{k}.columns", fig.columns, "only a native source's figure lists its columns (a sweep's "
-                     "are its axes and the metrics): remove it")
+                     "are its axes and the metrics, a timeline's its phases and metrics): remove it")
+        if fig.sweep is not None:
             sp = folder / fig.sweep
             if not sp.is_file():
                 fail(f"{k}.sweep", fig.sweep, f"no such sweep file {sp}: name a sweep TOML of {folder}")
@@ -669,9 +738,18 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             if fig.set:
                 # All keys at once: they are applied together, and may only be valid together.
                 try:
-                    with_set(Scenario.from_toml(folder / desc.base.reduced), fig.set)
+                    base = fig.base.reduced if fig.base is not None else desc.base.reduced
+                    with_set(Scenario.from_toml(folder / base), fig.set)
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
+        elif fig.timeline is not None:
+            _check_timeline(fig, k, folder, fail)
+            if fig.set:
+                try:
+                    with_set(Scenario.from_toml(folder / fig.timeline), fig.set)
+                except SpecError as e:
+                    fail(f"{k}.set", fig.set, f"does not apply to the timeline's scenario: {e}")
+            cols = _timeline_columns(fig)
         else:
             if fig.set:
                 fail(f"{k}.set", fig.set, "only a sweep figure's runs have a base to set keys in: remove it")
@@ -711,6 +789,37 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             for n, check in enumerate(claim.check):
                 _check_fits(check, f"claim[{i}].check[{n}]", fid, desc.figure[fid], tables[fid], fail)
     return sweeps
+
+
+def _check_timeline(fig: FigureSpec, k: str, folder: Path, fail: Callable[[str, Any, str], NoReturn]) -> None:
+    """A timeline figure's scenario, transfer, phases and metrics; ``fail`` otherwise."""
+    assert fig.timeline is not None
+    sp = folder / fig.timeline
+    if not sp.is_file():
+        fail(f"{k}.timeline", fig.timeline, f"no such scenario file {sp}: name a scenario TOML of {folder}")
+    try:
+        scenario = Scenario.from_toml(sp)
+    except SpecError as e:
+        fail(f"{k}.timeline", fig.timeline, f"invalid scenario: {e}")
+    ts = scenario.run.timeseries
+    if ts is None or not ts.transfers:
+        fail(f"{k}.timeline", fig.timeline, "the scenario samples no transfers: give it `[run.timeseries]` "
+             "with an `interval_us` (and `transfers = true`, the default)")
+    if fig.follow >= len(scenario.workload):
+        fail(f"{k}.follow", fig.follow, f"the scenario has {len(scenario.workload)} workload entries "
+             f"(0 to {len(scenario.workload) - 1}): name the one whose first transfer to follow")
+    phases = fig.phases_us
+    if not phases:
+        fail(f"{k}.phases_us", phases, "missing: list the simulated times (us) where the phases start, e.g. [0]")
+    if not all(math.isfinite(p) for p in phases) or phases[0] < 0 or any(b <= a for a, b in zip(phases, phases[1:])):
+        fail(f"{k}.phases_us", phases, "must be finite, strictly increasing times in us, the first at least 0")
+    for i, m in enumerate(fig.metrics):
+        if m not in TIMELINE_METRICS:
+            fail(f"{k}.metrics[{i}]", m, f"not a time series a timeline follows; they are {_or_list(TIMELINE_METRICS)}")
+    if fig.x != "phase":
+        fail(f"{k}.x", fig.x, "a timeline's x axis is `phase` (its table has one row per phase): set `x = \"phase\"`")
+    if fig.series is not None:
+        fail(f"{k}.series", fig.series, "a timeline follows one transfer and has no series: remove it")
 
 
 def _check_fits(check: _CheckBase, k: str, fid: str, fig: FigureSpec, cols: _Columns,

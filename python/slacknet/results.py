@@ -7,7 +7,9 @@ round, coflow, relayed block; with its ideal completion time where one is define
 and packets per link), ``summary.json`` (totals, wall time, rates, seed, slacknet version and
 git hash) and ``manifest.json``; with ``[run.timeseries]`` also ``queue_series.parquet`` and
 ``transfer_series.parquet`` (:attr:`Results.queue_series`, :attr:`Results.transfer_series`;
-a run without them reads them as empty tables with their columns). Plots (``*.png``) may sit
+a run without them reads them as empty tables with their columns); with NetApprox jobs
+(``approx_jobs``) ``groups.parquet``, one row per group of each job (:attr:`Results.groups`;
+empty otherwise). Plots (``*.png``) may sit
 beside them: they are drawn from the folder and are not part of it.
 
 A folder is either complete and consistent or absent:
@@ -54,6 +56,7 @@ __all__ = [
     "MANIFEST",
     "RESULT_FILES",
     "SERIES_FILES",
+    "GROUP_FILES",
     "Manifest",
     "Results",
     "ResultsError",
@@ -77,6 +80,8 @@ RESULT_FILES = (
 
 #: The time-series files :meth:`Results.save` writes when the run had ``[run.timeseries]``.
 SERIES_FILES = ("queue_series.parquet", "transfer_series.parquet")
+#: Written when the run has rows for it: NetApprox jobs' groups (:attr:`Results.groups`).
+GROUP_FILES = ("groups.parquet",)
 
 #: The manifest of a results folder, written last.
 MANIFEST = "manifest.json"
@@ -85,7 +90,7 @@ MANIFEST_FORMAT = "slacknet-results"
 MANIFEST_VERSION = 1
 
 _SERIES = ("queue_series", "transfer_series")
-_TABLES = ("records", "apps", "switches", "queues", "occupancy", "links") + _SERIES
+_TABLES = ("records", "apps", "groups", "switches", "queues", "occupancy", "links") + _SERIES
 #: Plots drawn from a folder may sit in it; they are not results and not in the manifest.
 _PLOT_SUFFIX = ".png"
 #: The scratch folders of a save: ``.<name>.tmp-<pid>-<random>`` while writing, and
@@ -213,7 +218,7 @@ def _parse_manifest(path: Path) -> Manifest:
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ResultsError(f"{path} is damaged ({type(e).__name__}: {_first_line(e)}): "
                            "re-run to write the folder again") from None
-    unknown = sorted(manifest.files.keys() - set(RESULT_FILES + SERIES_FILES))
+    unknown = sorted(manifest.files.keys() - set(RESULT_FILES + SERIES_FILES + GROUP_FILES))
     absent = [f for f in RESULT_FILES if f not in manifest.files]
     if unknown or absent:
         what = f"lists {unknown[0]}, which no results folder holds" if unknown else f"does not list {absent[0]}"
@@ -226,7 +231,7 @@ def _is_plot(p: Path) -> bool:
 
 
 def _is_result_file(p: Path) -> bool:
-    return not p.is_symlink() and p.is_file() and (p.name in RESULT_FILES + SERIES_FILES + (MANIFEST,) or _is_plot(p))
+    return not p.is_symlink() and p.is_file() and (p.name in RESULT_FILES + SERIES_FILES + GROUP_FILES + (MANIFEST,) or _is_plot(p))
 
 
 def _sha256(path: Path) -> str:
@@ -405,6 +410,12 @@ class Results:
     maxima, occupancy samples, per-link counters, the optional time series, a summary dict and
     the resolved scenario.
 
+    :attr:`groups`: one row per group of every NetApprox job in :attr:`apps` (``app``,
+    ``unit`` as there, ``group``, ``msr``, ``messages``, ``messages_required``,
+    ``messages_delivered``, ``loss_rate`` = 1 - delivered / messages and ``loss_allowance`` =
+    1 - required / messages, the bound the loss stays within for every scheme but UDP);
+    empty without such jobs. The job's row in :attr:`apps` reports its worst group.
+
     The time series (``[run.timeseries]``; empty tables with the same columns when off), one
     row per sample and item, times in integer picoseconds:
 
@@ -425,6 +436,7 @@ class Results:
 
     records: pd.DataFrame
     apps: pd.DataFrame
+    groups: pd.DataFrame
     switches: pd.DataFrame
     queues: pd.DataFrame
     occupancy: pd.DataFrame
@@ -444,11 +456,13 @@ class Results:
         summary: dict[str, Any],
         scenario: Scenario | str,
         apps: pd.DataFrame | None = None,
+        groups: pd.DataFrame | None = None,
         queue_series: pd.DataFrame | None = None,
         transfer_series: pd.DataFrame | None = None,
     ) -> None:
         self.records = records
         self.apps = apps if apps is not None else pd.DataFrame()
+        self.groups = groups if groups is not None else _empty_table("groups")
         self.queue_series = queue_series if queue_series is not None else _empty_table("queue_series")
         self.transfer_series = transfer_series if transfer_series is not None else _empty_table("transfer_series")
         self.switches = switches
@@ -527,6 +541,8 @@ class Results:
         for t in _TABLES:
             frame: pd.DataFrame = getattr(self, t)
             if t in _SERIES and frame.empty and not self.has_timeseries:
+                continue
+            if t == "groups" and frame.empty:
                 continue
             frame.to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
         (d / "summary.json").write_text(

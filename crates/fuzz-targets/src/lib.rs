@@ -19,7 +19,8 @@ use sim::credence::forest::{BoxCache, Forest};
 use sim::spec::{Spec, SpecError};
 use sim::workload::{parse_flow_list, Cdf};
 use wire::{
-    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, SegmentRepr, WireError, ATP_HEADER_LEN, DATAGRAM_HEADER_LEN, HEADER_LEN,
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, PfabricRepr, SegmentRepr, WireError, ATP_HEADER_LEN, DATAGRAM_HEADER_LEN,
+    HEADER_LEN, PFABRIC_HEADER_LEN,
 };
 
 /// A target's body: arbitrary bytes in, a panic only if a property fails.
@@ -32,6 +33,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("wire_atp", wire_atp),
     ("atp_endpoints", atp_endpoints),
     ("xpass_endpoints", xpass_endpoints),
+    ("wire_pfabric", wire_pfabric),
+    ("pfabric_endpoints", pfabric_endpoints),
     ("wire_roundtrip", wire_roundtrip),
     ("scenario_toml", scenario_toml),
     ("scenario_json", scenario_json),
@@ -73,6 +76,75 @@ pub fn wire_atp(data: &[u8]) {
     assert_eq!(r.emit(&mut out), Ok(ATP_HEADER_LEN), "{r:?} parsed but does not emit");
     assert_eq!(out[..], data[..ATP_HEADER_LEN], "{r:?} re-emits to other bytes");
     assert!(data.len() >= r.buffer_len());
+}
+
+/// `PfabricRepr::parse` on any bytes; what parses re-emits to the same header bytes.
+pub fn wire_pfabric(data: &[u8]) {
+    let Ok(r) = PfabricRepr::parse(data) else { return };
+    let mut out = [0u8; PFABRIC_HEADER_LEN];
+    assert_eq!(r.emit(&mut out), Ok(PFABRIC_HEADER_LEN), "{r:?} parsed but does not emit");
+    assert_eq!(out[..], data[..PFABRIC_HEADER_LEN], "{r:?} re-emits to other bytes");
+    assert!(data.len() >= r.buffer_len());
+}
+
+/// pFabric's endpoints fed untrusted packets: the input is cut into 36-byte headers (those that
+/// parse are used, each with its connection set to the transfer's); ACKs go to the sender of a
+/// 50-packet transfer with a small window, everything else to a receiver, with time advancing
+/// by the header's first byte (the sender's timeouts fire on the way). Properties: nothing
+/// panics; every drain ends within a window's worth of packets; `SenderDone` comes at most
+/// once; the sender never sends more than it was given, nor a rank above its size.
+pub fn pfabric_endpoints(data: &[u8]) {
+    use proto::pfabric::{PfabricConfig, MAX_PENDING_ACKS};
+    use proto::{Endpoint, Event, Segment, TransportConfig};
+    use units::{Bytes, Dur, Time};
+    const CONN: u32 = 9;
+    const SIZE: u64 = 50 * 1460 - 3;
+    let c = PfabricConfig { max_cwnd_pkts: 16, ..PfabricConfig::default() };
+    let cfg = TransportConfig::Pfabric(c);
+    let mut tx = Endpoint::sender(&cfg, CONN, Bytes(SIZE), Time::ZERO);
+    let mut rx = Endpoint::receiver(&cfg, CONN);
+    let mut now = Time::ZERO;
+    let mut done = 0;
+    let drain = |ep: &mut Endpoint, now: Time, done: &mut u32, bound: usize| {
+        let mut n = 0;
+        while let Some(seg) = ep.poll_transmit(now) {
+            n += 1;
+            assert!(n <= bound, "a drain of more than {bound} packets");
+            // The sender's data (a receiver's ACK echoes whatever offset it was sent).
+            if let Segment::Pfabric(p) = seg {
+                if p.flags.contains(Flags::ACK) {
+                    continue;
+                }
+                assert!(p.rank <= SIZE && p.seq + u64::from(p.len) <= SIZE, "{p:?}");
+            }
+        }
+        while let Some(ev) = ep.poll_event() {
+            if let Event::SenderDone { .. } = ev {
+                *done += 1;
+                assert!(*done == 1, "SenderDone twice");
+            }
+        }
+    };
+    drain(&mut tx, now, &mut done, 16);
+    for chunk in data.chunks(PFABRIC_HEADER_LEN) {
+        now += Dur::from_ns(u64::from(chunk[0]) * 100);
+        let mut buf = vec![0u8; PFABRIC_HEADER_LEN];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        buf[0] = wire::PFABRIC_VERSION;
+        let len = u32::from_be_bytes([buf[24], buf[25], buf[26], buf[27]]) as usize;
+        buf.resize(PFABRIC_HEADER_LEN + len.min(1 << 16), 0);
+        let Ok(mut r) = PfabricRepr::parse(&buf) else { continue };
+        r.conn = CONN;
+        let seg = Segment::Pfabric(r);
+        if r.flags.contains(Flags::ACK) {
+            tx.handle_timeout(now);
+            tx.handle_segment(now, &seg);
+            drain(&mut tx, now, &mut done, 16);
+        } else {
+            rx.handle_segment(now, &seg);
+            drain(&mut rx, now, &mut done, MAX_PENDING_ACKS);
+        }
+    }
 }
 
 /// ATP's endpoints fed untrusted packets: the input is cut into 48-byte headers (those that

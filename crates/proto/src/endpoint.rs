@@ -8,6 +8,7 @@ use crate::Segment;
 
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender, GroupSpec, JobError};
 use crate::expresspass::{ExpressPassConfig, XpassReceiver, XpassSender};
+use crate::pfabric::{PfabricConfig, PfabricReceiver, PfabricSender};
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
 
@@ -23,6 +24,8 @@ pub enum TransportConfig {
     Atp(AtpConfig),
     /// ExpressPass's credit-scheduled transport; Aeolus when `unscheduled_bytes > 0`.
     ExpressPass(ExpressPassConfig),
+    /// pFabric's hosts (SIGCOMM'13 §4.2): remaining-size priorities and minimal rate control.
+    Pfabric(PfabricConfig),
 }
 
 /// How a transfer ended.
@@ -120,6 +123,10 @@ pub enum Endpoint {
     XpassTx(Box<XpassSender>),
     /// ExpressPass/Aeolus receiver.
     XpassRx(Box<XpassReceiver>),
+    /// pFabric sender.
+    PfabricTx(PfabricSender),
+    /// pFabric receiver.
+    PfabricRx(PfabricReceiver),
 }
 
 impl TransportConfig {
@@ -127,7 +134,9 @@ impl TransportConfig {
     /// transfer's completion can be measured at the sender.
     pub fn confirms_delivery(&self) -> bool {
         match self {
-            TransportConfig::Tcp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) => true,
+            TransportConfig::Tcp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) | TransportConfig::Pfabric(_) => {
+                true
+            }
             TransportConfig::Udp(_) => false,
         }
     }
@@ -150,11 +159,12 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => c.handshake,
             TransportConfig::Udp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) => false,
+            TransportConfig::Pfabric(_) => false,
         }
     }
 
-    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp` or
-    /// `atp`.
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp`, `atp` or
+    /// `pfabric`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             TransportConfig::Tcp(c) => match c.cc {
@@ -166,6 +176,7 @@ impl TransportConfig {
             TransportConfig::Atp(_) => "atp",
             TransportConfig::ExpressPass(c) if c.unscheduled_bytes > 0 => "aeolus",
             TransportConfig::ExpressPass(_) => "expresspass",
+            TransportConfig::Pfabric(_) => "pfabric",
         }
     }
 
@@ -176,6 +187,7 @@ impl TransportConfig {
             TransportConfig::Udp(c) => c.mss,
             TransportConfig::Atp(c) => c.mss,
             TransportConfig::ExpressPass(c) => c.mss,
+            TransportConfig::Pfabric(c) => c.mss,
         }
     }
 }
@@ -189,6 +201,7 @@ impl Endpoint {
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::new(c, conn, size, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::transfer(c, conn, size, now))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::new(c, conn, size, now))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::new(c, conn, size.get())),
         }
     }
 
@@ -260,6 +273,7 @@ impl Endpoint {
             TransportConfig::Udp(c) => Endpoint::UdpTx(UdpSender::stream(c, conn, now)),
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::stream(c, conn, now))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::stream(c, conn, now))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::stream(c, conn)),
         }
     }
 
@@ -274,6 +288,8 @@ impl Endpoint {
             }
             Endpoint::XpassTx(s) => s.send(bytes),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
+            Endpoint::PfabricTx(s) => s.send(bytes),
+            Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -286,6 +302,8 @@ impl Endpoint {
             Endpoint::AtpTx(s) => s.close(),
             Endpoint::XpassTx(s) => s.close(),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
+            Endpoint::PfabricTx(s) => s.close(),
+            Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -297,6 +315,7 @@ impl Endpoint {
             TransportConfig::Udp(c) => Endpoint::UdpRx(UdpReceiver::new(c, conn)),
             TransportConfig::Atp(c) => Endpoint::AtpRx(Box::new(AtpReceiver::new(conn, c.ack_prio))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassRx(Box::new(XpassReceiver::new(c, conn))),
+            TransportConfig::Pfabric(c) => Endpoint::PfabricRx(PfabricReceiver::new(c, conn)),
         }
     }
 
@@ -321,6 +340,8 @@ impl Endpoint {
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
             (Endpoint::XpassTx(s), Segment::Xpass(x)) => s.handle_segment(now, x),
             (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
+            (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
+            (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
             // A pure source ignores anything it is sent; mismatched protocols are dropped.
             _ => {}
         }
@@ -338,6 +359,8 @@ impl Endpoint {
             (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
             (Endpoint::XpassTx(s), Segment::Xpass(x)) => s.handle_segment(now, x),
             (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
+            (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
+            (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
             _ => {}
         }
     }
@@ -351,6 +374,7 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.take_echo_int(),
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => None,
             Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => None,
+            Endpoint::PfabricTx(_) | Endpoint::PfabricRx(_) => None,
         }
     }
 
@@ -362,6 +386,7 @@ impl Endpoint {
             Endpoint::Tcp(c) => c.wants_int(),
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => false,
             Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => false,
+            Endpoint::PfabricTx(_) | Endpoint::PfabricRx(_) => false,
         }
     }
 
@@ -375,6 +400,8 @@ impl Endpoint {
             Endpoint::XpassTx(s) => s.handle_timeout(now),
             Endpoint::XpassRx(r) => r.handle_timeout(now),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
+            Endpoint::PfabricTx(s) => s.handle_timeout(now),
+            Endpoint::PfabricRx(_) => {}
         }
     }
 
@@ -388,6 +415,8 @@ impl Endpoint {
             Endpoint::AtpRx(r) => r.poll_transmit().map(Segment::Atp),
             Endpoint::XpassTx(s) => s.poll_transmit(now).map(Segment::Xpass),
             Endpoint::XpassRx(r) => r.poll_transmit(now).map(Segment::Xpass),
+            Endpoint::PfabricTx(s) => s.poll_transmit(now).map(Segment::Pfabric),
+            Endpoint::PfabricRx(r) => r.poll_transmit().map(Segment::Pfabric),
             Endpoint::UdpRx(_) => None,
         }
     }
@@ -402,6 +431,8 @@ impl Endpoint {
             Endpoint::XpassTx(s) => s.poll_timeout(),
             Endpoint::XpassRx(r) => r.poll_timeout(),
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => None,
+            Endpoint::PfabricTx(s) => s.poll_timeout(),
+            Endpoint::PfabricRx(_) => None,
         }
     }
 
@@ -416,6 +447,8 @@ impl Endpoint {
             Endpoint::AtpRx(r) => r.poll_event(),
             Endpoint::XpassTx(s) => s.poll_event(),
             Endpoint::XpassRx(r) => r.poll_event(),
+            Endpoint::PfabricTx(s) => s.poll_event(),
+            Endpoint::PfabricRx(r) => r.poll_event(),
         }
     }
 
@@ -429,6 +462,8 @@ impl Endpoint {
             Endpoint::AtpRx(r) => r.stats(),
             Endpoint::XpassTx(s) => s.stats(),
             Endpoint::XpassRx(r) => r.stats(),
+            Endpoint::PfabricTx(s) => s.stats(),
+            Endpoint::PfabricRx(r) => r.stats(),
         }
     }
 }

@@ -44,11 +44,15 @@
 //! - [`TransportConfig::ExpressPass`]: ExpressPass (Cho et al., SIGCOMM'17), credit-scheduled,
 //!   and with `unscheduled_bytes > 0` Aeolus on top of it (Hu et al., SIGCOMM'20)
 //!   ([`expresspass`]).
+//! - [`TransportConfig::Pfabric`]: pFabric's hosts (Alizadeh et al., SIGCOMM'13): every data
+//!   packet carries its flow's remaining size as its priority, with minimal rate control
+//!   ([`pfabric`]).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod atp;
 pub mod cc;
+pub mod pfabric;
 mod endpoint;
 pub mod expresspass;
 mod segment;
@@ -65,4 +69,7 @@ pub use tcp::{CcKind, TcpConfig};
 pub use udp::UdpConfig;
 pub use atp::AtpConfig;
 pub use expresspass::ExpressPassConfig;
-pub use wire::{AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS};
+pub use pfabric::PfabricConfig;
+pub use wire::{
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, PfabricRepr, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS,
+};

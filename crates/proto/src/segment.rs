@@ -2,11 +2,11 @@
 //! protocol owns its header (`wire::SegmentRepr` for the TCP kinds, `wire::DatagramRepr` for
 //! UDP; ATP and the bounded-loss transport add theirs); the network reads and writes only the
 //! fields every header has, through the accessors here (connection, payload length and offset
-//! for hashing, priority class, ECN).
+//! for hashing, priority class, ECN, and pFabric's wide priority [`Segment::rank`]).
 //!
 //! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
 
-use wire::{AtpRepr, DatagramRepr, Ecn, SegmentRepr, XpassRepr};
+use wire::{AtpRepr, DatagramRepr, Ecn, PfabricRepr, SegmentRepr, XpassRepr};
 
 /// The header of one packet, tagged by protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +19,8 @@ pub enum Segment {
     Atp(AtpRepr),
     /// An ExpressPass/Aeolus packet (request, credit, data, ACK, probe).
     Xpass(XpassRepr),
+    /// A pFabric packet (data, header-only probe or ACK), carrying its flow's remaining size.
+    Pfabric(PfabricRepr),
 }
 
 impl Segment {
@@ -30,6 +32,7 @@ impl Segment {
             Segment::Udp(d) => d.conn,
             Segment::Atp(a) => a.conn,
             Segment::Xpass(x) => x.conn,
+            Segment::Pfabric(p) => p.conn,
         }
     }
 
@@ -41,6 +44,7 @@ impl Segment {
             Segment::Udp(d) => d.len,
             Segment::Atp(a) => a.len,
             Segment::Xpass(x) => x.len,
+            Segment::Pfabric(p) => p.len,
         }
     }
 
@@ -59,6 +63,7 @@ impl Segment {
             Segment::Udp(d) => d.seq,
             Segment::Atp(a) => a.seq,
             Segment::Xpass(x) => x.seq,
+            Segment::Pfabric(p) => p.seq,
         }
     }
 
@@ -70,6 +75,7 @@ impl Segment {
             Segment::Udp(d) => d.ecn,
             Segment::Atp(a) => a.ecn,
             Segment::Xpass(x) => x.ecn,
+            Segment::Pfabric(p) => p.ecn,
         }
     }
 
@@ -81,6 +87,7 @@ impl Segment {
             Segment::Udp(d) => d.ecn = ecn,
             Segment::Atp(a) => a.ecn = ecn,
             Segment::Xpass(x) => x.ecn = ecn,
+            Segment::Pfabric(p) => p.ecn = ecn,
         }
     }
 
@@ -92,6 +99,7 @@ impl Segment {
             Segment::Udp(d) => d.prio,
             Segment::Atp(a) => a.prio,
             Segment::Xpass(x) => x.prio,
+            Segment::Pfabric(p) => p.prio,
         }
     }
 
@@ -103,6 +111,19 @@ impl Segment {
             Segment::Udp(d) => d.prio = prio,
             Segment::Atp(a) => a.prio = prio,
             Segment::Xpass(x) => x.prio = prio,
+            Segment::Pfabric(p) => p.prio = prio,
+        }
+    }
+
+    /// pFabric's packet priority (SIGCOMM'13 §4.1), a single wide number a switch compares
+    /// (lower = more urgent: the flow's remaining bytes). 0 (the most urgent) for every other
+    /// protocol, whose packets carry no such priority: under a pFabric queue they are served
+    /// first, in arrival order, and never pushed out by pFabric packets.
+    #[inline]
+    pub fn rank(&self) -> u64 {
+        match self {
+            Segment::Pfabric(p) => p.rank,
+            Segment::Tcp(_) | Segment::Udp(_) | Segment::Atp(_) | Segment::Xpass(_) => 0,
         }
     }
 }
@@ -137,6 +158,12 @@ impl From<SegmentRepr> for Segment {
 impl From<DatagramRepr> for Segment {
     fn from(d: DatagramRepr) -> Segment {
         Segment::Udp(d)
+    }
+}
+
+impl From<PfabricRepr> for Segment {
+    fn from(p: PfabricRepr) -> Segment {
+        Segment::Pfabric(p)
     }
 }
 

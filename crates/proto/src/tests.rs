@@ -12,6 +12,7 @@ use crate::{CcKind, Endpoint, Event, TcpConfig, TransportConfig, UdpConfig};
 
 mod atp;
 mod expresspass;
+mod pfabric;
 mod util;
 
 use util::{Dir, Mark, Pair, TraceEntry, HEADER_BYTES};

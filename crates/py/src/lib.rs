@@ -341,6 +341,7 @@ impl<'a, R> Table<'a, R> {
 struct Encoded {
     records: Vec<(&'static str, Col)>,
     apps: Vec<(&'static str, Col)>,
+    groups: Vec<(&'static str, Col)>,
     switches: Vec<(&'static str, Col)>,
     queues: Vec<(&'static str, Col)>,
     occupancy: Vec<(&'static str, Col)>,
@@ -397,6 +398,17 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("loss_rate", |a| a.loss_rate)
         .num("loss_allowance", |a| a.loss_allowance)
         .num("gave_up", |a| a.gave_up)
+        .done();
+    let groups = Table::new(&out.groups)
+        .num("app", |g| g.app)
+        .num("unit", |g| g.unit)
+        .num("group", |g| g.group)
+        .num("msr", |g| g.msr)
+        .num("messages", |g| g.messages)
+        .num("messages_required", |g| g.messages_required)
+        .num("messages_delivered", |g| g.messages_delivered)
+        .num("loss_rate", |g| g.loss_rate)
+        .num("loss_allowance", |g| g.loss_allowance)
         .done();
     let switches = Table::new(&out.switches)
         .num("switch", |s| s.switch)
@@ -470,6 +482,7 @@ fn encode(out: &sim::Output) -> Encoded {
     Encoded {
         records,
         apps,
+        groups,
         switches,
         queues,
         occupancy,
@@ -487,6 +500,7 @@ fn output_to_py(py: Python<'_>, out: sim::Output) -> PyResult<Bound<'_, PyDict>>
     let d = PyDict::new(py);
     d.set_item("records", table_to_py(py, enc.records)?)?;
     d.set_item("apps", table_to_py(py, enc.apps)?)?;
+    d.set_item("groups", table_to_py(py, enc.groups)?)?;
     d.set_item("switches", table_to_py(py, enc.switches)?)?;
     d.set_item("queues", table_to_py(py, enc.queues)?)?;
     d.set_item("occupancy", table_to_py(py, enc.occupancy)?)?;
@@ -640,7 +654,7 @@ impl PySimulation {
         }
     }
 
-    /// Results so far as columns: a dict with keys `records`, `apps`, `switches`, `queues`,
+    /// Results so far as columns: a dict with keys `records`, `apps`, `groups`, `switches`, `queues`,
     /// `occupancy`, `links`, `queue_series`, `transfer_series` (each `{column: (numpy dtype
     /// string, little-endian bytes) | list[str]}`; the two series have no rows without
     /// `[run.timeseries]`) and `summary` (a dict of totals).

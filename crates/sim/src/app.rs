@@ -119,11 +119,29 @@ pub struct TransferDone {
     pub job: Option<JobCounts>,
 }
 
+/// The most groups a NetApprox job of the simulator reports one by one ([`JobCounts::per_group`]).
+pub const MAX_JOB_GROUPS: usize = 8;
+
+/// One group of a NetApprox job when it ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupCount {
+    /// The group's MSR (set by the application; NaN where it did not).
+    pub msr: f64,
+    /// Its messages (N).
+    pub messages: u64,
+    /// Messages it needed (`ceil(MSR x N)`).
+    pub required: u64,
+    /// Messages delivered.
+    pub delivered: u64,
+}
+
 /// An ATP job's messages when it ended, totalled over its groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JobCounts {
     /// Groups.
     pub groups: u32,
+    /// The first `min(groups, MAX_JOB_GROUPS)` groups one by one, in group-id order.
+    pub per_group: [GroupCount; MAX_JOB_GROUPS],
     /// Messages (N summed over groups).
     pub messages: u64,
     /// Messages that had to be delivered (`ceil(MSR x N)` summed over groups).

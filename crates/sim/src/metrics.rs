@@ -104,6 +104,34 @@ pub struct AppRecord {
     pub gave_up: u8,
 }
 
+/// One group of one NetApprox job (a unit of the `apps` table with `messages > 0`): the
+/// `groups` table. A job reports its first [`MAX_JOB_GROUPS`](crate::app::MAX_JOB_GROUPS)
+/// groups.
+///
+/// INVARIANT: for every scheme but UDP, `delivered >= required`, and so
+/// `loss_rate <= loss_allowance`, unless the job gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GroupRecord {
+    /// The application (workload entry).
+    pub app: u32,
+    /// The job's unit index (its row in `apps` has the same `app` and `unit`).
+    pub unit: u64,
+    /// The group id.
+    pub group: u32,
+    /// Its MSR.
+    pub msr: f64,
+    /// Its messages (N).
+    pub messages: u64,
+    /// Messages it needed, `ceil(MSR x N)`.
+    pub messages_required: u64,
+    /// Messages delivered.
+    pub messages_delivered: u64,
+    /// `1 - delivered / N`.
+    pub loss_rate: f64,
+    /// `1 - required / N`: the bound `loss_rate` stays within.
+    pub loss_allowance: f64,
+}
+
 /// The role of a switch in its topology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -346,6 +374,8 @@ pub struct Output {
     pub records: Vec<FctRecord>,
     /// One record per completed application-level unit, in completion order.
     pub apps: Vec<AppRecord>,
+    /// One record per group of every NetApprox job in `apps`, in the same order.
+    pub groups: Vec<GroupRecord>,
     /// One entry per switch.
     pub switches: Vec<SwitchStats>,
     /// Per-queue maxima of every queue that held at least one packet.

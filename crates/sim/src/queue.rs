@@ -3,6 +3,11 @@
 //! policy per file: `strict_priority`, `drr`), per-queue ECN marking at enqueue and an
 //! optional per-queue byte cap.
 //!
+//! A switch port under `switch.scheduler = "pfabric"` has one queue, served in pFabric's order
+//! (SIGCOMM'13 §4.1: the earliest packet of the most urgent packet's flow) and, when full,
+//! pushing out its least urgent packet for a more urgent arrival ([`Pfabric`], `pfabric`; the
+//! switch carries out the push-out, `world::switch`).
+//!
 //! A host NIC has one class. With `host.scheduler = "per_flow_rr"` its packets wait in one
 //! FIFO per flow, and the policy ([`PerFlowRr`], `per_flow_rr`) both picks among them (deficit
 //! round robin) and, at enqueue, assigns a packet its flow's FIFO, creating FIFOs on demand:
@@ -30,12 +35,14 @@ mod credit_shaper;
 mod drr;
 mod per_flow_rr;
 mod selective_drop;
+mod pfabric;
 mod strict_priority;
 
 pub use credit_shaper::CreditShaper;
 pub use drr::Drr;
 pub use per_flow_rr::PerFlowRr;
 pub use selective_drop::SelectiveDrop;
+pub use pfabric::Pfabric;
 pub use strict_priority::StrictPriority;
 
 /// The contract of a scheduling policy between the queues of one port: which non-empty queue
@@ -55,6 +62,8 @@ pub enum AnyScheduler {
     Drr(Drr),
     /// Per-flow deficit round robin (host NICs; see [`Port::per_flow`]).
     PerFlowRr(PerFlowRr),
+    /// pFabric (one queue; the port picks a packet inside it, see [`Port::dequeue`]).
+    Pfabric(Pfabric),
 }
 
 impl AnyScheduler {
@@ -63,6 +72,7 @@ impl AnyScheduler {
         match kind {
             SchedulerKind::StrictPriority => AnyScheduler::StrictPriority(StrictPriority),
             SchedulerKind::RoundRobin => AnyScheduler::Drr(Drr::new(num_queues, quantum)),
+            SchedulerKind::Pfabric => AnyScheduler::Pfabric(Pfabric),
         }
     }
 }
@@ -74,6 +84,8 @@ impl Scheduler for AnyScheduler {
             AnyScheduler::StrictPriority(s) => s.pick(queues),
             AnyScheduler::Drr(s) => s.pick(queues),
             AnyScheduler::PerFlowRr(s) => s.pick(queues),
+            // Its one queue; the packet within it is the port's choice (`Port::dequeue`).
+            AnyScheduler::Pfabric(_) => 0,
         }
     }
 }
@@ -235,13 +247,44 @@ impl Port {
         // One class with one FIFO needs no decision (a per-flow port always has two FIFOs or
         // more, so its policy always decides).
         let s = if self.queues.len() == 1 { 0 } else { self.scheduler.pick(&self.queues) };
-        let pkt = self.queues[s].pop_front()?;
+        // pFabric sends from inside its queue (§4.1), every other policy from a queue's head.
+        let pkt = if let AnyScheduler::Pfabric(_) = self.scheduler {
+            let i = Pfabric::pick(&self.queues[s])?;
+            self.queues[s].remove(i)?
+        } else {
+            self.queues[s].pop_front()?
+        };
         // Per-flow FIFOs are all of class 0, the only class.
         let q = s.min(self.bytes.len() - 1);
         let size = pkt.size as u64;
         self.bytes[q] -= size;
         self.total -= size;
         Some((q, pkt))
+    }
+
+    /// Whether this is a pFabric port (`switch.scheduler = "pfabric"`).
+    #[inline]
+    pub fn is_pfabric(&self) -> bool {
+        matches!(self.scheduler, AnyScheduler::Pfabric(_))
+    }
+
+    /// pFabric (§4.1): whether dropping queued packets of lower priority than an arrival of
+    /// `rank` and `size` bytes makes room for it under queue `q`'s cap. `false` means the
+    /// arrival is the one to drop.
+    pub fn pfabric_can_make_room(&self, q: usize, rank: u64, size: u64) -> bool {
+        let Some(cap) = self.conf[q].cap else { return true };
+        let below = Pfabric::bytes_below(&self.queues[q], rank);
+        self.bytes[q].saturating_sub(below).saturating_add(size) <= cap
+    }
+
+    /// pFabric (§4.1): remove queue `q`'s lowest-priority packet (the latest of equals).
+    pub fn pfabric_pop_worst(&mut self, q: usize) -> Option<Packet> {
+        let i = Pfabric::victim(&self.queues[q])?;
+        let pkt = self.queues[q].remove(i)?;
+        let size = pkt.size as u64;
+        self.bytes[q] -= size;
+        self.total -= size;
+        Some(pkt)
     }
 
     /// Remove the packet at the tail of queue `q` (push-out), if any.
@@ -345,6 +388,37 @@ mod tests {
         }).collect();
         assert_eq!(order, [1, 2, 3, 1]);
         assert_eq!((p.total_bytes(), p.max_bytes()), (0, &[6000][..]));
+    }
+
+    fn pf(conn: u32, rank: u64, size: u32) -> Packet {
+        let seg = Segment::Pfabric(proto::PfabricRepr { conn, rank, len: size - 40, ..Default::default() });
+        Packet { seg, size, ..pkt(0, size, Ecn::NotEct) }
+    }
+
+    #[test]
+    fn pfabric_port_pushes_out_only_for_a_more_urgent_arrival() {
+        let conf = QueueConf { ecn_threshold: None, cap: Some(4500), dt_alpha: 1.0 };
+        let mut p = Port::new(vec![conf], SchedulerKind::Pfabric, 1500);
+        assert!(p.is_pfabric());
+        p.enqueue(0, pf(1, 5000, 1500));
+        p.enqueue(0, pf(2, 9000, 1500));
+        p.enqueue(0, pf(3, 7000, 1500));
+        assert_eq!(p.check_cap(0, 1500), Err(PortDrop::QueueCap));
+        // The least urgent packet queued has rank 9000: an arrival as urgent or less is the one
+        // dropped.
+        assert!(!p.pfabric_can_make_room(0, 9000, 1500));
+        assert!(!p.pfabric_can_make_room(0, u64::MAX, 1500));
+        // A 3000-byte arrival of rank 6000 would need both 9000 and 7000 gone: 7000 is less
+        // urgent than it, so it may go too.
+        assert!(p.pfabric_can_make_room(0, 6000, 3000));
+        // Of rank 8000 it could evict only 9000, which is not enough.
+        assert!(!p.pfabric_can_make_room(0, 8000, 3000));
+        assert_eq!(p.pfabric_pop_worst(0).map(|x| x.flow()), Some(2));
+        assert_eq!(p.total_bytes(), 3000);
+        p.enqueue(0, pf(4, 100, 1500));
+        let order: Vec<u32> = std::iter::from_fn(|| p.dequeue()).map(|(_, x)| x.flow()).collect();
+        assert_eq!(order, [4, 1, 3], "least remaining first");
+        assert_eq!((p.total_bytes(), p.queue_bytes(0)), (0, 0));
     }
 
     #[test]

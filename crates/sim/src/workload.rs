@@ -289,7 +289,7 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                     ApproxJobsConf {
                         trace: a.trace,
                         scheme: a.scheme,
-                        msr: a.msr,
+                        groups: a.group_list(),
                         messages: a.messages,
                         jobs_per_host: a.jobs_per_host,
                         gap_scale: a.load.map_or(1.0, |load| {

@@ -181,11 +181,11 @@ impl Simulation {
             out_links[l.src.idx()].push(LinkId::from_idx(i));
         }
         let t = &spec.transport;
-        let links = build::links(spec, &topo, &out_links);
         let (mss, header) = (t.mss_bytes() as u64, t.header_bytes() as u64);
         // CORRECTNESS: at most 1 + 2^16 - 1 transports (one per workload entry; validation
         // bounds the entries far below that), so a transport index fits in u16.
         let base_rtt = build::base_rtt(&topo, &routes, mss + header, header);
+        let links = build::links(spec, &topo, &out_links, base_rtt);
         let switches = build::switches(spec, &topo, &out_links, base_rtt)?;
         let leaf_buffer = switches
             .iter()

@@ -148,3 +148,68 @@ fn a_scheme_needs_a_transport_of_its_kind() {
         assert!(msg.contains(key), "{key}: {msg}");
     }
 }
+
+/// A job with a reliable group (MSR 1, 20% of its messages) and an approximate one (MSR 0.5).
+const TWO_GROUPS: &str = "groups = [{ share = 0.2, msr = 1.0 }, { share = 0.8, msr = 0.5 }]";
+
+#[test]
+fn every_scheme_meets_each_groups_msr_and_reports_it() {
+    for (scheme, transport) in [("atp", ATP), ("early_send", DCTCP), ("sample_send", DCTCP)] {
+        let toml = jobs("fbkv", scheme, 0.0, transport, TWO_GROUPS).replace("msr = 0\n", "");
+        let out = run(&toml);
+        let rows = job_rows(&out);
+        assert_eq!(rows.len(), 16, "{scheme}");
+        // Two group rows per job, in the apps table's order; 60 messages split 12 / 48.
+        assert_eq!(out.groups.len(), 32, "{scheme}");
+        for (r, g) in rows.iter().zip(out.groups.chunks(2)) {
+            assert_eq!((g[0].app, g[0].unit, g[1].unit), (r.app, r.unit, r.unit));
+            assert_eq!((g[0].group, g[0].msr, g[0].messages, g[0].messages_required), (0, 1.0, 12, 12), "{scheme}");
+            assert_eq!((g[1].group, g[1].msr, g[1].messages, g[1].messages_required), (1, 0.5, 48, 24), "{scheme}");
+            // Each group has what it needs, and the job row totals them.
+            assert_eq!(g[0].messages_delivered, 12, "{scheme}: the reliable group is whole: {g:?}");
+            assert!(g[1].messages_delivered >= 24 && g[1].loss_rate <= g[1].loss_allowance + 1e-12, "{scheme}: {g:?}");
+            assert_eq!(r.messages_required, 36);
+            assert_eq!(r.messages_delivered, g[0].messages_delivered + g[1].messages_delivered, "{scheme}");
+            assert!(r.loss_rate <= r.loss_allowance + 1e-12);
+        }
+        // SampleSend sends exactly its per-group sample: 12 + 24 messages a job.
+        if scheme == "sample_send" {
+            assert_eq!(out.records.len(), 16 * 36);
+        }
+    }
+    // One group: one row per job, the same as the job's.
+    let out = run(&jobs("fbkv", "atp", 0.75, ATP, ""));
+    assert_eq!(out.groups.len(), 16);
+    assert!(out.groups.iter().zip(job_rows(&out)).all(|(g, r)| g.loss_rate == r.loss_rate && g.msr == 0.75));
+}
+
+#[test]
+fn groups_are_interleaved_in_proportion() {
+    use sim::app::approx_jobs::{assign_groups, group_sizes};
+    assert_eq!(group_sizes(&[0.2, 0.8], 60), vec![12, 48]);
+    assert_eq!(group_sizes(&[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0], 10), vec![4, 3, 3]);
+    assert_eq!(group_sizes(&[0.5, 0.5], 1), vec![1, 0]);
+    let g = assign_groups(&[12, 48]);
+    assert_eq!(g.len(), 60);
+    assert_eq!(g.iter().filter(|&&x| x == 0).count(), 12);
+    // Every window of five messages holds one of group 0.
+    assert!(g.chunks(5).all(|w| w.iter().filter(|&&x| x == 0).count() == 1), "{g:?}");
+}
+
+#[test]
+fn bad_groups_are_one_clear_error() {
+    for (extra, key, needle) in [
+        ("msr = 0.5\ngroups = [{ share = 1.0, msr = 0.5 }]", "workload[0].msr", "not both"),
+        ("groups = [{ share = 0.5, msr = 0.5 }, { share = 0.4, msr = 1.0 }]", "workload[0].groups", "sum to 1"),
+        ("groups = [{ share = 0.0, msr = 0.5 }, { share = 1.0, msr = 1.0 }]", "workload[0].groups[0].share", "(0, 1]"),
+        ("groups = [{ share = 1.0, msr = 1.5 }]", "workload[0].groups[0].msr", "[0, 1]"),
+        ("groups = []", "workload[0].groups", "1 to 8 groups"),
+        ("groups = [{ share = 0.001, msr = 0.5 }, { share = 0.999, msr = 1.0 }]", "workload[0].groups[0].share", "none of a job's 60"),
+        ("", "workload[0].msr", "give every job's msr"),
+    ] {
+        let toml = jobs("fbkv", "atp", 0.0, ATP, extra).replace("msr = 0\n", "");
+        let err = Spec::from_toml_str(&toml).and_then(|s| s.validate(std::path::Path::new(".")));
+        let msg = format!("{}", err.expect_err(extra));
+        assert!(msg.contains(key) && msg.contains(needle), "{extra}: {msg}");
+    }
+}

@@ -1,7 +1,8 @@
 //! slacknet's transport headers: the parsed [`SegmentRepr`] of the reliable byte stream (TCP
 //! kinds), [`DatagramRepr`] of the unreliable datagram transport and [`AtpRepr`] of ATP,
 //! NetApprox's approximate transport (data, per-packet ACKs and an end-of-job notice in one
-//! header; its module docs give its layout and rules), each with its byte format for the UDP
+//! header; its module docs give its layout and rules) and [`PfabricRepr`] of pFabric (a
+//! remaining-size priority on every data packet), each with its byte format for the UDP
 //! driver. Each protocol owns its header; `proto::Segment` is the tagged union the simulator
 //! carries.
 //!
@@ -52,10 +53,12 @@ fn check_emit(have: usize, need: usize, flags: Flags, allowed: Flags, seq: u64, 
 
 mod atp;
 mod datagram;
+mod pfabric;
 mod xpass;
 
 pub use atp::{AtpKind, AtpRepr, ATP_HEADER_LEN, ATP_VERSION};
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
+pub use pfabric::{PfabricRepr, PFABRIC_HEADER_LEN, PFABRIC_VERSION};
 pub use xpass::{XpassKind, XpassRepr, XPASS_HEADER_LEN, XPASS_VERSION};
 
 /// Length of the fixed header in bytes.

@@ -456,6 +456,18 @@ impl Pair {
                 ts_ps: x.ts_ps,
                 ..SegmentRepr::default()
             },
+            // pFabric: the header maps field for field; `ts_ps` shows the rank.
+            Segment::Pfabric(p) => SegmentRepr {
+                conn: p.conn,
+                seq: p.seq,
+                ack: p.ack,
+                len: p.len,
+                flags: p.flags,
+                ecn: p.ecn,
+                prio: p.prio,
+                ts_ps: p.rank,
+                ..SegmentRepr::default()
+            },
             // ATP: `seq` is the transmission number, `ack` the message id.
             Segment::Atp(a) => SegmentRepr {
                 conn: a.conn,

@@ -38,7 +38,7 @@ use rand::Rng;
 use rand_pcg::Pcg64;
 use units::{Dur, FlowId, Time};
 
-use super::{AppCtx, Application, JobCounts, Outcome, TransferDone, TransferReq, UnitRecord};
+use super::{AppCtx, Application, GroupCount, JobCounts, Outcome, TransferDone, TransferReq, UnitRecord, MAX_JOB_GROUPS};
 use crate::workload::approx::ApproxTrace;
 
 /// How a job's messages travel (module docs).
@@ -71,8 +71,8 @@ pub struct ApproxJobsConf {
     pub trace: ApproxTrace,
     /// Transport scheme.
     pub scheme: ApproxScheme,
-    /// MSR of every job (one group).
-    pub msr: f64,
+    /// Every job's groups, by group id: (share of the messages, MSR). One group: `[(1, msr)]`.
+    pub groups: Vec<(f64, f64)>,
     /// Messages per job.
     pub messages: u64,
     /// Jobs each sender runs, one after another.
@@ -132,12 +132,21 @@ struct Job {
     /// A message's reliable transfer gave up (ES, SS).
     gave_up: bool,
     done: bool,
+    /// ES/SS/UDP: messages delivered and needed per group.
+    g_delivered: [u64; MAX_JOB_GROUPS],
+    g_required: [u64; MAX_JOB_GROUPS],
 }
 
 /// NetApprox's job generator (module docs).
 #[derive(Debug)]
 pub struct ApproxJobs {
     conf: ApproxJobsConf,
+    /// Every job's messages per group (N_g, by group id) and the group of each message (the
+    /// same for every job: [`assign_groups`]).
+    group_messages: Vec<u64>,
+    group_of: Vec<u8>,
+    /// The messages of each group, in order (SampleSend samples within each).
+    members: Vec<Vec<u32>>,
     /// One random stream per sender (job shapes, receivers, samples).
     rngs: Vec<Pcg64>,
     /// Per sender: jobs started so far.
@@ -154,7 +163,23 @@ impl ApproxJobs {
     pub fn new(conf: ApproxJobsConf, rngs: Vec<Pcg64>) -> ApproxJobs {
         let n = conf.senders.len();
         debug_assert_eq!(rngs.len(), n);
-        ApproxJobs { conf, rngs, started: vec![0; n], jobs: Vec::new(), due: BinaryHeap::new() }
+        let shares: Vec<f64> = conf.groups.iter().map(|g| g.0).collect();
+        let group_messages = group_sizes(&shares, conf.messages);
+        let group_of = assign_groups(&group_messages);
+        let mut members = vec![Vec::new(); group_messages.len()];
+        for (k, &g) in group_of.iter().enumerate() {
+            members[g as usize].push(k as u32);
+        }
+        ApproxJobs {
+            conf,
+            group_messages,
+            group_of,
+            members,
+            rngs,
+            started: vec![0; n],
+            jobs: Vec::new(),
+            due: BinaryHeap::new(),
+        }
     }
 
     fn rearm(&self, ctx: &mut AppCtx<'_>) {
@@ -191,11 +216,18 @@ impl ApproxJobs {
             }
             msgs.push((t, c.trace.message_bytes(rng.gen::<f64>())));
         }
-        let required = required_messages(c.msr, c.messages);
+        let mut g_required = [0; MAX_JOB_GROUPS];
+        for (g, &(_, msr)) in c.groups.iter().enumerate().take(MAX_JOB_GROUPS) {
+            g_required[g] = required_messages(msr, self.group_messages[g]);
+        }
+        let required = g_required.iter().sum();
+        // SS: a uniform sample of exactly ceil(MSR_g x N_g) messages of each group.
         let sampled = (c.scheme == ApproxScheme::SampleSend).then(|| {
             let mut s = vec![false; c.messages as usize];
-            for i in sample(rng, c.messages as usize, required as usize) {
-                s[i] = true;
+            for (g, members) in self.members.iter().enumerate() {
+                for i in sample(rng, members.len(), g_required[g] as usize) {
+                    s[members[i] as usize] = true;
+                }
             }
             s
         });
@@ -219,11 +251,19 @@ impl ApproxJobs {
             last_arrival: None,
             gave_up: false,
             done: false,
+            g_delivered: [0; MAX_JOB_GROUPS],
+            g_required,
         };
         if c.scheme == ApproxScheme::Atp {
             let total: u64 = job.msgs.iter().map(|m| m.1).sum();
             let req = TransferReq { tag: (id as u64) << 24, ..TransferReq::new(src, dst, total.max(1)) };
-            match ctx.start_job(req, &[GroupSpec { messages: c.messages, msr: c.msr }]) {
+            let groups: Vec<GroupSpec> = c
+                .groups
+                .iter()
+                .zip(&self.group_messages)
+                .map(|(&(_, msr), &messages)| GroupSpec { messages, msr })
+                .collect();
+            match ctx.start_job(req, &groups) {
                 Ok(f) => {
                     job.flow = Some(f);
                     job.transfers = 1;
@@ -265,7 +305,7 @@ impl ApproxJobs {
             match scheme {
                 ApproxScheme::Atp => {
                     if let Some(f) = job.flow {
-                        let _ = ctx.send_message(f, 0, bytes);
+                        let _ = ctx.send_message(f, u16::from(self.group_of[k]), bytes);
                     }
                 }
                 ApproxScheme::EarlySend | ApproxScheme::SampleSend | ApproxScheme::Udp => {
@@ -313,6 +353,20 @@ impl ApproxJobs {
         }
         let src = c.senders[job.host];
         let n = c.messages;
+        let num_groups = c.groups.len().min(MAX_JOB_GROUPS);
+        let mut per_group = [GroupCount::default(); MAX_JOB_GROUPS];
+        for (g, slot) in per_group.iter_mut().enumerate().take(num_groups) {
+            *slot = match atp {
+                Some(a) => a.per_group[g],
+                None => GroupCount {
+                    msr: 0.0,
+                    messages: self.group_messages[g],
+                    required: job.g_required[g],
+                    delivered: job.g_delivered[g],
+                },
+            };
+            slot.msr = c.groups[g].1;
+        }
         let (delivered, required) = match atp {
             Some(a) => (a.delivered, a.required),
             None => (job.delivered, job.required),
@@ -328,7 +382,15 @@ impl ApproxJobs {
             let last = kth_ready.since(job.start).saturating_add(ctx.ideal_fct(src, job.dst, sizes[0].max(1)));
             whole.max(last)
         });
-        let loss = 1.0 - delivered as f64 / n as f64;
+        // The worst group: the largest loss above its allowance.
+        let (mut loss, mut allowance) = (0.0, 1.0);
+        for c in &per_group[..num_groups] {
+            let of = |x: u64| if c.messages == 0 { 0.0 } else { x.min(c.messages) as f64 / c.messages as f64 };
+            let (l, a) = (1.0 - of(c.delivered), 1.0 - of(c.required));
+            if l - a > loss - allowance {
+                (loss, allowance) = (l, a);
+            }
+        }
         // UDP's job ends with its last arrival (found once the stragglers' wait is over);
         // every other scheme's when it has what it needs, now.
         let end = match c.scheme {
@@ -345,13 +407,14 @@ impl ApproxJobs {
             num_transfers: job.transfers,
             bytes: job.msgs.iter().map(|m| m.1).sum(),
             job: Some(JobCounts {
-                groups: 1,
+                groups: c.groups.len() as u32,
+                per_group,
                 messages: n,
                 required,
                 delivered,
                 lost: n - delivered.min(n),
                 worst_group_loss: loss,
-                worst_group_allowance: 1.0 - required as f64 / n as f64,
+                worst_group_allowance: allowance,
                 gave_up: atp.map_or(job.gave_up, |a| a.gave_up),
             }),
             sent: Some((job.bytes_sent, job.packets_sent, job.packets_retx)),
@@ -419,13 +482,20 @@ impl Application for ApproxJobs {
         match done.outcome {
             Outcome::Complete | Outcome::Enough => {
                 job.delivered += 1;
+                let k = (done.tag & 0xff_ffff) as usize;
+                if let Some(&g) = self.group_of.get(k) {
+                    job.g_delivered[g as usize] += 1;
+                }
                 job.last_arrival = Some(ctx.now());
             }
             Outcome::GivenUp => job.gave_up = true,
             Outcome::Cancelled => {}
         }
         let finished = match self.conf.scheme {
-            ApproxScheme::EarlySend | ApproxScheme::SampleSend => job.delivered >= job.required,
+            // Every group has what it needs.
+            ApproxScheme::EarlySend | ApproxScheme::SampleSend => {
+                job.g_delivered.iter().zip(&job.g_required).all(|(d, r)| d >= r)
+            }
             // Every message arrived.
             ApproxScheme::Udp => job.delivered >= self.conf.messages,
             ApproxScheme::Atp => false,
@@ -442,4 +512,43 @@ impl Application for ApproxJobs {
     fn horizon(&self) -> Option<Time> {
         Some(self.conf.start)
     }
+}
+
+/// Messages per group of a job of `n` messages with these `shares` (summing to 1): the
+/// largest-remainder rounding of `share x n`, so the counts sum to `n` (ties to the lower id).
+pub fn group_sizes(shares: &[f64], n: u64) -> Vec<u64> {
+    let exact: Vec<f64> = shares.iter().map(|s| s * n as f64).collect();
+    let mut sizes: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let mut left = n.saturating_sub(sizes.iter().sum());
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+    for &g in order.iter().cycle().take(shares.len() * 2) {
+        if left == 0 {
+            break;
+        }
+        sizes[g] += 1;
+        left -= 1;
+    }
+    sizes
+}
+
+/// The group of each message, interleaved by smooth weighted round robin over the group
+/// sizes (every prefix of the job holds each group in proportion; deterministic): one group
+/// id per message, `sizes[g]` messages of group `g`.
+pub fn assign_groups(sizes: &[u64]) -> Vec<u8> {
+    let n: u64 = sizes.iter().sum();
+    let mut current = vec![0i128; sizes.len()];
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let mut best = 0;
+        for g in 0..sizes.len() {
+            current[g] += i128::from(sizes[g]);
+            if current[g] > current[best] {
+                best = g;
+            }
+        }
+        current[best] -= i128::from(n);
+        out.push(best as u8);
+    }
+    out
 }

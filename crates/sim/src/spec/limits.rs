@@ -51,6 +51,15 @@ pub const MAX_RATE_BPS: u64 = 100_000_000_000_000;
 /// unbounded without TSQ or `host.nic_buffer_bytes`: 4e9 packets would not fit in memory.
 pub const MAX_INIT_CWND_PKTS: u32 = proto::tcp::MAX_COVERING_WINDOW_PKTS;
 
+/// The largest `[transport] max_cwnd_pkts` of pFabric: 2^16 packets (about 96 MB of 1460-byte
+/// packets in flight per flow), so that a flow's scoreboard stays small.
+pub const MAX_PFABRIC_WINDOW_PKTS: u32 = 1 << 16;
+
+/// The largest pFabric port buffer (`switch.queues[0].cap_bytes`, and the cap of its default):
+/// 4 MB, about 2,800 full packets, so that a port's O(n) scans stay cheap (`queue::Pfabric`;
+/// the paper's ports hold 36 KB).
+pub const MAX_PFABRIC_BUFFER_BYTES: u64 = 4 << 20;
+
 /// The largest segment payload (`mss_bytes`).
 pub const MAX_MSS_BYTES: u32 = 65_000;
 

@@ -208,6 +208,9 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("transport", "newreno") => try_de::<NewRenoSpec>(v, key),
         ("transport", "power_tcp") => try_de::<PowerTcpSpec>(v, key),
         ("transport", "udp") => try_de::<UdpSpec>(v, key),
+        ("transport", "pfabric") => try_de::<PfabricSpec>(v, key),
+        ("transport", "atp") => try_de::<AtpSpec>(v, key),
+        ("transport", "expresspass" | "aeolus") => try_de::<ExpressPassSpec>(v, key),
         ("transport", other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
@@ -220,6 +223,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("workload", "closed_loop") => try_de::<ClosedLoopSpec>(v, key),
         ("workload", "barrier") => try_de::<BarrierSpec>(v, key),
         ("workload", "relay") => try_de::<RelaySpec>(v, key),
+        ("workload", "approx_jobs") => try_de::<ApproxJobsSpec>(v, key),
         ("topology", other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
@@ -228,7 +232,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         (_, other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
-            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\" or \"relay\"",
+            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\", \"relay\" or \"approx_jobs\"",
         )),
     }
 }

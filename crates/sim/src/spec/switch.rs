@@ -195,6 +195,14 @@ pub enum SchedulerKind {
     StrictPriority,
     /// Deficit round robin with a quantum of one MTU: equal byte shares among busy queues.
     RoundRobin,
+    /// pFabric (Alizadeh et al., SIGCOMM'13 §4.1; `queue::Pfabric`): one queue per port, which
+    /// sends the earliest packet of the flow of its most urgent packet (least remaining size,
+    /// `[transport] kind = "pfabric"`) and, when full, drops its least urgent packet, which may
+    /// be the arriving one. Its buffer is `queues[0].cap_bytes` (absent: twice the hosts'
+    /// bandwidth-delay product, as §5.1's 36 KB at 10 Gb/s). Needs exactly one queue and
+    /// `admission = { policy = "complete_sharing" }` (the port's buffer is the whole policy).
+    /// Host NICs keep the order `host.scheduler` gives them (`fifo` stays a FIFO).
+    Pfabric,
 }
 
 /// One queue of an egress port.
@@ -434,8 +442,9 @@ pub struct HostSpec {
     pub ecn_marking: bool,
     /// How the NIC orders the packets of its host's flows: one FIFO per flow served round
     /// robin (`"per_flow_rr"`, the default, as Linux's `fq` qdisc and htsim's hosts do; see
-    /// `queue::per_flow_rr`), or one FIFO for all (`"fifo"`, ns-3's NIC and the `ns3_compat`
-    /// profile). Why the default: see [`NicSchedulerKind`].
+    /// `queue::per_flow_rr`), one FIFO for all (`"fifo"`, ns-3's NIC and the `ns3_compat`
+    /// profile), or pFabric's priority order (`"pfabric"`). Why the default: see
+    /// [`NicSchedulerKind`].
     #[serde(default)]
     pub scheduler: NicSchedulerKind,
     /// TCP Small Queues (Linux's `tcp_limit_output_bytes`), in full packets (`mss_bytes +
@@ -483,6 +492,11 @@ pub enum NicSchedulerKind {
     /// (Linux `fq`, htsim's hosts).
     #[default]
     PerFlowRr,
+    /// One queue in pFabric's order (SIGCOMM'13 §4.1, `queue::Pfabric`): the earliest packet of
+    /// the flow of the most urgent packet (least remaining size) goes first, so a host serves
+    /// its own flows shortest-remaining-first as pFabric's switches do. The NIC queue's cap,
+    /// if any, drops arrivals as under the other orders.
+    Pfabric,
 }
 
 fn yes() -> bool {

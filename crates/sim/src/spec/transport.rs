@@ -33,6 +33,9 @@ pub enum TransportSpec {
     /// selectively dropped by switches, recovered by a probe. Needs `switch.credit_queue_pkts`
     /// and `switch.selective_drop_bytes`.
     Aeolus(ExpressPassSpec),
+    /// pFabric's hosts (Alizadeh et al., SIGCOMM'13 §4.2, `proto::pfabric`): each data packet
+    /// carries its flow's remaining size as its priority, for `switch.scheduler = "pfabric"`.
+    Pfabric(PfabricSpec),
 }
 
 impl Default for TransportSpec {
@@ -468,6 +471,54 @@ fn default_atp_silent() -> u32 {
     10_000
 }
 
+/// Keys of `kind = "pfabric"`. Defaults mirror `proto::PfabricConfig::default` except the
+/// initial window and the RTO, which follow the network (§4.2: one BDP; about three RTTs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfabricSpec {
+    /// Payload bytes per packet.
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes added to every packet on the wire (and the size of an ACK or probe).
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    /// Initial window in packets; absent: one bandwidth-delay product of the hosts' links over
+    /// the network's base RTT, in full packets (§4.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_cwnd_pkts: Option<u32>,
+    /// Largest window in packets (also bounds each flow's scoreboard).
+    #[serde(default = "default_pfabric_max_cwnd")]
+    pub max_cwnd_pkts: u32,
+    /// The fixed retransmission timeout; absent: three times the network's base RTT (§4.2,
+    /// §5.1's 45 µs at a 14.6 µs RTT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_us: Option<f64>,
+    /// Consecutive timeouts after which a flow sends only header-only probes until one is
+    /// acknowledged (§4.2's probe mode).
+    #[serde(default = "default_pfabric_probe_after")]
+    pub probe_after_timeouts: u32,
+}
+
+impl Default for PfabricSpec {
+    fn default() -> Self {
+        PfabricSpec {
+            mss_bytes: default_mss(),
+            header_bytes: default_header(),
+            init_cwnd_pkts: None,
+            max_cwnd_pkts: default_pfabric_max_cwnd(),
+            rto_us: None,
+            probe_after_timeouts: default_pfabric_probe_after(),
+        }
+    }
+}
+
+fn default_pfabric_max_cwnd() -> u32 {
+    proto::PfabricConfig::default().max_cwnd_pkts
+}
+fn default_pfabric_probe_after() -> u32 {
+    proto::PfabricConfig::default().probe_after_timeouts
+}
+
 impl TransportSpec {
     /// The kind's name as written in scenarios.
     pub fn kind(&self) -> &'static str {
@@ -479,7 +530,14 @@ impl TransportSpec {
             TransportSpec::Atp(_) => "atp",
             TransportSpec::Expresspass(_) => "expresspass",
             TransportSpec::Aeolus(_) => "aeolus",
+            TransportSpec::Pfabric(_) => "pfabric",
         }
+    }
+
+    /// Whether transfers of this kind deliver every byte (the TCP kinds, pFabric): what a
+    /// sender-side approximation scheme (EarlySend, SampleSend) runs over.
+    pub fn is_reliable(&self) -> bool {
+        self.tcp().is_some() || matches!(self, TransportSpec::Pfabric(_))
     }
 
     /// The reliable byte stream's keys, for the TCP kinds.
@@ -488,7 +546,11 @@ impl TransportSpec {
             TransportSpec::Dctcp(t) => Some(t.tcp()),
             TransportSpec::Newreno(t) => Some(t.tcp()),
             TransportSpec::PowerTcp(t) => Some(t.tcp()),
-            TransportSpec::Udp(_) | TransportSpec::Atp(_) | TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_) => None,
+            TransportSpec::Udp(_)
+            | TransportSpec::Atp(_)
+            | TransportSpec::Expresspass(_)
+            | TransportSpec::Aeolus(_)
+            | TransportSpec::Pfabric(_) => None,
         }
     }
 
@@ -501,6 +563,7 @@ impl TransportSpec {
             TransportSpec::Udp(u) => u.mss_bytes,
             TransportSpec::Atp(a) => a.mss_bytes,
             TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.mss_bytes,
+            TransportSpec::Pfabric(p) => p.mss_bytes,
         }
     }
 
@@ -513,13 +576,18 @@ impl TransportSpec {
             TransportSpec::Udp(u) => u.header_bytes,
             TransportSpec::Atp(a) => a.header_bytes,
             TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.header_bytes,
+            TransportSpec::Pfabric(p) => p.header_bytes,
         }
     }
 
     /// Packets a flow sends before its first feedback: the initial window of the TCP kinds,
-    /// and the default window for UDP (which has none; ABM's first-RTT rule needs a size).
+    /// and the default window for UDP (which has none; ABM's first-RTT rule needs a size);
+    /// pFabric's when given, else its default (the network's BDP, not known here).
     pub fn init_window_pkts(&self) -> u32 {
-        self.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts)
+        match self {
+            TransportSpec::Pfabric(p) => p.init_cwnd_pkts.unwrap_or(proto::PfabricConfig::default().init_cwnd_pkts),
+            t => t.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts),
+        }
     }
 
     /// The keys a scenario may give for `kind` (with `kind`), or `None` for an unknown kind.
@@ -548,6 +616,11 @@ impl TransportSpec {
                 init_rtt_us: Some(1.0),
                 ..Default::default()
             })),
+            "pfabric" => serde_json::to_value(TransportSpec::Pfabric(PfabricSpec {
+                init_cwnd_pkts: Some(1),
+                rto_us: Some(1.0),
+                ..Default::default()
+            })),
             _ => return None,
         }
         .ok()?;
@@ -555,7 +628,8 @@ impl TransportSpec {
     }
 
     /// All kind names, for error messages.
-    pub const KINDS: &'static [&'static str] = &["dctcp", "newreno", "power_tcp", "udp", "atp", "expresspass", "aeolus"];
+    pub const KINDS: &'static [&'static str] =
+        &["dctcp", "newreno", "power_tcp", "udp", "atp", "pfabric", "expresspass", "aeolus"];
 }
 
 fn default_powertcp_gamma() -> f64 {

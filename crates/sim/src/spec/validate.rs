@@ -501,6 +501,9 @@ impl Spec {
                 format!("between 1 and {MAX_QUEUES} queues per port are supported"),
             ));
         }
+        if s.scheduler == SchedulerKind::Pfabric {
+            check_pfabric_switch(s)?;
+        }
         for (i, q) in s.queues.iter().enumerate() {
             if let Some(c) = q.cap_bytes {
                 if c < full_packet {
@@ -837,6 +840,43 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 _ => {}
             }
         }
+        TransportSpec::Pfabric(p) => {
+            if let Some(iw) = p.init_cwnd_pkts {
+                positive(&key("init_cwnd_pkts"), iw)?;
+                if iw > p.max_cwnd_pkts {
+                    return Err(SpecError::invalid(
+                        key("init_cwnd_pkts"),
+                        iw,
+                        format!("must be at most {at}.max_cwnd_pkts ({}); leave it out for one BDP", p.max_cwnd_pkts),
+                    ));
+                }
+            }
+            if !(1..=MAX_PFABRIC_WINDOW_PKTS).contains(&p.max_cwnd_pkts) {
+                return Err(SpecError::invalid(
+                    key("max_cwnd_pkts"),
+                    p.max_cwnd_pkts,
+                    format!(
+                        "must be between 1 and {MAX_PFABRIC_WINDOW_PKTS} packets: it bounds each flow's scoreboard and \
+                         its receiver's reordering state"
+                    ),
+                ));
+            }
+            if let Some(us) = p.rto_us {
+                // At least 1 µs, as TCP's `min_rto_us`: a shorter timeout fires (and probes)
+                // millions of times per simulated second without telling anything.
+                if !(us.is_finite() && (1.0..=MAX_TIME_US).contains(&us)) {
+                    return Err(SpecError::invalid(
+                        key("rto_us"),
+                        us,
+                        format!(
+                            "must be between 1 and {MAX_TIME_US:e} microseconds ({MAX_TIME_NOTE}); leave it out for \
+                             three base RTTs (pFabric §4.2)"
+                        ),
+                    ));
+                }
+            }
+            positive(&key("probe_after_timeouts"), p.probe_after_timeouts)?;
+        }
         TransportSpec::Newreno(_) => {}
     }
     Ok(())
@@ -848,6 +888,38 @@ const MAX_CREDIT_QUEUE_PKTS: u32 = 1 << 16;
 const MAX_SELECTIVE_DROP_BYTES: u64 = 1 << 30;
 /// Largest Aeolus first-RTT budget (`unscheduled_bytes`): 1 GB.
 const MAX_UNSCHEDULED_BYTES: u64 = 1 << 30;
+
+/// `switch.scheduler = "pfabric"`: one queue, whose cap is the port's whole buffer, and no
+/// shared-buffer policy that would drop before pFabric's own rule (§4.1) does.
+fn check_pfabric_switch(s: &SwitchSpec) -> Result<(), SpecError> {
+    let why = "pFabric has one queue per port, ordered by each packet's remaining-flow-size priority (SIGCOMM'13 §4.1)";
+    if s.queues.len() != 1 {
+        return Err(SpecError::invalid(
+            "switch.queues",
+            format!("[{} entries]", s.queues.len()),
+            format!("switch.scheduler = \"pfabric\" needs exactly one queue: {why}; give one table, e.g. queues = [{{ cap_bytes = 36000 }}]"),
+        ));
+    }
+    if s.admission != AdmissionSpec::CompleteSharing {
+        return Err(SpecError::invalid(
+            "switch.admission",
+            format!("{:?}", s.admission),
+            "switch.scheduler = \"pfabric\" drops by priority when a port's buffer (switch.queues[0].cap_bytes) is full, \
+             so no shared-buffer policy may drop first: set switch.admission = { policy = \"complete_sharing\" }",
+        ));
+    }
+    if let Some(c) = s.queues[0].cap_bytes.filter(|&c| c > MAX_PFABRIC_BUFFER_BYTES) {
+        return Err(SpecError::invalid(
+            "switch.queues[0].cap_bytes",
+            c,
+            format!(
+                "a pFabric port scans its queue on every packet, so its buffer is at most {MAX_PFABRIC_BUFFER_BYTES} bytes \
+                 (the paper's is 36 KB); omit the key for twice the hosts' BDP"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// A timeout key in microseconds: between `min` and [`MAX_TIME_US`].
 fn timeout_us(key: &str, us: u64, min: u64) -> Result<(), SpecError> {
@@ -1138,12 +1210,45 @@ fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Re
 fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport: &TransportSpec) -> Result<(), SpecError> {
     use crate::app::ApproxScheme;
     let key = |k: &str| format!("{prefix}.{k}");
-    if !(0.0..=1.0).contains(&a.msr) {
-        return Err(SpecError::invalid(key("msr"), a.msr, "must be in [0, 1] (the fraction of messages a job needs)"));
-    }
     let max = crate::app::approx_jobs::MAX_APPROX_MESSAGES;
     if !(1..=max).contains(&a.messages) {
         return Err(SpecError::invalid(key("messages"), a.messages, format!("must be between 1 and {max}")));
+    }
+    match (a.msr, &a.groups) {
+        (Some(msr), None) => {
+            if !(0.0..=1.0).contains(&msr) {
+                return Err(SpecError::invalid(key("msr"), msr, "must be in [0, 1] (the fraction of messages a job needs)"));
+            }
+        }
+        (None, None) => {
+            return Err(SpecError::invalid(key("msr"), "missing", "give every job's msr (in [0, 1]), or its groups"));
+        }
+        (Some(msr), Some(_)) => {
+            return Err(SpecError::invalid(key("msr"), msr, "give either msr (one group) or groups, not both: remove one"));
+        }
+        (None, Some(groups)) => {
+            let most = crate::app::MAX_JOB_GROUPS;
+            if groups.is_empty() || groups.len() > most {
+                return Err(SpecError::invalid(key("groups"), groups.len(), format!("a job has 1 to {most} groups")));
+            }
+            for (g, gs) in groups.iter().enumerate() {
+                if !(gs.share > 0.0 && gs.share <= 1.0) {
+                    return Err(SpecError::invalid(format!("{prefix}.groups[{g}].share"), gs.share, "must be in (0, 1] (its fraction of the job's messages)"));
+                }
+                if !(0.0..=1.0).contains(&gs.msr) {
+                    return Err(SpecError::invalid(format!("{prefix}.groups[{g}].msr"), gs.msr, "must be in [0, 1] (the fraction of the group's messages a job needs)"));
+                }
+            }
+            let total: f64 = groups.iter().map(|g| g.share).sum();
+            if (total - 1.0).abs() > 1e-9 {
+                return Err(SpecError::invalid(key("groups"), format!("shares summing to {total}"), "the shares must sum to 1"));
+            }
+            let shares: Vec<f64> = groups.iter().map(|g| g.share).collect();
+            let sizes = crate::app::approx_jobs::group_sizes(&shares, a.messages);
+            if let Some(g) = sizes.iter().position(|&n| n == 0) {
+                return Err(SpecError::invalid(format!("{prefix}.groups[{g}].share"), groups[g].share, format!("gives the group none of a job's {} messages: raise its share or `messages`", a.messages)));
+            }
+        }
     }
     positive(&key("jobs_per_host"), a.jobs_per_host)?;
     if let Some(l) = a.load {
@@ -1187,17 +1292,18 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
     let fits = match a.scheme {
         ApproxScheme::Atp => matches!(transport, TransportSpec::Atp(_)),
         ApproxScheme::Udp => matches!(transport, TransportSpec::Udp(_)),
-        ApproxScheme::EarlySend | ApproxScheme::SampleSend => transport.tcp().is_some(),
+        ApproxScheme::EarlySend | ApproxScheme::SampleSend => transport.is_reliable(),
     };
     if !fits {
-        let want = match a.scheme {
-            ApproxScheme::Atp => "kind = \"atp\"",
-            ApproxScheme::Udp => "kind = \"udp\"",
-            _ => "a TCP kind (dctcp, newreno, power_tcp)",
+        let (name, want) = match a.scheme {
+            ApproxScheme::Atp => ("atp", "kind = \"atp\""),
+            ApproxScheme::Udp => ("udp", "kind = \"udp\""),
+            ApproxScheme::EarlySend => ("early_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
+            ApproxScheme::SampleSend => ("sample_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
         };
         return Err(SpecError::invalid(
             key("scheme"),
-            format!("{:?}", a.scheme).to_lowercase(),
+            name,
             format!("runs over {want}, but this entry's transport is {:?}; give the entry a transport table of that kind", transport.kind()),
         ));
     }

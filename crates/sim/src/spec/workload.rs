@@ -39,8 +39,14 @@ pub struct ApproxJobsSpec {
     pub trace: crate::workload::approx::ApproxTrace,
     /// How messages travel: `atp`, `early_send`, `sample_send` or `udp`.
     pub scheme: crate::app::ApproxScheme,
-    /// Minimal message sampling rate of every job, in [0, 1].
-    pub msr: f64,
+    /// Minimal message sampling rate of every job, in [0, 1] (one group); or `groups`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msr: Option<f64>,
+    /// Every job's groups (§3.3.2: each message carries a group id, each group has its own
+    /// MSR), 1 to 8, each a `share` of the job's messages (the shares sum to 1; counts by
+    /// largest remainder, messages interleaved in proportion) with its `msr`. In place of `msr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<ApproxGroupSpec>>,
     /// Messages per job (N).
     pub messages: u64,
     /// Jobs each sender runs, one after another.
@@ -77,6 +83,27 @@ pub struct ApproxJobsSpec {
     /// others a TCP kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportSpec>,
+}
+
+/// One group of an `approx_jobs` job.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApproxGroupSpec {
+    /// Its fraction of the job's messages, in (0, 1].
+    pub share: f64,
+    /// Its minimal message sampling rate, in [0, 1] (1: every message of the group).
+    pub msr: f64,
+}
+
+impl ApproxJobsSpec {
+    /// The groups as (share, MSR): `groups`, or one group of `msr` (validated: exactly one is
+    /// given).
+    pub fn group_list(&self) -> Vec<(f64, f64)> {
+        match &self.groups {
+            Some(g) => g.iter().map(|g| (g.share, g.msr)).collect(),
+            None => vec![(1.0, self.msr.unwrap_or(1.0))],
+        }
+    }
 }
 
 fn default_one() -> u32 {

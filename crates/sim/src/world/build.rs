@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use proto::atp::{OnLoss, Sched};
-use proto::{AtpConfig, CcKind, ExpressPassConfig, TcpConfig, TransportConfig, UdpConfig};
+use proto::{AtpConfig, CcKind, ExpressPassConfig, PfabricConfig, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
 use super::switch::{Link, Switch, SwitchBuf, NO_SWITCH};
@@ -15,13 +15,16 @@ use crate::ideal::{one_way, Hop};
 use crate::metrics::SwitchStats;
 use crate::queue::{CreditShaper, Port, QueueConf, SelectiveDrop};
 use crate::route::Routes;
-use crate::spec::{AtpOnLoss, AtpSched, NicSchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS};
+use crate::spec::{
+    AtpOnLoss, AtpSched, NicSchedulerKind, SchedulerKind, Spec, TcpKeys, TransportSpec, DEFAULT_BUFFER_PER_PORT_PER_GBPS,
+};
 use crate::packet::Packet;
 use crate::topo::{Counts, LinkSpec, Topology};
 use crate::SimError;
 
 /// The transport configuration a spec asks for (defaults documented in `spec`). PowerTCP
-/// takes its base RTT and NIC rate from the network.
+/// takes its base RTT and NIC rate from the network, and so do pFabric's default initial window
+/// (one BDP) and RTO (three base RTTs).
 pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> TransportConfig {
     let tcp = |k: TcpKeys, cc: CcKind| {
         TransportConfig::Tcp(TcpConfig {
@@ -61,6 +64,19 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             header_bytes: u.header_bytes,
             prio: 0,
         }),
+        TransportSpec::Pfabric(p) => {
+            let mtu = u64::from(p.mss_bytes) + u64::from(p.header_bytes);
+            TransportConfig::Pfabric(PfabricConfig {
+                mss: p.mss_bytes,
+                init_cwnd_pkts: p
+                    .init_cwnd_pkts
+                    .unwrap_or_else(|| pfabric_bdp_pkts(host_rate, base_rtt, mtu, p.max_cwnd_pkts)),
+                max_cwnd_pkts: p.max_cwnd_pkts,
+                // §4.2: "a small fixed RTO", about three RTTs (45 µs at §5.1's 14.6 µs).
+                rto: p.rto_us.map_or(base_rtt.saturating_mul(3), |us| Dur::from_secs_f64(us * 1e-6)).max(Dur::from_ps(1)),
+                probe_after_timeouts: p.probe_after_timeouts,
+            })
+        }
         TransportSpec::Atp(a) => {
             let v = AtpConfig::variant(a.variant.name()).expect("every AtpVariant names a proto variant");
             TransportConfig::Atp(AtpConfig {
@@ -255,19 +271,24 @@ fn credit_gap(spec: &Spec, rate: Bps) -> Option<(usize, Dur)> {
 }
 
 /// The links (egress ports and wires) of the network.
-pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> Vec<Link> {
+pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], base_rtt: Dur) -> Vec<Link> {
     // DRR quanta are at least the largest packet of any of the run's transports.
     let quantum = std::iter::once(&spec.transport)
         .chain(spec.workload.iter().filter_map(|w| w.transport()))
         .map(|t| u64::from(t.mss_bytes()) + u64::from(t.header_bytes()))
         .max()
         .unwrap_or(1);
-    let sw_conf: Vec<QueueConf> = spec
+    let mut sw_conf: Vec<QueueConf> = spec
         .switch
         .queues
         .iter()
         .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
         .collect();
+    if spec.switch.scheduler == SchedulerKind::Pfabric {
+        for c in sw_conf.iter_mut().filter(|c| c.cap.is_none()) {
+            c.cap = Some(pfabric_default_buffer(topo.host_rate, base_rtt, quantum));
+        }
+    }
     let nic_k = spec.host.ecn_threshold_bytes.or(spec.switch.queues[0].ecn_threshold_bytes);
     let nic_conf = QueueConf {
         ecn_threshold: nic_k.filter(|_| spec.host.ecn_marking),
@@ -275,8 +296,10 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
         dt_alpha: 1.0,
     };
     let nic_port = || match spec.host.scheduler {
-        NicSchedulerKind::Fifo => Port::new(vec![nic_conf], spec.switch.scheduler, quantum),
+        // A FIFO NIC under pFabric switches stays a FIFO (see `SchedulerKind::Pfabric`).
+        NicSchedulerKind::Fifo => Port::new(vec![nic_conf], nic_fifo_kind(spec.switch.scheduler), quantum),
         NicSchedulerKind::PerFlowRr => Port::per_flow(nic_conf, quantum),
+        NicSchedulerKind::Pfabric => Port::new(vec![nic_conf], SchedulerKind::Pfabric, quantum),
     };
     // A node's ports are its links in id order (`out_links`), so a link's port index is the
     // number of earlier links from the same node (counted, not searched: a leaf with a million
@@ -305,6 +328,31 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>]) -> 
             }
         })
         .collect()
+}
+
+/// A pFabric port's buffer when `queues[0].cap_bytes` is absent: twice the bandwidth-delay
+/// product of the hosts' links over the base RTT (§5.1: 36 KB, about 2 BDP at 10 Gb/s), and at
+/// least one full packet of `mtu` bytes, at most `spec::limits::MAX_PFABRIC_BUFFER_BYTES`.
+pub(crate) fn pfabric_default_buffer(host_rate: Bps, base_rtt: Dur, mtu: u64) -> u64 {
+    let two_bdp = host_rate.bytes_in(base_rtt).get().saturating_mul(2);
+    two_bdp.min(crate::spec::limits::MAX_PFABRIC_BUFFER_BYTES).max(mtu)
+}
+
+/// pFabric's initial window when `[transport] init_cwnd_pkts` is absent: one bandwidth-delay
+/// product of the hosts' links over the base RTT (§4.2), in full packets of `mtu` bytes,
+/// rounded up, at least 1 and at most `max`.
+pub(crate) fn pfabric_bdp_pkts(host_rate: Bps, base_rtt: Dur, mtu: u64, max: u32) -> u32 {
+    let pkts = host_rate.bytes_in(base_rtt).get().div_ceil(mtu.max(1));
+    u32::try_from(pkts).unwrap_or(u32::MAX).clamp(1, max.max(1))
+}
+
+/// The policy of a FIFO NIC: the switches' (one queue either way) unless that is pFabric, whose
+/// order a FIFO NIC does not take.
+fn nic_fifo_kind(k: SchedulerKind) -> SchedulerKind {
+    match k {
+        SchedulerKind::Pfabric => SchedulerKind::StrictPriority,
+        k => k,
+    }
 }
 
 /// The switches, with their shared buffers and admission policies.

@@ -519,6 +519,9 @@ impl Simulation {
 /// An ATP job's groups, totalled (the worst group's loss next to its allowance).
 fn job_counts(groups: &[proto::atp::GroupReport]) -> JobCounts {
     let mut c = JobCounts { groups: groups.len() as u32, worst_group_loss: 0.0, worst_group_allowance: 1.0, ..JobCounts::default() };
+    for (slot, g) in c.per_group.iter_mut().zip(groups) {
+        *slot = crate::app::GroupCount { msr: f64::NAN, messages: g.messages, required: g.required, delivered: g.delivered };
+    }
     for g in groups {
         c.messages += g.messages;
         c.required += g.required;

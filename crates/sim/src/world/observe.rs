@@ -127,6 +127,10 @@ fn sending_rate(ep: &Endpoint, st: &Stats, transport: &TransportConfig, nic: Bps
         Endpoint::AtpTx(a) => (a.rate_bps(), true),
         // ExpressPass/Aeolus: the receiver's credits pace the sender (not known here).
         Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => (f64::NAN, false),
+        // pFabric is a window transport without an RTT estimate: a window per base RTT is
+        // not known here, so its rate is not reported.
+        Endpoint::PfabricTx(_) => (f64::NAN, false),
+        Endpoint::PfabricRx(_) => (f64::NAN, false),
     };
     match cap.map(|c| c.get() as f64) {
         // The cap spaces new data (both transports): it binds where it is below the rate.

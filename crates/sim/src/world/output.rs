@@ -10,7 +10,7 @@ use super::{RunTransport, Simulation};
 use crate::route::Routes;
 use crate::topo::Topology;
 use crate::app::IdealFct;
-use crate::metrics::{percentile_sorted, AppRecord, FctRecord, LinkStats, Output, QueueMax, Summary};
+use crate::metrics::{percentile_sorted, AppRecord, FctRecord, GroupRecord, LinkStats, Output, QueueMax, Summary};
 
 /// Records taken out of a run ([`Simulation::take_records`]): `records[k]` is row `rows[k]`
 /// of the run's records.
@@ -119,6 +119,29 @@ impl Simulation {
                 }
             })
             .collect();
+        let groups = self
+            .units
+            .iter()
+            .filter_map(|u| u.job.map(|j| (u, j)))
+            .flat_map(|(u, j)| {
+                let n = (j.groups as usize).min(crate::app::MAX_JOB_GROUPS);
+                (0..n).map(move |g| {
+                    let c = j.per_group[g];
+                    let of = |x: u64| if c.messages == 0 { 0.0 } else { x as f64 / c.messages as f64 };
+                    GroupRecord {
+                        app: u.app,
+                        unit: u.unit,
+                        group: g as u32,
+                        msr: c.msr,
+                        messages: c.messages,
+                        messages_required: c.required,
+                        messages_delivered: c.delivered,
+                        loss_rate: 1.0 - of(c.delivered.min(c.messages)),
+                        loss_allowance: 1.0 - of(c.required.min(c.messages)),
+                    }
+                })
+            })
+            .collect();
         let mut per_switch: Vec<Vec<u64>> = vec![Vec::new(); self.switches.len()];
         for s in &self.samples {
             per_switch[s.switch as usize].push(s.bytes);
@@ -199,6 +222,7 @@ impl Simulation {
         Output {
             records,
             apps,
+            groups,
             switches,
             queues,
             occupancy: self.samples.clone(),

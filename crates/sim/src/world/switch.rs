@@ -1,6 +1,7 @@
 //! The network's mechanism: links (an egress port and its wire), output-queued switches with
 //! one shared buffer each, and the handlers that move packets: arrival, routing, admission,
-//! enqueue with ECN marking, push-out, and the start of serialization.
+//! enqueue with ECN marking, push-out (LQD's, and pFabric's at a full port, §4.1), and the start
+//! of serialization.
 //!
 //! Model: a packet leaves its queue (and its switch's shared buffer) when its serialization
 //! starts, and arrives at the far end `tx_time + delay` later. Forwarding is a direct call
@@ -172,13 +173,16 @@ impl Simulation {
                 self.int.forget(&pkt);
                 return;
             }
-            if link.port.check_cap(q, size).is_err() {
+            if link.port.check_cap(q, size).is_err() && !self.pfabric_make_room(l, q, &pkt) {
+                let sw = &mut self.switches[s];
                 sw.stats.drops_queue_cap += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
                 self.int.forget(&pkt);
                 return;
             }
+            let link = &mut self.links[l.idx()];
+            let sw = &mut self.switches[s];
             let now = self.sched.now();
             let qi = link.port_idx as usize * sw.buf.qpp + q;
             let first_rtt = pkt.to_receiver && pkt.seg.seq() < self.first_rtt_bytes;
@@ -242,6 +246,45 @@ impl Simulation {
             return;
         }
         self.kick(l);
+    }
+
+    /// pFabric (§4.1) at a full switch port of link `l`: if queue `q` holds enough packets of
+    /// lower priority than `pkt`, drop them, least urgent first, until `pkt` fits, and return
+    /// true; else return false (the arrival is the least urgent: the caller drops it). Victims
+    /// leave the switch's shared buffer and count as push-outs. A port of another policy never
+    /// makes room.
+    #[inline(never)]
+    fn pfabric_make_room(&mut self, l: LinkId, q: usize, pkt: &Packet) -> bool {
+        let size = pkt.size as u64;
+        let link = &mut self.links[l.idx()];
+        if !link.port.is_pfabric() || !link.port.pfabric_can_make_room(q, pkt.seg.rank(), size) {
+            return false;
+        }
+        let now = self.sched.now();
+        let s = link.switch as usize;
+        let sw = &mut self.switches[s];
+        let qi = link.port_idx as usize * sw.buf.qpp + q;
+        // CORRECTNESS: enough bytes of lower priority are queued, and the least urgent go first,
+        // so every victim is less urgent than `pkt` and the loop ends with room for it.
+        while link.port.check_cap(q, size).is_err() {
+            let Some(victim) = link.port.pfabric_pop_worst(q) else {
+                debug_assert!(false, "a pFabric port that can make room ran out of packets");
+                return false;
+            };
+            let vsize = victim.size as u64;
+            sw.buf.occupancy -= vsize;
+            sw.buf.qlen[qi] -= vsize;
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.on_push_out(s, qi);
+            }
+            self.int.forget(&victim);
+            sw.stats.drops_pushout += 1;
+            sw.stats.pushed_out_bytes += vsize;
+            sw.stats.dropped_bytes += vsize;
+            self.bytes_dropped += vsize;
+            sw.admission.on_push_out(qi, vsize, now);
+        }
+        true
     }
 
     /// A NIC's static cap, then its queue (with ECN marking). Returns whether the packet was
