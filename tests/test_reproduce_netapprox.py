@@ -20,6 +20,11 @@ VERDICTS = [
     ("Figures 5 and 7", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", False),
     # pFabric's queues shrink with the MSR under EarlySend (README, NetApprox).
     ("Figures 5 and 7", "pFabric's queues grow as the MSR grows (EarlySend and SampleSend)", False),
+    ("Figures 5 and 7", "Aeolus (ES and SS) has the worst JCT with FBKV, slower than ATP, DCTCP and pFabric at every MSR",
+     True),
+    ("Figures 5 and 7", "Aeolus wastes much of its credit with FBKV: at least a fifth of the credits reaching a sender "
+     "send nothing", True),
+    ("Figures 5 and 7", "Aeolus keeps smaller queues than the other non-ATP schemes (DCTCP, pFabric, UDP)", True),
     # The other settings of §7.1 ("similar qualitatively"): the same shapes as the 40 Gb/s
     # fat-tree's (Figure 5).
     *[
@@ -41,8 +46,12 @@ VERDICTS = [
     ("Figures 6 and 8", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figures 6 and 8", "UDP loses more than 1 - MSR allows at MSR 0.95 (it gives no guarantee)", True),
     ("Figures 6 and 8", "pFabric's queues grow as the MSR grows (EarlySend and SampleSend)", False),
+    ("Figures 6 and 8", "Aeolus keeps smaller queues than the other non-ATP schemes (DCTCP, pFabric, UDP)", True),
     ("Figure 9", "ATP's measured loss rate never exceeds 1 - MSR in any job", True),
     ("Figure 9", "all-to-one, ATP has the best JCT at every MSR", False),
+    # Aeolus completes every all-to-one job, and pFabric-ES is the fastest scheme there.
+    ("Figure 9", "all-to-one, Aeolus fails to complete the test (some job gives up)", False),
+    ("Figure 9", "all-to-one, pFabric and Aeolus (EarlySend) are slower than DCTCP-ES at every MSR", False),
     # Figure 10: with the background in its queue the job does not lose (the background's MTU
     # packets take the drops in the byte-capped queue); above it, the job starves at R_min and
     # its TLR falls only as fast as it loses messages (README, NetApprox).
@@ -139,6 +148,14 @@ def test_the_mechanisms_are_exercised(report: Report) -> None:
             index="msr", columns="scheme", values="jct_mean_us")
         assert (jct["DCTCP-ES"] < 0.6 * slow.loc[jct.index, "DCTCP-ES"]).all(), fid
         assert jct.loc[0.5, "ATP"] < jct.loc[0.5, "DCTCP-ES"], fid
+    # Aeolus: its switches drop no data (only credits and unscheduled packets), and it wastes
+    # more of its credits on FBKV's one-packet messages than on FBHD's large ones.
+    for fid in ("fig5", "fig6", "fig9"):
+        ae = report.figures[fid][report.figures[fid]["scheme"].str.startswith("Aeolus")]
+        assert (ae["data_drops"] == 0).all() and (ae["drops"] > 0).all(), fid
+    waste = {fid: report.figures[fid][report.figures[fid]["scheme"] == "Aeolus-ES"]["credit_waste"].mean()
+             for fid in ("fig5", "fig6")}
+    assert waste["fig5"] > 2 * waste["fig6"], waste
     # Every job of every scheme completes with at least its MSR (UDP aside).
     for fid, table in report.figures.items():
         if fid.startswith("fig10"):

@@ -586,7 +586,7 @@ class ApproxJobsWorkload(_Model):
     """NetApprox's jobs (§7.1): every sender runs ``jobs_per_host`` jobs of ``messages``
     messages one after another, sizes and gaps from ``trace`` (``fbkv`` or ``fbhd``), each job
     to a random other host (all-to-all) or to ``receiver`` (all-to-one), sent by ``scheme``:
-    ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a reliable kind: a TCP kind or pFabric) or
+    ``atp`` (over an ATP transport), ``early_send`` or ``sample_send`` (over a reliable kind: a TCP kind, pFabric, ExpressPass or Aeolus) or
     ``udp``. Every job needs ``msr`` of its messages, or has ``groups`` (1 to 8, each a
     ``share`` of the messages with its own ``msr``; the shares sum to 1). One ``job`` row per
     job in :attr:`slacknet.Results.apps`, one row per group of it in

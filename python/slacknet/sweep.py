@@ -92,7 +92,7 @@ METRIC_COLUMNS = (
     "short_p50", "short_p95", "short_p99", "short_mean",
     "long_p50", "long_p95", "long_p99", "long_mean", "all_mean",
     "incast_p50", "incast_p95", "incast_p99", "incast_rto_frac",
-    "drops", "leaf_occ_p99_pct", "leaf_occ_p9999_pct",
+    "drops", "data_drops", "credit_waste", "leaf_occ_p99_pct", "leaf_occ_p9999_pct",
     "jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max", "loss_over", "retx_frac",
     "occ_mean_kb", "occ_p99_kb", "bg_jobs", "bg_jct_mean_us",
     "wall_s",
@@ -326,7 +326,10 @@ def _check_distinct(sweep: Sweep) -> None:
 
 def run_metrics(res: Results) -> dict[str, float]:
     """Per-run metrics: p50/p95/p99 slowdown of short, long and incast flows (finished
-    flows), the mean slowdown of short, long and all finished flows, unfinished flows, drops, and leaf buffer occupancy percentiles (p99, p99.99) as a
+    flows), the mean slowdown of short, long and all finished flows, unfinished flows, drops
+    (all, and ``data_drops``: switch drops of data, not of credits or of Aeolus's unscheduled
+    packets), ``credit_waste`` (ExpressPass and Aeolus: the fraction of credits that reached
+    their sender and sent nothing; NaN without credits), drops, and leaf buffer occupancy percentiles (p99, p99.99) as a
     percentage of the buffer, from the periodic samples; and the fraction of incast flows that
     had at least one retransmission timeout (``incast_rto_frac``), because with a 10 ms minimum
     RTO a percentile of incast slowdowns often only says whether a few timeouts happened."""
@@ -348,6 +351,13 @@ def run_metrics(res: Results) -> dict[str, float]:
     s = res.summary
     out["drops"] = float(s.get("switch_drops", 0) + s.get("nic_drops", 0))
     sw = res.switches
+    # Switch drops of data: what admission, queue caps and push-out dropped (not credits, not
+    # Aeolus's unscheduled packets dropped selectively).
+    out["data_drops"] = float(sum(sw[c].sum() for c in ("drops_admission", "drops_queue_cap", "drops_pushout")
+                                  if c in sw.columns))
+    # ExpressPass/Aeolus: the fraction of credits that reached their sender and sent nothing.
+    delivered = float(s.get("credits_delivered", 0))
+    out["credit_waste"] = 1.0 - float(s.get("credits_answered", 0)) / delivered if delivered > 0 else math.nan
     leaves = sw.loc[sw["tier"] == "leaf", ["switch", "buffer_bytes"]]
     occ = res.occupancy
     if len(occ) and len(leaves):

@@ -136,6 +136,13 @@ impl Segment {
         matches!(self, Segment::Xpass(x) if x.is_credit())
     }
 
+    /// Whether this is ExpressPass data sent for a credit (scheduled data, not Aeolus's
+    /// unscheduled first RTT).
+    #[inline]
+    pub fn answers_credit(&self) -> bool {
+        matches!(self, Segment::Xpass(x) if x.kind == wire::XpassKind::Data && !x.unscheduled)
+    }
+
     /// Whether this is an Aeolus unscheduled packet (switches drop it first, Aeolus §3.2).
     #[inline]
     pub fn is_unscheduled(&self) -> bool {

@@ -341,6 +341,11 @@ pub struct Summary {
     pub bytes_sent: u64,
     /// Bytes that reached their destination host.
     pub bytes_delivered: u64,
+    /// ExpressPass/Aeolus credits that reached their sender's host (0 for other transports).
+    pub credits_delivered: u64,
+    /// Data packets senders sent for a credit; `credits_delivered - credits_answered` credits
+    /// were wasted (found nothing to send, or a finished sender).
+    pub credits_answered: u64,
     /// Bytes dropped anywhere (switches and NICs).
     pub bytes_dropped: u64,
     /// Bytes still queued or on a wire when the run ended.

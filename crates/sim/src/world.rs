@@ -149,6 +149,10 @@ pub struct Simulation {
     hops: u64,
     bytes_sent: u64,
     bytes_delivered: u64,
+    /// ExpressPass/Aeolus credits that reached their sender's host, and data packets senders
+    /// sent for a credit: the difference is credits wasted (Summary).
+    credits_delivered: u64,
+    credits_answered: u64,
     bytes_dropped: u64,
     nic_drops: u64,
     nic_marks: u64,
@@ -262,6 +266,8 @@ impl Simulation {
             hops: 0,
             bytes_sent: 0,
             bytes_delivered: 0,
+            credits_delivered: 0,
+            credits_answered: 0,
             bytes_dropped: 0,
             nic_drops: 0,
             nic_marks: 0,

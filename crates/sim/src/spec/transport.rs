@@ -534,10 +534,11 @@ impl TransportSpec {
         }
     }
 
-    /// Whether transfers of this kind deliver every byte (the TCP kinds, pFabric): what a
-    /// sender-side approximation scheme (EarlySend, SampleSend) runs over.
+    /// Whether transfers of this kind deliver every byte (the TCP kinds, pFabric, ExpressPass
+    /// and Aeolus): what a sender-side approximation scheme (EarlySend, SampleSend) runs over.
     pub fn is_reliable(&self) -> bool {
-        self.tcp().is_some() || matches!(self, TransportSpec::Pfabric(_))
+        self.tcp().is_some()
+            || matches!(self, TransportSpec::Pfabric(_) | TransportSpec::Expresspass(_) | TransportSpec::Aeolus(_))
     }
 
     /// The reliable byte stream's keys, for the TCP kinds.

@@ -1298,8 +1298,8 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
         let (name, want) = match a.scheme {
             ApproxScheme::Atp => ("atp", "kind = \"atp\""),
             ApproxScheme::Udp => ("udp", "kind = \"udp\""),
-            ApproxScheme::EarlySend => ("early_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
-            ApproxScheme::SampleSend => ("sample_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric)"),
+            ApproxScheme::EarlySend => ("early_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric, expresspass, aeolus)"),
+            ApproxScheme::SampleSend => ("sample_send", "a reliable kind (dctcp, newreno, power_tcp, pfabric, expresspass, aeolus)"),
         };
         return Err(SpecError::invalid(
             key("scheme"),

@@ -265,6 +265,8 @@ impl Simulation {
     /// A packet reached its destination host: hand it to the transfer's endpoint.
     pub(crate) fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
+        // A credit that reaches a finished sender is wasted too: count it before the look-up.
+        self.credits_delivered += u64::from(!pkt.to_receiver && pkt.seg.is_credit());
         let f = pkt.seg.conn() as usize;
         let Some((spec, rt)) = self.transfers.get_mut(f).filter(|(_, rt)| !rt.released) else {
             self.int.forget(&pkt);
@@ -441,6 +443,7 @@ impl Simulation {
             };
             let pkt = Packet { size: seg.len() + header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
             self.bytes_sent += pkt.size as u64;
+            self.credits_answered += u64::from(side == 0 && pkt.seg.answers_credit());
             if tsq {
                 self.enqueue_tsq(nic, pkt);
             } else {

@@ -191,6 +191,8 @@ impl Simulation {
             sim_end_ps: self.sched.now().ps(),
             bytes_sent: self.bytes_sent,
             bytes_delivered: self.bytes_delivered,
+            credits_delivered: self.credits_delivered,
+            credits_answered: self.credits_answered,
             bytes_dropped: self.bytes_dropped,
             bytes_in_flight: in_flight,
             switch_drops,
