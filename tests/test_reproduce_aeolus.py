@@ -8,14 +8,14 @@ from slacknet.reproduce import load_paper, render, reproduce
 from .conftest import REPO
 
 VERDICTS = [
-    ("FCT by size", "scheduled traffic is never dropped: no switch drops data under Aeolus or ExpressPass at any load",
+    ("Figure (ours, after §5: web search)", "scheduled traffic is never dropped: no switch drops data under Aeolus or ExpressPass at any load",
      True),
-    ("FCT by size", "Aeolus's unscheduled first RTT makes short flows faster than under ExpressPass at every load "
+    ("Figure (ours, after §5: web search)", "Aeolus's unscheduled first RTT makes short flows faster than under ExpressPass at every load "
      "(mean slowdown)", True),
-    ("FCT by size", "credit-scheduled queues stay small: Aeolus's leaf occupancy p99 is under half of DCTCP's at "
+    ("Figure (ours, after §5: web search)", "credit-scheduled queues stay small: Aeolus's leaf occupancy p99 is under half of DCTCP's at "
      "every load", True),
     # A short flow starved of credits at a busy host waits at one credit per RTT (README there).
-    ("FCT by size", "(ours) Aeolus's short-flow tail is no worse than DCTCP's (p99 slowdown) at every load", False),
+    ("Figure (ours, after §5: web search)", "(ours) Aeolus's short-flow tail is no worse than DCTCP's (p99 slowdown) at every load", False),
 ]
 
 
