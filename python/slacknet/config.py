@@ -70,6 +70,7 @@ __all__ = [
     "ClosedLoopWorkload",
     "BarrierWorkload",
     "RelayWorkload",
+    "TrainingWorkload",
     "ApproxGroup",
     "ApproxJobsWorkload",
     "AtpTransport",
@@ -575,6 +576,25 @@ class RelayWorkload(_Model):
     transport: TransportSpec | None = None
 
 
+class TrainingWorkload(_Model):
+    """Data-parallel training (the bounded-loss ML paper, §3.1): ``iterations`` of a compute
+    phase (``compute_us``) and the synchronisation of ``model_bytes`` per worker among
+    ``workers``, by a parameter server (``pattern = "ps"``, ``server``: push to it, then pull)
+    or a ring all-reduce (``"ring"``: 2 (N - 1) chunk steps), with a barrier. One
+    ``iteration`` row per iteration in :attr:`slacknet.Results.apps`."""
+
+    kind: Literal["training"] = "training"
+    pattern: Literal["ps", "ring"]
+    workers: list[U32]
+    server: U32 | None = None
+    model_bytes: U64
+    iterations: U32
+    compute_us: float = 0.0
+    start_us: float = 0.0
+    prio: U8 = 0
+    transport: TransportSpec | None = None
+
+
 class ApproxGroup(_Model):
     """One group of an ``approx_jobs`` job: its ``share`` of the messages and its ``msr``."""
 
@@ -618,6 +638,7 @@ Workload = Annotated[
         ClosedLoopWorkload,
         BarrierWorkload,
         RelayWorkload,
+        TrainingWorkload,
         ApproxJobsWorkload,
     ],
     Field(discriminator="kind"),

@@ -37,6 +37,7 @@ pub mod barrier;
 pub mod closed_loop;
 pub mod open_loop;
 pub mod relay;
+pub mod training;
 
 pub use approx_jobs::{ApproxJobs, ApproxJobsConf, ApproxScheme, Receivers};
 pub use barrier::Barrier;
@@ -44,6 +45,7 @@ pub use closed_loop::ClosedLoop;
 pub use open_loop::{IncastGen, ListGen, PoissonGen, PrioSchedule};
 pub use proto::Outcome;
 pub use relay::Relay;
+pub use training::{SyncPattern, Training, TrainingConf};
 
 /// A transfer an application asks for: `size` bytes from host `src` to host `dst`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -478,6 +480,8 @@ pub enum AnyApp {
     Relay(Relay),
     /// NetApprox's jobs of messages.
     ApproxJobs(ApproxJobs),
+    /// Data-parallel training iterations (parameter server or ring all-reduce).
+    Training(Training),
     /// Anything else.
     Custom(Box<dyn Application + Send + Sync>),
 }
@@ -492,6 +496,7 @@ macro_rules! dispatch {
             AnyApp::Barrier($a) => $e,
             AnyApp::Relay($a) => $e,
             AnyApp::ApproxJobs($a) => $e,
+            AnyApp::Training($a) => $e,
             AnyApp::Custom($a) => $e,
         }
     };
@@ -525,6 +530,7 @@ impl AnyApp {
             | AnyApp::Barrier(_)
             | AnyApp::Relay(_)
             | AnyApp::ApproxJobs(_)
+            | AnyApp::Training(_)
             | AnyApp::Custom(_) => None,
         }
     }

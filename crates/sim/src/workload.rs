@@ -18,7 +18,7 @@ use rand_pcg::Pcg64;
 use units::{Dur, Time};
 
 use crate::app::{
-    AnyApp, ApproxJobs, ApproxJobsConf, Barrier, ClosedLoop, IncastGen, ListGen, PoissonGen, PrioSchedule, Receivers, Relay,
+    AnyApp, ApproxJobs, ApproxJobsConf, Barrier, Training, TrainingConf, ClosedLoop, IncastGen, ListGen, PoissonGen, PrioSchedule, Receivers, Relay,
     TransferReq,
 };
 use crate::rng::{Stream, Streams};
@@ -279,6 +279,16 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 Dur::from_secs_f64(b.compute_us * 1e-6),
             )),
             WorkloadSpec::Relay(r) => AnyApp::Relay(Relay::new(r.chain.clone(), r.block_bytes, r.blocks)),
+            WorkloadSpec::Training(t) => AnyApp::Training(Training::new(TrainingConf {
+                pattern: t.pattern,
+                workers: t.workers.clone(),
+                server: t.server.unwrap_or(0),
+                model_bytes: t.model_bytes,
+                iterations: t.iterations,
+                compute: Dur::from_secs_f64(t.compute_us * 1e-6),
+                start: Time::from_secs_f64(t.start_us * 1e-6),
+                prio: t.prio,
+            })),
             WorkloadSpec::ApproxJobs(a) => {
                 let senders: Vec<u32> = match &a.senders {
                     Some(s) => s.clone(),

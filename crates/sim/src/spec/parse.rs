@@ -224,6 +224,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("workload", "barrier") => try_de::<BarrierSpec>(v, key),
         ("workload", "relay") => try_de::<RelaySpec>(v, key),
         ("workload", "approx_jobs") => try_de::<ApproxJobsSpec>(v, key),
+        ("workload", "training") => try_de::<TrainingSpec>(v, key),
         ("topology", other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
@@ -232,7 +233,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         (_, other) => Some(SpecError::invalid(
             format!("{key}.kind"),
             format!("{other:?}"),
-            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\", \"relay\" or \"approx_jobs\"",
+            "unknown workload kind; expected \"poisson\", \"incast\", \"flow_list\", \"flows\", \"closed_loop\", \"barrier\", \"relay\", \"approx_jobs\" or \"training\"",
         )),
     }
 }

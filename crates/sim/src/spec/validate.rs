@@ -112,6 +112,7 @@ impl Spec {
                 WorkloadSpec::Barrier(b) => Some(b.compute_us * b.rounds as f64 * 1e6),
                 WorkloadSpec::Relay(_) => None,
                 WorkloadSpec::ApproxJobs(a) => Some(a.start_us * 1e6),
+                WorkloadSpec::Training(t) => Some((t.start_us + t.compute_us * t.iterations as f64) * 1e6),
             })
             .reduce(f64::max)
     }
@@ -160,6 +161,14 @@ impl Spec {
                     let per_job = if a.scheme == crate::app::ApproxScheme::Atp { 1.0 } else { a.messages as f64 };
                     (senders * a.jobs_per_host as f64 * per_job, "jobs_per_host", "jobs_per_host, messages or the senders")
                 }
+                WorkloadSpec::Training(t) => {
+                    let n = t.workers.len() as f64;
+                    let per_iteration = match t.pattern {
+                        crate::app::SyncPattern::Ps => 2.0 * n,
+                        crate::app::SyncPattern::Ring => 2.0 * (n - 1.0).max(0.0) * n,
+                    };
+                    (per_iteration * t.iterations as f64, "iterations", "iterations or the workers")
+                }
             };
             if flows > MAX_FLOWS as f64 {
                 let value = match w {
@@ -171,6 +180,7 @@ impl Spec {
                     WorkloadSpec::Barrier(b) => b.rounds.to_string(),
                     WorkloadSpec::Relay(r) => r.blocks.to_string(),
                     WorkloadSpec::ApproxJobs(a) => a.jobs_per_host.to_string(),
+                    WorkloadSpec::Training(t) => t.iterations.to_string(),
                 };
                 return Err(SpecError::invalid(
                     format!("workload[{i}].{key}"),
@@ -1206,6 +1216,54 @@ fn resolve_file(key: &str, name: &str, base_dir: &Path, builtins: &[&str]) -> Re
     Ok(p.canonicalize().unwrap_or(p).to_string_lossy().into_owned())
 }
 
+/// The most workers a `training` entry may have.
+const MAX_TRAINING_WORKERS: usize = 4096;
+
+/// `kind = "training"`: distinct existing hosts, a server for `ps` only, sizes and times.
+fn check_training(prefix: &str, t: &TrainingSpec, num_hosts: u32, sizes: &SizeRule) -> Result<(), SpecError> {
+    use crate::app::SyncPattern;
+    let key = |k: &str| format!("{prefix}.{k}");
+    if t.workers.len() < 2 || t.workers.len() > MAX_TRAINING_WORKERS {
+        return Err(SpecError::invalid(
+            key("workers"),
+            format!("[{} hosts]", t.workers.len()),
+            format!("give between 2 and {MAX_TRAINING_WORKERS} distinct worker hosts"),
+        ));
+    }
+    for (j, &h) in t.workers.iter().enumerate() {
+        let k = format!("{prefix}.workers[{j}]");
+        if h >= num_hosts {
+            return Err(SpecError::invalid(k, h, format!("no such host (the topology has hosts 0..{num_hosts})")));
+        }
+        if t.workers[..j].contains(&h) {
+            return Err(SpecError::invalid(k, h, "a host appears twice among the workers"));
+        }
+    }
+    match (t.pattern, t.server) {
+        (SyncPattern::Ps, None) => {
+            return Err(SpecError::invalid(key("server"), "missing", "a parameter server (pattern = \"ps\") needs `server`, a host that is not a worker"));
+        }
+        (SyncPattern::Ps, Some(s)) => {
+            if s >= num_hosts {
+                return Err(SpecError::invalid(key("server"), s, format!("no such host (the topology has hosts 0..{num_hosts})")));
+            }
+            if t.workers.contains(&s) {
+                return Err(SpecError::invalid(key("server"), s, "the server is also a worker: choose another host"));
+            }
+        }
+        (SyncPattern::Ring, Some(s)) => {
+            return Err(SpecError::invalid(key("server"), s, "a ring all-reduce has no server: remove it, or use pattern = \"ps\""));
+        }
+        (SyncPattern::Ring, None) => {}
+    }
+    sizes.check(&key("model_bytes"), t.model_bytes)?;
+    positive(&key("iterations"), t.iterations)?;
+    non_negative_us(&key("compute_us"), t.compute_us)?;
+    within_clock(&key("compute_us"), t.compute_us, t.iterations, "iterations")?;
+    non_negative_us(&key("start_us"), t.start_us)?;
+    Ok(())
+}
+
 /// `kind = "approx_jobs"`: hosts, ranges, and a transport that fits the scheme.
 fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport: &TransportSpec) -> Result<(), SpecError> {
     use crate::app::ApproxScheme;
@@ -1516,6 +1574,7 @@ fn check_workload(
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
         WorkloadSpec::ApproxJobs(a) => check_approx_jobs(&prefix, a, num_hosts, transport)?,
+        WorkloadSpec::Training(t) => check_training(&prefix, t, num_hosts, &sizes)?,
         WorkloadSpec::Flows(Flows { flows, .. }) => {
             let max_start_ns = MAX_TIME_PS / units::PS_PER_NS;
             for (j, f) in flows.iter().enumerate() {

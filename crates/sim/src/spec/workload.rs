@@ -29,6 +29,40 @@ pub enum WorkloadSpec {
     /// NetApprox's jobs (§7.1): every sender runs jobs of `messages` messages one after
     /// another, with message sizes and gaps from a trace, sent by `scheme` (`app::approx_jobs`).
     ApproxJobs(ApproxJobsSpec),
+    /// Data-parallel training (the bounded-loss ML paper, §3.1): `iterations` of a compute
+    /// phase and the synchronisation of `model_bytes` among `workers`, by a parameter server or
+    /// a ring all-reduce, with a barrier (`app::training`).
+    Training(TrainingSpec),
+}
+
+/// Keys of `kind = "training"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingSpec {
+    /// `ps` (parameter server) or `ring` (ring all-reduce).
+    pub pattern: crate::app::SyncPattern,
+    /// The workers' hosts.
+    pub workers: Vec<u32>,
+    /// `ps`: the parameter server's host (not a worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<u32>,
+    /// Gradient bytes each worker synchronises per iteration (the model's size).
+    pub model_bytes: u64,
+    /// Iterations.
+    pub iterations: u32,
+    /// Compute phase of every iteration.
+    #[serde(default)]
+    pub compute_us: f64,
+    /// When the first iteration starts.
+    #[serde(default)]
+    pub start_us: f64,
+    /// Priority class of the transfers.
+    #[serde(default)]
+    pub prio: u8,
+    /// The transport of this entry's transfers (a `[transport]` table of its own). Absent:
+    /// the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSpec>,
 }
 
 /// Keys of `kind = "approx_jobs"`.
@@ -431,6 +465,7 @@ impl WorkloadSpec {
             WorkloadSpec::Barrier(w) => w.transport.as_ref(),
             WorkloadSpec::Relay(w) => w.transport.as_ref(),
             WorkloadSpec::ApproxJobs(w) => w.transport.as_ref(),
+            WorkloadSpec::Training(w) => w.transport.as_ref(),
         }
     }
 }

@@ -1,0 +1,55 @@
+"""Data-parallel training from Python: the ``training`` workload (parameter server and ring
+all-reduce) gives one ``iteration`` row per iteration, and the committed §3.1 scenario runs."""
+
+from __future__ import annotations
+
+import pytest
+
+import slacknet
+import slacknet.sim
+
+from .conftest import REPO
+
+STAR = """
+[topology]
+kind = "leaf_spine"
+leaves = 1
+hosts_per_leaf = 5
+spines = 0
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+
+[switch]
+buffer_bytes = 4000000
+
+[[workload]]
+kind = "training"
+pattern = "{pattern}"
+workers = [1, 2, 3, 4]
+{server}
+model_bytes = 1000000
+iterations = 4
+compute_us = 50
+"""
+
+
+@pytest.mark.parametrize(("pattern", "server", "transfers"), [("ps", "server = 0", 8), ("ring", "", 24)])
+def test_iterations_are_rows_with_a_barrier(pattern: str, server: str, transfers: int) -> None:
+    res = slacknet.run(slacknet.Scenario.from_toml_text(STAR.format(pattern=pattern, server=server)))
+    it = res.apps[res.apps["kind"] == "iteration"]
+    assert list(it["unit"]) == [0, 1, 2, 3]
+    assert (it["num_transfers"] == transfers).all()
+    assert (it["duration_us"] >= it["ideal_us"]).all() and (it["duration_us"] < 1.3 * it["ideal_us"]).all()
+    assert (it["start_ps"].to_numpy()[1:] == it["end_ps"].to_numpy()[:-1]).all()
+
+
+def test_the_mirror_refuses_what_rust_refuses() -> None:
+    w = slacknet.TrainingWorkload(pattern="ring", workers=[0, 1], model_bytes=10, iterations=1)
+    assert w.server is None and w.compute_us == 0.0
+    with pytest.raises(slacknet.SpecError, match=r"workload\[0\]\.server.*needs `server`"):
+        slacknet.sim.validate(slacknet.Scenario.from_toml_text(STAR.format(pattern="ps", server="")))
+
+
+def test_the_papers_spine_leaf_scenario_is_valid() -> None:
+    v = slacknet.sim.validate(REPO / "experiments" / "mlt" / "spine_leaf.toml")
+    assert v.name == "mlt_spine_leaf"
