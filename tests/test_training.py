@@ -53,3 +53,14 @@ def test_the_mirror_refuses_what_rust_refuses() -> None:
 def test_the_papers_spine_leaf_scenario_is_valid() -> None:
     v = slacknet.sim.validate(REPO / "experiments" / "mlt" / "spine_leaf.toml")
     assert v.name == "mlt_spine_leaf"
+
+
+def test_sweep_metrics_sum_the_iterations() -> None:
+    from slacknet.sweep import run_metrics
+
+    res = slacknet.run(slacknet.Scenario.from_toml_text(STAR.format(pattern="ring", server="")))
+    m = run_metrics(res)
+    it = res.apps[res.apps["kind"] == "iteration"]
+    assert m["iterations"] == 4
+    assert m["train_time_us"] == pytest.approx(it["duration_us"].sum())
+    assert m["iter_mean_us"] == pytest.approx(it["duration_us"].mean())
