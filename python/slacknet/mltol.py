@@ -119,13 +119,13 @@ def aggregate(grads: np.ndarray, arrived: np.ndarray, values_per_packet: int, po
     if arrived.shape != (w, len(bounds)):
         raise ValueError(f"arrived has shape {arrived.shape}, expected {(w, len(bounds))}")
     mask = np.repeat(arrived, bounds[:, 1] - bounds[:, 0], axis=1).astype(grads.dtype)
-    total = (grads * mask).sum(axis=0)
+    total: np.ndarray = (grads * mask).sum(axis=0)
     if policy == "zero_fill":
-        return total / w
+        return np.asarray(total / w)
     if policy == "rescale":
-        n = mask.sum(axis=0)
+        n: np.ndarray = mask.sum(axis=0)
         # n == 0 only where no worker's packet arrived; total is 0 there too.
-        return total / np.maximum(n, 1.0)
+        return np.asarray(total / np.maximum(n, 1.0))
     raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
 
 
