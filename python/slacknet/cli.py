@@ -517,7 +517,13 @@ def _cmd_ml(args: argparse.Namespace) -> int:
     print(f"training {total} runs: models {','.join(models)}, policies {','.join(policies)}, seeds "
           f"{','.join(map(str, config.seeds))}, p in 0..1 step {config.p_step}", file=sys.stderr)
     t0 = time.perf_counter()
-    runs = mltol.tolerance(config)
+    last_p = grid[-1]
+
+    def done(row: dict[str, Any]) -> None:
+        if row["p"] == last_p:
+            print(f"  {row['model']} {row['policy']} seed {row['seed']} done", file=sys.stderr, flush=True)
+
+    runs = mltol.tolerance(config, on_run=done)
     summary = mltol.summarize(runs)
     mltol.write_csv_atomic(runs, out / "runs.csv")
     mltol.write_csv_atomic(summary, out / "summary.csv")
