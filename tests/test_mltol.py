@@ -119,6 +119,8 @@ def test_quick_run_finds_bounds(quick_runs: pd.DataFrame) -> None:
     assert (s["x1_mean"] <= s["x2_mean"]).all()
     zf = s[s["policy"] == "zero_fill"]
     assert (zf["x2_mean"] < 1.0).any()
+    # not only p = 1 (nothing arrives) fails: some model stops converging at a p < 1
+    assert (zf["x2_mean"] < 0.8).any()
     assert (s["x2_mean"] > 0.0).any()  # some loss is tolerated at all
     assert "0.15" in mltol.render(s)  # the paper's Table 3 alongside
 
