@@ -10,6 +10,8 @@
     slacknet credence train TRACE... --out MODEL.json
     slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
     slacknet reproduce --list [--experiments DIR]
+    slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
+                          [--p-step 0.05] [--out DIR] [--quick]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -161,6 +163,29 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
     rp.add_argument("--seeds", metavar="SEEDS", type=_seed_list,
                     help="comma-separated seeds, each point run once per seed (default: the description's)")
+
+    ml = sub.add_parser("ml", help="distributed training under gradient packet loss (issue 12)")
+    mls = ml.add_subparsers(dest="ml_command", metavar="ACTION", required=True)
+    mt = mls.add_parser(
+        "tolerance",
+        help="measure each model's loss tolerance bounds x1 and x2 (bounded-loss paper §2.2)",
+        description="Train models data-parallel (4 workers) with every worker's gradient cut into "
+        "packets lost at random with probability p, for p from 0 to 1, and report per model and "
+        "receiver policy x1 (largest p converging in the lossless run's epochs) and x2 (largest p "
+        "still converging), next to the paper's Table 3. Writes runs.csv and summary.csv.",
+    )
+    mt.add_argument("--models", metavar="NAMES", default=None,
+                    help="comma-separated models among mlp,cnn,rnn,mf (default: all; cnn and rnn need "
+                    "the ml extra: pip install 'slacknet[ml]')")
+    mt.add_argument("--policy", metavar="NAMES", default=None,
+                    help="comma-separated receiver policies among zero_fill,rescale (default: both)")
+    mt.add_argument("--seeds", metavar="SEEDS", type=_seed_list, default=None,
+                    help="comma-separated seeds (default 1,2,3; --quick: 1)")
+    mt.add_argument("--p-step", metavar="STEP", type=float, default=None,
+                    help="step of the loss probability grid from 0 to 1 (default 0.05; --quick: 0.2)")
+    mt.add_argument("--out", metavar="DIR", help="output folder (default: results/ml-tolerance[-quick])")
+    mt.add_argument("--quick", action="store_true",
+                    help="reduced run: p in steps of 0.2, seed 1, at most 12 epochs per run")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -450,6 +475,65 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _names(key: str, text: str | None, allowed: Sequence[str], default: Sequence[str]) -> tuple[str, ...]:
+    if text is None:
+        return tuple(default)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise InputError(f"{key} = {text!r}: empty; give a comma-separated list from {','.join(allowed)}")
+    for n in names:
+        if n not in allowed:
+            raise InputError(f"{key} = {n}: unknown; choose from {','.join(allowed)}")
+    if len(set(names)) != len(names):
+        raise InputError(f"{key} = {text}: a name is listed twice")
+    return tuple(names)
+
+
+def _cmd_ml(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import mltol
+
+    models = _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
+    policies = _names("--policy", args.policy, mltol.POLICIES, mltol.POLICIES)
+    config = mltol.ToleranceConfig.quick() if args.quick else mltol.ToleranceConfig()
+    config = dataclasses.replace(config, models=models, policies=policies)
+    if args.seeds is not None:
+        config = dataclasses.replace(config, seeds=tuple(args.seeds))
+    if args.p_step is not None:
+        if not 0.0 < args.p_step <= 1.0:
+            raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")
+        config = dataclasses.replace(config, p_step=args.p_step)
+    for m in models:
+        need = mltol.MODEL_SPECS[m].needs
+        if need is not None:
+            try:
+                mltol.MODEL_SPECS[m].build()
+            except mltol.MissingExtraError as e:
+                raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
+    out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
+    grid = mltol.p_grid(config.p_step)
+    total = len(models) * len(policies) * len(config.seeds) * len(grid)
+    print(f"training {total} runs: models {','.join(models)}, policies {','.join(policies)}, seeds "
+          f"{','.join(map(str, config.seeds))}, p in 0..1 step {config.p_step}", file=sys.stderr)
+    t0 = time.perf_counter()
+    last_p = grid[-1]
+
+    def done(row: dict[str, Any]) -> None:
+        if row["p"] == last_p:
+            print(f"  {row['model']} {row['policy']} seed {row['seed']} done", file=sys.stderr, flush=True)
+
+    runs = mltol.tolerance(config, on_run=done)
+    summary = mltol.summarize(runs)
+    mltol.write_csv_atomic(runs, out / "runs.csv")
+    mltol.write_csv_atomic(summary, out / "summary.csv")
+    print(mltol.render(summary))
+    print("x1: largest p whose runs from 0 to p all converge within the lossless epochs (+10%, at least +1); "
+          "x2: largest p whose runs from 0 to p all converge; paper x1 from Table 3, x2 from Figure 2")
+    print(f"results: {out} (runs.csv, summary.csv); took {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -499,6 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": _cmd_sweep,
         "credence": _cmd_credence,
         "reproduce": _cmd_reproduce,
+        "ml": _cmd_ml,
     }
     source = getattr(args, "scenario", None) or getattr(args, "sweep", None) or getattr(args, "results", None)
     try:

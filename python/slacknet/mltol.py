@@ -1,0 +1,613 @@
+"""Loss tolerance of data-parallel SGD, measured on real training (issue 12; the bounded-loss
+transport paper, APNet'19, §2.2 and Tables 2-4).
+
+Data-parallel SGD is simulated in-process. Each step, a minibatch is split into ``num_workers``
+equal shards; every worker computes the gradient of its shard's mean loss. Each worker's gradient
+vector is cut into packets of ``values_per_packet`` consecutive values (a packet never splits a
+value; 1460-byte payloads of float32 give 365 values, the default) and every packet is lost
+independently with probability ``p`` (a seeded numpy ``Generator``, separate from the one that
+shuffles data and initialises weights). The aggregator combines what arrived with a receiver
+policy and the model takes a plain SGD step (fixed learning rate, no momentum or weight decay, as
+the paper's Table 5 setup says):
+
+* ``zero_fill``: a missing value counts as 0, so coordinate i gets ``sum(arrived g_w[i]) / W``
+  (what the paper does);
+* ``rescale``: coordinate i is averaged over the workers whose packet for it arrived,
+  ``sum(arrived g_w[i]) / n_i``, and is 0 if none arrived (``n_i = 0``).
+
+INVARIANT: at ``p = 0`` every packet arrives and both policies compute ``G.sum(axis=0) / W`` on
+the same gradients, so training is bit-for-bit ordinary data-parallel SGD (tests pin this).
+
+The measurement (§2.2): train each model at every p of a grid (0 to 1 in steps of 0.05 by
+default) with fixed seeds. A run *converges* when its validation loss falls to the model's
+target (``ModelSpec.target_loss``, the paper's "validation loss decreases to a model-specific
+threshold") within ``max_epochs``; ``epochs`` is the first epoch (counted from 1, checked at the
+end of every epoch) at which it does. Then, per model, policy and seed:
+
+* ``x1``: the largest p such that every grid point from 0 to p converged in at most the lossless
+  run's epochs plus a tolerance (``max(1, ceil(0.1 * base))`` epochs: "same epochs", with the
+  granularity of whole epochs);
+* ``x2``: the largest p such that every grid point from 0 to p converged at all.
+
+Both are read as thresholds over the contiguous range from 0 (the paper: "for all p, when
+p <= x1 ..."), so a lucky isolated p above a failure does not count.
+
+Models (in the spirit of Table 2; all data ship inside scikit-learn, nothing is downloaded):
+
+* ``mlp``: 64-32-10 tanh multi-layer perceptron on ``sklearn.datasets.load_digits``
+  (hand-derived gradients, numpy only);
+* ``mf``: matrix factorisation ``R ~ U V^T`` (rank 8) of a synthetic rank-5 200 x 150 matrix
+  with Gaussian noise, 30% of entries observed, trained on squared error of observed entries
+  (hand-derived gradients, numpy only);
+* ``cnn``: one 3x3 convolution (8 filters) + ReLU + 2x2 average pooling + dense softmax on the
+  8x8 digit images (gradients by ``autograd``, the ``ml`` extra);
+* ``rnn``: an Elman (tanh) RNN with 32 hidden units reading each digit image row by row, 8 steps
+  of 8 pixels, classifying from the last state (gradients by ``autograd``, the ``ml`` extra).
+
+The models are far smaller than the paper's (ResNet20, LSTM seq2seq): a few thousand parameters
+make only a handful of packets per worker, so the loss granularity is coarse.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "POLICIES",
+    "MODELS",
+    "PAPER_TABLE3",
+    "PAPER_FIGURE2_X2",
+    "MissingExtraError",
+    "ModelSpec",
+    "ToleranceConfig",
+    "packet_bounds",
+    "aggregate",
+    "train",
+    "tolerance",
+    "summarize",
+    "p_grid",
+    "write_csv_atomic",
+]
+
+#: Receiver policies for the values of lost packets.
+POLICIES = ("zero_fill", "rescale")
+#: Model names, in the order of the paper's Table 3 where it has them.
+MODELS = ("rnn", "mlp", "mf", "cnn")
+#: The paper's loss tolerance bound x1 per model: Table 3 ("Different models tolerates different
+#: loss"): RNN 0.10, MLP 0.15, MF 0.35, CNN 0.15.
+PAPER_TABLE3: dict[str, float] = {"rnn": 0.10, "mlp": 0.15, "mf": 0.35, "cnn": 0.15}
+#: x2 where the paper gives it: §2.2 and Figure 2, (x1, x2) = (15%, 55%) for MLP, (10%, 90%) for RNN.
+PAPER_FIGURE2_X2: dict[str, float] = {"mlp": 0.55, "rnn": 0.90}
+#: Payload values per packet: a 1460-byte payload of float32 values.
+DEFAULT_VALUES_PER_PACKET = 1460 // 4
+
+
+class MissingExtraError(ImportError):
+    """A model needs an optional dependency that is not installed (the message names the extra)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Packets and aggregation
+
+
+def packet_bounds(num_values: int, values_per_packet: int) -> np.ndarray:
+    """The ``[start, end)`` value ranges of the packets carrying a vector of ``num_values``
+    values, shape ``(num_packets, 2)``.
+
+    POSTCONDITION: ranges are consecutive, cover ``0..num_values`` exactly once, and each holds
+    whole values (at most ``values_per_packet``); only the last may be short.
+    """
+    if num_values < 0 or values_per_packet < 1:
+        raise ValueError(f"need num_values >= 0 and values_per_packet >= 1, got {num_values}, {values_per_packet}")
+    starts = np.arange(0, num_values, values_per_packet, dtype=np.int64)
+    ends = np.minimum(starts + values_per_packet, num_values)
+    return np.stack([starts, ends], axis=1)
+
+
+def aggregate(grads: np.ndarray, arrived: np.ndarray, values_per_packet: int, policy: str) -> np.ndarray:
+    """Combine worker gradients ``grads`` (shape ``(W, D)``) given which packets arrived
+    (``arrived``, bool, shape ``(W, num_packets)``) with a receiver policy (module doc)."""
+    w, d = grads.shape
+    bounds = packet_bounds(d, values_per_packet)
+    if arrived.shape != (w, len(bounds)):
+        raise ValueError(f"arrived has shape {arrived.shape}, expected {(w, len(bounds))}")
+    mask = np.repeat(arrived, bounds[:, 1] - bounds[:, 0], axis=1).astype(grads.dtype)
+    total: np.ndarray = (grads * mask).sum(axis=0)
+    if policy == "zero_fill":
+        return np.asarray(total / w)
+    if policy == "rescale":
+        n: np.ndarray = mask.sum(axis=0)
+        # n == 0 only where no worker's packet arrived; total is 0 there too.
+        return np.asarray(total / np.maximum(n, 1.0))
+    raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A model bound to its data: flat parameters, per-worker gradients and validation metrics."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    init: Callable[[np.random.Generator], np.ndarray]
+    #: ``(theta, xs, ys) -> G``: one gradient row per worker shard (``xs``: ``(W, b, ...)``).
+    worker_grads: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+    #: ``(theta, x, y) -> (loss, accuracy or nan)``.
+    evaluate: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of the measurement and its training setup."""
+
+    name: str
+    description: str
+    lr: float
+    batch_per_worker: int
+    #: Converged when the validation loss is at most this.
+    target_loss: float
+    max_epochs: int
+    needs: str | None  # optional extra the model needs, or None
+    build: Callable[[], Problem] = field(repr=False, compare=False)
+
+
+def _digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x = (d.data / 16.0).astype(np.float64)
+    y = d.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(y))  # one fixed split for every seed
+    n_val = 360
+    return x[order[n_val:]], y[order[n_val:]], x[order[:n_val]], y[order[:n_val]]
+
+
+def _softmax_xent(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean cross-entropy and its gradient with respect to ``logits``."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    prob = e / e.sum(axis=-1, keepdims=True)
+    n = len(y)
+    loss = float(-np.log(prob[np.arange(n), y] + 1e-300).mean())
+    g = prob
+    g[np.arange(n), y] -= 1.0
+    return loss, g / n
+
+
+# MLP: 64 -> 32 (tanh) -> 10, hand-derived gradients.
+_MLP_SHAPES = ((64, 32), (32,), (32, 10), (10,))
+
+
+def _unflatten(theta: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    out, i = [], 0
+    for s in shapes:
+        n = int(np.prod(s))
+        out.append(theta[..., i:i + n].reshape(theta.shape[:-1] + s))
+        i += n
+    return out
+
+
+def _num(shapes: Sequence[tuple[int, ...]]) -> int:
+    return sum(int(np.prod(s)) for s in shapes)
+
+
+def mlp_loss_grad(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean cross-entropy of the MLP on ``(x, y)`` and its gradient (hand-derived backprop)."""
+    w1, b1, w2, b2 = _unflatten(theta, _MLP_SHAPES)
+    h = np.tanh(x @ w1 + b1)
+    loss, dz = _softmax_xent(h @ w2 + b2, y)
+    dw2 = h.T @ dz
+    db2 = dz.sum(axis=0)
+    dh = (dz @ w2.T) * (1.0 - h * h)
+    dw1 = x.T @ dh
+    db1 = dh.sum(axis=0)
+    return loss, np.concatenate([dw1.ravel(), db1, dw2.ravel(), db2])
+
+
+def _mlp() -> Problem:
+    xt, yt, xv, yv = _digits()
+
+    def init(rng: np.random.Generator) -> np.ndarray:
+        w1 = rng.normal(0, 1 / math.sqrt(64), (64, 32))
+        w2 = rng.normal(0, 1 / math.sqrt(32), (32, 10))
+        return np.concatenate([w1.ravel(), np.zeros(32), w2.ravel(), np.zeros(10)])
+
+    def grads(theta: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        return np.stack([mlp_loss_grad(theta, xs[i], ys[i])[1] for i in range(len(xs))])
+
+    def evaluate(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        w1, b1, w2, b2 = _unflatten(theta, _MLP_SHAPES)
+        logits = np.tanh(x @ w1 + b1) @ w2 + b2
+        loss, _ = _softmax_xent(logits, y)
+        return loss, float((logits.argmax(axis=1) == y).mean())
+
+    return Problem(xt, yt, xv, yv, init, grads, evaluate)
+
+
+# MF: synthetic rank-5 matrix, rank-8 factors, hand-derived gradients.
+_MF_USERS, _MF_ITEMS, _MF_RANK, _MF_TRUE_RANK = 200, 150, 8, 5
+
+
+def mf_loss_grad(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean squared error of ``U[u] . V[i]`` against ratings ``y`` for entries ``x = (u, i)``,
+    and its gradient with respect to the flat ``(U, V)``."""
+    u_f, v_f = _unflatten(theta, ((_MF_USERS, _MF_RANK), (_MF_ITEMS, _MF_RANK)))
+    u, i = x[:, 0].astype(np.int64), x[:, 1].astype(np.int64)
+    err = (u_f[u] * v_f[i]).sum(axis=1) - y
+    n = len(y)
+    gu = np.zeros_like(u_f)
+    gv = np.zeros_like(v_f)
+    np.add.at(gu, u, (2.0 / n) * err[:, None] * v_f[i])
+    np.add.at(gv, i, (2.0 / n) * err[:, None] * u_f[u])
+    return float((err * err).mean()), np.concatenate([gu.ravel(), gv.ravel()])
+
+
+def _mf() -> Problem:
+    rng = np.random.default_rng(12)  # the matrix is fixed; seeds vary init, order and losses
+    a = rng.normal(0, 1, (_MF_USERS, _MF_TRUE_RANK))
+    b = rng.normal(0, 1, (_MF_ITEMS, _MF_TRUE_RANK))
+    r = a @ b.T / math.sqrt(_MF_TRUE_RANK) + rng.normal(0, 0.1, (_MF_USERS, _MF_ITEMS))
+    observed = np.argwhere(rng.random(r.shape) < 0.3)
+    observed = observed[rng.permutation(len(observed))]
+    ratings = r[observed[:, 0], observed[:, 1]]
+    n_val = len(observed) // 5
+    xt, yt = observed[n_val:].astype(np.float64), ratings[n_val:]
+    xv, yv = observed[:n_val].astype(np.float64), ratings[:n_val]
+
+    def init(g: np.random.Generator) -> np.ndarray:
+        return g.normal(0, 0.3, _num(((_MF_USERS, _MF_RANK), (_MF_ITEMS, _MF_RANK))))
+
+    def grads(theta: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        return np.stack([mf_loss_grad(theta, xs[i], ys[i])[1] for i in range(len(xs))])
+
+    def evaluate(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        return mf_loss_grad(theta, x, y)[0], float("nan")
+
+    return Problem(xt, yt, xv, yv, init, grads, evaluate)
+
+
+def _autograd() -> Any:
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        raise MissingExtraError(
+            "needs the autograd package: install the ml extra, pip install 'slacknet[ml]'"
+        ) from None
+    return autograd, anp
+
+
+def _xent_autograd(anp: Any, logits: Any, y: np.ndarray) -> Any:
+    """Mean cross-entropy per worker: ``logits`` ``(W, b, C)``, ``y`` ``(W, b)`` -> ``(W,)``."""
+    z = logits - anp.max(logits, axis=-1, keepdims=True)
+    logp = z - anp.log(anp.sum(anp.exp(z), axis=-1, keepdims=True))
+    onehot = np.eye(logits.shape[-1])[y]
+    return -anp.mean(anp.sum(logp * onehot, axis=-1), axis=-1)
+
+
+def _autograd_problem(
+    forward: Callable[[Any, Any, np.ndarray], Any],
+    shapes: Sequence[tuple[int, ...]],
+    init: Callable[[np.random.Generator], np.ndarray],
+    prep: Callable[[np.ndarray], np.ndarray],
+) -> Problem:
+    """A classification problem whose per-worker gradients come from one ``autograd`` call: the
+    parameters are stacked once per worker, ``(W, D)``, and the gradient of the sum of the
+    workers' losses with respect to that stack is exactly each worker's own gradient row."""
+    autograd, anp = _autograd()
+    xt, yt, xv, yv = _digits()
+    xt, xv = prep(xt), prep(xv)
+
+    def total_loss(stack: Any, xs: np.ndarray, ys: np.ndarray) -> Any:
+        params = _unflatten(stack, shapes)
+        return anp.sum(_xent_autograd(anp, forward(anp, params, xs), ys))
+
+    g = autograd.grad(total_loss)
+
+    def grads(theta: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        stack = np.broadcast_to(theta, (len(xs), theta.size)).copy()
+        return np.asarray(g(stack, xs, ys))
+
+    def evaluate(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        logits = np.asarray(forward(np, _unflatten(theta[None, :], shapes), x[None]))
+        loss = float(_xent_autograd(np, logits, y[None])[0])
+        return loss, float((logits[0].argmax(axis=-1) == y).mean())
+
+    return Problem(xt, yt, xv, yv, init, grads, evaluate)
+
+
+# CNN: 3x3 conv (8 filters, valid) on 8x8 -> ReLU -> 2x2 average pool (3x3x8) -> dense 10.
+_CNN_F = 8
+_CNN_SHAPES = ((9, _CNN_F), (_CNN_F,), (9 * _CNN_F, 10), (10,))
+
+
+def _im2col(x: np.ndarray) -> np.ndarray:
+    """``(N, 64)`` images -> ``(N, 36, 9)`` 3x3 patches (valid convolution)."""
+    img = x.reshape(-1, 8, 8)
+    cols = [img[:, r:r + 6, c:c + 6].reshape(-1, 36) for r in range(3) for c in range(3)]
+    return np.stack(cols, axis=-1)
+
+
+def _cnn_forward(anp: Any, params: list[Any], x: np.ndarray) -> Any:
+    wc, bc, wd, bd = params  # each with a leading worker axis
+    w = x.shape[0]
+    h = anp.maximum(anp.matmul(x.reshape(w, -1, 9), wc) + bc[:, None, :], 0.0)  # (W, b*36, F)
+    h = h.reshape(w, -1, 3, 2, 3, 2, _CNN_F)
+    h = anp.mean(anp.mean(h, axis=5), axis=3).reshape(w, -1, 9 * _CNN_F)
+    return anp.matmul(h, wd) + bd[:, None, :]
+
+
+def _cnn() -> Problem:
+    def init(rng: np.random.Generator) -> np.ndarray:
+        wc = rng.normal(0, 1 / 3, (9, _CNN_F))
+        wd = rng.normal(0, 1 / math.sqrt(9 * _CNN_F), (9 * _CNN_F, 10))
+        return np.concatenate([wc.ravel(), np.full(_CNN_F, 0.1), wd.ravel(), np.zeros(10)])
+
+    return _autograd_problem(_cnn_forward, _CNN_SHAPES, init, _im2col)
+
+
+# RNN: Elman tanh, 32 hidden units, 8 steps of 8 pixels (image rows), softmax on the last state.
+_RNN_H = 32
+_RNN_SHAPES = ((8, _RNN_H), (_RNN_H, _RNN_H), (_RNN_H,), (_RNN_H, 10), (10,))
+
+
+def _rnn_forward(anp: Any, params: list[Any], x: np.ndarray) -> Any:
+    wx, wh, bh, wo, bo = params
+    seq = x.reshape(x.shape[0], x.shape[1], 8, 8)  # (W, b, step, pixel)
+    h = anp.zeros((x.shape[0], x.shape[1], _RNN_H))
+    for t in range(8):
+        h = anp.tanh(anp.matmul(seq[:, :, t, :], wx) + anp.matmul(h, wh) + bh[:, None, :])
+    return anp.matmul(h, wo) + bo[:, None, :]
+
+
+def _rnn() -> Problem:
+    def init(rng: np.random.Generator) -> np.ndarray:
+        wx = rng.normal(0, 1 / math.sqrt(8), (8, _RNN_H))
+        wh = rng.normal(0, 0.5 / math.sqrt(_RNN_H), (_RNN_H, _RNN_H))
+        wo = rng.normal(0, 1 / math.sqrt(_RNN_H), (_RNN_H, 10))
+        return np.concatenate([wx.ravel(), wh.ravel(), np.zeros(_RNN_H), wo.ravel(), np.zeros(10)])
+
+    return _autograd_problem(_rnn_forward, _RNN_SHAPES, init, lambda x: x)
+
+
+#: The models, with learning rates and convergence targets (validation loss) chosen so that the
+#: lossless run converges in a handful of epochs; cross-entropy for the classifiers, mean squared
+#: error for MF (noise variance 0.01 bounds it below).
+MODEL_SPECS: dict[str, ModelSpec] = {
+    "mlp": ModelSpec("mlp", "MLP 64-32-10 on sklearn digits", 0.5, 8, 0.15, 30, None, _mlp),
+    "mf": ModelSpec("mf", "MF rank 8 of a synthetic 200x150 rank-5 matrix", 15.0, 64, 0.05, 30, None, _mf),
+    "cnn": ModelSpec("cnn", "CNN conv3x3x8-pool-dense on sklearn digits 8x8", 0.3, 8, 0.25, 30, "ml", _cnn),
+    "rnn": ModelSpec("rnn", "Elman RNN-32 over digit rows (8 steps x 8 px)", 0.25, 8, 0.30, 30, "ml", _rnn),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One training run: epochs to converge (None if it did not) and the final validation metrics."""
+
+    epochs: int | None
+    epochs_run: int
+    val_loss: float
+    val_acc: float
+    history: tuple[float, ...]
+
+
+def train(
+    problem: Problem,
+    spec: ModelSpec,
+    *,
+    p: float,
+    policy: str,
+    seed: int,
+    num_workers: int = 4,
+    values_per_packet: int = DEFAULT_VALUES_PER_PACKET,
+    max_epochs: int | None = None,
+    stop_at_target: bool = True,
+) -> RunResult:
+    """Train ``problem`` data-parallel with packet loss ``p`` and receiver ``policy``."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p = {p}: must be within [0, 1]")
+    if policy not in POLICIES:
+        raise ValueError(f"policy = {policy}: choose from {', '.join(POLICIES)}")
+    data_ss, loss_ss = np.random.SeedSequence(seed).spawn(2)
+    data_rng = np.random.default_rng(data_ss)
+    loss_rng = np.random.default_rng(loss_ss)
+    theta = problem.init(data_rng)
+    limit = spec.max_epochs if max_epochs is None else max_epochs
+    loss, acc = problem.evaluate(theta, problem.x_val, problem.y_val)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported, not warned about
+        return _epochs(problem, spec, theta, policy, p, num_workers, values_per_packet, limit, stop_at_target,
+                       data_rng, loss_rng, loss, acc)
+
+
+def _epochs(problem: Problem, spec: ModelSpec, theta: np.ndarray, policy: str, p: float, num_workers: int,
+            values_per_packet: int, limit: int, stop_at_target: bool, data_rng: np.random.Generator,
+            loss_rng: np.random.Generator, loss: float, acc: float) -> RunResult:
+    n = len(problem.y_train)
+    batch = spec.batch_per_worker * num_workers
+    steps = n // batch  # the last partial minibatch is dropped so every shard is equal
+    num_packets = len(packet_bounds(theta.size, values_per_packet))
+    history: list[float] = []
+    epochs: int | None = None
+    for epoch in range(1, limit + 1):
+        order = data_rng.permutation(n)
+        for s in range(steps):
+            idx = order[s * batch:(s + 1) * batch].reshape(num_workers, spec.batch_per_worker)
+            g = problem.worker_grads(theta, problem.x_train[idx], problem.y_train[idx])
+            arrived = loss_rng.random((num_workers, num_packets)) >= p
+            theta = theta - spec.lr * aggregate(g, arrived, values_per_packet, policy)
+        loss, acc = problem.evaluate(theta, problem.x_val, problem.y_val)
+        if not np.isfinite(loss):
+            history.append(float("inf"))
+            break  # diverged: it cannot converge any more
+        history.append(loss)
+        if epochs is None and loss <= spec.target_loss:
+            epochs = epoch
+            if stop_at_target:
+                break
+    return RunResult(epochs, len(history), float(loss), float(acc), tuple(history))
+
+
+# ---------------------------------------------------------------------------------------------
+# The measurement
+
+
+@dataclass(frozen=True)
+class ToleranceConfig:
+    """What ``tolerance`` measures; defaults are the full run of ``slacknet ml tolerance``."""
+
+    models: tuple[str, ...] = ("mlp", "cnn", "rnn", "mf")
+    policies: tuple[str, ...] = POLICIES
+    seeds: tuple[int, ...] = (1, 2, 3)
+    p_step: float = 0.05
+    num_workers: int = 4
+    values_per_packet: int = DEFAULT_VALUES_PER_PACKET
+    #: Overrides every model's ``max_epochs`` when set.
+    max_epochs: int | None = None
+
+    @classmethod
+    def quick(cls, **kw: Any) -> "ToleranceConfig":
+        """The reduced run (``--quick``): p in steps of 0.2, one seed, at most 12 epochs."""
+        base = cls(seeds=(1,), p_step=0.2, max_epochs=12)
+        return replace(base, **kw)
+
+
+def p_grid(step: float) -> list[float]:
+    """0, step, 2 step, ... up to 1 (inclusive when 1 is a multiple of ``step``)."""
+    if not 0.0 < step <= 1.0:
+        raise ValueError(f"p step = {step}: must be in (0, 1], e.g. 0.05")
+    n = int(math.floor(1.0 / step + 1e-9))
+    return [round(i * step, 10) for i in range(n + 1)]
+
+
+def epochs_tolerance(base_epochs: int) -> int:
+    """Extra epochs still counted as "the same epochs" as the lossless run's ``base_epochs``."""
+    return max(1, math.ceil(0.1 * base_epochs))
+
+
+def tolerance(
+    config: ToleranceConfig,
+    *,
+    on_run: Callable[[dict[str, Any]], None] | None = None,
+) -> pd.DataFrame:
+    """Train every model x policy x seed x p of ``config``; one row per run.
+
+    Columns: model, policy, seed, p, converged, epochs (nullable int), epochs_run, val_loss,
+    val_acc. Raises ``MissingExtraError`` before training if a model's extra is missing and
+    ``ValueError`` for an unknown model or policy.
+    """
+    for m in config.models:
+        if m not in MODEL_SPECS:
+            raise ValueError(f"model = {m}: unknown; choose from {', '.join(MODEL_SPECS)}")
+    for pol in config.policies:
+        if pol not in POLICIES:
+            raise ValueError(f"policy = {pol}: unknown; choose from {', '.join(POLICIES)}")
+    grid = p_grid(config.p_step)
+    problems = {m: MODEL_SPECS[m].build() for m in config.models}  # MissingExtraError up front
+    rows: list[dict[str, Any]] = []
+    for m in config.models:
+        spec = MODEL_SPECS[m]
+        for pol in config.policies:
+            for seed in config.seeds:
+                for p in grid:
+                    r = train(problems[m], spec, p=p, policy=pol, seed=seed,
+                              num_workers=config.num_workers, values_per_packet=config.values_per_packet,
+                              max_epochs=config.max_epochs)
+                    row = {"model": m, "policy": pol, "seed": seed, "p": p, "converged": r.epochs is not None,
+                           "epochs": r.epochs, "epochs_run": r.epochs_run, "val_loss": r.val_loss,
+                           "val_acc": r.val_acc}
+                    rows.append(row)
+                    if on_run is not None:
+                        on_run(row)
+    df = pd.DataFrame(rows)
+    df["epochs"] = df["epochs"].astype("Int64")
+    return df
+
+
+def _x1_x2(runs: pd.DataFrame) -> tuple[float, float, int | None]:
+    """x1, x2 and the lossless epochs for one model x policy x seed (rows sorted by p)."""
+    runs = runs.sort_values("p")
+    base = runs[runs["p"] == 0.0]
+    if base.empty or not bool(base["converged"].iloc[0]):
+        return float("nan"), float("nan"), None
+    base_epochs = int(base["epochs"].iloc[0])
+    allowed = base_epochs + epochs_tolerance(base_epochs)
+    x1 = x2 = 0.0
+    same = True
+    for p, conv, ep in zip(runs["p"], runs["converged"], runs["epochs"]):
+        if not conv:
+            break
+        x2 = float(p)
+        same = same and int(ep) <= allowed
+        if same:
+            x1 = float(p)
+    return x1, x2, base_epochs
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per model and policy: x1 and x2 as mean, min and max over seeds, the lossless epochs, and
+    the paper's x1 (Table 3) and x2 (Figure 2, MLP and RNN only). A seed whose lossless run did not
+    converge gives NaN (and counts in ``num_seeds_no_baseline``)."""
+    out = []
+    for (m, pol), g in runs.groupby(["model", "policy"], sort=False):
+        per = [_x1_x2(s) for _, s in g.groupby("seed", sort=True)]
+        x1 = np.array([a for a, _, _ in per])
+        x2 = np.array([b for _, b, _ in per])
+        base = [c for _, _, c in per if c is not None]
+        ok = ~np.isnan(x1)
+        row: dict[str, Any] = {"model": m, "policy": pol, "num_seeds": len(per)}
+        for name, v in (("x1", x1[ok]), ("x2", x2[ok])):
+            row[f"{name}_mean"] = float(v.mean()) if len(v) else float("nan")
+            row[f"{name}_min"] = float(v.min()) if len(v) else float("nan")
+            row[f"{name}_max"] = float(v.max()) if len(v) else float("nan")
+        row["base_epochs_mean"] = float(np.mean(base)) if base else float("nan")
+        row["num_seeds_no_baseline"] = int((~ok).sum())
+        row["paper_x1"] = PAPER_TABLE3.get(str(m), float("nan"))
+        row["paper_x2"] = PAPER_FIGURE2_X2.get(str(m), float("nan"))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def render(summary: pd.DataFrame) -> str:
+    """The summary as a plain-text table, ours next to the paper's."""
+    lines = [f"{'model':<6} {'policy':<10} {'x1 mean [min-max]':<20} {'x2 mean [min-max]':<20} "
+             f"{'base ep':>7}  {'paper x1 (T3)':>13} {'paper x2 (F2)':>13}"]
+
+    def rng(r: Any, k: str) -> str:
+        if math.isnan(r[f"{k}_mean"]):
+            return "n/a (no baseline)"
+        return f"{r[f'{k}_mean']:.2f} [{r[f'{k}_min']:.2f}-{r[f'{k}_max']:.2f}]"
+
+    def num(v: float) -> str:
+        return "-" if math.isnan(v) else f"{v:.2f}"
+
+    for _, r in summary.iterrows():
+        lines.append(f"{r['model']:<6} {r['policy']:<10} {rng(r, 'x1'):<20} {rng(r, 'x2'):<20} "
+                     f"{num(r['base_epochs_mean']):>7}  {num(r['paper_x1']):>13} {num(r['paper_x2']):>13}")
+    return "\n".join(lines)
+
+
+def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write ``df`` as CSV to a temporary name beside ``path``, then rename it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path

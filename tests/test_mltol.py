@@ -1,0 +1,224 @@
+"""slacknet.mltol: packetization, the receiver policies, lossless equivalence, determinism, gradient
+checks and a reduced tolerance run (MLP and MF: numpy only; the CNN/RNN need the ml extra)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from slacknet import mltol
+from slacknet.cli import main
+
+HAS_AUTOGRAD = importlib.util.find_spec("autograd") is not None
+
+
+@pytest.mark.parametrize("d, vpp", [(0, 365), (1, 365), (365, 365), (366, 365), (2410, 365), (10, 3), (7, 1)])
+def test_packets_never_split_a_value_and_cover_every_index_once(d: int, vpp: int) -> None:
+    b = mltol.packet_bounds(d, vpp)
+    covered = np.zeros(d, dtype=int)
+    for start, end in b:
+        assert 0 < end - start <= vpp
+        covered[start:end] += 1
+    assert (covered == 1).all()
+    if len(b):
+        assert b[0, 0] == 0 and b[-1, 1] == d
+        assert (b[1:, 0] == b[:-1, 1]).all()  # consecutive
+    assert len(b) == -(-d // vpp)
+
+
+def test_zero_fill_and_rescale_hand_computed() -> None:
+    # 3 workers, 5 values, 2 values per packet: packets [0,2), [2,4), [4,5).
+    g = np.array([[1.0, 2.0, 3.0, 4.0, 5.0],
+                  [10.0, 20.0, 30.0, 40.0, 50.0],
+                  [100.0, 200.0, 300.0, 400.0, 500.0]])
+    arrived = np.array([[True, False, True],
+                        [True, True, False],
+                        [False, True, False]])
+    zf = mltol.aggregate(g, arrived, 2, "zero_fill")
+    np.testing.assert_array_equal(zf, np.array([11.0, 22.0, 330.0, 440.0, 5.0]) / 3)
+    rs = mltol.aggregate(g, arrived, 2, "rescale")
+    np.testing.assert_array_equal(rs, np.array([11.0 / 2, 22.0 / 2, 330.0 / 2, 440.0 / 2, 5.0]))
+    none = np.zeros_like(arrived)
+    np.testing.assert_array_equal(mltol.aggregate(g, none, 2, "rescale"), np.zeros(5))
+    np.testing.assert_array_equal(mltol.aggregate(g, none, 2, "zero_fill"), np.zeros(5))
+    with pytest.raises(ValueError, match="policy"):
+        mltol.aggregate(g, arrived, 2, "bogus")
+
+
+@pytest.mark.parametrize("name, loss_grad", [("mlp", mltol.mlp_loss_grad), ("mf", mltol.mf_loss_grad)])
+def test_hand_gradients_match_finite_differences(name: str, loss_grad: object) -> None:
+    prob = mltol.MODEL_SPECS[name].build()
+    theta = prob.init(np.random.default_rng(3))
+    x, y = prob.x_train[:20], prob.y_train[:20]
+    _, g = loss_grad(theta, x, y)  # type: ignore[operator]
+    rng = np.random.default_rng(4)
+    # the MF gradient is sparse: check coordinates it touches as well as random ones
+    idx = np.concatenate([rng.choice(theta.size, 15, replace=False), np.flatnonzero(g)[:15]])
+    eps = 1e-6
+    for i in idx:
+        tp, tm = theta.copy(), theta.copy()
+        tp[i] += eps
+        tm[i] -= eps
+        fd = (loss_grad(tp, x, y)[0] - loss_grad(tm, x, y)[0]) / (2 * eps)  # type: ignore[operator]
+        assert fd == pytest.approx(g[i], rel=1e-4, abs=1e-7), (name, i)
+
+
+@pytest.mark.parametrize("policy", mltol.POLICIES)
+def test_lossless_is_plain_data_parallel_sgd_bit_for_bit(policy: str) -> None:
+    spec = mltol.MODEL_SPECS["mlp"]
+    prob = spec.build()
+    got = mltol.train(prob, spec, p=0.0, policy=policy, seed=5, max_epochs=2, stop_at_target=False)
+    # the reference: the same seeds, the mean of the workers' gradients, no packets at all
+    data_ss, _ = np.random.SeedSequence(5).spawn(2)
+    rng = np.random.default_rng(data_ss)
+    theta = prob.init(rng)
+    w, b = 4, spec.batch_per_worker
+    n = len(prob.y_train)
+    history = []
+    for _ in range(2):
+        order = rng.permutation(n)
+        for s in range(n // (w * b)):
+            idx = order[s * w * b:(s + 1) * w * b].reshape(w, b)
+            grads = prob.worker_grads(theta, prob.x_train[idx], prob.y_train[idx])
+            theta = theta - spec.lr * (grads.sum(axis=0) / w)
+        history.append(prob.evaluate(theta, prob.x_val, prob.y_val)[0])
+    assert got.history == tuple(history)
+
+
+def test_loss_changes_training_and_full_loss_stops_it() -> None:
+    spec = mltol.MODEL_SPECS["mf"]
+    prob = spec.build()
+    a = mltol.train(prob, spec, p=0.0, policy="zero_fill", seed=1, max_epochs=2, stop_at_target=False)
+    b = mltol.train(prob, spec, p=0.3, policy="zero_fill", seed=1, max_epochs=2, stop_at_target=False)
+    c = mltol.train(prob, spec, p=1.0, policy="rescale", seed=1, max_epochs=2, stop_at_target=False)
+    assert a.history != b.history
+    assert c.history[0] == c.history[1]  # nothing arrives: the model never moves
+    assert c.epochs is None
+
+
+def _tiny(**kw: object) -> mltol.ToleranceConfig:
+    return dataclasses.replace(mltol.ToleranceConfig.quick(), models=("mlp", "mf"), **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def quick_runs() -> pd.DataFrame:
+    return mltol.tolerance(_tiny())
+
+
+def test_quick_run_finds_bounds(quick_runs: pd.DataFrame) -> None:
+    assert len(quick_runs) == 2 * 2 * 1 * 6
+    assert set(quick_runs.columns) >= {"model", "policy", "seed", "p", "converged", "epochs", "val_loss"}
+    s = mltol.summarize(quick_runs)
+    assert len(s) == 4
+    assert s["num_seeds_no_baseline"].sum() == 0  # every lossless run converges
+    assert (s["x1_mean"] <= s["x2_mean"]).all()
+    zf = s[s["policy"] == "zero_fill"]
+    assert (zf["x2_mean"] < 1.0).any()
+    # not only p = 1 (nothing arrives) fails: some model stops converging at a p < 1
+    assert (zf["x2_mean"] < 0.8).any()
+    assert (s["x2_mean"] > 0.0).any()  # some loss is tolerated at all
+    assert "0.15" in mltol.render(s)  # the paper's Table 3 alongside
+
+
+def test_same_seed_same_table(quick_runs: pd.DataFrame) -> None:
+    again = mltol.tolerance(_tiny())
+    pd.testing.assert_frame_equal(quick_runs, again)
+    other = mltol.tolerance(dataclasses.replace(_tiny(seeds=(2,)), models=("mlp",), policies=("zero_fill",)))
+    mine = quick_runs[(quick_runs["model"] == "mlp") & (quick_runs["policy"] == "zero_fill")]
+    assert not np.array_equal(mine["val_loss"].to_numpy(), other["val_loss"].to_numpy())
+
+
+def test_x1_x2_definitions() -> None:
+    def runs(eps: list[int | None]) -> pd.DataFrame:
+        ps = [round(0.1 * i, 10) for i in range(len(eps))]
+        return pd.DataFrame({"model": "m", "policy": "zero_fill", "seed": 1, "p": ps,
+                             "converged": [e is not None for e in eps],
+                             "epochs": pd.array(eps, dtype="Int64")})
+
+    s = mltol.summarize(runs([10, 11, 12, 11, 20, None, 15]))  # allowed: 10 + 1
+    assert (s["x1_mean"][0], s["x2_mean"][0]) == (0.1, 0.4)
+    s = mltol.summarize(runs([None, 3, 3]))
+    assert np.isnan(s["x1_mean"][0]) and s["num_seeds_no_baseline"][0] == 1
+
+
+def test_p_grid() -> None:
+    g = mltol.p_grid(0.05)
+    assert len(g) == 21 and g[0] == 0.0 and g[-1] == 1.0 and 0.15 in g
+    assert mltol.p_grid(0.3) == [0.0, 0.3, 0.6, 0.9]
+    with pytest.raises(ValueError):
+        mltol.p_grid(0.0)
+
+
+def test_cli_quick_writes_csvs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "tol"
+    rc = main(["ml", "tolerance", "--quick", "--models", "mlp", "--policy", "zero_fill", "--p-step", "0.5",
+               "--out", str(out)])
+    assert rc == 0
+    assert "paper x1" in capsys.readouterr().out
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(runs["p"]) == [0.0, 0.5, 1.0]
+    assert len(pd.read_csv(out / "summary.csv")) == 1
+    assert not list(out.glob(".*tmp*"))  # written atomically, no leftovers
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--models", "mlp,bogus"], "--models = bogus"),
+    (["--models", ","], "--models"),
+    (["--models", "mlp,mlp"], "twice"),
+    (["--policy", "drop"], "--policy = drop"),
+    (["--p-step", "0"], "--p-step = 0.0"),
+    (["--p-step", "1.5"], "--p-step = 1.5"),
+    (["--p-step", "x"], "--p-step"),
+    (["--seeds", "1,1"], "--seeds"),
+])
+def test_cli_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ml", "tolerance", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert needle in err[-1]
+
+
+@pytest.mark.skipif(HAS_AUTOGRAD, reason="autograd is installed")
+def test_cli_refuses_a_model_without_its_extra(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ml", "tolerance", "--quick", "--models", "cnn"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--models = cnn" in err and "slacknet[ml]" in err
+
+
+def test_missing_extra_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_autograd(name: str, *a: object, **k: object) -> object:
+        if name.startswith("autograd"):
+            raise ImportError(name)
+        return real(name, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_autograd)
+    with pytest.raises(mltol.MissingExtraError, match=r"slacknet\[ml\]"):
+        mltol.MODEL_SPECS["rnn"].build()
+    assert main(["ml", "tolerance", "--quick", "--models", "mlp,rnn"]) == 2
+
+
+@pytest.mark.skipif(not HAS_AUTOGRAD, reason="needs the ml extra (autograd)")
+@pytest.mark.parametrize("name", ["cnn", "rnn"])
+def test_autograd_models_give_each_worker_its_own_gradient(name: str) -> None:
+    prob = mltol.MODEL_SPECS[name].build()
+    theta = prob.init(np.random.default_rng(1))
+    xs, ys = prob.x_train[:8].reshape(2, 4, -1), prob.y_train[:8].reshape(2, 4)
+    g = prob.worker_grads(theta, xs, ys)
+    assert g.shape == (2, theta.size)
+    # finite differences of worker 1's loss on a few coordinates
+    rng = np.random.default_rng(2)
+    eps = 1e-6
+    for i in rng.choice(theta.size, 8, replace=False):
+        tp, tm = theta.copy(), theta.copy()
+        tp[i] += eps
+        tm[i] -= eps
+        fd = (prob.evaluate(tp, xs[1], ys[1])[0] - prob.evaluate(tm, xs[1], ys[1])[0]) / (2 * eps)
+        assert fd == pytest.approx(g[1, i], rel=1e-4, abs=1e-7)
