@@ -44,9 +44,10 @@
 //! INVARIANT (bounded memory): the sender's scoreboard has one slot per packet of the message
 //! and the receiver's range set at most one entry per packet, so both are bounded by the
 //! message size (which the simulator's validation caps); the receiver queues at most
-//! [`MAX_PENDING_ACKS`] ACKs, the sender's transmission log at most one entry per packet sent
-//! since the last timeout, each retransmission replacing a stale one (bounded by twice the
-//! number of packets, see `log`).
+//! [`MAX_PENDING_ACKS`] ACKs. The sender's transmission log holds one entry per transmission
+//! not yet judged: entries leave as later transmissions are acknowledged (or go stale), and
+//! all of them at a timeout or at the end; with the window it is bounded by what the sender
+//! sent since the last timeout.
 //!
 //! # Call order
 //! As for every endpoint (crate docs): after construction and after every `handle_*` call,
