@@ -252,3 +252,24 @@ fn bound_holds_and_report_is_exact_under_random_loss_and_reordering() {
     }
     assert!(num_enough > 20, "most lossy runs end with enough, not all: {num_enough}");
 }
+
+#[test]
+fn ecn_marks_cut_the_window_by_dctcp_law_and_nothing_is_lost() {
+    use super::util::Mark;
+    let run = |mark: Mark| {
+        let mut p = Pair::new(&TransportConfig::Mlt(cfg(1.0)), 400 * 1460, 3);
+        p.mark = mark;
+        assert!(p.drive());
+        assert!(p.is_complete());
+        p
+    };
+    let clean = run(Mark::Never);
+    let marked = run(Mark::EveryNth(2));
+    let (c, m) = (clean.client.stats(), marked.client.stats());
+    assert_eq!((c.num_ecn, c.num_ecn_cuts), (0, 0));
+    assert!(m.num_ecn > 0 && m.num_ecn_cuts > 0, "{m:?}");
+    // DCTCP eq. 1: alpha tracks the marked fraction (1/2 here) from its initial 1.
+    assert!(m.alpha > 0.3 && m.alpha < 0.9, "alpha {}", m.alpha);
+    assert!(m.cwnd < c.cwnd, "{} vs {}", m.cwnd, c.cwnd);
+    assert_eq!((m.segments_retx, m.num_rtos), (0, 0), "marks are not losses");
+}
