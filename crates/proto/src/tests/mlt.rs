@@ -273,3 +273,27 @@ fn ecn_marks_cut_the_window_by_dctcp_law_and_nothing_is_lost() {
     assert!(m.cwnd < c.cwnd, "{} vs {}", m.cwnd, c.cwnd);
     assert_eq!((m.segments_retx, m.num_rtos), (0, 0), "marks are not losses");
 }
+
+#[test]
+fn sender_ends_at_the_first_ack_that_reports_enough() {
+    for seed in 0..6 {
+        let c = cfg(0.8);
+        let size = 150 * 1460;
+        let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), size, seed);
+        p.loss_to_server = 0.1;
+        p.loss_to_client = 0.05;
+        assert!(p.drive());
+        let need = c.need_values(c.values_in(size));
+        let first = p
+            .acks()
+            .iter()
+            .filter(|e| e.arrive.is_some() && m(e).received >= need)
+            .map(|e| e.arrive.unwrap())
+            .min()
+            .expect("an ACK reported enough");
+        assert_eq!(p.completed_at(), Some(first), "seed {seed}");
+        // No ACK that arrived earlier reported enough: not one value earlier.
+        assert!(p.acks().iter().filter(|e| e.arrive.is_some_and(|a| a < first)).all(|e| m(e).received < need));
+        assert!(matches!(p.client_events[0].1, Event::SenderDone { outcome: Outcome::Enough, confirmed: true }));
+    }
+}
