@@ -89,8 +89,36 @@ pub fn wire_pfabric(data: &[u8]) {
     assert!(data.len() >= r.buffer_len());
 }
 
-/// `MltRepr::parse` on any bytes; what parses re-emits to the same header bytes.
+/// `MltRepr::parse` on any bytes; what parses re-emits to the same header bytes. And the
+/// other way: a header built from the input's bytes field by field either emits and parses
+/// back to itself (and its payload one byte short is refused), or `emit` refuses it writing
+/// nothing.
 pub fn wire_mlt(data: &[u8]) {
+    let mut f = Fields(data);
+    let buf_len = f.u8() as usize;
+    let m = MltRepr {
+        conn: f.u32(),
+        msg: f.u32(),
+        seq: f.u64(),
+        start: f.u32(),
+        end: f.u32(),
+        total: f.u32(),
+        cum: f.u32(),
+        received: f.u32(),
+        value_bytes: f.u8() % 6,
+        len: f.u32(),
+        flags: Flags(f.u8()),
+        ecn: f.ecn(),
+        prio: f.u8(),
+    };
+    let mut buf = vec![0x5au8; buf_len];
+    match m.emit(&mut buf) {
+        Ok(n) => {
+            assert_eq!(n, MLT_HEADER_LEN);
+            check_parse_back(&buf[..MLT_HEADER_LEN], m.buffer_len(), MltRepr::parse, &m);
+        }
+        Err(_) => assert!(buf.iter().all(|&b| b == 0x5a), "a refused emit wrote {m:?}"),
+    }
     let Ok(r) = MltRepr::parse(data) else { return };
     let mut out = [0u8; MLT_HEADER_LEN];
     assert_eq!(r.emit(&mut out), Ok(MLT_HEADER_LEN), "{r:?} parsed but does not emit");
