@@ -325,6 +325,40 @@ def test_pfabric_mirror_and_its_rust_checks() -> None:
     assert ei.value.key == "transport.rto_us"
 
 
+MLT = MINIMAL_LEAF_SPINE + """
+[transport]
+kind = "mlt"
+complete_fraction = 0.85
+value_bytes = 2
+"""
+
+
+def test_mlt_mirror_and_its_rust_checks() -> None:
+    sc = Scenario.from_toml_text(MLT)
+    t = sc.transport
+    assert isinstance(t, slacknet.MltTransport)
+    assert (t.complete_fraction, t.value_bytes, t.init_cwnd_pkts, t.rto_us, t.dupack_threshold) == (0.85, 2, 10, 10_000, 3)
+    # Python -> JSON -> Rust -> JSON keeps every key.
+    again = Scenario.from_toml_text(MLT)
+    assert again.transport == t
+    # Rust refuses a fraction outside (0, 1] and a value width other than 2 or 4, naming the
+    # key, the value and the fix.
+    for bad, key in [
+        ("complete_fraction = 0.85", "transport.complete_fraction"),
+        ("complete_fraction = 1.5", "transport.complete_fraction"),
+    ]:
+        text = MLT.replace("complete_fraction = 0.85", bad.replace("0.85", "0.0") if bad.endswith("0.85") else bad)
+        with pytest.raises(slacknet.SpecError) as ei:
+            Scenario.from_toml_text(text)
+        assert ei.value.key == key and "(0, 1]" in ei.value.message
+    with pytest.raises(Exception):
+        slacknet.MltTransport(value_bytes=8)  # type: ignore[arg-type]
+    text = MLT.replace("value_bytes = 2", "value_bytes = 2\ng = 0.0")
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(text)
+    assert ei.value.key == "transport.g"
+
+
 def test_unknown_key_error_names_key_and_line() -> None:
     with pytest.raises(slacknet.SpecError) as ei:
         Scenario.from_toml_text(MINIMAL_FAT_TREE + "\n[transport]\nkind = \"dctcp\"\nmss = 1000\n")

@@ -259,3 +259,18 @@ def test_ctrl_c_interrupts_a_long_validation(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - t0
     timer.join()
     assert elapsed < full / 2, (elapsed, full)
+
+
+def test_mlt_flows_end_with_at_least_p_of_their_values() -> None:
+    # The bounded-loss transport (Xia et al., APNet'19): a flow of S bytes is a message of
+    # S / value_bytes values; it ends once a fraction p of them arrived.
+    text = TINY_TOML + '\n[transport]\nkind = "mlt"\ncomplete_fraction = 0.8\nrto_us = 500\n'
+    text += "\n[switch]\nqueues = [{ cap_bytes = 30000 }]\n"
+    r = slacknet.run(slacknet.Scenario.from_toml_text(text))
+    rec = r.records
+    assert set(rec["transport"]) == {"mlt"}
+    fin = rec[rec["finished"]]
+    assert len(fin) > 0
+    assert set(fin["outcome"]) <= {"enough", "complete"}
+    need_bytes = np.ceil(np.ceil(fin["size_bytes"].astype(float) / 4) * 0.8) * 4
+    assert (fin["bytes_delivered"].astype(float) >= np.minimum(need_bytes, fin["size_bytes"].astype(float))).all()

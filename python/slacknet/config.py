@@ -75,6 +75,7 @@ __all__ = [
     "ApproxJobsWorkload",
     "AtpTransport",
     "PfabricTransport",
+    "MltTransport",
     "RunSpec",
     "TimeseriesSpec",
     "MAX_QUEUES",
@@ -457,6 +458,27 @@ class PfabricTransport(_Model):
     probe_after_timeouts: U32 = 5
 
 
+class MltTransport(_Model):
+    """The bounded-loss transport for distributed ML (Xia et al., APNet'19): a flow of S bytes
+    is a message of S / ``value_bytes`` values (4 or 2 bytes each; a packet never splits a
+    value and carries its index range); the receiver completes once a fraction
+    ``complete_fraction`` of the values arrived and reports the missing index ranges. Losses
+    found by duplicate ACKs are resent; losses found only by the fixed ``rto_us`` timer are
+    abandoned while the bound allows. DCTCP's window law (``g``, ``init_alpha``). Not reliable
+    unless ``complete_fraction = 1``."""
+
+    kind: Literal["mlt"] = "mlt"
+    mss_bytes: U32 = 1460
+    header_bytes: U32 = 40
+    value_bytes: Literal[2, 4] = 4
+    complete_fraction: float = 0.9
+    init_cwnd_pkts: U32 = 10
+    g: float = 1.0 / 16.0
+    init_alpha: float = 1.0
+    rto_us: U64 = 10_000
+    dupack_threshold: U32 = 3
+
+
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
 TransportSpec = Annotated[
     Union[
@@ -468,6 +490,7 @@ TransportSpec = Annotated[
         PfabricTransport,
         ExpressPassTransport,
         AeolusTransport,
+        MltTransport,
     ],
     Field(discriminator="kind"),
 ]

@@ -19,8 +19,8 @@ use sim::credence::forest::{BoxCache, Forest};
 use sim::spec::{Spec, SpecError};
 use sim::workload::{parse_flow_list, Cdf};
 use wire::{
-    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, PfabricRepr, SegmentRepr, WireError, ATP_HEADER_LEN, DATAGRAM_HEADER_LEN,
-    HEADER_LEN, PFABRIC_HEADER_LEN,
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, MltRepr, PfabricRepr, SegmentRepr, WireError, ATP_HEADER_LEN,
+    DATAGRAM_HEADER_LEN, HEADER_LEN, MLT_HEADER_LEN, PFABRIC_HEADER_LEN,
 };
 
 /// A target's body: arbitrary bytes in, a panic only if a property fails.
@@ -35,6 +35,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("xpass_endpoints", xpass_endpoints),
     ("wire_pfabric", wire_pfabric),
     ("pfabric_endpoints", pfabric_endpoints),
+    ("wire_mlt", wire_mlt),
+    ("mlt_endpoints", mlt_endpoints),
     ("wire_roundtrip", wire_roundtrip),
     ("scenario_toml", scenario_toml),
     ("scenario_json", scenario_json),
@@ -85,6 +87,110 @@ pub fn wire_pfabric(data: &[u8]) {
     assert_eq!(r.emit(&mut out), Ok(PFABRIC_HEADER_LEN), "{r:?} parsed but does not emit");
     assert_eq!(out[..], data[..PFABRIC_HEADER_LEN], "{r:?} re-emits to other bytes");
     assert!(data.len() >= r.buffer_len());
+}
+
+/// `MltRepr::parse` on any bytes; what parses re-emits to the same header bytes. And the
+/// other way: a header built from the input's bytes field by field either emits and parses
+/// back to itself (and its payload one byte short is refused), or `emit` refuses it writing
+/// nothing.
+pub fn wire_mlt(data: &[u8]) {
+    let mut f = Fields(data);
+    let buf_len = f.u8() as usize;
+    let m = MltRepr {
+        conn: f.u32(),
+        msg: f.u32(),
+        seq: f.u64(),
+        start: f.u32(),
+        end: f.u32(),
+        total: f.u32(),
+        cum: f.u32(),
+        received: f.u32(),
+        value_bytes: f.u8() % 6,
+        len: f.u32(),
+        flags: Flags(f.u8()),
+        ecn: f.ecn(),
+        prio: f.u8(),
+    };
+    let mut buf = vec![0x5au8; buf_len];
+    match m.emit(&mut buf) {
+        Ok(n) => {
+            assert_eq!(n, MLT_HEADER_LEN);
+            check_parse_back(&buf[..MLT_HEADER_LEN], m.buffer_len(), MltRepr::parse, &m);
+        }
+        Err(_) => assert!(buf.iter().all(|&b| b == 0x5a), "a refused emit wrote {m:?}"),
+    }
+    let Ok(r) = MltRepr::parse(data) else { return };
+    let mut out = [0u8; MLT_HEADER_LEN];
+    assert_eq!(r.emit(&mut out), Ok(MLT_HEADER_LEN), "{r:?} parsed but does not emit");
+    assert_eq!(out[..], data[..MLT_HEADER_LEN], "{r:?} re-emits to other bytes");
+    assert!(data.len() >= r.buffer_len());
+}
+
+/// The bounded-loss transport's endpoints fed untrusted packets: the input is cut into 48-byte
+/// headers (those that parse are used, each with its connection set to the transfer's); ACKs go
+/// to the sender of a 40-packet message, data to a receiver, with time advancing by the header's
+/// first byte (the sender's timeouts fire on the way). Properties: nothing panics; every drain
+/// ends within a window's worth of packets; each side's completion comes at most once; the
+/// sender only sends ranges of its message; the receiver's count never exceeds the message it
+/// learned, its missing ranges account exactly for the rest, and a completion report holds at
+/// least `ceil(p·N)` values.
+pub fn mlt_endpoints(data: &[u8]) {
+    use proto::mlt::{MltConfig, MAX_PENDING_ACKS};
+    use proto::{Endpoint, Event, Segment, TransportConfig};
+    use units::{Bytes, Dur, Time};
+    const CONN: u32 = 11;
+    const SIZE: u64 = 40 * 1460 - 6;
+    let c = MltConfig { complete_fraction: 0.75, rto: Dur::from_us(50), ..MltConfig::default() };
+    let cfg = TransportConfig::Mlt(c.clone());
+    let mut tx = Endpoint::sender(&cfg, CONN, Bytes(SIZE), Time::ZERO);
+    let mut rx = Endpoint::receiver(&cfg, CONN);
+    let mut now = Time::ZERO;
+    let mut done = [0u32; 2];
+    let total = c.values_in(SIZE);
+    let drain = |ep: &mut Endpoint, now: Time, done: &mut [u32; 2], bound: usize| {
+        let mut n = 0;
+        while let Some(seg) = ep.poll_transmit(now) {
+            n += 1;
+            assert!(n <= bound, "a drain of more than {bound} packets");
+            if let Segment::Mlt(p) = seg {
+                if !p.is_ack() {
+                    assert!(p.start < p.end && p.end <= total && p.total == total, "{p:?}");
+                }
+            }
+        }
+        while let Some(ev) = ep.poll_event() {
+            let side = usize::from(matches!(ev, Event::Delivered { .. }));
+            done[side] += 1;
+            assert!(done[side] == 1, "{ev:?} twice");
+        }
+    };
+    drain(&mut tx, now, &mut done, 64);
+    for chunk in data.chunks(MLT_HEADER_LEN) {
+        now += Dur::from_ns(u64::from(chunk[0]) * 100);
+        let mut buf = vec![0u8; MLT_HEADER_LEN];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        buf[0] = wire::MLT_VERSION;
+        let len = u32::from_be_bytes([buf[44], buf[45], buf[46], buf[47]]) as usize;
+        buf.resize(MLT_HEADER_LEN + len.min(1 << 16), 0);
+        let Ok(mut r) = MltRepr::parse(&buf) else { continue };
+        r.conn = CONN;
+        let seg = Segment::Mlt(r);
+        if r.is_ack() {
+            tx.handle_timeout(now);
+            tx.handle_segment(now, &seg);
+            drain(&mut tx, now, &mut done, 64);
+        } else {
+            rx.handle_segment(now, &seg);
+            drain(&mut rx, now, &mut done, MAX_PENDING_ACKS);
+            if let Some(m) = rx.as_mlt_receiver() {
+                let missing: u64 = m.missing_ranges().iter().map(|&(a, b)| u64::from(b - a)).sum();
+                if let Some(rep) = m.report() {
+                    assert!(rep.delivered >= c.need_values(rep.total), "{rep:?}");
+                    assert!(u64::from(m.received_values()) + missing == u64::from(rep.total));
+                }
+            }
+        }
+    }
 }
 
 /// pFabric's endpoints fed untrusted packets: the input is cut into 36-byte headers (those that

@@ -8,6 +8,7 @@ use crate::Segment;
 
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender, GroupSpec, JobError};
 use crate::expresspass::{ExpressPassConfig, XpassReceiver, XpassSender};
+use crate::mlt::{MltConfig, MltReceiver, MltSender};
 use crate::pfabric::{PfabricConfig, PfabricReceiver, PfabricSender};
 use crate::tcp::{Conn, TcpConfig};
 use crate::udp::{UdpConfig, UdpReceiver, UdpSender};
@@ -26,6 +27,8 @@ pub enum TransportConfig {
     ExpressPass(ExpressPassConfig),
     /// pFabric's hosts (SIGCOMM'13 §4.2): remaining-size priorities and minimal rate control.
     Pfabric(PfabricConfig),
+    /// The bounded-loss transport for distributed ML (Xia et al., APNet'19, [`crate::mlt`]).
+    Mlt(MltConfig),
 }
 
 /// How a transfer ended.
@@ -127,6 +130,10 @@ pub enum Endpoint {
     PfabricTx(PfabricSender),
     /// pFabric receiver.
     PfabricRx(PfabricReceiver),
+    /// Bounded-loss transport sender (boxed: its scoreboard and controller).
+    MltTx(Box<MltSender>),
+    /// Bounded-loss transport receiver.
+    MltRx(Box<MltReceiver>),
 }
 
 impl TransportConfig {
@@ -134,7 +141,11 @@ impl TransportConfig {
     /// transfer's completion can be measured at the sender.
     pub fn confirms_delivery(&self) -> bool {
         match self {
-            TransportConfig::Tcp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) | TransportConfig::Pfabric(_) => {
+            TransportConfig::Tcp(_)
+            | TransportConfig::Atp(_)
+            | TransportConfig::ExpressPass(_)
+            | TransportConfig::Pfabric(_)
+            | TransportConfig::Mlt(_) => {
                 true
             }
             TransportConfig::Udp(_) => false,
@@ -159,12 +170,12 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => c.handshake,
             TransportConfig::Udp(_) | TransportConfig::Atp(_) | TransportConfig::ExpressPass(_) => false,
-            TransportConfig::Pfabric(_) => false,
+            TransportConfig::Pfabric(_) | TransportConfig::Mlt(_) => false,
         }
     }
 
-    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp`, `atp` or
-    /// `pfabric`.
+    /// The transport's name in result tables: `dctcp`, `newreno`, `power_tcp`, `udp`, `atp`,
+    /// `pfabric` or `mlt`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             TransportConfig::Tcp(c) => match c.cc {
@@ -177,6 +188,7 @@ impl TransportConfig {
             TransportConfig::ExpressPass(c) if c.unscheduled_bytes > 0 => "aeolus",
             TransportConfig::ExpressPass(_) => "expresspass",
             TransportConfig::Pfabric(_) => "pfabric",
+            TransportConfig::Mlt(_) => "mlt",
         }
     }
 
@@ -188,6 +200,8 @@ impl TransportConfig {
             TransportConfig::Atp(c) => c.mss,
             TransportConfig::ExpressPass(c) => c.mss,
             TransportConfig::Pfabric(c) => c.mss,
+            // Whole values only (§3.2).
+            TransportConfig::Mlt(c) => c.pkt_bytes(),
         }
     }
 }
@@ -202,6 +216,7 @@ impl Endpoint {
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::transfer(c, conn, size, now))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::new(c, conn, size, now))),
             TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::new(c, conn, size.get())),
+            TransportConfig::Mlt(c) => Endpoint::MltTx(Box::new(MltSender::new(c, conn, size.get()))),
         }
     }
 
@@ -249,6 +264,23 @@ impl Endpoint {
         }
     }
 
+    /// The bounded-loss transport's sender inside, if this is one (abandoned values).
+    pub fn as_mlt_sender(&self) -> Option<&MltSender> {
+        match self {
+            Endpoint::MltTx(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The bounded-loss transport's receiver inside, if this is one: its completion report
+    /// (values delivered and the exact missing index ranges, APNet'19 §3.2 Idea #2).
+    pub fn as_mlt_receiver(&self) -> Option<&MltReceiver> {
+        match self {
+            Endpoint::MltRx(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The ExpressPass/Aeolus receiver inside, if this is one (its credit feedback state).
     pub fn as_xpass_receiver(&self) -> Option<&XpassReceiver> {
         match self {
@@ -274,6 +306,7 @@ impl Endpoint {
             TransportConfig::Atp(c) => Endpoint::AtpTx(Box::new(AtpSender::stream(c, conn, now))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassTx(Box::new(XpassSender::stream(c, conn, now))),
             TransportConfig::Pfabric(c) => Endpoint::PfabricTx(PfabricSender::stream(c, conn)),
+            TransportConfig::Mlt(c) => Endpoint::MltTx(Box::new(MltSender::stream(c, conn))),
         }
     }
 
@@ -290,6 +323,8 @@ impl Endpoint {
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
             Endpoint::PfabricTx(s) => s.send(bytes),
             Endpoint::PfabricRx(_) => {}
+            Endpoint::MltTx(s) => s.send(bytes),
+            Endpoint::MltRx(_) => {}
         }
     }
 
@@ -304,6 +339,8 @@ impl Endpoint {
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) | Endpoint::XpassRx(_) => {}
             Endpoint::PfabricTx(s) => s.close(),
             Endpoint::PfabricRx(_) => {}
+            Endpoint::MltTx(s) => s.close(),
+            Endpoint::MltRx(_) => {}
         }
     }
 
@@ -316,6 +353,7 @@ impl Endpoint {
             TransportConfig::Atp(c) => Endpoint::AtpRx(Box::new(AtpReceiver::new(conn, c.ack_prio))),
             TransportConfig::ExpressPass(c) => Endpoint::XpassRx(Box::new(XpassReceiver::new(c, conn))),
             TransportConfig::Pfabric(c) => Endpoint::PfabricRx(PfabricReceiver::new(c, conn)),
+            TransportConfig::Mlt(c) => Endpoint::MltRx(Box::new(MltReceiver::new(c, conn))),
         }
     }
 
@@ -342,6 +380,8 @@ impl Endpoint {
             (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
             (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
             (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
+            (Endpoint::MltTx(s), Segment::Mlt(m)) => s.handle_segment(now, m),
+            (Endpoint::MltRx(r), Segment::Mlt(m)) => r.handle_segment(now, m),
             // A pure source ignores anything it is sent; mismatched protocols are dropped.
             _ => {}
         }
@@ -361,6 +401,8 @@ impl Endpoint {
             (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
             (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
             (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
+            (Endpoint::MltTx(s), Segment::Mlt(m)) => s.handle_segment(now, m),
+            (Endpoint::MltRx(r), Segment::Mlt(m)) => r.handle_segment(now, m),
             _ => {}
         }
     }
@@ -375,6 +417,7 @@ impl Endpoint {
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => None,
             Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => None,
             Endpoint::PfabricTx(_) | Endpoint::PfabricRx(_) => None,
+            Endpoint::MltTx(_) | Endpoint::MltRx(_) => None,
         }
     }
 
@@ -387,6 +430,7 @@ impl Endpoint {
             Endpoint::UdpTx(_) | Endpoint::UdpRx(_) | Endpoint::AtpTx(_) | Endpoint::AtpRx(_) => false,
             Endpoint::XpassTx(_) | Endpoint::XpassRx(_) => false,
             Endpoint::PfabricTx(_) | Endpoint::PfabricRx(_) => false,
+            Endpoint::MltTx(_) | Endpoint::MltRx(_) => false,
         }
     }
 
@@ -402,6 +446,8 @@ impl Endpoint {
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => {}
             Endpoint::PfabricTx(s) => s.handle_timeout(now),
             Endpoint::PfabricRx(_) => {}
+            Endpoint::MltTx(s) => s.handle_timeout(now),
+            Endpoint::MltRx(_) => {}
         }
     }
 
@@ -417,6 +463,8 @@ impl Endpoint {
             Endpoint::XpassRx(r) => r.poll_transmit(now).map(Segment::Xpass),
             Endpoint::PfabricTx(s) => s.poll_transmit(now).map(Segment::Pfabric),
             Endpoint::PfabricRx(r) => r.poll_transmit().map(Segment::Pfabric),
+            Endpoint::MltTx(s) => s.poll_transmit(now).map(Segment::Mlt),
+            Endpoint::MltRx(r) => r.poll_transmit().map(Segment::Mlt),
             Endpoint::UdpRx(_) => None,
         }
     }
@@ -433,6 +481,8 @@ impl Endpoint {
             Endpoint::UdpRx(_) | Endpoint::AtpRx(_) => None,
             Endpoint::PfabricTx(s) => s.poll_timeout(),
             Endpoint::PfabricRx(_) => None,
+            Endpoint::MltTx(s) => s.poll_timeout(),
+            Endpoint::MltRx(_) => None,
         }
     }
 
@@ -449,6 +499,8 @@ impl Endpoint {
             Endpoint::XpassRx(r) => r.poll_event(),
             Endpoint::PfabricTx(s) => s.poll_event(),
             Endpoint::PfabricRx(r) => r.poll_event(),
+            Endpoint::MltTx(s) => s.poll_event(),
+            Endpoint::MltRx(r) => r.poll_event(),
         }
     }
 
@@ -464,6 +516,8 @@ impl Endpoint {
             Endpoint::XpassRx(r) => r.stats(),
             Endpoint::PfabricTx(s) => s.stats(),
             Endpoint::PfabricRx(r) => r.stats(),
+            Endpoint::MltTx(s) => s.stats(),
+            Endpoint::MltRx(r) => r.stats(),
         }
     }
 }

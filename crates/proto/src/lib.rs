@@ -47,11 +47,15 @@
 //! - [`TransportConfig::Pfabric`]: pFabric's hosts (Alizadeh et al., SIGCOMM'13): every data
 //!   packet carries its flow's remaining size as its priority, with minimal rate control
 //!   ([`pfabric`]).
+//! - [`TransportConfig::Mlt`]: the bounded-loss transport for distributed ML (Xia et al.,
+//!   APNet'19): a message of values completes once a fraction p of them arrived; losses found
+//!   by timeout are abandoned while the bound allows; DCTCP's window ([`mlt`]).
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod atp;
 pub mod cc;
+pub mod mlt;
 pub mod pfabric;
 mod endpoint;
 pub mod expresspass;
@@ -70,6 +74,7 @@ pub use udp::UdpConfig;
 pub use atp::AtpConfig;
 pub use expresspass::ExpressPassConfig;
 pub use pfabric::PfabricConfig;
+pub use mlt::MltConfig;
 pub use wire::{
-    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, PfabricRepr, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS,
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, MltRepr, PfabricRepr, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS,
 };

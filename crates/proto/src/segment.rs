@@ -6,7 +6,7 @@
 //!
 //! INVARIANT: a `Segment` is small and `Copy` (the simulator moves it through queues by value).
 
-use wire::{AtpRepr, DatagramRepr, Ecn, PfabricRepr, SegmentRepr, XpassRepr};
+use wire::{AtpRepr, DatagramRepr, Ecn, MltRepr, PfabricRepr, SegmentRepr, XpassRepr};
 
 /// The header of one packet, tagged by protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -21,6 +21,8 @@ pub enum Segment {
     Xpass(XpassRepr),
     /// A pFabric packet (data, header-only probe or ACK), carrying its flow's remaining size.
     Pfabric(PfabricRepr),
+    /// A bounded-loss transport packet (data carrying a value index range, or ACK).
+    Mlt(MltRepr),
 }
 
 impl Segment {
@@ -33,6 +35,7 @@ impl Segment {
             Segment::Atp(a) => a.conn,
             Segment::Xpass(x) => x.conn,
             Segment::Pfabric(p) => p.conn,
+            Segment::Mlt(m) => m.conn,
         }
     }
 
@@ -45,6 +48,7 @@ impl Segment {
             Segment::Atp(a) => a.len,
             Segment::Xpass(x) => x.len,
             Segment::Pfabric(p) => p.len,
+            Segment::Mlt(m) => m.len,
         }
     }
 
@@ -63,6 +67,8 @@ impl Segment {
             Segment::Udp(d) => d.seq,
             Segment::Atp(a) => a.seq,
             Segment::Xpass(x) => x.seq,
+            // The byte offset of the first value carried.
+            Segment::Mlt(m) => u64::from(m.start) * u64::from(m.value_bytes),
             Segment::Pfabric(p) => p.seq,
         }
     }
@@ -76,6 +82,7 @@ impl Segment {
             Segment::Atp(a) => a.ecn,
             Segment::Xpass(x) => x.ecn,
             Segment::Pfabric(p) => p.ecn,
+            Segment::Mlt(m) => m.ecn,
         }
     }
 
@@ -88,6 +95,7 @@ impl Segment {
             Segment::Atp(a) => a.ecn = ecn,
             Segment::Xpass(x) => x.ecn = ecn,
             Segment::Pfabric(p) => p.ecn = ecn,
+            Segment::Mlt(m) => m.ecn = ecn,
         }
     }
 
@@ -100,6 +108,7 @@ impl Segment {
             Segment::Atp(a) => a.prio,
             Segment::Xpass(x) => x.prio,
             Segment::Pfabric(p) => p.prio,
+            Segment::Mlt(m) => m.prio,
         }
     }
 
@@ -112,6 +121,7 @@ impl Segment {
             Segment::Atp(a) => a.prio = prio,
             Segment::Xpass(x) => x.prio = prio,
             Segment::Pfabric(p) => p.prio = prio,
+            Segment::Mlt(m) => m.prio = prio,
         }
     }
 
@@ -123,7 +133,7 @@ impl Segment {
     pub fn rank(&self) -> u64 {
         match self {
             Segment::Pfabric(p) => p.rank,
-            Segment::Tcp(_) | Segment::Udp(_) | Segment::Atp(_) | Segment::Xpass(_) => 0,
+            Segment::Tcp(_) | Segment::Udp(_) | Segment::Atp(_) | Segment::Xpass(_) | Segment::Mlt(_) => 0,
         }
     }
 }
@@ -177,5 +187,11 @@ impl From<PfabricRepr> for Segment {
 impl From<AtpRepr> for Segment {
     fn from(a: AtpRepr) -> Segment {
         Segment::Atp(a)
+    }
+}
+
+impl From<MltRepr> for Segment {
+    fn from(m: MltRepr) -> Segment {
+        Segment::Mlt(m)
     }
 }

@@ -12,6 +12,7 @@ use crate::{CcKind, Endpoint, Event, TcpConfig, TransportConfig, UdpConfig};
 
 mod atp;
 mod expresspass;
+mod mlt;
 mod pfabric;
 mod util;
 

@@ -649,3 +649,26 @@ fn pfabric_keys_are_bounded_and_its_switch_needs_one_queue_and_complete_sharing(
     let max = sw.replace("queues = [{}]", &format!("queues = [{{ cap_bytes = {MAX_PFABRIC_BUFFER_BYTES} }}]"));
     accepted(&with("", &max));
 }
+
+#[test]
+fn mlt_keys_are_bounded_and_a_message_holds_at_most_2_28_values() {
+    let with = |transport: &str, flows: &str| scenario(&format!("[transport]\nkind = \"mlt\"\n{transport}{flows}"));
+    accepted(&with("", ONE_FLOW));
+    accepted(&with("value_bytes = 2\ncomplete_fraction = 1.0\nmss_bytes = 2\n", ONE_FLOW));
+    refused(&with("value_bytes = 3\n", ONE_FLOW), "transport.value_bytes", &["4 (32-bit floats) or 2"]);
+    refused(&with("value_bytes = 4\nmss_bytes = 3\n", ONE_FLOW), "transport.mss_bytes", &["at least one value"]);
+    refused(&with("complete_fraction = 0.0\n", ONE_FLOW), "transport.complete_fraction", &["(0, 1]"]);
+    refused(&with("complete_fraction = 1.01\n", ONE_FLOW), "transport.complete_fraction", &["(0, 1]"]);
+    refused(&with("complete_fraction = nan\n", ONE_FLOW), "transport.complete_fraction", &["(0, 1]"]);
+    refused(&with("init_cwnd_pkts = 0\n", ONE_FLOW), "transport.init_cwnd_pkts", &[]);
+    refused(&with("g = 0.0\n", ONE_FLOW), "transport.g", &["(0, 1]"]);
+    refused(&with("init_alpha = 2.0\n", ONE_FLOW), "transport.init_alpha", &["[0, 1]"]);
+    refused(&with("rto_us = 0\n", ONE_FLOW), "transport.rto_us", &[]);
+    refused(&with("dupack_threshold = 0\n", ONE_FLOW), "transport.dupack_threshold", &[]);
+    refused(&with("min_rto_us = 100\n", ONE_FLOW), "transport.min_rto_us", &["unknown field"]);
+    let big = |size: u64| format!("[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 3, size_bytes = {size} }}]\n");
+    accepted(&with("", &big(4 << 28)));
+    refused(&with("", &big((4 << 28) + 1)), "workload[0].flows[0].size_bytes", &["268435456 values", "split it"]);
+    accepted(&with("value_bytes = 2\n", &big(2 << 28)));
+    refused(&with("value_bytes = 2\n", &big((2 << 28) + 1)), "workload[0].flows[0].size_bytes", &["268435456 values"]);
+}

@@ -53,11 +53,13 @@ fn check_emit(have: usize, need: usize, flags: Flags, allowed: Flags, seq: u64, 
 
 mod atp;
 mod datagram;
+mod mlt;
 mod pfabric;
 mod xpass;
 
 pub use atp::{AtpKind, AtpRepr, ATP_HEADER_LEN, ATP_VERSION};
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
+pub use mlt::{MltRepr, MLT_HEADER_LEN, MLT_VERSION};
 pub use pfabric::{PfabricRepr, PFABRIC_HEADER_LEN, PFABRIC_VERSION};
 pub use xpass::{XpassKind, XpassRepr, XPASS_HEADER_LEN, XPASS_VERSION};
 

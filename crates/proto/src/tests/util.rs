@@ -468,6 +468,19 @@ impl Pair {
                 ts_ps: p.rank,
                 ..SegmentRepr::default()
             },
+            // Bounded-loss transport: `seq` is the first value's byte offset, `ack` the
+            // transmission number; `ts_ps` the ACK's count of values received.
+            Segment::Mlt(m) => SegmentRepr {
+                conn: m.conn,
+                seq: u64::from(m.start) * u64::from(m.value_bytes),
+                ack: m.seq,
+                len: m.len,
+                flags: m.flags,
+                ecn: m.ecn,
+                prio: m.prio,
+                ts_ps: u64::from(m.received),
+                ..SegmentRepr::default()
+            },
             // ATP: `seq` is the transmission number, `ack` the message id.
             Segment::Atp(a) => SegmentRepr {
                 conn: a.conn,

@@ -209,6 +209,7 @@ fn refine_tagged_error(root: &serde_json::Value, key: &str) -> Option<SpecError>
         ("transport", "power_tcp") => try_de::<PowerTcpSpec>(v, key),
         ("transport", "udp") => try_de::<UdpSpec>(v, key),
         ("transport", "pfabric") => try_de::<PfabricSpec>(v, key),
+        ("transport", "mlt") => try_de::<MltSpec>(v, key),
         ("transport", "atp") => try_de::<AtpSpec>(v, key),
         ("transport", "expresspass" | "aeolus") => try_de::<ExpressPassSpec>(v, key),
         ("transport", other) => Some(SpecError::invalid(

@@ -36,6 +36,10 @@ pub enum TransportSpec {
     /// pFabric's hosts (Alizadeh et al., SIGCOMM'13 §4.2, `proto::pfabric`): each data packet
     /// carries its flow's remaining size as its priority, for `switch.scheduler = "pfabric"`.
     Pfabric(PfabricSpec),
+    /// The bounded-loss transport for distributed ML (Xia et al., APNet'19, `proto::mlt`): a
+    /// flow of S bytes is a message of S / `value_bytes` values that completes once a fraction
+    /// `complete_fraction` of them arrived; DCTCP's window law. Not reliable.
+    Mlt(MltSpec),
 }
 
 impl Default for TransportSpec {
@@ -512,6 +516,63 @@ impl Default for PfabricSpec {
     }
 }
 
+/// Keys of `kind = "mlt"` (the bounded-loss transport, `proto::mlt`). Defaults mirror
+/// `proto::MltConfig::default`; the DCTCP keys have the `dctcp` kind's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MltSpec {
+    /// Payload bytes per packet (rounded down to whole values).
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    /// Header bytes added to every packet on the wire (and the size of an ACK).
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    /// Bytes per value: 4 (32-bit floats) or 2 (16-bit), APNet'19 §3.2.
+    #[serde(default = "default_mlt_value_bytes")]
+    pub value_bytes: u8,
+    /// The fraction p of a message's values the receiver waits for, in (0, 1].
+    #[serde(default = "default_mlt_fraction")]
+    pub complete_fraction: f64,
+    /// Initial congestion window in packets.
+    #[serde(default = "default_iw")]
+    pub init_cwnd_pkts: u32,
+    /// DCTCP EWMA gain g (DCTCP eq. 1).
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// DCTCP initial alpha.
+    #[serde(default = "default_alpha")]
+    pub init_alpha: f64,
+    /// The fixed retransmission timeout (losses it finds are abandoned while the bound allows).
+    #[serde(default = "default_min_rto_us")]
+    pub rto_us: u64,
+    /// Later packets acknowledged before one that presume it lost (fast retransmit).
+    #[serde(default = "default_dupack")]
+    pub dupack_threshold: u32,
+}
+
+impl Default for MltSpec {
+    fn default() -> Self {
+        MltSpec {
+            mss_bytes: default_mss(),
+            header_bytes: default_header(),
+            value_bytes: default_mlt_value_bytes(),
+            complete_fraction: default_mlt_fraction(),
+            init_cwnd_pkts: default_iw(),
+            g: default_g(),
+            init_alpha: default_alpha(),
+            rto_us: default_min_rto_us(),
+            dupack_threshold: default_dupack(),
+        }
+    }
+}
+
+fn default_mlt_value_bytes() -> u8 {
+    proto::MltConfig::default().value_bytes
+}
+fn default_mlt_fraction() -> f64 {
+    proto::MltConfig::default().complete_fraction
+}
+
 fn default_pfabric_max_cwnd() -> u32 {
     proto::PfabricConfig::default().max_cwnd_pkts
 }
@@ -531,6 +592,7 @@ impl TransportSpec {
             TransportSpec::Expresspass(_) => "expresspass",
             TransportSpec::Aeolus(_) => "aeolus",
             TransportSpec::Pfabric(_) => "pfabric",
+            TransportSpec::Mlt(_) => "mlt",
         }
     }
 
@@ -551,7 +613,8 @@ impl TransportSpec {
             | TransportSpec::Atp(_)
             | TransportSpec::Expresspass(_)
             | TransportSpec::Aeolus(_)
-            | TransportSpec::Pfabric(_) => None,
+            | TransportSpec::Pfabric(_)
+            | TransportSpec::Mlt(_) => None,
         }
     }
 
@@ -565,6 +628,7 @@ impl TransportSpec {
             TransportSpec::Atp(a) => a.mss_bytes,
             TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.mss_bytes,
             TransportSpec::Pfabric(p) => p.mss_bytes,
+            TransportSpec::Mlt(m) => m.mss_bytes,
         }
     }
 
@@ -578,6 +642,7 @@ impl TransportSpec {
             TransportSpec::Atp(a) => a.header_bytes,
             TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => x.header_bytes,
             TransportSpec::Pfabric(p) => p.header_bytes,
+            TransportSpec::Mlt(m) => m.header_bytes,
         }
     }
 
@@ -587,6 +652,7 @@ impl TransportSpec {
     pub fn init_window_pkts(&self) -> u32 {
         match self {
             TransportSpec::Pfabric(p) => p.init_cwnd_pkts.unwrap_or(proto::PfabricConfig::default().init_cwnd_pkts),
+            TransportSpec::Mlt(m) => m.init_cwnd_pkts,
             t => t.tcp().map_or(default_iw(), |t| t.init_cwnd_pkts),
         }
     }
@@ -622,6 +688,7 @@ impl TransportSpec {
                 rto_us: Some(1.0),
                 ..Default::default()
             })),
+            "mlt" => serde_json::to_value(TransportSpec::Mlt(MltSpec::default())),
             _ => return None,
         }
         .ok()?;
@@ -630,7 +697,7 @@ impl TransportSpec {
 
     /// All kind names, for error messages.
     pub const KINDS: &'static [&'static str] =
-        &["dctcp", "newreno", "power_tcp", "udp", "atp", "pfabric", "expresspass", "aeolus"];
+        &["dctcp", "newreno", "power_tcp", "udp", "atp", "pfabric", "expresspass", "aeolus", "mlt"];
 }
 
 fn default_powertcp_gamma() -> f64 {

@@ -887,6 +887,45 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
             }
             positive(&key("probe_after_timeouts"), p.probe_after_timeouts)?;
         }
+        TransportSpec::Mlt(m) => {
+            if m.value_bytes != 2 && m.value_bytes != 4 {
+                return Err(SpecError::invalid(
+                    key("value_bytes"),
+                    m.value_bytes,
+                    "must be 4 (32-bit floats) or 2 (16-bit floats), APNet'19 §3.2",
+                ));
+            }
+            if m.mss_bytes < u32::from(m.value_bytes) {
+                return Err(SpecError::invalid(
+                    key("mss_bytes"),
+                    m.mss_bytes,
+                    format!("must hold at least one value ({at}.value_bytes = {}): a packet never splits a value", m.value_bytes),
+                ));
+            }
+            if !(m.complete_fraction > 0.0 && m.complete_fraction <= 1.0) {
+                return Err(SpecError::invalid(
+                    key("complete_fraction"),
+                    m.complete_fraction,
+                    "must be in (0, 1]: the fraction of a message's values the receiver waits for (1 = every value, reliably)",
+                ));
+            }
+            positive(&key("init_cwnd_pkts"), m.init_cwnd_pkts)?;
+            if m.init_cwnd_pkts > MAX_INIT_CWND_PKTS {
+                return Err(SpecError::invalid(
+                    key("init_cwnd_pkts"),
+                    m.init_cwnd_pkts,
+                    format!("must be at most {MAX_INIT_CWND_PKTS} packets: a sender queues its whole first window at its NIC at once"),
+                ));
+            }
+            if !(m.g > 0.0 && m.g <= 1.0) {
+                return Err(SpecError::invalid(key("g"), m.g, "must be in (0, 1]"));
+            }
+            if !(0.0..=1.0).contains(&m.init_alpha) {
+                return Err(SpecError::invalid(key("init_alpha"), m.init_alpha, "must be in [0, 1]"));
+            }
+            positive(&key("dupack_threshold"), m.dupack_threshold)?;
+            timeout_us(&key("rto_us"), m.rto_us, 1)?;
+        }
         TransportSpec::Newreno(_) => {}
     }
     Ok(())
@@ -1146,7 +1185,13 @@ struct SizeRule {
     mss: u64,
     header: u64,
     rate: Bps,
+    /// `kind = "mlt"`: the largest message in bytes ([`MAX_MLT_VALUES`] values).
+    mlt_max: Option<u64>,
 }
+
+/// Most values in one message of `kind = "mlt"`: its sender keeps a slot per packet and its
+/// receiver a range per packet, so this bounds both (2^28 values: 1 GiB of 32-bit floats).
+pub(crate) const MAX_MLT_VALUES: u64 = 1 << 28;
 
 impl SizeRule {
     fn new(t: &TransportSpec, ctx: &Context<'_>) -> SizeRule {
@@ -1154,7 +1199,11 @@ impl SizeRule {
             TransportSpec::Udp(UdpSpec { rate_gbps: Some(g), .. }) => Bps::from_gbps_f64(*g),
             _ => ctx.min_link_rate,
         };
-        SizeRule { mss: t.mss_bytes().into(), header: t.header_bytes().into(), rate: paced.min(ctx.min_link_rate) }
+        let mlt_max = match t {
+            TransportSpec::Mlt(m) => Some(MAX_MLT_VALUES * u64::from(m.value_bytes)),
+            _ => None,
+        };
+        SizeRule { mss: t.mss_bytes().into(), header: t.header_bytes().into(), rate: paced.min(ctx.min_link_rate), mlt_max }
     }
 
     fn max_bytes(&self) -> u64 {
@@ -1168,6 +1217,12 @@ impl SizeRule {
     /// What is wrong with a transfer of `size` bytes, if anything ("must be between ...").
     fn problem(&self, size: u64) -> Option<String> {
         let max = self.max_bytes();
+        if let Some(m) = self.mlt_max.filter(|&m| m < max && size > m) {
+            return Some(format!(
+                "must be between 1 and {m} bytes: a message of kind = \"mlt\" holds at most {MAX_MLT_VALUES} values \
+                 (transport.value_bytes each); split it into several flows"
+            ));
+        }
         if size >= 1 && size <= max {
             return None;
         }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use proto::atp::{OnLoss, Sched};
-use proto::{AtpConfig, CcKind, ExpressPassConfig, PfabricConfig, TcpConfig, TransportConfig, UdpConfig};
+use proto::{AtpConfig, CcKind, ExpressPassConfig, MltConfig, PfabricConfig, TcpConfig, TransportConfig, UdpConfig};
 use units::{Bps, Bytes, Dur, LinkId, NodeId, SwitchId, Time};
 
 use super::switch::{Link, Switch, SwitchBuf, NO_SWITCH};
@@ -63,6 +63,16 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             rate: u.rate_gbps.map(Bps::from_gbps_f64),
             header_bytes: u.header_bytes,
             prio: 0,
+        }),
+        TransportSpec::Mlt(m) => TransportConfig::Mlt(MltConfig {
+            mss: m.mss_bytes,
+            value_bytes: m.value_bytes,
+            complete_fraction: m.complete_fraction,
+            init_cwnd_pkts: m.init_cwnd_pkts,
+            g: m.g,
+            init_alpha: m.init_alpha,
+            rto: Dur::from_us(m.rto_us),
+            dupack_threshold: m.dupack_threshold,
         }),
         TransportSpec::Pfabric(p) => {
             let mtu = u64::from(p.mss_bytes) + u64::from(p.header_bytes);

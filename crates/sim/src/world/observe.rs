@@ -131,6 +131,8 @@ fn sending_rate(ep: &Endpoint, st: &Stats, transport: &TransportConfig, nic: Bps
         // not known here, so its rate is not reported.
         Endpoint::PfabricTx(_) => (f64::NAN, false),
         Endpoint::PfabricRx(_) => (f64::NAN, false),
+        // The bounded-loss transport keeps a fixed RTO and no RTT estimate: not known here.
+        Endpoint::MltTx(_) | Endpoint::MltRx(_) => (f64::NAN, false),
     };
     match cap.map(|c| c.get() as f64) {
         // The cap spaces new data (both transports): it binds where it is below the rate.

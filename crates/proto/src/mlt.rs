@@ -1,0 +1,719 @@
+//! The bounded-loss transport for distributed ML (Xia et al., "Rethinking Transport Layer
+//! Design for Distributed Machine Learning", APNet'19) as a sans-I/O state machine:
+//! [`MltSender`] and [`MltReceiver`], one side each of one message, and their [`MltConfig`].
+//!
+//! What the paper asks of the protocol, and where it is implemented:
+//! - §3.2 Idea #1 (range indexing): a message is a vector of `N` values of
+//!   [`MltConfig::value_bytes`] bytes (4 for 32-bit floats, 2 for 16-bit). Packet `i` carries
+//!   the whole values `[i·v, min((i+1)·v, N))`, `v = mss / value_bytes`, and their index range
+//!   (`wire::MltRepr`), so a packet never splits a value and is interpreted on its own. No
+//!   ordering requirement (§3.1: "no packet ordering requirements"): the receiver keeps a set of
+//!   received ranges.
+//! - §3 (bounded-loss tolerance) and Idea #2: the receiver completes the message once
+//!   `need = ceil(p·N)` distinct values have arrived ([`MltConfig::complete_fraction`] = p,
+//!   computed exactly in parts per million), emits `Event::Delivered` (outcome `Enough`, or
+//!   `Complete` if it has all `N`), and freezes the report the application reads with
+//!   [`MltReceiver::report`]: how many values arrived and the exact list of missing index
+//!   ranges. Later packets are still recorded and acknowledged (best effort).
+//! - §3 loss handling: "packet losses that can be quickly detected (e.g., duplicated ACKs)
+//!   will be retransmitted as original": every data packet is acknowledged selectively, and a
+//!   packet still outstanding when [`MltConfig::dupack_threshold`] packets sent after it have
+//!   been acknowledged is presumed lost and resent (SACK/RACK-style fast retransmit). "Bounded
+//!   packet losses with long detection time (e.g., retransmission timer) can be directly
+//!   discarded": when the retransmission timer fires, each packet still outstanding is
+//!   *abandoned* (never resent) as long as the values not abandoned can still reach `need`;
+//!   the first one whose abandonment would break the bound, and every one after it, is resent.
+//!   CORRECTNESS: so `N - abandoned >= need` always holds, and since every packet not
+//!   abandoned is eventually acknowledged (it is resent until it is), the receiver reaches
+//!   `need`: the bound is never violated, whatever the loss pattern.
+//! - Congestion control: DCTCP's window law ([`crate::cc::Dctcp`] over NewReno, SIGCOMM'10
+//!   eq. 1-2), with the window in bytes and flight counted over outstanding packets, so that a
+//!   comparison with DCTCP isolates the loss policy. A fast-detected loss is one congestion
+//!   event per window (NewReno's halving, entered and left at once: SACK tells exactly what to
+//!   resend); a timeout that resends anything collapses the window to one packet (RFC 5681
+//!   §3.1) as TCP's does; a timeout that only abandons is one congestion event (the losses are
+//!   a congestion signal, but nothing is resent, so there is no go-back). This last choice is
+//!   ours; the paper does not say.
+//! - The sender ends (`SenderDone`) once an ACK says the receiver has at least `need` values
+//!   (`Enough`; `Complete` if all `N`).
+//!
+//! Not in the paper, our choices: the retransmission timeout is fixed ([`MltConfig::rto`]);
+//! a stream ([`MltSender::stream`]) sends nothing before `close` (the header carries the
+//! message's size `N`, which the receiver needs to know `need`).
+//!
+//! INVARIANT (bounded memory): the sender's scoreboard has one slot per packet of the message
+//! and the receiver's range set at most one entry per packet, so both are bounded by the
+//! message size (which the simulator's validation caps); the receiver queues at most
+//! [`MAX_PENDING_ACKS`] ACKs. The sender's transmission log holds one entry per transmission
+//! not yet judged: entries leave as later transmissions are acknowledged (or go stale), and
+//! all of them at a timeout or at the end; with the window it is bounded by what the sender
+//! sent since the last timeout.
+//!
+//! # Call order
+//! As for every endpoint (crate docs): after construction and after every `handle_*` call,
+//! drain `poll_transmit` until `None`, then read `poll_timeout`, then `poll_event` until `None`.
+//! `handle_timeout` before the deadline is a no-op.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use units::{Dur, Time};
+use wire::{Ecn, Flags, MltRepr};
+
+use crate::cc::{AckInfo, CongestionControl, Dctcp, NewReno};
+use crate::{Event, Outcome, Stats};
+
+/// Knobs of the bounded-loss transport. Every default is here.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct MltConfig {
+    /// Payload bytes per packet, rounded down to whole values. Default 1460.
+    pub mss: u32,
+    /// Bytes per value: 4 (32-bit floats) or 2 (16-bit), §3.2. Default 4.
+    pub value_bytes: u8,
+    /// The fraction p of the message's values the receiver waits for (§2.2's `1 - x1`),
+    /// in (0, 1]. Default 0.9. Used exactly to one part per million.
+    pub complete_fraction: f64,
+    /// Initial window in packets (the paper's DCTCP has 10, §3.1). Default 10.
+    pub init_cwnd_pkts: u32,
+    /// DCTCP EWMA gain g (DCTCP eq. 1). Default 1/16.
+    pub g: f64,
+    /// DCTCP initial alpha. Default 1.
+    pub init_alpha: f64,
+    /// The fixed retransmission timeout. Default 10 ms (DCTCP's `min_rto` default here).
+    pub rto: Dur,
+    /// Packets sent after one and acknowledged before it that presume it lost (the duplicate
+    /// ACK threshold of fast retransmit). Default 3.
+    pub dupack_threshold: u32,
+}
+
+impl Default for MltConfig {
+    fn default() -> Self {
+        MltConfig {
+            mss: 1460,
+            value_bytes: 4,
+            complete_fraction: 0.9,
+            init_cwnd_pkts: 10,
+            g: 1.0 / 16.0,
+            init_alpha: 1.0,
+            rto: Dur::from_ms(10),
+            dupack_threshold: 3,
+        }
+    }
+}
+
+impl MltConfig {
+    /// Bytes per value actually used (4 unless the config says 2).
+    fn vb(&self) -> u32 {
+        if self.value_bytes == 2 {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// Values per full packet (at least one).
+    pub fn values_per_pkt(&self) -> u32 {
+        (self.mss / self.vb()).max(1)
+    }
+
+    /// Payload bytes of a full packet: `values_per_pkt · value_bytes`.
+    pub fn pkt_bytes(&self) -> u32 {
+        self.values_per_pkt().saturating_mul(self.vb())
+    }
+
+    /// `complete_fraction` in parts per million, in `1..=1_000_000` (a NaN counts as 1).
+    fn ppm(&self) -> u64 {
+        let f = self.complete_fraction;
+        if f.is_nan() {
+            return 1_000_000;
+        }
+        ((f * 1e6).round() as u64).clamp(1, 1_000_000)
+    }
+
+    /// The values the receiver waits for out of `total`: `ceil(p · total)`, exactly (p to one
+    /// part per million), at most `total`.
+    pub fn need_values(&self, total: u32) -> u32 {
+        let n = (u128::from(total) * u128::from(self.ppm())).div_ceil(1_000_000);
+        // CORRECTNESS: ppm <= 10^6, so n <= total.
+        n.min(u128::from(total)) as u32
+    }
+
+    /// Values in a message of `bytes` bytes (a trailing partial value counts as one), capped
+    /// at `u32::MAX`.
+    pub fn values_in(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(u64::from(self.vb())).min(u64::from(u32::MAX)) as u32
+    }
+}
+
+/// ACKs a receiver keeps queued for its driver at most; older ones are dropped first.
+pub const MAX_PENDING_ACKS: usize = 64;
+
+/// The sender's view of one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// Not sent yet.
+    Unsent,
+    /// In flight with this transmission number.
+    Out(u64),
+    /// Presumed lost; queued for retransmission.
+    Lost,
+    /// Acknowledged.
+    Acked,
+    /// Abandoned at a timeout (§3: discarded while the bound allows).
+    Abandoned,
+}
+
+/// The sending side of one message. See the module docs.
+#[derive(Debug, Clone)]
+pub struct MltSender {
+    conn: u32,
+    vpp: u32,
+    vb: u8,
+    rto: Dur,
+    dupthresh: u64,
+    /// Message size in bytes (grows with `send` until `close`).
+    size: u64,
+    closed: bool,
+    /// Values in the message and the values the receiver waits for (set at `close`).
+    total: u32,
+    need: u32,
+    cfg: MltConfig,
+    // INVARIANT: `board.len()` is the number of packets of the message once closed, else 0.
+    board: Vec<Slot>,
+    /// Next packet never sent.
+    next_new: usize,
+    /// Packets queued for retransmission (each `Lost` slot once).
+    lost: VecDeque<u32>,
+    /// Transmissions in order `(tx, packet)`, for fast loss detection. An entry whose slot no
+    /// longer is `Out(tx)` is stale and skipped. Cleared at every timeout.
+    log: VecDeque<(u64, u32)>,
+    next_tx: u64,
+    /// Packets wholly below the highest cumulative ACK (all `Acked`).
+    cum_pkts: usize,
+    /// Highest transmission number acknowledged.
+    high_acked_tx: Option<u64>,
+    /// Payload bytes in flight (slots `Out`).
+    // INVARIANT: the sum of `bytes_of` over `Out` slots.
+    flight: u64,
+    /// Values acknowledged, and values abandoned.
+    acked_values: u32,
+    abandoned_values: u32,
+    /// The largest `received` an ACK reported.
+    peer_received: u32,
+    /// Bytes of new data sent, and bytes resolved (acknowledged or abandoned): DCTCP's
+    /// `SND.NXT` and `SND.UNA` (monotone).
+    sent_new_bytes: u64,
+    resolved_bytes: u64,
+    /// Loss recovery (one congestion response per window) lasts until `resolved_bytes`
+    /// passes this.
+    recover: Option<u64>,
+    cc: Dctcp,
+    rto_at: Option<Time>,
+    done: bool,
+    event: Option<Event>,
+    stats: Stats,
+}
+
+impl MltSender {
+    /// The sender of a message of `size` bytes (`ceil(size / value_bytes)` values) on
+    /// connection `conn`.
+    pub fn new(cfg: &MltConfig, conn: u32, size: u64) -> MltSender {
+        let mut s = MltSender::stream(cfg, conn);
+        s.size = size;
+        s.close();
+        s
+    }
+
+    /// The sender of a message handed over in pieces with [`MltSender::send`]; nothing leaves
+    /// before [`MltSender::close`] (the header carries the message's size).
+    pub fn stream(cfg: &MltConfig, conn: u32) -> MltSender {
+        let pkt = u64::from(cfg.pkt_bytes());
+        let g = if (0.0..=1.0).contains(&cfg.g) { cfg.g } else { 1.0 / 16.0 };
+        let a = if (0.0..=1.0).contains(&cfg.init_alpha) { cfg.init_alpha } else { 1.0 };
+        MltSender {
+            conn,
+            vpp: cfg.values_per_pkt(),
+            vb: cfg.vb() as u8,
+            rto: cfg.rto.max(Dur::from_ps(1)),
+            dupthresh: u64::from(cfg.dupack_threshold.max(1)),
+            size: 0,
+            closed: false,
+            total: 0,
+            need: 0,
+            cfg: cfg.clone(),
+            board: Vec::new(),
+            next_new: 0,
+            lost: VecDeque::new(),
+            log: VecDeque::new(),
+            next_tx: 0,
+            cum_pkts: 0,
+            high_acked_tx: None,
+            flight: 0,
+            acked_values: 0,
+            abandoned_values: 0,
+            peer_received: 0,
+            sent_new_bytes: 0,
+            resolved_bytes: 0,
+            recover: None,
+            cc: Dctcp::new(NewReno::new(pkt, pkt * u64::from(cfg.init_cwnd_pkts.max(1))), g, a),
+            rto_at: None,
+            done: false,
+            event: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Input from the application: `bytes` more of the message. Ignored after `close`.
+    pub fn send(&mut self, bytes: u64) {
+        if !self.closed {
+            self.size = self.size.saturating_add(bytes);
+        }
+    }
+
+    /// Input from the application: the message is whole. Idempotent.
+    pub fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.total = self.cfg.values_in(self.size);
+        self.need = self.cfg.need_values(self.total);
+        let num_pkts = self.total.div_ceil(self.vpp) as usize;
+        self.board = vec![Slot::Unsent; num_pkts];
+        if self.total == 0 {
+            self.finish(Outcome::Complete);
+        }
+    }
+
+    /// Values in the message (0 before `close`).
+    pub fn total_values(&self) -> u32 {
+        self.total
+    }
+
+    /// Values the receiver waits for: `ceil(p · N)`.
+    pub fn need_values(&self) -> u32 {
+        self.need
+    }
+
+    /// Values abandoned at timeouts so far (never resent unless acknowledged late).
+    pub fn abandoned_values(&self) -> u32 {
+        self.abandoned_values
+    }
+
+    /// Values the receiver is known to hold.
+    pub fn acked_values(&self) -> u32 {
+        self.acked_values.max(self.peer_received)
+    }
+
+    /// Current window in bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    fn range(&self, idx: usize) -> (u32, u32) {
+        // CORRECTNESS: idx < board.len() = ceil(total / vpp), so idx · vpp < total <= u32::MAX.
+        let start = (idx as u32).saturating_mul(self.vpp);
+        (start, start.saturating_add(self.vpp).min(self.total))
+    }
+
+    fn bytes_of(&self, idx: usize) -> u64 {
+        let (s, e) = self.range(idx);
+        u64::from(e - s) * u64::from(self.vb)
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        if !self.done {
+            self.done = true;
+            self.rto_at = None;
+            self.lost.clear();
+            self.log.clear();
+            self.event = Some(Event::SenderDone { outcome, confirmed: true });
+        }
+    }
+
+    /// Output: the next packet to send at `now`, if any.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<MltRepr> {
+        if self.done || !self.closed {
+            return None;
+        }
+        let window = self.cc.window();
+        let (idx, is_retx) = if let Some(&i) = self.lost.front() {
+            (i as usize, true)
+        } else if self.next_new < self.board.len() {
+            (self.next_new, false)
+        } else {
+            return None;
+        };
+        let bytes = self.bytes_of(idx);
+        // The window counts bytes in flight; one packet may always be in flight.
+        if self.flight > 0 && self.flight.saturating_add(bytes) > window {
+            return None;
+        }
+        if is_retx {
+            self.lost.pop_front();
+            self.stats.segments_retx += 1;
+        } else {
+            self.next_new += 1;
+            self.sent_new_bytes = self.sent_new_bytes.saturating_add(bytes);
+        }
+        let tx = self.next_tx;
+        self.next_tx += 1;
+        self.board[idx] = Slot::Out(tx);
+        // CORRECTNESS: idx < board.len() <= u32::MAX.
+        self.log.push_back((tx, idx as u32));
+        self.flight += bytes;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now.saturating_add(self.rto));
+        }
+        let (start, end) = self.range(idx);
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += bytes;
+        Some(MltRepr {
+            conn: self.conn,
+            msg: 0,
+            seq: tx,
+            start,
+            end,
+            total: self.total,
+            value_bytes: self.vb,
+            // CORRECTNESS: bytes <= pkt_bytes <= mss, a u32.
+            len: bytes as u32,
+            ecn: Ecn::Ect0,
+            ..Default::default()
+        })
+    }
+
+    /// Mark packet `idx` acknowledged; returns the bytes newly acknowledged.
+    fn ack_pkt(&mut self, idx: usize) -> u64 {
+        let bytes = self.bytes_of(idx);
+        let (s, e) = self.range(idx);
+        match self.board[idx] {
+            Slot::Acked | Slot::Unsent => return 0,
+            Slot::Out(_) => self.flight -= bytes,
+            Slot::Lost => self.lost.retain(|&i| i as usize != idx),
+            // A late arrival of an abandoned packet: it counts after all.
+            Slot::Abandoned => {
+                self.abandoned_values -= e - s;
+                self.resolved_bytes = self.resolved_bytes.saturating_sub(bytes);
+            }
+        }
+        self.board[idx] = Slot::Acked;
+        self.acked_values += e - s;
+        self.resolved_bytes = self.resolved_bytes.saturating_add(bytes);
+        bytes
+    }
+
+    /// Input: an ACK from the receiver arrived at `now`. Data and others' packets are ignored.
+    pub fn handle_segment(&mut self, now: Time, ack: &MltRepr) {
+        if self.done || !self.closed || ack.conn != self.conn || !ack.is_ack() || ack.total != self.total {
+            return;
+        }
+        let mut newly = 0u64;
+        // Selective: the packet this ACK answers, if its range is one of ours.
+        let idx = (ack.start / self.vpp) as usize;
+        if idx < self.board.len() && self.range(idx) == (ack.start, ack.end) {
+            newly += self.ack_pkt(idx);
+            self.high_acked_tx = Some(self.high_acked_tx.map_or(ack.seq, |h| h.max(ack.seq)));
+        }
+        // Cumulative: every packet wholly below `cum`. Packets are resolved front to back
+        // mostly, so this walks few slots; still bounded by the board.
+        let upto = if ack.cum >= self.total { self.board.len() } else { (ack.cum / self.vpp) as usize };
+        let upto = upto.min(self.board.len());
+        for i in self.cum_pkts..upto {
+            newly += self.ack_pkt(i);
+        }
+        self.cum_pkts = self.cum_pkts.max(upto);
+        self.peer_received = self.peer_received.max(ack.received);
+        let ece = ack.flags.contains(Flags::ECE);
+        if ece {
+            self.stats.num_ecn += 1;
+        }
+        if self.recover.is_some_and(|r| self.resolved_bytes >= r) {
+            self.recover = None;
+            self.cc.on_recovery_exit(self.flight);
+        }
+        let info = AckInfo { bytes_acked: newly, ece, snd_una: self.resolved_bytes, snd_max: self.sent_new_bytes };
+        let cut = self.cc.on_ecn(now, &info, self.recover.is_none());
+        if cut {
+            self.stats.num_ecn_cuts += 1;
+        } else if newly > 0 && self.recover.is_none() {
+            self.cc.on_ack(now, newly);
+        }
+        self.detect_fast_losses(now);
+        if newly > 0 {
+            // Progress restarts the timer; nothing outstanding stops it.
+            self.rto_at = (self.flight > 0).then(|| now.saturating_add(self.rto));
+        }
+        self.check_done(ack.flags.contains(Flags::FIN));
+    }
+
+    /// §3: "packet losses that can be quickly detected (e.g., duplicated ACKs) will be
+    /// retransmitted": a packet outstanding when `dupack_threshold` later transmissions were
+    /// acknowledged is lost.
+    fn detect_fast_losses(&mut self, now: Time) {
+        let Some(high) = self.high_acked_tx else { return };
+        let mut any = false;
+        while let Some(&(tx, idx)) = self.log.front() {
+            if tx.saturating_add(self.dupthresh) > high {
+                break;
+            }
+            self.log.pop_front();
+            if self.board[idx as usize] == Slot::Out(tx) {
+                self.board[idx as usize] = Slot::Lost;
+                self.flight -= self.bytes_of(idx as usize);
+                self.lost.push_back(idx);
+                any = true;
+            }
+        }
+        // Stale entries at the front are dropped as they come; the log stays bounded.
+        while let Some(&(tx, idx)) = self.log.front() {
+            if self.board[idx as usize] == Slot::Out(tx) {
+                break;
+            }
+            self.log.pop_front();
+        }
+        if any {
+            self.stats.num_fast_retx += 1;
+            if self.recover.is_none() {
+                self.recover = Some(self.sent_new_bytes);
+                self.cc.on_congestion_event(now, self.flight, self.sent_new_bytes);
+            }
+        }
+    }
+
+    fn check_done(&mut self, peer_done: bool) {
+        let have = self.acked_values();
+        if peer_done || (self.closed && have >= self.need) {
+            self.finish(if have >= self.total { Outcome::Complete } else { Outcome::Enough });
+        }
+    }
+
+    /// Input: time passed. Fires the retransmission timeout if it is due; otherwise a no-op.
+    /// §3: the packets still outstanding are abandoned while `N - abandoned >= need` allows,
+    /// and resent from the first one that would break it.
+    pub fn handle_timeout(&mut self, now: Time) {
+        match self.rto_at {
+            Some(at) if at <= now && !self.done => {}
+            _ => return,
+        }
+        self.rto_at = None;
+        self.stats.num_rtos += 1;
+        let flight_before = self.flight;
+        let mut resent = false;
+        let mut abandoned = false;
+        let log = std::mem::take(&mut self.log);
+        for (tx, idx) in log {
+            let i = idx as usize;
+            if self.board[i] != Slot::Out(tx) {
+                continue;
+            }
+            let bytes = self.bytes_of(i);
+            let (s, e) = self.range(i);
+            self.flight -= bytes;
+            // CORRECTNESS: abandoned_values <= total - need, so no underflow below.
+            let keepable = self.total - self.abandoned_values;
+            if !resent && keepable.checked_sub(e - s).is_some_and(|k| k >= self.need) {
+                self.board[i] = Slot::Abandoned;
+                self.abandoned_values += e - s;
+                self.resolved_bytes = self.resolved_bytes.saturating_add(bytes);
+                abandoned = true;
+            } else {
+                self.board[i] = Slot::Lost;
+                self.lost.push_back(idx);
+                resent = true;
+            }
+        }
+        debug_assert!(self.total - self.abandoned_values >= self.need);
+        if resent {
+            // RFC 5681 §3.1: the window restarts from one packet.
+            self.cc.on_rto(now, flight_before, self.sent_new_bytes, false);
+            self.recover = None;
+        } else if abandoned && self.recover.is_none() {
+            self.recover = Some(self.sent_new_bytes);
+            self.cc.on_congestion_event(now, flight_before, self.sent_new_bytes);
+        }
+        // Everything resolved by abandonment: the receiver may already have enough.
+        self.check_done(false);
+    }
+
+    /// Output: when `handle_timeout` must next be called, if ever.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_at
+    }
+
+    /// Output: the next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.event.take()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        Stats { cwnd: self.cc.window(), alpha: self.cc.alpha(), ..self.stats }
+    }
+}
+
+/// What the receiver hands the application when the message completes (§3.2 Idea #2): how
+/// many values arrived and exactly which index ranges did not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MltReport {
+    /// Values in the message.
+    pub total: u32,
+    /// Distinct values received.
+    pub delivered: u32,
+    /// The missing index ranges `[start, end)`, sorted, disjoint and not adjacent.
+    pub missing: Vec<(u32, u32)>,
+}
+
+/// The receiving side of one message. See the module docs.
+#[derive(Debug, Clone)]
+pub struct MltReceiver {
+    conn: u32,
+    cfg: MltConfig,
+    /// Values in the message, learned from the first data packet.
+    total: Option<u32>,
+    need: u32,
+    /// Received ranges: start -> end, disjoint and not adjacent.
+    // INVARIANT: at most one entry per packet of the message; `received` is their total length.
+    ranges: BTreeMap<u32, u32>,
+    received: u32,
+    report: Option<MltReport>,
+    acks: VecDeque<MltRepr>,
+    event: Option<Event>,
+    stats: Stats,
+}
+
+impl MltReceiver {
+    /// The receiver of connection `conn`.
+    pub fn new(cfg: &MltConfig, conn: u32) -> MltReceiver {
+        MltReceiver {
+            conn,
+            cfg: cfg.clone(),
+            total: None,
+            need: 0,
+            ranges: BTreeMap::new(),
+            received: 0,
+            report: None,
+            acks: VecDeque::new(),
+            event: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Distinct values received so far.
+    pub fn received_values(&self) -> u32 {
+        self.received
+    }
+
+    /// The report frozen when the message completed (§3.2 Idea #2), `None` before.
+    pub fn report(&self) -> Option<&MltReport> {
+        self.report.as_ref()
+    }
+
+    /// The index ranges missing now (`[]` before the first packet: the size is unknown).
+    pub fn missing_ranges(&self) -> Vec<(u32, u32)> {
+        let Some(total) = self.total else { return Vec::new() };
+        let mut out = Vec::new();
+        let mut at = 0u32;
+        for (&s, &e) in &self.ranges {
+            if s > at {
+                out.push((at, s));
+            }
+            at = e;
+        }
+        if at < total {
+            out.push((at, total));
+        }
+        out
+    }
+
+    /// Insert `[start, end)`; returns the values newly covered.
+    fn insert(&mut self, start: u32, end: u32) -> u32 {
+        let (mut s, mut e) = (start, end);
+        let mut covered = 0u32;
+        // Every range overlapping or adjacent to [s, e) starts at or before e.
+        let touching: Vec<(u32, u32)> =
+            self.ranges.range(..=end).rev().take_while(|(_, &re)| re >= start).map(|(&a, &b)| (a, b)).collect();
+        for (a, b) in touching {
+            self.ranges.remove(&a);
+            covered += b.min(end).saturating_sub(a.max(start));
+            s = s.min(a);
+            e = e.max(b);
+        }
+        self.ranges.insert(s, e);
+        (end - start) - covered
+    }
+
+    /// Input: a data packet arrived at `now`. ACKs, others' packets and packets that
+    /// contradict the message's size or value width are ignored.
+    pub fn handle_segment(&mut self, _now: Time, p: &MltRepr) {
+        if p.is_ack() || p.conn != self.conn || p.value_bytes != self.cfg.vb() as u8 || p.start >= p.end || p.end > p.total {
+            return;
+        }
+        match self.total {
+            None => {
+                self.total = Some(p.total);
+                self.need = self.cfg.need_values(p.total);
+            }
+            Some(t) if t != p.total => return,
+            Some(_) => {}
+        }
+        let fresh = self.insert(p.start, p.end);
+        self.received += fresh;
+        self.stats.bytes_received = u64::from(self.received) * u64::from(p.value_bytes);
+        let ce = p.ecn == Ecn::Ce;
+        if ce {
+            self.stats.num_ecn += 1;
+        }
+        let total = p.total;
+        if self.report.is_none() && self.received >= self.need {
+            // §3.2 Idea #2: hand the message up with the exact list of missing ranges.
+            self.report = Some(MltReport { total, delivered: self.received, missing: self.missing_ranges() });
+            let outcome = if self.received >= total { Outcome::Complete } else { Outcome::Enough };
+            self.event = Some(Event::Delivered { outcome });
+        }
+        if self.acks.len() >= MAX_PENDING_ACKS {
+            self.acks.pop_front();
+        }
+        let cum = match self.ranges.first_key_value() {
+            Some((&0, &e)) => e,
+            _ => 0,
+        };
+        let mut flags = Flags::ACK;
+        if ce {
+            flags = flags.with(Flags::ECE);
+        }
+        if self.report.is_some() {
+            flags = flags.with(Flags::FIN);
+        }
+        self.acks.push_back(MltRepr {
+            conn: self.conn,
+            msg: p.msg,
+            seq: p.seq,
+            start: p.start,
+            end: p.end,
+            total,
+            cum,
+            received: self.received,
+            value_bytes: p.value_bytes,
+            len: 0,
+            flags,
+            ecn: Ecn::NotEct,
+            prio: 0,
+        });
+    }
+
+    /// Output: the next ACK to send, if any.
+    pub fn poll_transmit(&mut self) -> Option<MltRepr> {
+        self.acks.pop_front()
+    }
+
+    /// Output: the next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.event.take()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+}

@@ -1,0 +1,305 @@
+//! Protocol traces of the bounded-loss transport (Xia et al., APNet'19 §3, §3.2) over the
+//! `Pair` harness, plus direct receiver tests: completion exactly at `ceil(p·N)` values, an
+//! exact missing-range report (Idea #2), fast-detected losses resent, timeout-only losses
+//! abandoned within the bound, the bound never violated over many seeds of loss and
+//! reordering, and p = 1 as a reliable transfer.
+
+use std::collections::BTreeSet;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use units::{Dur, Time};
+use wire::{Ecn, MltRepr};
+
+use super::util::Pair;
+use crate::mlt::{MltConfig, MltReceiver};
+use crate::{Endpoint, Event, Outcome, Segment, TransportConfig};
+
+fn cfg(p: f64) -> MltConfig {
+    MltConfig { complete_fraction: p, ..MltConfig::default() }
+}
+
+fn m(e: &super::util::TraceEntry) -> MltRepr {
+    match e.pkt {
+        Segment::Mlt(m) => m,
+        other => panic!("not mlt: {other:?}"),
+    }
+}
+
+/// Values in packets that reached the receiver (at or before `until`, if given).
+fn delivered_values(p: &Pair, until: Option<Time>) -> BTreeSet<u32> {
+    let mut set = BTreeSet::new();
+    for e in p.data() {
+        if let Some(at) = e.arrive {
+            if until.is_none_or(|u| at <= u) {
+                let d = m(&e);
+                set.extend(d.start..d.end);
+            }
+        }
+    }
+    set
+}
+
+/// The complement of `have` in `[0, total)` as sorted maximal ranges.
+fn ranges_missing(have: &BTreeSet<u32>, total: u32) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for v in 0..total {
+        if !have.contains(&v) {
+            match out.last_mut() {
+                Some(r) if r.1 == v => r.1 = v + 1,
+                _ => out.push((v, v + 1)),
+            }
+        }
+    }
+    out
+}
+
+fn receiver(p: &Pair) -> &MltReceiver {
+    p.server.as_mlt_receiver().expect("mlt receiver")
+}
+
+fn data(start: u32, end: u32, total: u32, seq: u64) -> MltRepr {
+    MltRepr { conn: 1, seq, start, end, total, value_bytes: 4, len: (end - start) * 4, ecn: Ecn::Ect0, ..Default::default() }
+}
+
+#[test]
+fn need_is_the_exact_ceiling_of_p_times_n() {
+    // 0.9 · 100 is 90.00000000000001 in f64: the ceiling must still be 90.
+    assert_eq!(cfg(0.9).need_values(100), 90);
+    assert_eq!(cfg(0.9).need_values(101), 91);
+    assert_eq!(cfg(1.0).need_values(u32::MAX), u32::MAX);
+    assert_eq!(cfg(0.35).need_values(20), 7);
+    assert_eq!(cfg(1e-9).need_values(5), 1, "at least one value");
+}
+
+#[test]
+fn receiver_completes_exactly_at_p_not_one_value_earlier_and_reports_exact_gaps() {
+    let mut r = MltReceiver::new(&cfg(0.5), 1);
+    // Out of order, one value at a time, skipping every third value.
+    let order: Vec<u32> = (0..100).rev().filter(|v| v % 3 != 1).collect();
+    let mut have = BTreeSet::new();
+    for (k, &v) in order.iter().enumerate() {
+        r.handle_segment(Time::ZERO, &data(v, v + 1, 100, k as u64));
+        have.insert(v);
+        let ack = r.poll_transmit().expect("every packet is acknowledged");
+        assert_eq!((ack.start, ack.end, ack.seq, ack.received), (v, v + 1, k as u64, have.len() as u32));
+        if have.len() < 50 {
+            assert_eq!(r.poll_event(), None, "{} values < ceil(0.5·100)", have.len());
+            assert!(r.report().is_none() && !ack.flags.contains(wire::Flags::FIN));
+        } else if have.len() == 50 {
+            assert_eq!(r.poll_event(), Some(Event::Delivered { outcome: Outcome::Enough }));
+            let rep = r.report().unwrap();
+            assert_eq!(rep.delivered, 50);
+            assert_eq!(rep.missing, ranges_missing(&have, 100));
+            assert!(ack.flags.contains(wire::Flags::FIN));
+        } else {
+            assert_eq!(r.poll_event(), None, "completion is reported once");
+        }
+        assert_eq!(r.missing_ranges(), ranges_missing(&have, 100));
+    }
+    // Duplicates and overlapping ranges count once.
+    r.handle_segment(Time::ZERO, &data(0, 10, 100, 999));
+    have.extend(0..10);
+    assert_eq!(r.received_values() as usize, have.len());
+    assert_eq!(r.missing_ranges(), ranges_missing(&have, 100));
+    // The frozen report did not change.
+    assert_eq!(r.report().unwrap().delivered, 50);
+}
+
+#[test]
+fn receiver_ignores_packets_that_contradict_the_message() {
+    let mut r = MltReceiver::new(&cfg(1.0), 1);
+    r.handle_segment(Time::ZERO, &data(0, 5, 10, 0));
+    r.handle_segment(Time::ZERO, &data(5, 10, 11, 1));
+    r.handle_segment(Time::ZERO, &MltRepr { value_bytes: 2, ..data(5, 10, 10, 2) });
+    r.handle_segment(Time::ZERO, &MltRepr { conn: 2, ..data(5, 10, 10, 3) });
+    assert_eq!(r.received_values(), 5);
+    r.handle_segment(Time::ZERO, &data(5, 10, 10, 4));
+    assert_eq!(r.poll_event(), Some(Event::Delivered { outcome: Outcome::Complete }));
+    assert_eq!(r.report().unwrap().missing, vec![]);
+}
+
+#[test]
+fn packets_carry_whole_values_and_their_index_range() {
+    for vb in [4u8, 2] {
+        let c = MltConfig { value_bytes: vb, complete_fraction: 1.0, ..MltConfig::default() };
+        let vpp = 1460 / u32::from(vb);
+        let size = 10 * u64::from(vpp) * u64::from(vb) + 6;
+        let mut p = Pair::new(&TransportConfig::Mlt(c), size, 1);
+        assert!(p.drive());
+        let d = p.data();
+        let total = (size as u32).div_ceil(u32::from(vb));
+        assert_eq!(d.len(), 11);
+        for (i, e) in d.iter().enumerate() {
+            let x = m(e);
+            assert_eq!((x.start, x.end, x.total), (i as u32 * vpp, ((i as u32 + 1) * vpp).min(total), total));
+            assert_eq!(x.len, (x.end - x.start) * u32::from(vb));
+            assert!(x.len <= 1460);
+        }
+        assert_eq!(p.client_events, vec![(p.completed_at().unwrap(), Event::SenderDone { outcome: Outcome::Complete, confirmed: true })]);
+    }
+}
+
+#[test]
+fn fast_detected_loss_is_resent_even_when_not_needed() {
+    let mut p = Pair::new(&TransportConfig::Mlt(cfg(0.5)), 100 * 1460, 1);
+    p.drop_data.insert(3);
+    assert!(p.drive());
+    let d = p.data();
+    let resent: Vec<_> = d.iter().skip(4).filter(|e| m(e).start == 3 * 365).collect();
+    assert_eq!(resent.len(), 1, "§3: quickly detected losses are retransmitted");
+    let st = p.client.stats();
+    assert_eq!((st.num_fast_retx, st.num_rtos, st.segments_retx), (1, 0, 1));
+    assert!(resent[0].arrive.is_some());
+    assert!(p.server.as_mlt_receiver().unwrap().received_values() >= 50 * 365);
+}
+
+#[test]
+fn timeout_only_losses_are_abandoned_within_the_bound_and_the_rest_resent() {
+    // 20 packets; p = 0.9 needs 18 packets' values. The last four are lost and nothing after
+    // them is acknowledged, so only the timer finds them: two may be abandoned, two must be
+    // resent.
+    let c = MltConfig { init_cwnd_pkts: 40, ..cfg(0.9) };
+    let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), 20 * 1460, 1);
+    p.drop_data.extend([16, 17, 18, 19]);
+    assert!(p.drive());
+    let st = p.client.stats();
+    assert_eq!((st.num_rtos, st.num_fast_retx, st.segments_retx), (1, 0, 2));
+    let retx: Vec<u32> = p.data().iter().skip(20).map(|e| m(e).start / 365).collect();
+    assert_eq!(retx, vec![18, 19]);
+    let s = p.client.as_mlt_sender().unwrap();
+    assert_eq!(s.abandoned_values(), 2 * 365);
+    assert_eq!(p.client_events[0].1, Event::SenderDone { outcome: Outcome::Enough, confirmed: true });
+    let rep = receiver(&p).report().unwrap();
+    assert_eq!(rep.missing, vec![(16 * 365, 18 * 365)]);
+    assert_eq!(rep.delivered, 18 * 365);
+    // The sender ended at the ACK that first reported enough, one RTO after the last progress.
+    assert!(p.completed_at().unwrap() > Time::ZERO + c.rto);
+}
+
+#[test]
+fn p_one_is_a_reliable_transfer() {
+    for seed in 0..8 {
+        let mut p = Pair::new(&TransportConfig::Mlt(cfg(1.0)), 200 * 1460 + 100, seed);
+        p.loss_to_server = 0.05;
+        p.loss_to_client = 0.05;
+        assert!(p.drive());
+        assert!(p.is_complete());
+        assert_eq!(p.client_events[0].1, Event::SenderDone { outcome: Outcome::Complete, confirmed: true });
+        assert_eq!(p.server_events[0].1, Event::Delivered { outcome: Outcome::Complete });
+        let r = receiver(&p);
+        assert_eq!(r.report().unwrap().missing, vec![]);
+        assert_eq!(p.client.as_mlt_sender().unwrap().abandoned_values(), 0);
+        assert_eq!(r.received_values(), (200 * 1460 + 100) / 4);
+    }
+}
+
+#[test]
+fn bound_holds_and_report_is_exact_under_random_loss_and_reordering() {
+    let mut rng = Pcg64::seed_from_u64(12);
+    let mut num_enough = 0;
+    for seed in 0..120u64 {
+        let p_frac = [0.5, 0.65, 0.8, 0.85, 0.9, 0.95, 1.0][rng.gen_range(0..7)];
+        let c = MltConfig {
+            complete_fraction: p_frac,
+            value_bytes: if rng.gen_bool(0.3) { 2 } else { 4 },
+            rto: Dur::from_us(rng.gen_range(50..2000)),
+            ..MltConfig::default()
+        };
+        let size = rng.gen_range(1..300_000u64);
+        let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), size, seed);
+        p.loss_to_server = rng.gen_range(0.0..0.4);
+        p.loss_to_client = rng.gen_range(0.0..0.3);
+        p.reorder = rng.gen_range(0.0..0.3);
+        p.reorder_delay = Dur::from_us(rng.gen_range(1..60));
+        // Some runs also lose to a drop-tail bottleneck and see ECN marks (congestion, not
+        // only random loss).
+        if rng.gen_bool(0.3) {
+            p.queue_cap_bytes = Some(rng.gen_range(3_000..30_000));
+            p.mark = super::util::Mark::Prob(rng.gen_range(0.0..0.5));
+        }
+        assert!(p.drive_bounded(2_000_000), "seed {seed} livelocked");
+        let total = c.values_in(size);
+        let need = c.need_values(total);
+        let done = p.completed_at().expect("the sender ends");
+        let got = p.received_all_at().expect("the receiver completes");
+        assert!(got <= done, "the sender learns after the receiver has it");
+        let r = receiver(&p);
+        let rep = r.report().unwrap();
+        // The bound: at completion at least ceil(p·N) values, and exactly then.
+        assert!(rep.delivered >= need && rep.total == total, "seed {seed}");
+        let before: BTreeSet<u32> = delivered_values(&p, None).into_iter().collect();
+        assert_eq!(r.missing_ranges(), ranges_missing(&before, total), "seed {seed}: live report exact");
+        assert_eq!(r.received_values() as usize, before.len());
+        let at_completion = delivered_values(&p, Some(got));
+        let missing: u32 = rep.missing.iter().map(|(a, b)| b - a).sum();
+        assert_eq!(missing, total - rep.delivered);
+        assert!(rep.delivered as usize <= at_completion.len(), "seed {seed}");
+        // Every value reported present arrived by then.
+        let present: BTreeSet<u32> = ranges_missing(&BTreeSet::new(), total)
+            .iter()
+            .flat_map(|&(a, b)| a..b)
+            .filter(|v| !rep.missing.iter().any(|&(s, e)| (s..e).contains(v)))
+            .collect();
+        assert!(present.is_subset(&at_completion), "seed {seed}");
+        let outcome = match p.client_events[0].1 {
+            Event::SenderDone { outcome, confirmed: true } => outcome,
+            other => panic!("{other:?}"),
+        };
+        if p_frac == 1.0 {
+            assert_eq!(outcome, Outcome::Complete, "seed {seed}");
+        }
+        if outcome == Outcome::Enough {
+            num_enough += 1;
+        }
+        let s = p.client.as_mlt_sender().unwrap();
+        assert!(total - s.abandoned_values() >= need, "seed {seed}: abandonment within the bound");
+        assert!(matches!(&p.client, Endpoint::MltTx(_)));
+    }
+    assert!(num_enough > 20, "most lossy runs end with enough, not all: {num_enough}");
+}
+
+#[test]
+fn ecn_marks_cut_the_window_by_dctcp_law_and_nothing_is_lost() {
+    use super::util::Mark;
+    let run = |mark: Mark| {
+        let mut p = Pair::new(&TransportConfig::Mlt(cfg(1.0)), 400 * 1460, 3);
+        p.mark = mark;
+        assert!(p.drive());
+        assert!(p.is_complete());
+        p
+    };
+    let clean = run(Mark::Never);
+    let marked = run(Mark::EveryNth(2));
+    let (c, m) = (clean.client.stats(), marked.client.stats());
+    assert_eq!((c.num_ecn, c.num_ecn_cuts), (0, 0));
+    assert!(m.num_ecn > 0 && m.num_ecn_cuts > 0, "{m:?}");
+    // DCTCP eq. 1: alpha tracks the marked fraction (1/2 here) from its initial 1.
+    assert!(m.alpha > 0.3 && m.alpha < 0.9, "alpha {}", m.alpha);
+    assert!(m.cwnd < c.cwnd, "{} vs {}", m.cwnd, c.cwnd);
+    assert_eq!((m.segments_retx, m.num_rtos), (0, 0), "marks are not losses");
+}
+
+#[test]
+fn sender_ends_at_the_first_ack_that_reports_enough() {
+    for seed in 0..6 {
+        let c = cfg(0.8);
+        let size = 150 * 1460;
+        let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), size, seed);
+        p.loss_to_server = 0.1;
+        p.loss_to_client = 0.05;
+        assert!(p.drive());
+        let need = c.need_values(c.values_in(size));
+        let first = p
+            .acks()
+            .iter()
+            .filter(|e| e.arrive.is_some() && m(e).received >= need)
+            .map(|e| e.arrive.unwrap())
+            .min()
+            .expect("an ACK reported enough");
+        assert_eq!(p.completed_at(), Some(first), "seed {seed}");
+        // No ACK that arrived earlier reported enough: not one value earlier.
+        assert!(p.acks().iter().filter(|e| e.arrive.is_some_and(|a| a < first)).all(|e| m(e).received < need));
+        assert!(matches!(p.client_events[0].1, Event::SenderDone { outcome: Outcome::Enough, confirmed: true }));
+    }
+}
