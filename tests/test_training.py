@@ -64,3 +64,14 @@ def test_sweep_metrics_sum_the_iterations() -> None:
     assert m["iterations"] == 4
     assert m["train_time_us"] == pytest.approx(it["duration_us"].sum())
     assert m["iter_mean_us"] == pytest.approx(it["duration_us"].mean())
+
+
+def test_sweep_metrics_give_the_training_flows_completion_times() -> None:
+    from slacknet.sweep import run_metrics
+
+    res = slacknet.run(slacknet.Scenario.from_toml_text(STAR.format(pattern="ps", server="server = 0")))
+    m = run_metrics(res)
+    fct = res.records[res.records["workload"] == 0]["fct_us"]
+    assert len(fct) == 32
+    assert m["train_fct_mean_us"] == pytest.approx(fct.mean())
+    assert m["train_fct_p99_us"] == pytest.approx(fct.quantile(0.99))
