@@ -394,16 +394,8 @@ impl Endpoint {
     pub fn handle_segment_int(&mut self, now: Time, seg: &Segment, int: Option<&IntStack>) {
         match (self, seg) {
             (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_int(now, s, int),
-            (Endpoint::UdpRx(r), Segment::Udp(d)) => r.handle_segment(now, d),
-            (Endpoint::AtpTx(s), Segment::Atp(a)) => s.handle_segment(now, a),
-            (Endpoint::AtpRx(r), Segment::Atp(a)) => r.handle_segment(now, a),
-            (Endpoint::XpassTx(s), Segment::Xpass(x)) => s.handle_segment(now, x),
-            (Endpoint::XpassRx(r), Segment::Xpass(x)) => r.handle_segment(now, x),
-            (Endpoint::PfabricTx(s), Segment::Pfabric(p)) => s.handle_segment(now, p),
-            (Endpoint::PfabricRx(r), Segment::Pfabric(p)) => r.handle_segment(now, p),
-            (Endpoint::MltTx(s), Segment::Mlt(m)) => s.handle_segment(now, m),
-            (Endpoint::MltRx(r), Segment::Mlt(m)) => r.handle_segment(now, m),
-            _ => {}
+            // Only TCP (PowerTCP) reads telemetry: the others take the segment alone.
+            (ep, _) => ep.handle_segment(now, seg),
         }
     }
 
