@@ -51,13 +51,13 @@ make only a handful of packets per worker, so the loss granularity is coarse.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
+
+from .results import write_csv_atomic
 
 __all__ = [
     "POLICIES",
@@ -601,13 +601,3 @@ def render(summary: pd.DataFrame) -> str:
         lines.append(f"{r['model']:<6} {r['policy']:<10} {rng(r, 'x1'):<20} {rng(r, 'x2'):<20} "
                      f"{num(r['base_epochs_mean']):>7}  {num(r['paper_x1']):>13} {num(r['paper_x2']):>13}")
     return "\n".join(lines)
-
-
-def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write ``df`` as CSV to a temporary name beside ``path``, then rename it over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
-    return path

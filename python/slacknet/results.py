@@ -64,6 +64,7 @@ __all__ = [
     "read_manifest",
     "scenario_sha256",
     "verify_results",
+    "write_csv_atomic",
 ]
 
 #: The files :meth:`Results.save` always writes, besides :data:`MANIFEST`.
@@ -282,6 +283,17 @@ def _remove_stale_scratch(parent: Path, name: str) -> None:
         m = _SCRATCH.match(p.name)
         if m and m["name"] == name and p.is_dir() and not p.is_symlink() and not _is_running(int(m["pid"])):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write ``df`` as CSV to a temporary name beside ``path``, then rename it over ``path``,
+    so that an interrupted write never leaves a partial table there."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path
 
 
 def _move_into_place(tmp: Path, final: Path) -> None:

@@ -79,7 +79,7 @@ import pandas as pd
 from . import _native
 from .analysis import class_masks
 from .config import Scenario, spec_error, variant_fields
-from .results import Results, ResultsError, check_save_target, read_manifest, scenario_sha256
+from .results import Results, ResultsError, check_save_target, read_manifest, scenario_sha256, write_csv_atomic
 
 __all__ = [
     "METRIC_COLUMNS", "STATUS_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics",
@@ -636,7 +636,5 @@ def _sigterm_exits() -> Iterator[None]:
 def _write_table(path: Path, columns: list[str], rows: dict[int, dict[str, Any]]) -> pd.DataFrame:
     """The table of the runs ended so far, in run order, written atomically to ``path``."""
     table = pd.DataFrame([rows[i] for i in sorted(rows)], columns=columns)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    table.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    write_csv_atomic(table, path)
     return table
