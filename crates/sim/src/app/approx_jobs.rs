@@ -519,15 +519,16 @@ impl Application for ApproxJobs {
 pub fn group_sizes(shares: &[f64], n: u64) -> Vec<u64> {
     let exact: Vec<f64> = shares.iter().map(|s| s * n as f64).collect();
     let mut sizes: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
-    let mut left = n.saturating_sub(sizes.iter().sum());
+    // Each floor drops less than one message, so at most one per group is left to hand out.
+    let left = n.saturating_sub(sizes.iter().sum());
     let mut order: Vec<usize> = (0..shares.len()).collect();
     order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
-    for &g in order.iter().cycle().take(shares.len() * 2) {
-        if left == 0 {
-            break;
-        }
+    for &g in order.iter().take(usize::try_from(left).unwrap_or(usize::MAX)) {
         sizes[g] += 1;
-        left -= 1;
+    }
+    // Shares summing short of 1 (validation refuses them) would leave more: keep the total N.
+    if let Some(&g) = order.first() {
+        sizes[g] += left.saturating_sub(shares.len() as u64);
     }
     sizes
 }
