@@ -232,12 +232,6 @@ def reproduce(
             table = pd.concat(tables, ignore_index=True)
             series = pd.concat(parts, ignore_index=True)[["seed", "time_us", *fig.metrics]]
             series.to_csv(out / f"{fid}_series.csv", index=False)
-            report.figures[fid] = table
-            table.to_csv(out / f"{fid}.csv", index=False)
-            _plot_timeline(paper, fid, series, out / f"{fid}.png")
-            if on_done is not None:
-                on_done(fid)
-            continue
         else:
             if fig.base is not None:
                 own = fig.base.full if full and fig.base.full is not None else fig.base.reduced
@@ -257,7 +251,10 @@ def reproduce(
                                      "reproduce again, which runs only those")
         report.figures[fid] = table
         table.to_csv(out / f"{fid}.csv", index=False)
-        _plot(paper, fid, table, out / f"{fid}.png")
+        if fig.timeline is not None:
+            _plot_timeline(paper, fid, series, out / f"{fid}.png")
+        else:
+            _plot(paper, fid, table, out / f"{fid}.png")
         if on_done is not None:
             on_done(fid)
     report.claims = evaluate_claims(desc, report.figures)
