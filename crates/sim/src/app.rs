@@ -137,6 +137,31 @@ pub struct GroupCount {
     pub delivered: u64,
 }
 
+impl GroupCount {
+    /// The group's measured loss rate `1 - delivered / N` and its allowance `1 - required / N`
+    /// (`(0, 1)` for a group without messages).
+    pub fn loss_and_allowance(&self) -> (f64, f64) {
+        if self.messages == 0 {
+            return (0.0, 1.0);
+        }
+        let of = |x: u64| x.min(self.messages) as f64 / self.messages as f64;
+        (1.0 - of(self.delivered), 1.0 - of(self.required))
+    }
+}
+
+/// The worst of `groups`, the one whose loss rate exceeds its allowance the most, as
+/// `(loss, allowance)`; `(0, 1)` without groups.
+pub fn worst_group(groups: impl IntoIterator<Item = GroupCount>) -> (f64, f64) {
+    let (mut loss, mut allowance) = (0.0, 1.0);
+    for g in groups {
+        let (l, a) = g.loss_and_allowance();
+        if l - a > loss - allowance {
+            (loss, allowance) = (l, a);
+        }
+    }
+    (loss, allowance)
+}
+
 /// An ATP job's messages when it ended, totalled over its groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JobCounts {

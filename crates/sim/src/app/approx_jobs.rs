@@ -382,15 +382,7 @@ impl ApproxJobs {
             let last = kth_ready.since(job.start).saturating_add(ctx.ideal_fct(src, job.dst, sizes[0].max(1)));
             whole.max(last)
         });
-        // The worst group: the largest loss above its allowance.
-        let (mut loss, mut allowance) = (0.0, 1.0);
-        for c in &per_group[..num_groups] {
-            let of = |x: u64| if c.messages == 0 { 0.0 } else { x.min(c.messages) as f64 / c.messages as f64 };
-            let (l, a) = (1.0 - of(c.delivered), 1.0 - of(c.required));
-            if l - a > loss - allowance {
-                (loss, allowance) = (l, a);
-            }
-        }
+        let (loss, allowance) = super::worst_group(per_group[..num_groups].iter().copied());
         // UDP's job ends with its last arrival (found once the stragglers' wait is over);
         // every other scheme's when it has what it needs, now.
         let end = match c.scheme {

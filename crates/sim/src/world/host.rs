@@ -521,20 +521,22 @@ impl Simulation {
 
 /// An ATP job's groups, totalled (the worst group's loss next to its allowance).
 fn job_counts(groups: &[proto::atp::GroupReport]) -> JobCounts {
-    let mut c = JobCounts { groups: groups.len() as u32, worst_group_loss: 0.0, worst_group_allowance: 1.0, ..JobCounts::default() };
+    let count = |g: &proto::atp::GroupReport| crate::app::GroupCount {
+        msr: f64::NAN,
+        messages: g.messages,
+        required: g.required,
+        delivered: g.delivered,
+    };
+    let mut c = JobCounts { groups: groups.len() as u32, ..JobCounts::default() };
     for (slot, g) in c.per_group.iter_mut().zip(groups) {
-        *slot = crate::app::GroupCount { msr: f64::NAN, messages: g.messages, required: g.required, delivered: g.delivered };
+        *slot = count(g);
     }
     for g in groups {
         c.messages += g.messages;
         c.required += g.required;
         c.delivered += g.delivered;
         c.lost += g.lost;
-        let loss = if g.messages == 0 { 0.0 } else { 1.0 - g.delivered as f64 / g.messages as f64 };
-        let allowance = if g.messages == 0 { 1.0 } else { 1.0 - g.required as f64 / g.messages as f64 };
-        if loss - allowance > c.worst_group_loss - c.worst_group_allowance {
-            (c.worst_group_loss, c.worst_group_allowance) = (loss, allowance);
-        }
     }
+    (c.worst_group_loss, c.worst_group_allowance) = crate::app::worst_group(groups.iter().map(count));
     c
 }

@@ -127,7 +127,7 @@ impl Simulation {
                 let n = (j.groups as usize).min(crate::app::MAX_JOB_GROUPS);
                 (0..n).map(move |g| {
                     let c = j.per_group[g];
-                    let of = |x: u64| if c.messages == 0 { 0.0 } else { x as f64 / c.messages as f64 };
+                    let (loss_rate, loss_allowance) = c.loss_and_allowance();
                     GroupRecord {
                         app: u.app,
                         unit: u.unit,
@@ -136,8 +136,8 @@ impl Simulation {
                         messages: c.messages,
                         messages_required: c.required,
                         messages_delivered: c.delivered,
-                        loss_rate: 1.0 - of(c.delivered.min(c.messages)),
-                        loss_allowance: 1.0 - of(c.required.min(c.messages)),
+                        loss_rate,
+                        loss_allowance,
                     }
                 })
             })
