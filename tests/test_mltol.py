@@ -222,3 +222,78 @@ def test_autograd_models_give_each_worker_its_own_gradient(name: str) -> None:
         tm[i] -= eps
         fd = (prob.evaluate(tp, xs[1], ys[1])[0] - prob.evaluate(tm, xs[1], ys[1])[0]) / (2 * eps)
         assert fd == pytest.approx(g[1, i], rel=1e-4, abs=1e-7)
+
+
+def test_profile_measures_size_and_compute() -> None:
+    prof = mltol.profile(("mlp", "mf"), repeats=3)
+    assert list(prof["model"]) == ["mlp", "mf"]
+    # Sizes are exact: 64-32-10 with biases; MF (200 + 150) x rank 8; float32 gradients.
+    assert list(prof["params"]) == [64 * 32 + 32 + 32 * 10 + 10, (200 + 150) * 8]
+    assert (prof["gradient_bytes"] == 4 * prof["params"]).all()
+    assert (prof["compute_us"] > 0).all()
+    line = prof["gradient_bytes"] * 8 / 40e9 * 1e6
+    assert np.allclose(prof["line_us"], line, rtol=1e-3)
+    assert np.allclose(prof["ratio"], prof["compute_us"] / line, rtol=1e-2)
+    with pytest.raises(ValueError, match="repeats"):
+        mltol.profile(("mlp",), repeats=0)
+
+
+def _summary(**x1: float) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "policy": "zero_fill", "x1_min": v, "x1_mean": v + 0.05} for m, v in x1.items()])
+
+
+def test_figure4_points_scale_every_model_by_the_cnns_factor() -> None:
+    prof = pd.DataFrame({"model": ["cnn", "mlp"], "params": [1000, 3000], "gradient_bytes": [4000, 12000],
+                         "ratio": [100.0, 10.0]})
+    pts = mltol.figure4_points(mltol.with_tolerance(prof, _summary(cnn=0.15, mlp=0.1))).set_index("model")
+    scale = mltol.RESNET20_PARAMS / 1000
+    assert pts.loc["cnn", "model_bytes"] == round(4000 * scale) and pts.loc["mlp", "model_bytes"] == round(12000 * scale)
+    # The ratio is kept: compute = ratio x the scaled gradient's time at 40 Gb/s.
+    assert pts.loc["cnn", "job_compute_us"] == pytest.approx(100 * 4000 * scale * 8 / 40e9 * 1e6, abs=0.1)
+    assert pts.loc["mlp", "job_compute_us"] == pytest.approx(10 * 12000 * scale * 8 / 40e9 * 1e6, abs=0.1)
+    assert pts.loc["cnn", "complete_fraction"] == 0.85 and pts.loc["mlp", "complete_fraction"] == 0.9
+    with pytest.raises(ValueError, match="no zero_fill row for mlp"):
+        mltol.with_tolerance(prof, _summary(cnn=0.15))
+    with pytest.raises(ValueError, match="cnn row"):
+        mltol.figure4_points(mltol.with_tolerance(prof[prof["model"] == "mlp"], _summary(mlp=0.1)))
+
+
+def test_the_committed_figure4_points_come_from_the_committed_measurements() -> None:
+    # experiments/mlt/fig4_models.toml's model axis is figure4_points(models.csv), and
+    # models.csv's x1 agree with the tolerance table in the README (min over seeds, zero-fill).
+    import tomllib
+
+    from .conftest import REPO
+
+    folder = REPO / "experiments" / "mlt"
+    models = pd.read_csv(folder / "models.csv")
+    pts = mltol.figure4_points(models).set_index("model")
+    sweep = tomllib.loads((folder / "fig4_models.toml").read_text())
+    axis = next(a for a in sweep["axis"] if a.get("name") == "model")
+    for label, value in zip(axis["labels"], axis["values"]):
+        row = pts.loc[label.lower()]
+        assert value["workload[0].model_bytes"] == row["model_bytes"], label
+        assert value["workload[0].job_compute_us"] == pytest.approx(row["job_compute_us"]), label
+        assert value["workload[0].complete_fraction"] == pytest.approx(row["complete_fraction"]), label
+    assert dict(zip(models["model"], models["x1_min"])) == {"mlp": 0.1, "cnn": 0.15, "rnn": 0.25, "mf": 0.2}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--models", "bogus"], "--models = bogus"),
+    (["--repeats", "0"], "--repeats = 0"),
+    (["--tolerance", "/nonexistent/summary.csv"], "--tolerance = /nonexistent/summary.csv"),
+])
+def test_cli_profile_bad_arguments_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ml", "profile", "--models", "mlp", *argv]) == 2
+    assert needle in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_cli_profile_with_tolerance_writes_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = tmp_path / "summary.csv"
+    _summary(mlp=0.1, mf=0.2).to_csv(summary, index=False)
+    out = tmp_path / "models.csv"
+    assert main(["ml", "profile", "--models", "mlp,mf", "--repeats", "2", "--tolerance", str(summary),
+                 "--out", str(out)]) == 0
+    t = pd.read_csv(out)
+    assert list(t["model"]) == ["mlp", "mf"] and list(t["x1_min"]) == [0.1, 0.2]
+    assert "ratio" in capsys.readouterr().out

@@ -53,7 +53,7 @@ def _check(kind: str, **fields: object):  # type: ignore[no-untyped-def]
     "check, holds, detail",
     [
         # A / B = 0.5, 1, 1.5: worst 1.5, lowest 0.5.
-        (_check("ratio", series="A", over="B", at_most=1.5), True, "worst A/B m ratio 1.50 (want <= 1.5)"),
+        (_check("ratio", series="A", over="B", at_most=1.5), True, "worst A/B m ratio 1.50 at x = 3 (want <= 1.5)"),
         (_check("ratio", series="A", over="B", at_most=1.49), False, "worst A/B m ratio 1.50"),
         (_check("ratio", series="A", over="B", at_least=0.5, x_min=1, x_max=3), True, "lowest A/B m ratio 0.50"),
         (_check("ratio", series="A", over="B", at_least=0.6), False, "lowest A/B m ratio 0.50"),
@@ -63,7 +63,7 @@ def _check(kind: str, **fields: object):  # type: ignore[no-untyped-def]
         # min(B, C) = 2, 1, 2: A / it = 0.5, 2, 1.5.
         (_check("ratio", series="A", over=["B", "C"], at_most=2.0), True, "worst A/min(B, C) m ratio 2.00"),
         (_check("ratio", series="A", over=["B", "C"], at_most=1.9), False, "worst A/min(B, C) m ratio 2.00"),
-        (_check("ratio", series="A", over="B", at_most=2, at_least=0.6), False, "lowest A/B m ratio 0.50 (want >= 0.6"),
+        (_check("ratio", series="A", over="B", at_most=2, at_least=0.6), False, "lowest A/B m ratio 0.50 at x = 1 (want >= 0.6"),
         # gain: 1 - mean(0.5, 2, 1.5) = -0.333; with x = 1 only: 0.5.
         (_check("gain", series="A", over=["B", "C"], at_least=-0.34), True, "A's m -33% lower than min(B, C)'s"),
         (_check("gain", series="A", over=["B", "C"], at_least=0.0), False, "-33% lower"),

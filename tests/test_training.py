@@ -63,7 +63,22 @@ def test_sweep_metrics_sum_the_iterations() -> None:
     it = res.apps[res.apps["kind"] == "iteration"]
     assert m["iterations"] == 4
     assert m["train_time_us"] == pytest.approx(it["duration_us"].sum())
+    assert m["net_time_us"] == pytest.approx(it["duration_us"].sum() - 4 * 50)
     assert m["iter_mean_us"] == pytest.approx(it["duration_us"].mean())
+
+
+def test_eq1_counts_job_compute_in_place_of_the_simulated_phase() -> None:
+    # Eq. (1): iterations x (compute + network time). The simulated phase (50 us) only spaces
+    # the iterations; the job time counts the model's compute (5000 us) with the network time
+    # measured, and the simulation itself does not change.
+    from slacknet.sweep import run_metrics
+
+    text = STAR.format(pattern="ring", server="")
+    plain = run_metrics(slacknet.run(slacknet.Scenario.from_toml_text(text)))
+    eq1 = run_metrics(slacknet.run(slacknet.Scenario.from_toml_text(text + "job_compute_us = 5000\n")))
+    assert eq1["net_time_us"] == pytest.approx(plain["net_time_us"])
+    assert eq1["iter_mean_us"] == pytest.approx(plain["iter_mean_us"])
+    assert eq1["train_time_us"] == pytest.approx(4 * 5000 + plain["net_time_us"])
 
 
 def test_sweep_metrics_give_the_training_flows_completion_times() -> None:

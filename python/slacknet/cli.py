@@ -12,6 +12,7 @@
     slacknet reproduce --list [--experiments DIR]
     slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
                           [--p-step 0.05] [--out DIR] [--quick]
+    slacknet ml profile [--models mlp,cnn,rnn,mf] [--repeats 30] [--tolerance SUMMARY.csv] [--out FILE]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
@@ -186,6 +187,23 @@ def _build_parser() -> argparse.ArgumentParser:
     mt.add_argument("--out", metavar="DIR", help="output folder (default: results/ml-tolerance[-quick])")
     mt.add_argument("--quick", action="store_true",
                     help="reduced run: p in steps of 0.2, seed 1, at most 12 epochs per run")
+
+    mp = mls.add_parser(
+        "profile",
+        help="measure each model's size and compute time per iteration (Figure 4's inputs)",
+        description="Time each model's per-worker gradient on this machine and report its parameters, "
+        "gradient bytes, compute time per iteration and compute-to-communication ratio (compute time "
+        "over the gradient's time at 40 Gb/s). With --tolerance (a summary.csv of `slacknet ml "
+        "tolerance`), add each model's x1 (zero_fill) and print Figure 4's per-model scenario keys, "
+        "as experiments/mlt/fig4_models.toml uses them. Wall-clock: varies by machine and run.",
+    )
+    mp.add_argument("--models", metavar="NAMES", default=None,
+                    help="comma-separated models among mlp,cnn,rnn,mf (default: all; cnn and rnn need the "
+                    "ml extra)")
+    mp.add_argument("--repeats", type=int, default=30, metavar="N", help="timed steps per model (default 30)")
+    mp.add_argument("--tolerance", metavar="SUMMARY_CSV",
+                    help="summary.csv of `slacknet ml tolerance`: add x1 and print Figure 4's points")
+    mp.add_argument("--out", metavar="FILE", help="write the table as CSV (default: print only)")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -489,12 +507,66 @@ def _names(key: str, text: str | None, allowed: Sequence[str], default: Sequence
     return tuple(names)
 
 
+def _ml_models(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--models``, each checked to be buildable (its extra installed)."""
+    from . import mltol
+
+    models = _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
+    for m in models:
+        if mltol.MODEL_SPECS[m].needs is not None:
+            try:
+                mltol.MODEL_SPECS[m].build()
+            except mltol.MissingExtraError as e:
+                raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
+    return models
+
+
+def _cmd_ml_profile(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from . import mltol
+
+    models = _ml_models(args)
+    if args.repeats < 1:
+        raise InputError(f"--repeats = {args.repeats}: must be at least 1, e.g. 30")
+    summary = None
+    if args.tolerance is not None:
+        try:
+            summary = pd.read_csv(args.tolerance)
+        except (OSError, ValueError) as e:
+            raise InputError(f"--tolerance = {args.tolerance}: cannot read it as a CSV ({e}); give the "
+                             "summary.csv that `slacknet ml tolerance` wrote") from None
+        need = {"model", "policy", "x1_min", "x1_mean"}
+        if not need <= set(summary.columns):
+            raise InputError(f"--tolerance = {args.tolerance}: not a tolerance summary (needs the columns "
+                             f"{', '.join(sorted(need))}); give the summary.csv of `slacknet ml tolerance`")
+    table = mltol.profile(models, repeats=args.repeats)
+    if summary is not None:
+        try:
+            table = mltol.with_tolerance(table, summary)
+        except ValueError as e:
+            raise InputError(f"--tolerance = {args.tolerance}: {e}") from None
+    print(table.to_string(index=False))
+    print("compute_us: one worker's gradient per iteration (median, this machine); ratio: compute_us over "
+          "the gradient's time at 40 Gb/s")
+    if summary is not None and "cnn" in models:
+        pts = mltol.figure4_points(table)
+        print("\nFigure 4's per-model points (experiments/mlt/fig4_models.toml):")
+        print(pts.to_string(index=False))
+    if args.out:
+        mltol.write_csv_atomic(table, Path(args.out))
+        print(f"wrote {args.out}")
+    return 0
+
+
 def _cmd_ml(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import mltol
 
-    models = _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
+    if args.ml_command == "profile":
+        return _cmd_ml_profile(args)
+    models = _ml_models(args)
     policies = _names("--policy", args.policy, mltol.POLICIES, mltol.POLICIES)
     config = mltol.ToleranceConfig.quick() if args.quick else mltol.ToleranceConfig()
     config = dataclasses.replace(config, models=models, policies=policies)
@@ -504,13 +576,6 @@ def _cmd_ml(args: argparse.Namespace) -> int:
         if not 0.0 < args.p_step <= 1.0:
             raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")
         config = dataclasses.replace(config, p_step=args.p_step)
-    for m in models:
-        need = mltol.MODEL_SPECS[m].needs
-        if need is not None:
-            try:
-                mltol.MODEL_SPECS[m].build()
-            except mltol.MissingExtraError as e:
-                raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
     out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
     grid = mltol.p_grid(config.p_step)
     total = len(models) * len(policies) * len(config.seeds) * len(grid)

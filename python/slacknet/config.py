@@ -604,7 +604,12 @@ class TrainingWorkload(_Model):
     phase (``compute_us``) and the synchronisation of ``model_bytes`` per worker among
     ``workers``, by a parameter server (``pattern = "ps"``, ``server``: push to it, then pull)
     or a ring all-reduce (``"ring"``: 2 (N - 1) chunk steps), with a barrier. One
-    ``iteration`` row per iteration in :attr:`slacknet.Results.apps`."""
+    ``iteration`` row per iteration in :attr:`slacknet.Results.apps`. ``complete_fraction``
+    is the fraction p of every gradient the model needs (``1 - x1``): a bounded-loss transport
+    (``kind = "mlt"``) completes this entry's transfers at p instead of its own
+    ``complete_fraction``; reliable transports are unchanged. ``job_compute_us`` is the compute
+    per iteration the job time (``train_time_us``, the paper's eq. (1)) counts in place of the
+    simulated ``compute_us`` (absent: ``compute_us``)."""
 
     kind: Literal["training"] = "training"
     pattern: Literal["ps", "ring"]
@@ -613,8 +618,10 @@ class TrainingWorkload(_Model):
     model_bytes: U64
     iterations: U32
     compute_us: float = 0.0
+    job_compute_us: float | None = None
     start_us: float = 0.0
     prio: U8 = 0
+    complete_fraction: float | None = None
     transport: TransportSpec | None = None
 
 

@@ -73,6 +73,9 @@ __all__ = [
     "tolerance",
     "summarize",
     "p_grid",
+    "profile",
+    "with_tolerance",
+    "figure4_points",
     "write_csv_atomic",
 ]
 
@@ -601,3 +604,92 @@ def render(summary: pd.DataFrame) -> str:
         lines.append(f"{r['model']:<6} {r['policy']:<10} {rng(r, 'x1'):<20} {rng(r, 'x2'):<20} "
                      f"{num(r['base_epochs_mean']):>7}  {num(r['paper_x1']):>13} {num(r['paper_x2']):>13}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figure 4's per-model inputs: each model's measured x1 and compute-to-communication ratio
+
+#: The §3.1 fabric's line rate, against which a gradient's communication time is counted.
+LINE_RATE_BPS = 40e9
+#: ResNet20's parameter count (He et al. 2016, Table 6: 0.27 M), Table 2's CNN. Figure 4's
+#: per-model points scale every model by one factor so that our CNN has this many parameters.
+RESNET20_PARAMS = 270_000
+
+
+def profile(models: Sequence[str] = ("mlp", "cnn", "rnn", "mf"), *, repeats: int = 30, seed: int = 1,
+            num_workers: int = 4) -> pd.DataFrame:
+    """Each model's size and compute time per iteration, measured on this machine.
+
+    Columns: model, params, gradient_bytes (float32), compute_us (one worker's gradient of its
+    shard: the median over ``repeats`` timed steps, after one warm-up, of the time to compute all
+    ``num_workers`` gradients divided by ``num_workers``), line_us (the gradient at
+    :data:`LINE_RATE_BPS`) and ratio = compute_us / line_us, the compute-to-communication ratio
+    that does not depend on the model's scale when compute grows with the parameters. Wall-clock
+    times: they vary from machine to machine and run to run (numpy on a CPU, not the paper's GPUs).
+    """
+    import time
+
+    if repeats < 1:
+        raise ValueError(f"repeats = {repeats}: must be at least 1")
+    rows = []
+    for m in models:
+        if m not in MODEL_SPECS:
+            raise ValueError(f"model = {m}: unknown; choose from {', '.join(MODEL_SPECS)}")
+        spec = MODEL_SPECS[m]
+        problem = spec.build()
+        rng = np.random.default_rng(seed)
+        theta = problem.init(rng)
+        b = spec.batch_per_worker
+        idx = rng.permutation(len(problem.y_train))[:num_workers * b].reshape(num_workers, b)
+        xs, ys = problem.x_train[idx], problem.y_train[idx]
+        problem.worker_grads(theta, xs, ys)  # warm-up (autograd traces, numpy caches)
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            problem.worker_grads(theta, xs, ys)
+            times.append(time.perf_counter() - t0)
+        compute_us = float(np.median(times)) / num_workers * 1e6
+        grad_bytes = 4 * int(theta.size)
+        line_us = grad_bytes * 8 / LINE_RATE_BPS * 1e6
+        rows.append({"model": m, "params": int(theta.size), "gradient_bytes": grad_bytes,
+                     "compute_us": round(compute_us, 2), "line_us": round(line_us, 4),
+                     "ratio": round(compute_us / line_us, 2)})
+    return pd.DataFrame(rows)
+
+
+def with_tolerance(prof: pd.DataFrame, summary: pd.DataFrame, policy: str = "zero_fill") -> pd.DataFrame:
+    """``prof`` with each model's measured x1 under ``policy`` from a :func:`summarize` table:
+    ``x1_min`` (what every seed tolerated: Figure 4's p is ``1 - x1_min``) and ``x1_mean``."""
+    s = summary[summary["policy"] == policy].set_index("model")
+    missing = [m for m in prof["model"] if m not in s.index]
+    if missing:
+        raise ValueError(f"the tolerance summary has no {policy} row for {', '.join(missing)}: "
+                         f"run slacknet ml tolerance with those models")
+    out = prof.copy()
+    out["x1_min"] = [float(s.loc[m, "x1_min"]) for m in prof["model"]]
+    out["x1_mean"] = [round(float(s.loc[m, "x1_mean"]), 4) for m in prof["model"]]
+    out["policy"] = policy
+    return out
+
+
+def figure4_points(models: pd.DataFrame) -> pd.DataFrame:
+    """Figure 4's per-model scenario keys from a :func:`with_tolerance` table (four models).
+
+    Every model is scaled by one factor, so that our CNN has ResNet20's parameter count
+    (:data:`RESNET20_PARAMS`): ``model_bytes`` = its gradient bytes times that factor, and
+    ``job_compute_us`` = its measured ratio times the scaled gradient's time at
+    :data:`LINE_RATE_BPS` (the ratio stays the measured one); ``complete_fraction`` =
+    ``1 - x1_min``. Columns: model, model_bytes, job_compute_us, complete_fraction (keys of a
+    training entry)."""
+    by = models.set_index("model")
+    if "cnn" not in by.index:
+        raise ValueError("Figure 4's points are scaled by the CNN's size: the table needs a cnn row "
+                         "(pip install 'slacknet[ml]')")
+    scale = RESNET20_PARAMS / float(by.loc["cnn", "params"])
+    rows = []
+    for m, r in by.iterrows():
+        model_bytes = int(round(float(r["gradient_bytes"]) * scale))
+        compute_us = round(float(r["ratio"]) * model_bytes * 8 / LINE_RATE_BPS * 1e6, 1)
+        rows.append({"model": m, "model_bytes": model_bytes, "job_compute_us": compute_us,
+                     "complete_fraction": round(1.0 - float(r["x1_min"]), 4)})
+    return pd.DataFrame(rows)

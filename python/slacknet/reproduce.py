@@ -169,12 +169,17 @@ def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
         else:
             assert stats is not None
             groups = stats.groupby(series, sort=False) if series is not None else [("", stats)]
+            # A categorical x (e.g. a model's name): the categories in sweep order, evenly spaced.
+            numeric = pd.api.types.is_numeric_dtype(table[x])
+            cats = {} if numeric else {c: i for i, c in enumerate(dict.fromkeys(table[x].astype(str)))}
             for name, g in groups:
-                g = g.sort_values(x)
-                xs = g[x].astype(float)
+                g = g.sort_values(x) if numeric else g.assign(_pos=g[x].astype(str).map(cats)).sort_values("_pos")
+                xs = g[x].astype(float) if numeric else g["_pos"].astype(float)
                 (line,) = ax.plot(xs, g["mean"], marker="o", label=str(name))
                 if (g["max"] > g["min"]).any():
                     ax.fill_between(xs, g["min"], g["max"], color=line.get_color(), alpha=0.15, linewidth=0)
+            if cats:
+                ax.set_xticks(range(len(cats)), list(cats), fontsize=7)
             ax.set_xlabel(desc.label(x), fontsize=8)
         ax.set_title(desc.label(col), fontsize=9)
         ax.grid(True, alpha=0.3)

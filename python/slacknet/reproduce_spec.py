@@ -277,14 +277,19 @@ class RatioCheck(_Ranged):
         r = _curve(piv, self.series, self.metric) / _lowest(piv, self.over, self.metric)
         name = f"{self.series}/{_names(self.over)} {self.metric} ratio"
         holds, parts = True, []
+        def where(i: object) -> str:  # the x of the extreme point, when there are several
+            if x is None or len(r) < 2:
+                return ""
+            return f" at {x} = {_num(i) if isinstance(i, (int, float, np.number)) else i}"
+
         if self.at_most is not None:
             worst = float(r.max())
             holds = holds and worst <= self.at_most
-            parts.append(f"worst {name} {worst:.2f} (want <= {_num(self.at_most)})")
+            parts.append(f"worst {name} {worst:.2f}{where(r.idxmax())} (want <= {_num(self.at_most)})")
         if self.at_least is not None:
             low = float(r.min())
             holds = holds and low >= self.at_least
-            parts.append(f"lowest {name} {low:.2f} (want >= {_num(self.at_least)})")
+            parts.append(f"lowest {name} {low:.2f}{where(r.idxmin())} (want >= {_num(self.at_least)})")
         return Outcome(holds, ", ".join(parts))
 
 

@@ -219,9 +219,9 @@ impl Simulation {
         let mut transports = vec![run_transport(t)];
         let mut app_transport = Vec::with_capacity(spec.workload.len());
         for w in &spec.workload {
-            match w.transport() {
+            match w.run_transport(&spec.transport) {
                 Some(own) => {
-                    transports.push(run_transport(own));
+                    transports.push(run_transport(&own));
                     app_transport.push((transports.len() - 1) as u16);
                 }
                 None => app_transport.push(0),

@@ -101,10 +101,46 @@ fn bad_training_entries_are_one_clear_error() {
         ("model_bytes = 2000000", "model_bytes = 0", "workload[0].model_bytes"),
         ("compute_us = 100", "compute_us = -1", "workload[0].compute_us"),
         ("compute_us = 100", "compute_us = 100\nbogus = 1", "workload[0]"),
+        ("compute_us = 100", "compute_us = 100\ncomplete_fraction = 0", "workload[0].complete_fraction"),
+        ("compute_us = 100", "compute_us = 100\njob_compute_us = -5", "workload[0].job_compute_us"),
+        ("compute_us = 100", "compute_us = 100\ncomplete_fraction = 1.5", "workload[0].complete_fraction"),
     ] {
         let toml = training("ring", "").replace(from, to);
         let err = Spec::from_toml_str(&toml).and_then(|s| s.validate(std::path::Path::new(".")));
         let msg = format!("{}", err.expect_err(to));
         assert!(msg.contains(key), "{to}: {msg}");
     }
+}
+
+/// The parameter server with a small shared buffer, so that the push's incast loses packets.
+fn lossy_ps(transport: &str, extra: &str) -> Output {
+    let toml = training("ps", &format!("server = 0\n{extra}\n{transport}"))
+        .replace("buffer_bytes = 4000000", "buffer_bytes = 60000\nqueues = [{ ecn_threshold_bytes = 1000000 }]");
+    run(&toml)
+}
+
+#[test]
+fn the_entrys_complete_fraction_is_what_a_bounded_loss_transport_waits_for() {
+    // The model's p travels with the training entry (the application knows its tolerance):
+    // over `mlt` every chunk ends once that fraction of its values arrived, whatever the
+    // transport's own `complete_fraction` says.
+    let mlt = "transport = { kind = \"mlt\", complete_fraction = 1.0, rto_us = 300 }";
+    let out = lossy_ps(mlt, "complete_fraction = 0.7");
+    assert!(out.switches[0].drops_queue_cap + out.switches[0].drops_admission > 0, "the push must drop");
+    let mut enough = 0;
+    for r in &out.records {
+        assert!(r.finished && r.transport == "mlt", "{r:?}");
+        let need = (r.size_bytes.div_ceil(4) * 7).div_ceil(10) * 4;
+        assert!(r.bytes_delivered >= need, "{r:?}");
+        enough += usize::from(r.outcome == "enough");
+    }
+    assert!(enough > 0, "some gradient stopped at p = 0.7");
+    // Without the entry's p the transport's own (1.0) holds: every gradient complete.
+    let own = lossy_ps(mlt, "");
+    assert!(own.records.iter().all(|r| r.outcome == "complete" && r.bytes_delivered == r.size_bytes));
+    // A reliable transport ignores it: the same run with or without p.
+    let dctcp = "transport = { kind = \"dctcp\" }";
+    let (a, b) = (lossy_ps(dctcp, "complete_fraction = 0.7"), lossy_ps(dctcp, ""));
+    assert_eq!(format!("{:?}", a.records), format!("{:?}", b.records));
+    assert!(a.records.iter().all(|r| r.bytes_delivered == r.size_bytes));
 }

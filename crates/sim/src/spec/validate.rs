@@ -1316,6 +1316,18 @@ fn check_training(prefix: &str, t: &TrainingSpec, num_hosts: u32, sizes: &SizeRu
     non_negative_us(&key("compute_us"), t.compute_us)?;
     within_clock(&key("compute_us"), t.compute_us, t.iterations, "iterations")?;
     non_negative_us(&key("start_us"), t.start_us)?;
+    if let Some(c) = t.job_compute_us {
+        non_negative_us(&key("job_compute_us"), c)?;
+    }
+    if let Some(p) = t.complete_fraction {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(SpecError::invalid(
+                key("complete_fraction"),
+                p,
+                "must be in (0, 1]: the fraction of every gradient the model needs, 1 - its loss tolerance x1 (e.g. 0.85)",
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -53,12 +53,27 @@ pub struct TrainingSpec {
     /// Compute phase of every iteration.
     #[serde(default)]
     pub compute_us: f64,
+    /// The compute time per iteration that the job time counts (`train_time_us`, the
+    /// bounded-loss ML paper's eq. (1): iterations x (compute + network time)) when it is not
+    /// the simulated `compute_us`: a model's compute can be many times its synchronisation,
+    /// and simulating it only adds background traffic between iterations, so a study may
+    /// simulate a short phase and count the model's own compute here. Absent: `compute_us`.
+    /// The simulation does not read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_compute_us: Option<f64>,
     /// When the first iteration starts.
     #[serde(default)]
     pub start_us: f64,
     /// Priority class of the transfers.
     #[serde(default)]
     pub prio: u8,
+    /// The fraction p of every gradient the model needs (`1 - x1`, the bounded-loss ML
+    /// paper's §2.2), in (0, 1]: a bounded-loss transport (`kind = "mlt"`) carrying this
+    /// entry's transfers completes each at p in place of its own `complete_fraction`; a
+    /// reliable transport delivers everything, so it does not change it. Absent: the
+    /// transport's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_fraction: Option<f64>,
     /// The transport of this entry's transfers (a `[transport]` table of its own). Absent:
     /// the scenario's `[transport]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -454,6 +469,18 @@ fn default_sample_us() -> f64 {
 }
 
 impl WorkloadSpec {
+    /// The transport this entry's transfers run on when it is not the scenario's `run`
+    /// transport unchanged: its own, or (a training entry with `complete_fraction` over a
+    /// bounded-loss transport) the transport it names with the entry's p. `None`: `run`.
+    pub fn run_transport(&self, run: &TransportSpec) -> Option<TransportSpec> {
+        if let WorkloadSpec::Training(TrainingSpec { complete_fraction: Some(p), .. }) = self {
+            if let TransportSpec::Mlt(m) = self.transport().unwrap_or(run) {
+                return Some(TransportSpec::Mlt(crate::spec::MltSpec { complete_fraction: *p, ..m.clone() }));
+            }
+        }
+        self.transport().cloned()
+    }
+
     /// This entry's own transport, if it has one.
     pub fn transport(&self) -> Option<&TransportSpec> {
         match self {
