@@ -175,6 +175,8 @@ def test_cli_quick_writes_csvs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (["--p-step", "1.5"], "--p-step = 1.5"),
     (["--p-step", "x"], "--p-step"),
     (["--seeds", "1,1"], "--seeds"),
+    (["--max-epochs", "0"], "--max-epochs = 0"),
+    (["--max-epochs", "5000"], "--max-epochs = 5000"),
 ])
 def test_cli_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ml", "tolerance", *argv]) == 2

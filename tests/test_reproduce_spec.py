@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from slacknet.cli import main
-from slacknet.reproduce import load_paper, reproduce
+from slacknet.reproduce import load_paper, render, reproduce
 from slacknet.reproduce_spec import (
     FIGURE14_ADMISSIONS,
     NATIVE_SOURCES,
@@ -405,6 +405,14 @@ BAD = {
         ["figure.load.base.small = 1", "unknown key", "a figure's base takes reduced, full"]),
     "phases_on_a_sweep": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\nphases_us = [0]',
         ["figure.load.phases_us = [0.0]", "only a timeline figure has it"]),
+    "cdf_with_an_x_axis": ('sweep = "sweep.toml"', 'sweep = "sweep.toml"\ncdf = { column = "fct_us" }',
+        ["figure.load.cdf", "no x axis: remove x, or the cdf"]),
+    "cdf_unknown_column": ('x = "load"\n', 'cdf = { column = "fct" }\n',
+        ['figure.load.cdf.column = "fct"', "fct_us, slowdown"]),
+    "cdf_unknown_key": ('x = "load"\n', 'cdf = { column = "fct_us", flows = 1 }\n',
+        ["figure.load.cdf.flows = 1", "unknown key", "a figure's cdf takes column, workload"]),
+    "cdf_on_a_source": ('sweep = "sweep.toml"', 'source = "credence_figure14"\ncdf = { column = "fct_us" }',
+        ["figure.load.cdf", "only a sweep figure's runs have flows"]),
 }
 
 #: A timeline figure of the toy paper: the first flow of SERIES_TOML (1 MB into a 3-to-1 incast).
@@ -619,3 +627,28 @@ def test_every_check_kind_is_documented() -> None:
         assert f"| `{kind}` |" in readme, kind
     example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     Description.model_validate(tomllib.loads(example))  # the documented example is valid TOML and schema
+
+
+def test_a_cdf_figure_pools_each_series_flows(experiments: Path, tmp_path: Path) -> None:
+    # A bar chart of the toy sweep at one load, plus the CDF of every flow's FCT per admission.
+    _edit(experiments, 'x = "load"\n', 'cdf = { column = "fct_us", workload = 0 }\n')
+    sw = experiments / "toy" / "sweep.toml"
+    sw.write_text(sw.read_text().replace("values = [0.2, 0.4]", "values = [0.2]"))
+    p = experiments / "toy" / "reproduce.toml"
+    text = p.read_text()
+    p.write_text(text[:text.index("[[claim]]\nfigure = \"load\"\ntext = \"an impossible")])
+    report = reproduce(load_paper(experiments, "toy"), tmp_path / "out", jobs=1)
+    cdf = report.cdfs["load"]
+    assert list(cdf["admission"]) == ["DT", "LQD"]
+    assert list(cdf.columns) == ["admission", "flows", "mean", "p50", "p90", "p99", "p99.9", "max"]
+    import slacknet
+
+    for _, row in report.figures["load"].iterrows():
+        rec = slacknet.Results.load(tmp_path / "out" / "load" / row["variant"]).records
+        fct = rec[rec["workload"] == 0]["fct_us"].dropna()
+        mine = cdf[cdf["admission"] == row["admission"]].iloc[0]
+        assert mine["flows"] == len(fct) > 0
+        assert mine["max"] == pytest.approx(fct.max()) and mine["p50"] == pytest.approx(fct.quantile(0.5))
+    assert (tmp_path / "out" / "load_cdf.png").stat().st_size > 0
+    assert pd.read_csv(tmp_path / "out" / "load_cdf.csv").shape == (2, 8)
+    assert "CDF of fct_us of workload 0's transfers" in render(report)

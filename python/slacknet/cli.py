@@ -11,7 +11,7 @@
     slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
     slacknet reproduce --list [--experiments DIR]
     slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
-                          [--p-step 0.05] [--out DIR] [--quick]
+                          [--p-step 0.05] [--max-epochs N] [--out DIR] [--quick]
     slacknet ml profile [--models mlp,cnn,rnn,mf] [--repeats 30] [--tolerance SUMMARY.csv] [--out FILE]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
@@ -184,6 +184,9 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="comma-separated seeds (default 1,2,3; --quick: 1)")
     mt.add_argument("--p-step", metavar="STEP", type=float, default=None,
                     help="step of the loss probability grid from 0 to 1 (default 0.05; --quick: 0.2)")
+    mt.add_argument("--max-epochs", metavar="N", type=int, default=None,
+                    help="epochs a run may take to converge (default: 30 per model, --quick: 12; the paper "
+                    "trains 100)")
     mt.add_argument("--out", metavar="DIR", help="output folder (default: results/ml-tolerance[-quick])")
     mt.add_argument("--quick", action="store_true",
                     help="reduced run: p in steps of 0.2, seed 1, at most 12 epochs per run")
@@ -572,6 +575,10 @@ def _cmd_ml(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, models=models, policies=policies)
     if args.seeds is not None:
         config = dataclasses.replace(config, seeds=tuple(args.seeds))
+    if args.max_epochs is not None:
+        if not 1 <= args.max_epochs <= 1000:
+            raise InputError(f"--max-epochs = {args.max_epochs}: must be between 1 and 1000, e.g. 100")
+        config = dataclasses.replace(config, max_epochs=args.max_epochs)
     if args.p_step is not None:
         if not 0.0 < args.p_step <= 1.0:
             raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")

@@ -463,9 +463,10 @@ class MltTransport(_Model):
     is a message of S / ``value_bytes`` values (4 or 2 bytes each; a packet never splits a
     value and carries its index range); the receiver completes once a fraction
     ``complete_fraction`` of the values arrived and reports the missing index ranges. Losses
-    found by duplicate ACKs are resent; losses found only by the fixed ``rto_us`` timer are
-    abandoned while the bound allows. DCTCP's window law (``g``, ``init_alpha``). Not reliable
-    unless ``complete_fraction = 1``."""
+    found by duplicate ACKs are resent; losses found only by the retransmission timer (RFC
+    6298 over the measured RTT, between ``rto_us`` and ``max_rto_us``) are abandoned while the
+    bound allows. DCTCP's window law (``g``, ``init_alpha``). Not reliable unless
+    ``complete_fraction = 1``."""
 
     kind: Literal["mlt"] = "mlt"
     mss_bytes: U32 = 1460
@@ -476,6 +477,7 @@ class MltTransport(_Model):
     g: float = 1.0 / 16.0
     init_alpha: float = 1.0
     rto_us: U64 = 10_000
+    max_rto_us: U64 = 1_000_000
     dupack_threshold: U32 = 3
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from .config import Scenario
 from .reproduce_spec import (
+    CDF_QUANTILES,
     NATIVE_SOURCES,
     TIMELINE_KEYS,
     TIMELINE_STATS,
@@ -69,6 +70,8 @@ class Report:
     figures: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Each figure's table, by figure id, in the description's order."""
     claims: list[ClaimResult] = field(default_factory=list)
+    cdfs: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """A CDF figure's quantiles (:func:`_cdf_table`), by figure id."""
 
 
 def _follow(fid: str, fig: FigureSpec, scenario: Scenario, seed: int) -> pd.DataFrame:
@@ -256,6 +259,11 @@ def reproduce(
                                      "reproduce again, which runs only those")
         report.figures[fid] = table
         table.to_csv(out / f"{fid}.csv", index=False)
+        if fig.cdf is not None:
+            samples = _cdf_samples(fig, table, out / fid)
+            report.cdfs[fid] = _cdf_table(samples, fig.series)
+            report.cdfs[fid].to_csv(out / f"{fid}_cdf.csv", index=False)
+            _plot_cdf(paper, fid, samples, out / f"{fid}_cdf.png")
         if fig.timeline is not None:
             _plot_timeline(paper, fid, series, out / f"{fid}.png")
         else:
@@ -264,6 +272,60 @@ def reproduce(
             on_done(fid)
     report.claims = evaluate_claims(desc, report.figures)
     return report
+
+
+def _cdf_samples(fig: FigureSpec, table: pd.DataFrame, runs_dir: Path) -> dict[str, np.ndarray]:
+    """Per series (``""`` without one), the CDF column's values over all its runs' records
+    (finite values of the chosen workload entry's transfers)."""
+    from .results import Results
+
+    assert fig.cdf is not None
+    out: dict[str, list[np.ndarray]] = {}
+    for _, row in table.iterrows():
+        rec = Results.load(runs_dir / str(row["variant"])).records
+        if fig.cdf.workload is not None:
+            rec = rec[rec["workload"] == fig.cdf.workload]
+        v = rec[fig.cdf.column].to_numpy(dtype=np.float64)
+        key = str(row[fig.series]) if fig.series is not None else ""
+        out.setdefault(key, []).append(v[np.isfinite(v)])
+    return {k: np.concatenate(v) if v else np.array([]) for k, v in out.items()}
+
+
+def _cdf_table(samples: dict[str, np.ndarray], series: str | None) -> pd.DataFrame:
+    """One row per series: flows, mean and the quantiles of :data:`CDF_QUANTILES`."""
+    rows = []
+    for k, v in samples.items():
+        row: dict[str, object] = {series or "series": k, "flows": len(v), "mean": float(v.mean()) if len(v) else np.nan}
+        for q in CDF_QUANTILES:
+            row["max" if q == 1.0 else f"p{q * 100:g}"] = float(np.quantile(v, q)) if len(v) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _plot_cdf(paper: Paper, fid: str, samples: dict[str, np.ndarray], path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    desc = paper.description
+    fig = desc.figure[fid]
+    assert fig.cdf is not None
+    plot = Figure(figsize=(6.0, 3.6), layout="constrained")
+    FigureCanvasAgg(plot)
+    ax = plot.subplots()
+    for name, v in samples.items():
+        if len(v):
+            xs = np.sort(v)
+            ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs), label=name or None, drawstyle="steps-post")
+    ax.set_xscale("log")
+    ax.set_xlabel(desc.label(fig.cdf.column), fontsize=8)
+    ax.set_ylabel("CDF", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    if fig.series is not None:
+        ax.legend(fontsize=7)
+    what = f" (workload {fig.cdf.workload})" if fig.cdf.workload is not None else ""
+    plot.suptitle(f"{desc.paper} {fig.title}: CDF of {desc.label(fig.cdf.column)}{what}", fontsize=10)
+    plot.savefig(path, dpi=110)
+    return path
 
 
 def _columns(fig: FigureSpec) -> list[str]:
@@ -325,6 +387,10 @@ def render(report: Report) -> str:
             lines.append(_over_seeds(t, fig, digits).to_string(index=False))
         else:
             lines.append(t[_columns(fig)].to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
+        if fid in report.cdfs and fig.cdf is not None:
+            where = f" of workload {fig.cdf.workload}'s transfers" if fig.cdf.workload is not None else ""
+            lines.append(f"CDF of {desc.label(fig.cdf.column)}{where}, over every seed's runs ({fid}_cdf.png):")
+            lines.append(report.cdfs[fid].to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
     lines.append("\nShapes the paper reports:")
     for c in report.claims:
         mark = "holds   " if c.holds else "NOT MET "

@@ -450,6 +450,23 @@ class FigureBaseSpec(_Model):
     """For ``--full``; absent: the figure's reduced base at both scales."""
 
 
+#: Per-flow columns of a run's records a CDF figure can follow (``cdf.column``).
+CDF_COLUMNS = ("fct_us", "slowdown", "size_bytes", "bytes_delivered")
+#: The quantiles a CDF figure prints, one column each.
+CDF_QUANTILES = (0.5, 0.9, 0.99, 0.999, 1.0)
+
+
+class CdfSpec(_Model):
+    """A sweep figure's distribution of one per-flow column, pooled over each series' runs
+    (the paper's CDF plots, e.g. the bounded-loss ML paper's Figure 4c)."""
+
+    what: ClassVar[str] = "a figure's cdf"
+    column: str
+    """A per-flow column of the runs' records (:data:`CDF_COLUMNS`)."""
+    workload: int | None = Field(default=None, ge=0)
+    """Only the transfers of this workload entry (absent: every transfer)."""
+
+
 class FigureSpec(_Model):
     """One figure: where its table comes from and what of it to print and plot."""
 
@@ -487,6 +504,9 @@ class FigureSpec(_Model):
     """Scenario keys (dotted, as a sweep axis names them) set in the base before a sweep
     figure's runs, at either scale, or in a timeline's scenario: a figure in another setting
     of the same evaluation."""
+    cdf: CdfSpec | None = None
+    """A sweep figure without an x axis may also plot the distribution of a per-flow column,
+    one curve per series (``<id>_cdf.png``, quantiles in ``<id>_cdf.csv``)."""
 
     @property
     def name(self) -> str:
@@ -723,6 +743,9 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                 if name is not None and not (folder / name).is_file():
                     fail(f"{k}.base.{which}", name, f"no such scenario file {folder / name}: name a scenario TOML of "
                          f"{folder}")
+        if fig.cdf is not None and fig.sweep is None:
+            fail(f"{k}.cdf", fig.cdf.model_dump(exclude_none=True), "only a sweep figure's runs have flows to "
+                 "follow: remove it")
         if fig.timeline is None:
             for name in ("phases_us", "follow"):
                 if name in fig.model_fields_set:
@@ -747,6 +770,13 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                     with_set(Scenario.from_toml(folder / base), fig.set)
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
+            if fig.cdf is not None:
+                if fig.x is not None:
+                    fail(f"{k}.cdf", fig.cdf.model_dump(exclude_none=True), "pools each series' runs, so its "
+                         "figure has no x axis: remove x, or the cdf")
+                if fig.cdf.column not in CDF_COLUMNS:
+                    fail(f"{k}.cdf.column", fig.cdf.column, f"not a per-flow column a CDF can follow; choose one of "
+                         f"{_or_list(CDF_COLUMNS)}")
         elif fig.timeline is not None:
             _check_timeline(fig, k, folder, fail)
             if fig.set:
@@ -779,7 +809,7 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
                 fail(f"{k}.extra_columns[{i}]", c, f"not a column of {fid}; its columns are {_or_list(cols.all)}")
         tables[fid] = cols
 
-    known = {c for cols in tables.values() for c in cols.all}
+    known = {c for cols in tables.values() for c in cols.all} | {f.cdf.column for f in desc.figure.values() if f.cdf}
     for column in desc.labels:
         if column not in known:
             fail(f"labels.{column}", desc.labels[column],

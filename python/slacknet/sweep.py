@@ -95,8 +95,8 @@ METRIC_COLUMNS = (
     "drops", "data_drops", "credit_waste", "leaf_occ_p99_pct", "leaf_occ_p9999_pct",
     "jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max", "loss_over", "retx_frac",
     "occ_mean_kb", "occ_p99_kb", "bg_jobs", "bg_jct_mean_us",
-    "iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us", "train_fct_mean_us",
-    "train_fct_p99_us",
+    "iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us", "grad_loss_max",
+    "train_fct_mean_us", "train_fct_p99_us",
     "wall_s",
 )
 #: The columns after the metrics: how each run ended.
@@ -429,12 +429,14 @@ def _training_metrics(res: Results) -> dict[str, float]:
     (the job time of the bounded-loss ML paper's eq. (1), its network time measured; an entry
     with ``job_compute_us`` counts that compute per iteration in place of its simulated
     ``compute_us``), ``net_time_us``, the network time alone (the sum of the durations less
-    the simulated compute phases), and the
+    the simulated compute phases), ``grad_loss_max``, the largest fraction of a gradient
+    transfer's bytes that did not arrive (the iterations' ``loss_rate``: 0 over a reliable
+    transport, at most 1 - p over the bounded-loss one), and the
     mean and p99 completion time of the training entries' transfers (its Figure 4c). NaN
     without iterations."""
     nan = math.nan
     out = dict.fromkeys(("iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us",
-                         "train_fct_mean_us", "train_fct_p99_us"), nan)
+                         "grad_loss_max", "train_fct_mean_us", "train_fct_p99_us"), nan)
     apps = res.apps
     if apps.empty or "kind" not in apps.columns:
         return out
@@ -451,8 +453,10 @@ def _training_metrics(res: Results) -> dict[str, float]:
             simulated += float(n) * c
             counted += float(n) * (c if j is None else float(j))
         net = float(d.sum()) - simulated
+        lost = its["loss_rate"].to_numpy(dtype=np.float64) if "loss_rate" in its.columns else np.array([np.nan])
         out.update(iterations=float(d.size), iter_mean_us=float(d.mean()), iter_p99_us=float(np.percentile(d, 99)),
-                   train_time_us=net + counted, net_time_us=net)
+                   train_time_us=net + counted, net_time_us=net,
+                   grad_loss_max=float(np.nanmax(lost)) if np.isfinite(lost).any() else nan)
         r = res.records
         fct = r.loc[r["workload"].isin(set(its["app"])), "fct_us"].to_numpy(dtype=np.float64)
         fct = fct[np.isfinite(fct)]

@@ -37,8 +37,12 @@
 //! - The sender ends (`SenderDone`) once an ACK says the receiver has at least `need` values
 //!   (`Enough`; `Complete` if all `N`).
 //!
-//! Not in the paper, our choices: the retransmission timeout is fixed ([`MltConfig::rto`]);
-//! a stream ([`MltSender::stream`]) sends nothing before `close` (the header carries the
+//! Not in the paper, our choices: the retransmission timeout is RFC 6298's, `max(rto, SRTT +
+//! 4 RTTVAR)` ([`MltConfig::rto`] the minimum and the initial value, doubled after a timeout
+//! that resends, up to [`MltConfig::max_rto`]), from exact RTT samples: an ACK echoes the
+//! transmission number it answers, so a sample is taken only when that is the packet's latest
+//! transmission (no Karn ambiguity); a timeout that only abandons resends nothing and does not
+//! back off. A stream ([`MltSender::stream`]) sends nothing before `close` (the header carries the
 //! message's size `N`, which the receiver needs to know `need`).
 //!
 //! INVARIANT (bounded memory): the sender's scoreboard has one slot per packet of the message
@@ -60,6 +64,7 @@ use units::{Dur, Time};
 use wire::{Ecn, Flags, MltRepr};
 
 use crate::cc::{AckInfo, CongestionControl, Dctcp, NewReno};
+use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
 
 /// Knobs of the bounded-loss transport. Every default is here.
@@ -79,8 +84,11 @@ pub struct MltConfig {
     pub g: f64,
     /// DCTCP initial alpha. Default 1.
     pub init_alpha: f64,
-    /// The fixed retransmission timeout. Default 10 ms (DCTCP's `min_rto` default here).
+    /// The minimum (and initial) retransmission timeout; above it the timeout follows the
+    /// measured RTT (RFC 6298). Default 10 ms (DCTCP's `min_rto` default here).
     pub rto: Dur,
+    /// The largest retransmission timeout (after backoff). Default 1 s.
+    pub max_rto: Dur,
     /// Packets sent after one and acknowledged before it that presume it lost (the duplicate
     /// ACK threshold of fast retransmit). Default 3.
     pub dupack_threshold: u32,
@@ -96,6 +104,7 @@ impl Default for MltConfig {
             g: 1.0 / 16.0,
             init_alpha: 1.0,
             rto: Dur::from_ms(10),
+            max_rto: Dur::from_ms(1000),
             dupack_threshold: 3,
         }
     }
@@ -169,7 +178,7 @@ pub struct MltSender {
     conn: u32,
     vpp: u32,
     vb: u8,
-    rto: Dur,
+    rtt: RttEstimator,
     dupthresh: u64,
     /// Message size in bytes (grows with `send` until `close`).
     size: u64,
@@ -180,6 +189,8 @@ pub struct MltSender {
     cfg: MltConfig,
     // INVARIANT: `board.len()` is the number of packets of the message once closed, else 0.
     board: Vec<Slot>,
+    /// When each packet was last sent (one per slot of `board`).
+    sent_at: Vec<Time>,
     /// Next packet never sent.
     next_new: usize,
     /// Packets queued for retransmission (each `Lost` slot once).
@@ -234,7 +245,10 @@ impl MltSender {
             conn,
             vpp: cfg.values_per_pkt(),
             vb: cfg.vb() as u8,
-            rto: cfg.rto.max(Dur::from_ps(1)),
+            rtt: {
+                let min = cfg.rto.max(Dur::from_ps(1));
+                RttEstimator::new(min, min, cfg.max_rto.max(min))
+            },
             dupthresh: u64::from(cfg.dupack_threshold.max(1)),
             size: 0,
             closed: false,
@@ -242,6 +256,7 @@ impl MltSender {
             need: 0,
             cfg: cfg.clone(),
             board: Vec::new(),
+            sent_at: Vec::new(),
             next_new: 0,
             lost: VecDeque::new(),
             log: VecDeque::new(),
@@ -280,6 +295,7 @@ impl MltSender {
         self.need = self.cfg.need_values(self.total);
         let num_pkts = self.total.div_ceil(self.vpp) as usize;
         self.board = vec![Slot::Unsent; num_pkts];
+        self.sent_at = vec![Time::ZERO; num_pkts];
         if self.total == 0 {
             self.finish(Outcome::Complete);
         }
@@ -359,11 +375,12 @@ impl MltSender {
         let tx = self.next_tx;
         self.next_tx += 1;
         self.board[idx] = Slot::Out(tx);
+        self.sent_at[idx] = now;
         // CORRECTNESS: idx < board.len() <= u32::MAX.
         self.log.push_back((tx, idx as u32));
         self.flight += bytes;
         if self.rto_at.is_none() {
-            self.rto_at = Some(now.saturating_add(self.rto));
+            self.rto_at = Some(now.saturating_add(self.rtt.rto()));
         }
         let (start, end) = self.range(idx);
         self.stats.segments_sent += 1;
@@ -412,6 +429,10 @@ impl MltSender {
         // Selective: the packet this ACK answers, if its range is one of ours.
         let idx = (ack.start / self.vpp) as usize;
         if idx < self.board.len() && self.range(idx) == (ack.start, ack.end) {
+            // An exact RTT sample: this ACK answers the packet's latest transmission.
+            if self.board[idx] == Slot::Out(ack.seq) {
+                self.rtt.on_sample(now.since(self.sent_at[idx]));
+            }
             newly += self.ack_pkt(idx);
             self.high_acked_tx = Some(self.high_acked_tx.map_or(ack.seq, |h| h.max(ack.seq)));
         }
@@ -442,7 +463,7 @@ impl MltSender {
         self.detect_fast_losses(now);
         if newly > 0 {
             // Progress restarts the timer; nothing outstanding stops it.
-            self.rto_at = (self.flight > 0).then(|| now.saturating_add(self.rto));
+            self.rto_at = (self.flight > 0).then(|| now.saturating_add(self.rtt.rto()));
         }
         self.check_done(ack.flags.contains(Flags::FIN));
     }
@@ -525,7 +546,8 @@ impl MltSender {
         }
         debug_assert!(self.total - self.abandoned_values >= self.need);
         if resent {
-            // RFC 5681 §3.1: the window restarts from one packet.
+            // RFC 5681 §3.1: the window restarts from one packet; RFC 6298 (5.5): back off.
+            self.rtt.on_timeout();
             self.cc.on_rto(now, flight_before, self.sent_new_bytes, false);
             self.recover = None;
         } else if abandoned && self.recover.is_none() {
@@ -546,9 +568,16 @@ impl MltSender {
         self.event.take()
     }
 
-    /// Counters.
+    /// Counters, with the current `cwnd`, `alpha` and `srtt_ps` (0 before the first sample).
     pub fn stats(&self) -> Stats {
-        Stats { cwnd: self.cc.window(), alpha: self.cc.alpha(), ..self.stats }
+        let srtt_ps = self.rtt.srtt().map_or(0, Dur::ps);
+        Stats { cwnd: self.cc.window(), alpha: self.cc.alpha(), srtt_ps, ..self.stats }
+    }
+
+    /// The current retransmission timeout (RFC 6298 over the measured RTT, at least
+    /// [`MltConfig::rto`], backed off after a timeout that resent).
+    pub fn rto(&self) -> Dur {
+        self.rtt.rto()
     }
 }
 

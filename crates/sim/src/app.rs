@@ -273,6 +273,10 @@ pub struct UnitRecord {
     pub src: Option<u32>,
     /// Its receiving host, where it has one.
     pub dst: Option<u32>,
+    /// The largest fraction of any one of its transfers' bytes that did not arrive (what a
+    /// loss-tolerant transport left out), where the application tracks it; reported as the
+    /// unit's `loss_rate` when it is not a NetApprox job.
+    pub lost_fraction: Option<f64>,
 }
 
 /// The contention-free completion time of a transfer (the closed form of `ideal`), for

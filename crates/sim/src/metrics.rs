@@ -93,8 +93,9 @@ pub struct AppRecord {
     pub messages_required: u64,
     /// Messages delivered; 0 for other units.
     pub messages_delivered: u64,
-    /// Measured message loss rate of its worst group, `1 - delivered / N`; NaN for other
-    /// units.
+    /// A NetApprox job: the measured message loss rate of its worst group, `1 - delivered /
+    /// N`. A training iteration: the largest fraction of any of its transfers' bytes that did
+    /// not arrive (a bounded-loss transport's shortfall, at most `1 - p`). NaN for other units.
     pub loss_rate: f64,
     /// That group's allowance `1 - MSR` (rounded to whole messages): `loss_rate` must not
     /// exceed it for a reliable scheme; NaN for other units.

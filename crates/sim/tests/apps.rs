@@ -171,6 +171,7 @@ impl Application for PingPong {
                 sent: None,
                 src: Some(0),
                 dst: Some(1),
+                lost_fraction: None,
             });
         }
     }

@@ -135,6 +135,12 @@ fn the_entrys_complete_fraction_is_what_a_bounded_loss_transport_waits_for() {
         enough += usize::from(r.outcome == "enough");
     }
     assert!(enough > 0, "some gradient stopped at p = 0.7");
+    // Each iteration row reports its worst transfer's shortfall: within 1 - p, and not zero
+    // everywhere (the mechanism ran); and what its transfers sent.
+    let its = iterations(&out);
+    assert!(its.iter().all(|i| i.loss_rate >= 0.0 && i.loss_rate <= 0.3 + 1e-9), "{its:?}");
+    assert!(its.iter().any(|i| i.loss_rate > 0.0), "{its:?}");
+    assert!(its.iter().all(|i| i.bytes_sent > 0 && i.packets_sent > 0 && i.packets_retx >= 0));
     // Without the entry's p the transport's own (1.0) holds: every gradient complete.
     let own = lossy_ps(mlt, "");
     assert!(own.records.iter().all(|r| r.outcome == "complete" && r.bytes_delivered == r.size_bytes));
@@ -143,4 +149,5 @@ fn the_entrys_complete_fraction_is_what_a_bounded_loss_transport_waits_for() {
     let (a, b) = (lossy_ps(dctcp, "complete_fraction = 0.7"), lossy_ps(dctcp, ""));
     assert_eq!(format!("{:?}", a.records), format!("{:?}", b.records));
     assert!(a.records.iter().all(|r| r.bytes_delivered == r.size_bytes));
+    assert!(iterations(&a).iter().all(|i| i.loss_rate == 0.0 && i.packets_retx > 0), "DCTCP resends what drops");
 }

@@ -303,3 +303,71 @@ fn sender_ends_at_the_first_ack_that_reports_enough() {
         assert!(matches!(p.client_events[0].1, Event::SenderDone { outcome: Outcome::Enough, confirmed: true }));
     }
 }
+
+#[test]
+fn the_timeout_follows_the_measured_rtt_above_its_minimum() {
+    // RFC 6298 over exact samples, on a 40 ms path (one-way 20 ms) with a 1 ms minimum: before
+    // the first ACK the initial 1 ms timer fires and backs off (1, 2, 4, ... ms) until the
+    // first sample; after it the timeout sits above the RTT, so a transfer ten times longer
+    // (many more round trips) times out no more often. A fixed 1 ms timer would fire every
+    // round trip.
+    let c = MltConfig { complete_fraction: 1.0, rto: Dur::from_ms(1), ..MltConfig::default() };
+    let rtos = |size: u64| {
+        let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), size, 1);
+        p.latency = Dur::from_ms(20);
+        assert!(p.drive());
+        let tx = p.client.as_mlt_sender().expect("mlt sender");
+        let st = tx.stats();
+        assert!(st.srtt_ps >= Dur::from_ms(40).ps(), "srtt {} ps", st.srtt_ps);
+        assert!(tx.rto() > Dur::from_ms(40) && tx.rto() <= c.max_rto, "rto {:?}", tx.rto());
+        st.num_rtos
+    };
+    let (short, long) = (rtos(200_000), rtos(2_000_000));
+    assert!(short <= 6 && long == short, "timeouts: {short} for 200 KB, {long} for 2 MB");
+    // On a short path the minimum holds: srtt + 4 rttvar is far below 1 ms.
+    let mut q = Pair::new(&TransportConfig::Mlt(c.clone()), 200_000, 1);
+    assert!(q.drive());
+    assert_eq!(q.client.as_mlt_sender().expect("mlt sender").rto(), Dur::from_ms(1));
+}
+
+#[test]
+fn a_timeout_that_resends_backs_off_and_one_that_only_abandons_does_not() {
+    let c = |p: f64| TransportConfig::Mlt(MltConfig { complete_fraction: p, rto: Dur::from_ms(1), ..MltConfig::default() });
+    // p = 1: the last packet (9 of a 10-packet window) and its first resend are lost; the
+    // second resend leaves a backed-off timeout (2 ms) after the first (RFC 6298 5.5).
+    let mut p = Pair::new(&c(1.0), 14_600, 3);
+    p.drop_data = [9, 10].into_iter().collect();
+    assert!(p.drive() && p.is_complete());
+    let d = p.data();
+    let (first, second) = (d[10].sent, d[11].sent);
+    let gap = second.since(first);
+    assert!(gap >= Dur::from_ms(2) && gap < Dur::from_us(2100), "resends at {first:?} and {second:?}");
+    // A timeout that only abandons resends nothing and keeps the timeout. Twenty packets,
+    // p = 0.85 (three may go): the first window's last three are lost with no later packet
+    // acknowledged, so only the timer finds them; all three are abandoned.
+    for (p_frac, resent) in [(0.85, false), (1.0, true)] {
+        let cfg = MltConfig { complete_fraction: p_frac, rto: Dur::from_ms(1), ..MltConfig::default() };
+        let mut tx = crate::mlt::MltSender::new(&cfg, 1, 20 * 1460);
+        let sent: Vec<MltRepr> = std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).collect();
+        assert_eq!(sent.len(), 10);
+        let at = Time::ZERO + Dur::from_us(30);
+        for (k, d) in sent.iter().take(7).enumerate() {
+            let ack = MltRepr {
+                conn: 1, seq: d.seq, start: d.start, end: d.end, total: d.total,
+                cum: d.end, received: (k as u32 + 1) * 365, value_bytes: 4,
+                flags: wire::Flags::ACK, ..Default::default()
+            };
+            tx.handle_segment(at, &ack);
+        }
+        // (Nothing more is sent: only packets 7-9 are outstanding when the timer fires.)
+        let before = tx.rto();
+        let due = tx.poll_timeout().expect("armed");
+        tx.handle_timeout(due);
+        let st = tx.stats();
+        assert_eq!(st.num_rtos, 1);
+        assert_eq!(tx.rto() == before.saturating_double().min(cfg.max_rto), resent, "p = {p_frac}");
+        assert_eq!(tx.rto() == before, !resent, "p = {p_frac}: {:?} -> {:?}", before, tx.rto());
+        let next = tx.poll_transmit(due);
+        assert_eq!(next.is_some_and(|d| d.start < 3650), resent, "p = {p_frac}: {next:?} {st:?}");
+    }
+}

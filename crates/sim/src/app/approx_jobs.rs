@@ -411,6 +411,7 @@ impl ApproxJobs {
             }),
             sent: Some((job.bytes_sent, job.packets_sent, job.packets_retx)),
             dst: Some(job.dst),
+            lost_fraction: None,
             src: Some(src),
         });
         // The host's next job.

@@ -97,6 +97,7 @@ impl Application for Barrier {
             sent: None,
             src: None,
             dst: None,
+            lost_fraction: None,
         });
         self.round += 1;
         if self.round < self.rounds {

@@ -99,6 +99,7 @@ impl Application for ClosedLoop {
             sent: None,
             src: None,
             dst: None,
+            lost_fraction: None,
         });
     }
 }

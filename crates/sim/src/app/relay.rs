@@ -100,6 +100,7 @@ impl Application for Relay {
                 sent: None,
                 src: None,
                 dst: None,
+                lost_fraction: None,
             });
             if block + 1 == self.num_blocks {
                 let slowest = per_hop.iter().copied().max().unwrap_or(Dur::ZERO);
@@ -117,6 +118,7 @@ impl Application for Relay {
                     sent: None,
                     src: None,
                     dst: None,
+                    lost_fraction: None,
                 });
             }
         } else {

@@ -20,7 +20,10 @@
 //! the larger of one push alone and the server link carrying `N x model_bytes`; for `ring`,
 //! `2 (N - 1)` chunk transfers alone. The paper's job time, eq. (1), `epochs x (compute + 2 x
 //! network)`, is the sum of the iterations' durations here (our network time is measured, push
-//! and pull, or all ring steps, included).
+//! and pull, or all ring steps, included). The row also carries what the iteration's transfers
+//! sent (bytes, packets, retransmissions) and, as its `loss_rate`, the largest fraction of any
+//! one transfer's bytes that did not arrive: 0 over a reliable transport, at most `1 - p` over
+//! the bounded-loss transport (what each worker's or the server's aggregate went without).
 //!
 //! Transfer tags: `iteration << 32 | phase << 24 | step`, phase 0 for a push or a ring step,
 //! 1 for a pull.
@@ -75,6 +78,10 @@ pub struct Training {
     received: Vec<u32>,
     sent: Vec<u32>,
     transfers: u32,
+    /// This iteration's largest fraction of a transfer's bytes not delivered.
+    worst_lost: f64,
+    /// This iteration's payload bytes, packets and retransmitted packets sent.
+    iter_sent: (u64, u64, u64),
     started: bool,
 }
 
@@ -93,6 +100,8 @@ impl Training {
             received: vec![0; n],
             sent: vec![0; n],
             transfers: 0,
+            worst_lost: 0.0,
+            iter_sent: (0, 0, 0),
             started: false,
         }
     }
@@ -119,6 +128,8 @@ impl Training {
     fn begin_iteration(&mut self, ctx: &mut AppCtx<'_>) {
         self.iter_start = ctx.now();
         self.transfers = 0;
+        self.worst_lost = 0.0;
+        self.iter_sent = (0, 0, 0);
         if self.conf.compute == Dur::ZERO {
             self.synchronise(ctx);
         } else {
@@ -216,9 +227,10 @@ impl Training {
             num_transfers: self.transfers,
             bytes,
             job: None,
-            sent: None,
+            sent: Some(self.iter_sent),
             src: None,
             dst: None,
+            lost_fraction: Some(self.worst_lost),
         });
         self.iteration += 1;
         if self.iteration < self.conf.iterations {
@@ -258,6 +270,10 @@ impl Application for Training {
         if done.outcome == Outcome::Cancelled {
             return;
         }
+        let lost = 1.0 - done.delivered.min(done.size) as f64 / done.size.max(1) as f64;
+        self.worst_lost = self.worst_lost.max(lost);
+        let s = &mut self.iter_sent;
+        *s = (s.0.saturating_add(done.bytes_sent), s.1.saturating_add(done.packets_sent), s.2.saturating_add(done.packets_retx));
         match self.conf.pattern {
             SyncPattern::Ps => {
                 self.outstanding -= 1;

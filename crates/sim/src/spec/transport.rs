@@ -542,9 +542,13 @@ pub struct MltSpec {
     /// DCTCP initial alpha.
     #[serde(default = "default_alpha")]
     pub init_alpha: f64,
-    /// The fixed retransmission timeout (losses it finds are abandoned while the bound allows).
+    /// The minimum (and initial) retransmission timeout; above it the timeout follows the
+    /// measured RTT (RFC 6298). Losses it finds are abandoned while the bound allows.
     #[serde(default = "default_min_rto_us")]
     pub rto_us: u64,
+    /// The largest retransmission timeout, after backoff.
+    #[serde(default = "default_max_rto_us")]
+    pub max_rto_us: u64,
     /// Later packets acknowledged before one that presume it lost (fast retransmit).
     #[serde(default = "default_dupack")]
     pub dupack_threshold: u32,
@@ -561,6 +565,7 @@ impl Default for MltSpec {
             g: default_g(),
             init_alpha: default_alpha(),
             rto_us: default_min_rto_us(),
+            max_rto_us: default_max_rto_us(),
             dupack_threshold: default_dupack(),
         }
     }

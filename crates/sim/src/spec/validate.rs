@@ -925,6 +925,14 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
             }
             positive(&key("dupack_threshold"), m.dupack_threshold)?;
             timeout_us(&key("rto_us"), m.rto_us, 1)?;
+            timeout_us(&key("max_rto_us"), m.max_rto_us, 1)?;
+            if m.max_rto_us < m.rto_us {
+                return Err(SpecError::invalid(
+                    key("max_rto_us"),
+                    m.max_rto_us,
+                    format!("must be >= {at}.rto_us ({}), the smallest timeout", m.rto_us),
+                ));
+            }
         }
         TransportSpec::Newreno(_) => {}
     }

@@ -72,6 +72,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             g: m.g,
             init_alpha: m.init_alpha,
             rto: Dur::from_us(m.rto_us),
+            max_rto: Dur::from_us(m.max_rto_us),
             dupack_threshold: m.dupack_threshold,
         }),
         TransportSpec::Pfabric(p) => {

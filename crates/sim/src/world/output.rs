@@ -113,7 +113,7 @@ impl Simulation {
                     messages: u.job.map_or(0, |j| j.messages),
                     messages_required: u.job.map_or(0, |j| j.required),
                     messages_delivered: u.job.map_or(0, |j| j.delivered),
-                    loss_rate: u.job.map_or(f64::NAN, |j| j.worst_group_loss),
+                    loss_rate: u.job.map_or(u.lost_fraction.unwrap_or(f64::NAN), |j| j.worst_group_loss),
                     loss_allowance: u.job.map_or(f64::NAN, |j| j.worst_group_allowance),
                     gave_up: u8::from(u.job.is_some_and(|j| j.gave_up)),
                 }
