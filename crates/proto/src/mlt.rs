@@ -11,7 +11,8 @@
 //!   received ranges.
 //! - §3 (bounded-loss tolerance) and Idea #2: the receiver completes the message once
 //!   `need = ceil(p·N)` distinct values have arrived ([`MltConfig::complete_fraction`] = p,
-//!   computed exactly in parts per million), emits `Event::Delivered` (outcome `Enough`, or
+//!   computed exactly in parts per million; the sender's p, carried in every data packet, so
+//!   the receiver needs no configuration of its own), emits `Event::Delivered` (outcome `Enough`, or
 //!   `Complete` if it has all `N`), and freezes the report the application reads with
 //!   [`MltReceiver::report`]: how many values arrived and the exact list of missing index
 //!   ranges. Later packets are still recorded and acknowledged (best effort).
@@ -392,6 +393,7 @@ impl MltSender {
             start,
             end,
             total: self.total,
+            need: self.need,
             value_bytes: self.vb,
             // CORRECTNESS: bytes <= pkt_bytes <= mss, a u32.
             len: bytes as u32,
@@ -628,6 +630,12 @@ impl MltReceiver {
         }
     }
 
+    /// The values it waits for (the first data packet's `need`, or its own p's), `None`
+    /// before the first data packet.
+    pub fn need(&self) -> Option<u32> {
+        self.total.map(|_| self.need)
+    }
+
     /// Distinct values received so far.
     pub fn received_values(&self) -> u32 {
         self.received
@@ -678,12 +686,16 @@ impl MltReceiver {
         if p.is_ack() || p.conn != self.conn || p.value_bytes != self.cfg.vb() as u8 || p.start >= p.end || p.end > p.total {
             return;
         }
+        // The sender's `need` governs (it abandons only while `need` stays reachable); 0
+        // leaves the receiver's own p. Fixed by the first data packet: one that contradicts
+        // the size or the need is ignored.
+        let need = if p.need > 0 { p.need.min(p.total) } else { self.cfg.need_values(p.total) };
         match self.total {
             None => {
                 self.total = Some(p.total);
-                self.need = self.cfg.need_values(p.total);
+                self.need = need;
             }
-            Some(t) if t != p.total => return,
+            Some(t) if t != p.total || need != self.need => return,
             Some(_) => {}
         }
         let fresh = self.insert(p.start, p.end);
@@ -723,6 +735,7 @@ impl MltReceiver {
             total,
             cum,
             received: self.received,
+            need: 0,
             value_bytes: p.value_bytes,
             len: 0,
             flags,

@@ -23,6 +23,10 @@
 //!  +----------+----------+----------+------------+----------+
 //! ```
 //!
+//! On data, bytes 40..44 carry `need` instead of `received`: the values the receiver must wait
+//! for, `ceil(p · total)` by the sender's p (0: the receiver uses its own p). The sender's p
+//! governs, because the sender abandons packets only while `need` can still be reached.
+//!
 //! `ver` is [`MLT_VERSION`], distinct from the other headers'. Valid flags: [`Flags::ACK`] (an
 //! acknowledgement), [`Flags::ECE`] (on an ACK: the data it answers was CE-marked, DCTCP's echo)
 //! and [`Flags::FIN`] (on an ACK: the receiver has at least the fraction it waits for and has
@@ -63,6 +67,9 @@ pub struct MltRepr {
     pub cum: u32,
     /// ACK: distinct values the receiver holds. Data: 0.
     pub received: u32,
+    /// Data: the values the receiver waits for (`ceil(p · total)`, the sender's p; 0: the
+    /// receiver's own p). ACK: 0. Shares its bytes with `received` (module docs).
+    pub need: u32,
     /// Bytes per value: 4 (32-bit) or 2 (16-bit).
     pub value_bytes: u8,
     /// Payload length in bytes: `(end - start) · value_bytes` for data, 0 for ACKs.
@@ -100,7 +107,7 @@ impl MltRepr {
             return Err(WireError::Malformed("end > total"));
         }
         if self.is_ack() {
-            if self.len != 0 || self.start > self.end || self.cum > self.total || self.received > self.total {
+            if self.len != 0 || self.start > self.end || self.cum > self.total || self.received > self.total || self.need != 0 {
                 return Err(WireError::Malformed("ack fields"));
             }
         } else {
@@ -114,6 +121,9 @@ impl MltRepr {
             let want = u64::from(self.end - self.start) * u64::from(self.value_bytes);
             if u64::from(self.len) != want || self.cum != 0 || self.received != 0 {
                 return Err(WireError::Malformed("len"));
+            }
+            if self.need > self.total {
+                return Err(WireError::Malformed("need > total"));
             }
         }
         Ok(())
@@ -134,6 +144,9 @@ impl MltRepr {
         let u32_at = |i: usize| u32::from_be_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
         let mut w8 = [0u8; 8];
         w8.copy_from_slice(&buf[16..24]);
+        let flags = Flags(buf[1]);
+        // Bytes 40..44: `received` on an ACK, `need` on data (module docs).
+        let (received, need) = if flags.contains(Flags::ACK) { (u32_at(40), 0) } else { (0, u32_at(40)) };
         let repr = MltRepr {
             conn: u32_at(8),
             msg: u32_at(12),
@@ -142,10 +155,11 @@ impl MltRepr {
             end: u32_at(28),
             total: u32_at(32),
             cum: u32_at(36),
-            received: u32_at(40),
+            received,
+            need,
             value_bytes: buf[4],
             len: u32_at(44),
-            flags: Flags(buf[1]),
+            flags,
             ecn,
             prio: buf[3],
         };
@@ -178,7 +192,8 @@ impl MltRepr {
         buf[28..32].copy_from_slice(&self.end.to_be_bytes());
         buf[32..36].copy_from_slice(&self.total.to_be_bytes());
         buf[36..40].copy_from_slice(&self.cum.to_be_bytes());
-        buf[40..44].copy_from_slice(&self.received.to_be_bytes());
+        let at40 = if self.is_ack() { self.received } else { self.need };
+        buf[40..44].copy_from_slice(&at40.to_be_bytes());
         buf[44..48].copy_from_slice(&self.len.to_be_bytes());
         Ok(MLT_HEADER_LEN)
     }
@@ -226,6 +241,15 @@ mod tests {
         let mut buf = vec![0u8; half.buffer_len()];
         half.emit(&mut buf).unwrap();
         assert_eq!(MltRepr::parse(&buf), Ok(half));
+        // Data carry the sender's `need` where an ACK carries `received`.
+        let d = MltRepr { need: 85, ..data() };
+        let mut buf = vec![0u8; d.buffer_len()];
+        d.emit(&mut buf).unwrap();
+        assert_eq!(&buf[40..44], &[0, 0, 0, 85]);
+        assert_eq!(MltRepr::parse(&buf), Ok(d));
+        let mut buf = vec![0u8; a.buffer_len()];
+        a.emit(&mut buf).unwrap();
+        assert_eq!(&buf[40..44], &[0, 0, 0, 90]);
     }
 
     #[test]
@@ -256,6 +280,9 @@ mod tests {
             MltRepr { received: 101, ..ack() },
             MltRepr { cum: 101, ..ack() },
             MltRepr { start: 14, ..ack() },
+            MltRepr { need: 101, ..p },
+            MltRepr { received: 1, ..p },
+            MltRepr { need: 1, ..ack() },
         ] {
             assert!(r.emit(&mut out).is_err(), "{r:?}");
         }

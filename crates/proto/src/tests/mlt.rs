@@ -120,6 +120,28 @@ fn receiver_ignores_packets_that_contradict_the_message() {
 }
 
 #[test]
+fn the_senders_need_governs_the_receiver() {
+    // A receiver configured for p = 0.5 completes at the sender's need (90 of 100 values),
+    // fixed by the first data packet: one that names another need is ignored.
+    let mut r = MltReceiver::new(&cfg(0.5), 1);
+    r.handle_segment(Time::ZERO, &MltRepr { need: 90, ..data(0, 60, 100, 0) });
+    assert_eq!(r.poll_event(), None, "60 of the 90 values needed");
+    r.handle_segment(Time::ZERO, &MltRepr { need: 50, ..data(60, 80, 100, 1) });
+    assert_eq!(r.received_values(), 60, "a packet naming another need is ignored");
+    r.handle_segment(Time::ZERO, &MltRepr { need: 90, ..data(60, 90, 100, 2) });
+    assert_eq!(r.poll_event(), Some(Event::Delivered { outcome: Outcome::Enough }));
+    assert_eq!(r.report().unwrap().missing, vec![(90, 100)]);
+    // need = 0: the receiver's own p.
+    let mut own = MltReceiver::new(&cfg(0.5), 1);
+    own.handle_segment(Time::ZERO, &data(0, 50, 100, 0));
+    assert_eq!(own.poll_event(), Some(Event::Delivered { outcome: Outcome::Enough }));
+    // And a sender stamps its need on every data packet.
+    let mut p = Pair::new(&TransportConfig::Mlt(cfg(0.7)), 14_600, 1);
+    assert!(p.drive());
+    assert!(p.data().iter().all(|e| m(e).need == 2555), "ceil(0.7 x 3650)");
+}
+
+#[test]
 fn packets_carry_whole_values_and_their_index_range() {
     for vb in [4u8, 2] {
         let c = MltConfig { value_bytes: vb, complete_fraction: 1.0, ..MltConfig::default() };
