@@ -511,10 +511,17 @@ def _names(key: str, text: str | None, allowed: Sequence[str], default: Sequence
 
 
 def _ml_models(args: argparse.Namespace) -> tuple[str, ...]:
-    """``--models``, each checked to be buildable (its extra installed)."""
+    """``--models``, by name (:func:`_ml_extras` checks they can be built)."""
     from . import mltol
 
-    models = _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
+    return _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
+
+
+def _ml_extras(models: tuple[str, ...]) -> None:
+    """Refuse a model whose optional extra is missing (after the other arguments were checked,
+    so that a bad argument is reported as itself)."""
+    from . import mltol
+
     for m in models:
         if mltol.MODEL_SPECS[m].needs is not None:
             try:
@@ -532,6 +539,7 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
     models = _ml_models(args)
     if args.repeats < 1:
         raise InputError(f"--repeats = {args.repeats}: must be at least 1, e.g. 30")
+    _ml_extras(models)
     summary = None
     if args.tolerance is not None:
         try:
@@ -583,6 +591,7 @@ def _cmd_ml(args: argparse.Namespace) -> int:
         if not 0.0 < args.p_step <= 1.0:
             raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")
         config = dataclasses.replace(config, p_step=args.p_step)
+    _ml_extras(models)
     out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
     grid = mltol.p_grid(config.p_step)
     total = len(models) * len(policies) * len(config.seeds) * len(grid)
