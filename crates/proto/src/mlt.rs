@@ -680,23 +680,41 @@ impl MltReceiver {
         (end - start) - covered
     }
 
-    /// Input: a data packet arrived at `now`. ACKs, others' packets and packets that
-    /// contradict the message's size or value width are ignored.
-    pub fn handle_segment(&mut self, _now: Time, p: &MltRepr) {
+    /// Whether [`MltReceiver::handle_segment`] would take `p`'s values: a data packet of this
+    /// connection, of its value width, with a non-empty range inside the message, agreeing with
+    /// the message's size and need once the first packet fixed them. A driver copies a packet's
+    /// payload only if this holds, so the values it hands up are exactly the ones counted.
+    pub fn accepts(&self, p: &MltRepr) -> bool {
         if p.is_ack() || p.conn != self.conn || p.value_bytes != self.cfg.vb() as u8 || p.start >= p.end || p.end > p.total {
+            return false;
+        }
+        match self.total {
+            None => true,
+            Some(t) => t == p.total && self.need_of(p) == self.need,
+        }
+    }
+
+    /// The need a data packet names: its `need` (the sender's p), or 0 for the receiver's own.
+    fn need_of(&self, p: &MltRepr) -> u32 {
+        if p.need > 0 {
+            p.need.min(p.total)
+        } else {
+            self.cfg.need_values(p.total)
+        }
+    }
+
+    /// Input: a data packet arrived at `now`. ACKs, others' packets and packets that
+    /// contradict the message's size, need or value width are ignored
+    /// ([`MltReceiver::accepts`]).
+    pub fn handle_segment(&mut self, _now: Time, p: &MltRepr) {
+        if !self.accepts(p) {
             return;
         }
         // The sender's `need` governs (it abandons only while `need` stays reachable); 0
-        // leaves the receiver's own p. Fixed by the first data packet: one that contradicts
-        // the size or the need is ignored.
-        let need = if p.need > 0 { p.need.min(p.total) } else { self.cfg.need_values(p.total) };
-        match self.total {
-            None => {
-                self.total = Some(p.total);
-                self.need = need;
-            }
-            Some(t) if t != p.total || need != self.need => return,
-            Some(_) => {}
+        // leaves the receiver's own p. Fixed by the first data packet.
+        if self.total.is_none() {
+            self.total = Some(p.total);
+            self.need = self.need_of(p);
         }
         let fresh = self.insert(p.start, p.end);
         self.received += fresh;

@@ -145,7 +145,8 @@ impl Ecn {
     pub const fn is_ect(self) -> bool {
         matches!(self, Ecn::Ect0 | Ecn::Ect1)
     }
-    fn from_u8(b: u8) -> Result<Ecn, WireError> {
+    /// The codepoint of the two ECN bits `b` (0 to 3), as IP carries them.
+    pub fn from_u8(b: u8) -> Result<Ecn, WireError> {
         Ok(match b {
             0 => Ecn::NotEct,
             1 => Ecn::Ect1,

@@ -1,0 +1,68 @@
+//! Segments as datagrams: a protocol header (`wire`) followed by its payload bytes. The first
+//! byte names the header (each header's version byte is distinct), so one socket carries every
+//! protocol and a datagram is parsed by the header it names.
+//!
+//! INVARIANT: [`parse`] never panics and returns a payload of exactly the header's `len` bytes
+//! (extra trailing bytes are refused: a datagram is one packet).
+
+use proto::Segment;
+use wire::{MltRepr, WireError, MLT_HEADER_LEN, MLT_VERSION};
+
+/// Write `seg` followed by `payload` into `buf` (cleared first). Refuses headers the wire
+/// format refuses, a payload whose length is not the header's, and kinds the driver does not
+/// carry yet.
+pub fn emit(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<(), WireError> {
+    buf.clear();
+    match seg {
+        Segment::Mlt(h) => {
+            if payload.len() != h.len as usize {
+                return Err(WireError::Malformed("payload length"));
+            }
+            buf.resize(MLT_HEADER_LEN, 0);
+            h.emit(buf)?;
+            buf.extend_from_slice(payload);
+            Ok(())
+        }
+        _ => Err(WireError::Malformed("a kind the UDP driver does not carry")),
+    }
+}
+
+/// Parse a datagram into its segment and payload.
+pub fn parse(bytes: &[u8]) -> Result<(Segment, &[u8]), WireError> {
+    match bytes.first() {
+        Some(&MLT_VERSION) => {
+            let h = MltRepr::parse(bytes)?;
+            let end = MLT_HEADER_LEN + h.len as usize;
+            if bytes.len() != end {
+                return Err(WireError::Malformed("trailing bytes"));
+            }
+            Ok((Segment::Mlt(h), &bytes[MLT_HEADER_LEN..end]))
+        }
+        Some(&v) => Err(WireError::BadVersion(v)),
+        None => Err(WireError::Truncated { have: 0, need: 1 }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_refusals() {
+        let h = MltRepr { conn: 3, start: 2, end: 4, total: 10, value_bytes: 4, len: 8, need: 9, ..Default::default() };
+        let mut buf = Vec::new();
+        emit(&Segment::Mlt(h), &[1, 2, 3, 4, 5, 6, 7, 8], &mut buf).unwrap();
+        assert_eq!(buf.len(), MLT_HEADER_LEN + 8);
+        let (seg, payload) = parse(&buf).unwrap();
+        assert_eq!(seg, Segment::Mlt(h));
+        assert_eq!(payload, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(emit(&Segment::Mlt(h), &[1, 2], &mut Vec::new()).is_err());
+        let mut long = buf.clone();
+        long.push(0);
+        assert!(parse(&long).is_err());
+        let short = &buf[..buf.len() - 1];
+        assert!(parse(short).is_err());
+        assert!(parse(&[]).is_err());
+        assert!(parse(&[0x99, 1, 2]).is_err());
+    }
+}

@@ -1,0 +1,23 @@
+//! slacknet's real transport: the sans-I/O protocols of `proto`, unchanged, driven over UDP
+//! sockets by the wall clock (STYLE §1: one protocol, two drivers; the simulator is the other).
+//!
+//! - [`node`]: a [`Node`] is one socket and one event-loop thread driving every connection
+//!   through it; the application sends and receives through channels (blocking calls with
+//!   deadlines; the Python binding releases the GIL around them).
+//! - [`socket`]: batched, non-blocking UDP I/O with ECN and DSCP (`quinn-udp`, `socket2`).
+//! - [`datagram`]: a segment as bytes, a `wire` header and its payload.
+//! - [`fault`]: the seeded fault injector between protocol and socket (loss, duplication,
+//!   delay, reordering, exact drops), off by default.
+//!
+//! Carried so far: the bounded-loss transport for distributed ML (`proto::mlt`): a vector of
+//! 32- or 16-bit values sent so that it ends once the receiver holds a fraction p of them, the
+//! receiver handing up the values with the exact list of missing ranges.
+
+pub mod datagram;
+pub mod fault;
+pub mod node;
+pub mod socket;
+
+pub use fault::{FaultConfig, FaultStats};
+pub use node::{Delivered, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
+pub use socket::Capabilities;

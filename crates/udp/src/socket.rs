@@ -1,0 +1,220 @@
+//! The socket: a non-blocking UDP socket with batched receive (`recvmmsg`, GRO where the
+//! kernel has it) and ECN read through `quinn-udp`, DSCP and ECN set through the socket's
+//! TOS (`socket2`), and `poll(2)` to wait for a datagram or a deadline.
+//!
+//! Why `quinn-udp`: it is the socket layer of quinn, maintained for exactly this job
+//! (`recvmmsg`/`sendmmsg`, UDP GSO/GRO, ECN codepoints in control messages, per-kernel
+//! fallbacks), so slacknet does not carry its own `unsafe` cmsg code. Sending goes through
+//! plain `sendto`: `quinn-udp` attaches a TOS control message holding only the ECN bits to
+//! every datagram, which would replace the whole TOS byte and so the DSCP of the priority
+//! class; without it the socket-wide TOS (DSCP << 2 | ECT(0)) applies, both fields together.
+//! (Batched sending with GSO is a measured optimisation still to come.)
+//!
+//! What the kernel lacks is found once, at bind, and reported in [`Capabilities`].
+
+use std::io::{self, IoSliceMut};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use quinn_udp::{RecvMeta, UdpSockRef, UdpSocketState};
+
+/// Bytes of one receive buffer: the largest datagram, or a GRO batch of them.
+pub const RECV_BUF_BYTES: usize = 64 * 1024;
+/// Receive buffers per batch.
+pub const RECV_BATCH: usize = 32;
+/// The socket buffer sizes asked for (the kernel may grant less).
+pub const SOCKET_BUFFER_BYTES: usize = 8 << 20;
+
+/// ECT(0), the ECN-capable codepoint the transports send with.
+const ECT0: u8 = 0b10;
+
+/// What the kernel offers, found at bind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Datagrams one send may carry (UDP GSO); 1 without it.
+    pub gso_segments: usize,
+    /// Datagrams one receive may coalesce (UDP GRO); 1 without it.
+    pub gro_segments: usize,
+    /// Whether setting the TOS byte (DSCP and ECN) worked.
+    pub has_tos: bool,
+    /// The send and receive buffer sizes granted.
+    pub send_buffer_bytes: usize,
+    /// See `send_buffer_bytes`.
+    pub recv_buffer_bytes: usize,
+}
+
+/// One received datagram's metadata; its bytes are `Socket::datagram(i)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// Sender.
+    pub peer: SocketAddr,
+    /// ECN codepoint it arrived with (0: not ECT, 1: ECT(1), 2: ECT(0), 3: CE), if known.
+    pub ecn: Option<u8>,
+    /// Buffer index and byte range of the datagram.
+    buf: usize,
+    start: usize,
+    end: usize,
+}
+
+/// The socket (module docs).
+pub struct Socket {
+    sock: UdpSocket,
+    state: UdpSocketState,
+    caps: Capabilities,
+    tos: Option<u8>,
+    bufs: Vec<Vec<u8>>,
+    meta: Vec<RecvMeta>,
+    received: Vec<Received>,
+}
+
+impl std::fmt::Debug for Socket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Socket").field("local", &self.sock.local_addr().ok()).field("caps", &self.caps).finish()
+    }
+}
+
+impl Socket {
+    /// Bind to `addr` (port 0: any free port), non-blocking, with large buffers.
+    pub fn bind(addr: SocketAddr) -> io::Result<Socket> {
+        let sock = UdpSocket::bind(addr)?;
+        let state = UdpSocketState::new(UdpSockRef::from(&sock))?;
+        sock.set_nonblocking(true)?;
+        let sref = UdpSockRef::from(&sock);
+        // Best effort: the kernel caps these at net.core.{w,r}mem_max.
+        let _ = state.set_send_buffer_size(sref, SOCKET_BUFFER_BYTES);
+        let sref = UdpSockRef::from(&sock);
+        let _ = state.set_recv_buffer_size(sref, SOCKET_BUFFER_BYTES);
+        let send_buffer_bytes = state.send_buffer_size(UdpSockRef::from(&sock)).unwrap_or(0);
+        let recv_buffer_bytes = state.recv_buffer_size(UdpSockRef::from(&sock)).unwrap_or(0);
+        let caps = Capabilities {
+            gso_segments: state.max_gso_segments(),
+            gro_segments: state.gro_segments(),
+            has_tos: false,
+            send_buffer_bytes,
+            recv_buffer_bytes,
+        };
+        let mut s = Socket {
+            sock,
+            state,
+            caps,
+            tos: None,
+            bufs: vec![vec![0u8; RECV_BUF_BYTES]; RECV_BATCH],
+            meta: vec![RecvMeta::default(); RECV_BATCH],
+            received: Vec::with_capacity(RECV_BATCH * 4),
+        };
+        s.caps.has_tos = s.set_dscp(0).is_ok();
+        Ok(s)
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.local_addr()
+    }
+
+    /// What the kernel offers.
+    pub fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    /// Send with this DSCP from now on (and ECT(0)).
+    fn set_dscp(&mut self, dscp: u8) -> io::Result<()> {
+        let tos = (dscp << 2) | ECT0;
+        if self.tos == Some(tos) {
+            return Ok(());
+        }
+        let s = socket2::SockRef::from(&self.sock);
+        match self.sock.local_addr()? {
+            SocketAddr::V4(_) => s.set_tos_v4(u32::from(tos))?,
+            SocketAddr::V6(_) => s.set_tclass_v6(u32::from(tos))?,
+        }
+        self.tos = Some(tos);
+        Ok(())
+    }
+
+    /// Send one datagram with `dscp`. `Ok(false)`: the socket buffer is full (try again after
+    /// [`Socket::wait`] says it is writable).
+    pub fn send(&mut self, dest: SocketAddr, bytes: &[u8], dscp: u8) -> io::Result<bool> {
+        if self.caps.has_tos {
+            // A failure here leaves the previous TOS; the datagram still goes out.
+            let _ = self.set_dscp(dscp);
+        }
+        match self.sock.send_to(bytes, dest) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Receive what is waiting, up to one batch (GRO batches split into datagrams). Returns the
+    /// datagrams' metadata; read each one's bytes with [`Socket::datagram`].
+    pub fn recv(&mut self) -> io::Result<&[Received]> {
+        self.received.clear();
+        let n = {
+            let mut slices: Vec<IoSliceMut<'_>> = self.bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+            match self.state.recv(UdpSockRef::from(&self.sock), &mut slices, &mut self.meta) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+                Err(e) => return Err(e),
+            }
+        };
+        for (i, m) in self.meta.iter().take(n).enumerate() {
+            let stride = m.stride.max(1);
+            let mut start = 0;
+            while start < m.len {
+                let end = (start + stride).min(m.len);
+                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), buf: i, start, end });
+                start = end;
+            }
+        }
+        Ok(&self.received)
+    }
+
+    /// The bytes of a datagram [`Socket::recv`] returned.
+    pub fn datagram(&self, r: &Received) -> &[u8] {
+        &self.bufs[r.buf][r.start..r.end]
+    }
+
+    /// Wait until a datagram can be read (or, with `writable`, sent), at most `timeout`.
+    /// Returns whether it can.
+    pub fn wait(&self, timeout: Duration, writable: bool) -> io::Result<bool> {
+        let mut fd = libc::pollfd {
+            fd: self.sock.as_raw_fd(),
+            events: if writable { libc::POLLOUT } else { libc::POLLIN },
+            revents: 0,
+        };
+        // Round up, so a timer due in 0.4 ms is not polled with 0 ms in a loop.
+        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd, its length 1; poll does not keep the pointer.
+        let r = unsafe { libc::poll(&mut fd, 1, ms) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+        }
+        Ok(r > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_datagram_crosses_loopback_with_its_ecn_codepoint() {
+        let mut a = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut b = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = b.local_addr().unwrap();
+        assert!(a.send(to, b"hello", 8).unwrap());
+        assert!(b.wait(Duration::from_secs(2), false).unwrap());
+        let got = b.recv().unwrap().to_vec();
+        assert_eq!(got.len(), 1);
+        assert_eq!(b.datagram(&got[0]), b"hello");
+        assert_eq!(got[0].peer, a.local_addr().unwrap());
+        if a.capabilities().has_tos {
+            assert_eq!(got[0].ecn, Some(ECT0), "sent ECT(0) through the TOS byte");
+        }
+        // Nothing more: an empty batch, not an error.
+        assert!(b.recv().unwrap().is_empty());
+        assert!(!b.wait(Duration::from_millis(1), false).unwrap());
+    }
+}

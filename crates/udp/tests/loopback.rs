@@ -1,0 +1,172 @@
+//! The bounded-loss transport over real UDP sockets on loopback: reliable and bounded-loss
+//! transfers with the fault injector, the exact missing-range mask, deadlines, and what a node
+//! does with hostile datagrams.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use proto::Outcome;
+use udp::{Delivered, FaultConfig, Node, NodeConfig, NodeError};
+
+const LOCAL: &str = "127.0.0.1:0";
+const WAIT: Duration = Duration::from_secs(20);
+
+fn node(fault: FaultConfig) -> Node {
+    Node::bind(LOCAL.parse().unwrap(), NodeConfig { fault, ..NodeConfig::default() }).unwrap()
+}
+
+/// `n` float32 values 1.0, 2.0, ... as bytes (never 0, so a zero marks a missing value).
+fn values(n: usize) -> Vec<u8> {
+    (1..=n).flat_map(|i| (i as f32).to_le_bytes()).collect()
+}
+
+/// The message's values are the sent ones outside the missing ranges and 0 inside them, and the
+/// ranges account exactly for the values that did not arrive.
+fn check_mask(sent: &[u8], got: &Delivered) {
+    assert_eq!(got.data.len(), sent.len());
+    let n = got.total_values as usize;
+    let mut missing = vec![false; n];
+    for &(a, b) in &got.missing {
+        assert!(a < b && (b as usize) <= n, "{:?}", got.missing);
+        missing[a as usize..b as usize].iter_mut().for_each(|m| *m = true);
+    }
+    for w in got.missing.windows(2) {
+        assert!(w[0].1 < w[1].0, "sorted, disjoint, maximal: {:?}", got.missing);
+    }
+    let num_missing = missing.iter().filter(|m| **m).count();
+    assert_eq!(num_missing + got.received_values as usize, n);
+    for (i, m) in missing.iter().enumerate() {
+        let (s, g) = (&sent[4 * i..4 * i + 4], &got.data[4 * i..4 * i + 4]);
+        if *m {
+            assert_eq!(g, &[0; 4], "value {i} is missing, so zero");
+        } else {
+            assert_eq!(g, s, "value {i} arrived");
+        }
+    }
+}
+
+#[test]
+fn a_reliable_transfer_delivers_every_value() {
+    let (a, b) = (node(FaultConfig::default()), node(FaultConfig::default()));
+    let data = values(250_000); // 1 MB
+    let h = a.send_values(b.local_addr(), data.clone(), 4, 1.0, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    let report = h.wait().unwrap();
+    assert_eq!(report.outcome, Outcome::Complete);
+    assert_eq!(got.peer, a.local_addr());
+    assert!(got.missing.is_empty());
+    assert_eq!(got.data, data);
+    assert_eq!((got.total_values, got.received_values), (250_000, 250_000));
+}
+
+#[test]
+fn with_loss_it_ends_at_p_with_an_exact_mask() {
+    // 20% of what the sender sends is lost (ACKs are not: the receiver injects nothing); p = 0.8.
+    let a = node(FaultConfig { loss: 0.2, seed: 5, ..FaultConfig::default() });
+    let b = node(FaultConfig::default());
+    let data = values(100_000);
+    let h = a.send_values(b.local_addr(), data.clone(), 4, 0.8, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    let report = h.wait().unwrap();
+    assert!(matches!(report.outcome, Outcome::Enough | Outcome::Complete), "{report:?}");
+    assert!(got.received_values >= 80_000, "the bound: {} of 100000", got.received_values);
+    check_mask(&data, &got);
+    assert!(a.stats().fault.num_dropped > 0, "{:?}", a.stats());
+}
+
+#[test]
+fn a_lost_tail_is_abandoned_within_the_bound() {
+    // 20 packets of 351 values (1452-byte datagrams): lose the last two; p = 0.9 needs 18
+    // packets' worth, so the sender stops without resending them.
+    let a = node(FaultConfig { drop_nth: [18, 19].into_iter().collect(), ..FaultConfig::default() });
+    let b = node(FaultConfig::default());
+    let data = values(20 * 351);
+    let h = a.send_values(b.local_addr(), data.clone(), 4, 0.9, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    let report = h.wait().unwrap();
+    assert_eq!(report.outcome, Outcome::Enough);
+    assert_eq!(got.missing, vec![(18 * 351, 20 * 351)]);
+    check_mask(&data, &got);
+    assert_eq!(report.stats.segments_retx, 0, "{report:?}");
+}
+
+#[test]
+fn sixteen_bit_values_and_two_senders_at_once() {
+    let b = node(FaultConfig::default());
+    let (a1, a2) = (node(FaultConfig::default()), node(FaultConfig::default()));
+    let d1: Vec<u8> = (0..40_000u32).flat_map(|i| ((i % 60_000) as u16 + 1).to_le_bytes()).collect();
+    let d2 = values(30_000);
+    let h1 = a1.send_values(b.local_addr(), d1.clone(), 2, 1.0, WAIT).unwrap();
+    let h2 = a2.send_values(b.local_addr(), d2.clone(), 4, 1.0, WAIT).unwrap();
+    let mut got = [b.recv(WAIT).unwrap(), b.recv(WAIT).unwrap()];
+    got.sort_by_key(|d| d.peer != a1.local_addr());
+    assert_eq!((got[0].value_bytes, &got[0].data), (2, &d1));
+    assert_eq!((got[1].value_bytes, &got[1].data), (4, &d2));
+    assert!(h1.wait().is_ok() && h2.wait().is_ok());
+}
+
+#[test]
+fn a_transfer_nobody_answers_ends_at_its_deadline() {
+    // A bound socket that never answers: the sender keeps timing out, then gives up.
+    let silent = UdpSocket::bind(LOCAL).unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(silent.local_addr().unwrap(), values(1000), 4, 1.0, Duration::from_millis(300)).unwrap();
+    match h.wait() {
+        Err(NodeError::DeadlineExceeded(after)) => assert!(after >= Duration::from_millis(300)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_up_front() {
+    let a = node(FaultConfig::default());
+    let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    for (data, vb, p, key) in [
+        (vec![0u8; 6], 4, 0.9, "data"),
+        (vec![], 4, 0.9, "data"),
+        (vec![0u8; 8], 3, 0.9, "value_bytes"),
+        (vec![0u8; 8], 4, 0.0, "p"),
+        (vec![0u8; 8], 4, 1.5, "p"),
+        (vec![0u8; 8], 4, f64::NAN, "p"),
+    ] {
+        match a.send_values(to, data, vb, p, WAIT) {
+            Err(NodeError::Invalid { key: k, .. }) => assert_eq!(k, key),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+    let bad = NodeConfig { fault: FaultConfig { loss: 2.0, ..FaultConfig::default() }, ..NodeConfig::default() };
+    assert!(matches!(Node::bind(LOCAL.parse().unwrap(), bad), Err(NodeError::Invalid { key: "fault", .. })));
+    let bad = NodeConfig { max_datagram_bytes: 10, ..NodeConfig::default() };
+    assert!(matches!(Node::bind(LOCAL.parse().unwrap(), bad), Err(NodeError::Invalid { .. })));
+}
+
+#[test]
+fn hostile_datagrams_are_counted_and_dropped() {
+    let cfg = NodeConfig { max_message_bytes: 1 << 20, ..NodeConfig::default() };
+    let b = Node::bind(LOCAL.parse().unwrap(), cfg).unwrap();
+    let s = UdpSocket::bind(LOCAL).unwrap();
+    // Garbage, a truncated header, and a data packet claiming a 16 GB message.
+    s.send_to(b"not a packet", b.local_addr()).unwrap();
+    s.send_to(&[wire::MLT_VERSION; 20], b.local_addr()).unwrap();
+    let huge = wire::MltRepr { conn: 1, start: 0, end: 1, total: u32::MAX, value_bytes: 4, len: 4, ..Default::default() };
+    let mut buf = vec![0u8; huge.buffer_len()];
+    huge.emit(&mut buf).unwrap();
+    s.send_to(&buf, b.local_addr()).unwrap();
+    // An ACK for no transfer of this node.
+    let ack = wire::MltRepr { conn: 9, total: 10, value_bytes: 4, flags: wire::Flags::ACK, ..Default::default() };
+    let mut abuf = vec![0u8; ack.buffer_len()];
+    ack.emit(&mut abuf).unwrap();
+    s.send_to(&abuf, b.local_addr()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while b.stats().num_received < 4 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let st = b.stats();
+    assert_eq!((st.num_received, st.num_malformed, st.num_refused, st.num_unknown), (4, 2, 1, 1), "{st:?}");
+    assert!(b.recv(Duration::from_millis(50)).is_none());
+    // And the node still works.
+    let a = node(FaultConfig::default());
+    let h = a.send_values(b.local_addr(), values(1000), 4, 1.0, WAIT).unwrap();
+    assert_eq!(b.recv(WAIT).unwrap().data, values(1000));
+    assert!(h.wait().is_ok());
+}
