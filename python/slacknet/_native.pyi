@@ -21,6 +21,9 @@ __all__ = [
     "credence_figure14",
     "version",
     "empty_results",
+    "TransportError",
+    "Node",
+    "SendHandle",
 ]
 
 class SpecError(ValueError):
@@ -168,3 +171,58 @@ class Simulation:
     @property
     def is_done(self) -> bool:
         """Whether the run is over."""
+
+class TransportError(OSError):
+    """The real transport failed: a socket call, or the node was closed."""
+
+@final
+class Node:
+    """A node of the real transport: one UDP socket and its event loop (a Rust thread)."""
+
+    def __new__(
+        cls,
+        bind: str = "0.0.0.0:0",
+        *,
+        loss: float = 0.0,
+        duplicate: float = 0.0,
+        reorder: float = 0.0,
+        reorder_delay_us: float = 0.0,
+        delay_us: float = 0.0,
+        drop_nth: Sequence[int] = ...,
+        seed: int = 0,
+        max_message_bytes: int | None = None,
+        max_receive_memory_bytes: int | None = None,
+        linger_ms: float | None = None,
+        rto_us: int | None = None,
+    ) -> Node:
+        """Bind to ``bind`` ("ip:port"; port 0: any free port) with the fault injector's
+        knobs (all off by default) and the receive limits. Raises ValueError or
+        :class:`TransportError`."""
+
+    @property
+    def address(self) -> str:
+        """The address peers send to, "ip:port"."""
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the kernel offers the socket: gso_segments, gro_segments, has_tos,
+        send_buffer_bytes, recv_buffer_bytes."""
+
+    def send_values(self, peer: str, data: bytes, value_bytes: int, p: float, deadline_s: float) -> SendHandle:
+        """Start sending ``data`` (whole values of ``value_bytes`` bytes) to ``peer``, ending once
+        the fraction ``p`` of the values arrived. Raises ValueError for a bad argument."""
+
+    def recv(self, timeout_s: float | None = None) -> dict[str, Any] | None:
+        """The next message a peer sent (peer, conn, value_bytes, data, total_values,
+        received_values, missing, elapsed_s), or None after ``timeout_s`` seconds."""
+
+    def stats(self) -> dict[str, int]:
+        """Counters of the node."""
+
+@final
+class SendHandle:
+    """A send in progress."""
+
+    def wait(self, timeout_s: float | None = None) -> dict[str, Any] | None:
+        """The transfer's end (outcome, elapsed_s, packets_sent, packets_retx, bytes_sent,
+        timeouts), or None if ``timeout_s`` passed first. Raises TimeoutError past the
+        transfer's deadline."""

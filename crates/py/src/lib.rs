@@ -14,6 +14,8 @@
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
+mod net;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -789,6 +791,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SpecError", py.get_type::<SpecError>())?;
     m.add("SimError", py.get_type::<SimError>())?;
     m.add_class::<PySimulation>()?;
+    net::register(m)?;
     m.add_class::<ValidScenario>()?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;

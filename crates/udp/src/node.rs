@@ -170,16 +170,19 @@ pub struct NodeStats {
     pub fault: FaultStats,
 }
 
-/// A send in progress: wait for its end.
+/// A send in progress: wait for its end. Its result is handed out once; later waits report
+/// [`NodeError::Closed`].
 #[derive(Debug)]
 pub struct SendHandle {
-    rx: mpsc::Receiver<Result<SendReport, NodeError>>,
+    // A Mutex so that a handle can be shared between threads (and held by Python objects).
+    rx: Mutex<mpsc::Receiver<Result<SendReport, NodeError>>>,
 }
 
 impl SendHandle {
     /// Block until the transfer ends (or `timeout` passes: `None`).
     pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<SendReport, NodeError>> {
-        match self.rx.recv_timeout(timeout) {
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        match rx.recv_timeout(timeout) {
             Ok(r) => Some(r),
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err(NodeError::Closed)),
@@ -188,7 +191,8 @@ impl SendHandle {
 
     /// Block until the transfer ends (its deadline bounds the wait).
     pub fn wait(&self) -> Result<SendReport, NodeError> {
-        self.rx.recv().unwrap_or(Err(NodeError::Closed))
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        rx.recv().unwrap_or(Err(NodeError::Closed))
     }
 }
 
@@ -314,7 +318,7 @@ impl Node {
         self.cmds
             .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, done })
             .map_err(|_| NodeError::Closed)?;
-        Ok(SendHandle { rx })
+        Ok(SendHandle { rx: Mutex::new(rx) })
     }
 
     /// The next message a peer sent, waiting at most `timeout`.

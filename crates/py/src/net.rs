@@ -1,0 +1,258 @@
+//! The real transport's Python surface (`slacknet.net` wraps it): a [`PyNode`] is a
+//! `udp::Node` (one socket, one event-loop thread in Rust); sends return a [`PySendHandle`].
+//! Every wait runs with the interpreter detached, in slices of [`SLICE`] so that Ctrl-C is
+//! seen between them.
+//!
+//! Errors: a bad argument is a `ValueError` naming it; a transfer past its deadline a
+//! `TimeoutError`; a socket failure or a closed node a [`TransportError`] (an `OSError`).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyTimeoutError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+create_exception!(
+    slacknet._native,
+    TransportError,
+    PyOSError,
+    "The real transport failed: a socket call, or the node was closed."
+);
+
+/// How long a detached wait lasts before Ctrl-C is checked.
+const SLICE: Duration = Duration::from_millis(50);
+
+fn node_error(e: udp::NodeError) -> PyErr {
+    match e {
+        udp::NodeError::Invalid { .. } => PyValueError::new_err(e.to_string()),
+        udp::NodeError::DeadlineExceeded(_) => PyTimeoutError::new_err(e.to_string()),
+        udp::NodeError::Io(_) | udp::NodeError::Closed => TransportError::new_err(e.to_string()),
+    }
+}
+
+fn seconds(key: &str, s: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| PyValueError::new_err(format!("{key} = {s}: must be a positive number of seconds")))
+}
+
+fn address(key: &str, text: &str) -> PyResult<SocketAddr> {
+    let mut it = text.to_socket_addrs().map_err(|e| {
+        PyValueError::new_err(format!("{key} = {text:?}: not an address ({e}); give \"host:port\", e.g. \"10.0.0.2:7000\""))
+    })?;
+    it.next().ok_or_else(|| PyValueError::new_err(format!("{key} = {text:?}: resolves to no address")))
+}
+
+/// A node of the real transport: one UDP socket and its event loop.
+#[pyclass(name = "Node", module = "slacknet._native")]
+#[derive(Debug)]
+pub(crate) struct PyNode {
+    inner: udp::Node,
+}
+
+#[pymethods]
+impl PyNode {
+    #[new]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        bind: &str,
+        loss: f64,
+        duplicate: f64,
+        reorder: f64,
+        reorder_delay_us: f64,
+        delay_us: f64,
+        drop_nth: Vec<u64>,
+        seed: u64,
+        max_message_bytes: Option<u64>,
+        max_receive_memory_bytes: Option<u64>,
+        linger_ms: Option<f64>,
+        rto_us: Option<u64>,
+    ) -> PyResult<PyNode> {
+        let addr = address("bind", bind)?;
+        let us = |key: &str, v: f64| {
+            Duration::try_from_secs_f64(v * 1e-6)
+                .map_err(|_| PyValueError::new_err(format!("{key} = {v}: must be a non-negative number of microseconds")))
+        };
+        let fault = udp::FaultConfig {
+            loss,
+            duplicate,
+            reorder,
+            reorder_delay: us("reorder_delay_us", reorder_delay_us)?,
+            delay: us("delay_us", delay_us)?,
+            drop_nth: drop_nth.into_iter().collect(),
+            seed,
+        };
+        let mut cfg = udp::NodeConfig { fault, ..udp::NodeConfig::default() };
+        if let Some(b) = max_message_bytes {
+            cfg.max_message_bytes = b;
+        }
+        if let Some(b) = max_receive_memory_bytes {
+            cfg.max_receive_memory_bytes = b;
+        }
+        if let Some(ms) = linger_ms {
+            cfg.linger = us("linger_ms", ms * 1e3)?;
+        }
+        if let Some(r) = rto_us {
+            if r == 0 {
+                return Err(PyValueError::new_err("rto_us = 0: must be at least 1 microsecond, e.g. 10000"));
+            }
+            cfg.mlt.rto = units::Dur::from_us(r);
+            cfg.mlt.max_rto = cfg.mlt.max_rto.max(cfg.mlt.rto);
+        }
+        let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(node_error)?;
+        Ok(PyNode { inner })
+    }
+
+    /// The address peers send to, "ip:port".
+    #[getter]
+    fn address(&self) -> String {
+        self.inner.local_addr().to_string()
+    }
+
+    /// What the kernel offers the socket: a dict of gso_segments, gro_segments, has_tos,
+    /// send_buffer_bytes, recv_buffer_bytes.
+    fn capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.inner.capabilities();
+        let d = PyDict::new(py);
+        d.set_item("gso_segments", c.gso_segments)?;
+        d.set_item("gro_segments", c.gro_segments)?;
+        d.set_item("has_tos", c.has_tos)?;
+        d.set_item("send_buffer_bytes", c.send_buffer_bytes)?;
+        d.set_item("recv_buffer_bytes", c.recv_buffer_bytes)?;
+        Ok(d)
+    }
+
+    /// Start sending `data` (whole values of `value_bytes` bytes) to `peer` so that it ends once
+    /// the fraction `p` of the values arrived; returns a handle to wait on.
+    fn send_values(
+        &self,
+        peer: &str,
+        data: &Bound<'_, PyBytes>,
+        value_bytes: u8,
+        p: f64,
+        deadline_s: f64,
+    ) -> PyResult<PySendHandle> {
+        let to = address("peer", peer)?;
+        let deadline = seconds("deadline", deadline_s)?;
+        let h = self.inner.send_values(to, data.as_bytes().to_vec(), value_bytes, p, deadline).map_err(node_error)?;
+        Ok(PySendHandle { inner: Some(h) })
+    }
+
+    /// The next message a peer sent, waiting at most `timeout_s` seconds (None: forever), as a
+    /// dict (peer, conn, value_bytes, data, total_values, received_values, missing, elapsed_s),
+    /// or None when the time is up.
+    #[pyo3(signature = (timeout_s = None))]
+    fn recv<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let until = match timeout_s {
+            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
+            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+            None => None,
+        };
+        loop {
+            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
+            let node = &self.inner;
+            if let Some(d) = py.detach(|| node.recv(slice)) {
+                let out = PyDict::new(py);
+                out.set_item("peer", d.peer.to_string())?;
+                out.set_item("conn", d.conn)?;
+                out.set_item("value_bytes", d.value_bytes)?;
+                out.set_item("data", PyBytes::new(py, &d.data))?;
+                out.set_item("total_values", d.total_values)?;
+                out.set_item("received_values", d.received_values)?;
+                out.set_item("missing", d.missing)?;
+                out.set_item("elapsed_s", d.elapsed.as_secs_f64())?;
+                return Ok(Some(out));
+            }
+            py.check_signals()?;
+            if until.is_some_and(|u| std::time::Instant::now() >= u) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Counters of the node, as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("num_sent", s.num_sent),
+            ("num_received", s.num_received),
+            ("num_malformed", s.num_malformed),
+            ("num_unknown", s.num_unknown),
+            ("num_refused", s.num_refused),
+            ("num_send_dropped", s.num_send_dropped),
+            ("num_receivers_timed_out", s.num_receivers_timed_out),
+            ("num_socket_errors", s.num_socket_errors),
+            ("fault_dropped", s.fault.num_dropped),
+            ("fault_duplicated", s.fault.num_duplicated),
+            ("fault_reordered", s.fault.num_reordered),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+}
+
+/// A send in progress.
+#[pyclass(name = "SendHandle", module = "slacknet._native")]
+#[derive(Debug)]
+pub(crate) struct PySendHandle {
+    inner: Option<udp::SendHandle>,
+}
+
+#[pymethods]
+impl PySendHandle {
+    /// Wait for the end of the transfer (at most `timeout_s` seconds; None: until its
+    /// deadline). Returns a dict (outcome, elapsed_s, packets_sent, packets_retx, bytes_sent,
+    /// timeouts), or None if `timeout_s` passed first; raises TimeoutError past the deadline.
+    #[pyo3(signature = (timeout_s = None))]
+    fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let until = match timeout_s {
+            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
+            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+            None => None,
+        };
+        let Some(h) = self.inner.take() else {
+            return Err(PyValueError::new_err("this transfer's result was already taken"));
+        };
+        loop {
+            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
+            let got = py.detach(|| h.wait_timeout(slice));
+            match got {
+                Some(Ok(r)) => {
+                    let d = PyDict::new(py);
+                    d.set_item("outcome", r.outcome.as_str())?;
+                    d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
+                    d.set_item("packets_sent", r.stats.segments_sent)?;
+                    d.set_item("packets_retx", r.stats.segments_retx)?;
+                    d.set_item("bytes_sent", r.stats.bytes_sent)?;
+                    d.set_item("timeouts", r.stats.num_rtos)?;
+                    return Ok(Some(d));
+                }
+                Some(Err(e)) => return Err(node_error(e)),
+                None => {}
+            }
+            if let Err(e) = py.check_signals() {
+                self.inner = Some(h);
+                return Err(e);
+            }
+            if until.is_some_and(|u| std::time::Instant::now() >= u) {
+                self.inner = Some(h);
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// Register the classes and the exception on the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TransportError", m.py().get_type::<TransportError>())?;
+    m.add_class::<PyNode>()?;
+    m.add_class::<PySendHandle>()?;
+    Ok(())
+}

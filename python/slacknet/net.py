@@ -1,0 +1,189 @@
+"""The real transport from Python: the bounded-loss protocol of the simulator, unchanged,
+over UDP sockets (``crates/udp``; issue 13).
+
+An :class:`Endpoint` is one UDP socket with its own event-loop thread in Rust. Send a float
+array so that it completes once a fraction ``p`` of its values arrived, and receive arrays
+with the mask of the values that did not (the bounded-loss ML paper's §3.2)::
+
+    from slacknet.net import Endpoint
+    rx = Endpoint("0.0.0.0:7000")                    # on the receiving machine
+    got = rx.recv_array()                            # blocks; got.array, got.missing
+    tx = Endpoint()                                  # on the sending machine
+    tx.send_array("10.0.0.2:7000", grads, p=0.9)    # returns once 90% of it arrived
+
+Missing values are zero in ``array`` (the paper's zero-fill); ``missing`` is a boolean mask
+(``True`` where the value did not arrive, numpy's masked-array convention) and ``ranges`` the
+same as sorted ``[start, stop)`` index ranges. ``p = 1`` is a reliable transfer.
+
+Every blocking call releases the GIL and can be interrupted with Ctrl-C; the ``*_async``
+variants run it in the event loop's default executor, so they can be awaited.
+
+Fault injection (loss, duplication, delay, reordering, exact drops by send index), seeded and
+off by default, applies to what an endpoint sends: pass ``faults=Faults(...)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _native
+from ._native import TransportError
+
+__all__ = ["Endpoint", "Faults", "Received", "SendReport", "TransportError"]
+
+#: numpy dtypes the transport carries, by value width.
+_DTYPES = {4: np.dtype("<f4"), 2: np.dtype("<f2")}
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Faults injected into what an endpoint sends (all off by default). ``loss``,
+    ``duplicate`` and ``reorder`` are probabilities; ``reorder_delay_us`` how long a reordered
+    datagram is held back; ``delay_us`` extra delay for every datagram; ``drop_nth`` datagrams
+    to drop by send index (from 0); ``seed`` the injector's RNG seed."""
+
+    loss: float = 0.0
+    duplicate: float = 0.0
+    reorder: float = 0.0
+    reorder_delay_us: float = 0.0
+    delay_us: float = 0.0
+    drop_nth: tuple[int, ...] = ()
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SendReport:
+    """How a send ended: ``outcome`` ("complete": every value acknowledged, or "enough": at
+    least the fraction p), ``elapsed_s``, and what the sender put on the wire."""
+
+    outcome: str
+    elapsed_s: float
+    packets_sent: int
+    packets_retx: int
+    bytes_sent: int
+    timeouts: int
+
+
+@dataclass(frozen=True)
+class Received:
+    """A received array: the values (zero where missing), the mask of missing values
+    (``True`` = missing), the missing index ranges, the sender and timing."""
+
+    array: np.ndarray
+    missing: np.ndarray
+    ranges: list[tuple[int, int]]
+    peer: str
+    received_values: int
+    elapsed_s: float
+    conn: int = field(default=0)
+
+    @property
+    def fraction(self) -> float:
+        """The fraction of the values that arrived."""
+        return self.received_values / max(1, len(self.array))
+
+    def as_masked(self) -> np.ma.MaskedArray:
+        """The values as a numpy masked array (missing values masked)."""
+        return np.ma.MaskedArray(self.array, mask=self.missing)
+
+
+class Endpoint:
+    """One UDP socket of the real transport and its event loop.
+
+    ``bind`` is "ip:port" (port 0: any free port). ``max_message_bytes`` and
+    ``max_receive_memory_bytes`` bound what peers can make it allocate; ``linger_ms`` is how
+    long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
+    retransmission timeout.
+    """
+
+    def __init__(
+        self,
+        bind: str = "0.0.0.0:0",
+        *,
+        faults: Faults | None = None,
+        max_message_bytes: int | None = None,
+        max_receive_memory_bytes: int | None = None,
+        linger_ms: float | None = None,
+        rto_us: int | None = None,
+    ) -> None:
+        f = faults or Faults()
+        self._node = _native.Node(
+            bind,
+            loss=f.loss,
+            duplicate=f.duplicate,
+            reorder=f.reorder,
+            reorder_delay_us=f.reorder_delay_us,
+            delay_us=f.delay_us,
+            drop_nth=list(f.drop_nth),
+            seed=f.seed,
+            max_message_bytes=max_message_bytes,
+            max_receive_memory_bytes=max_receive_memory_bytes,
+            linger_ms=linger_ms,
+            rto_us=rto_us,
+        )
+
+    @property
+    def address(self) -> str:
+        """The address peers send to, "ip:port"."""
+        return self._node.address
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the kernel offers the socket (GSO/GRO segments, TOS, buffer sizes)."""
+        return self._node.capabilities()
+
+    def stats(self) -> dict[str, int]:
+        """The endpoint's counters (datagrams sent, received, malformed, refused, ...)."""
+        return self._node.stats()
+
+    def send_array(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
+        """Send a 1-D float32 or float16 array to ``peer`` ("ip:port"); return once the
+        receiver holds at least the fraction ``p`` of its values (``p = 1``: all). Raises
+        ``ValueError`` for a bad argument and ``TimeoutError`` after ``deadline`` seconds."""
+        return self._report(self._start(peer, array, p, deadline).wait())
+
+    async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
+        """:meth:`send_array`, awaitable."""
+        handle = self._start(peer, array, p, deadline)
+        loop = asyncio.get_running_loop()
+        return self._report(await loop.run_in_executor(None, handle.wait))
+
+    def recv_array(self, timeout: float | None = None) -> Received | None:
+        """The next array a peer sent (``None`` after ``timeout`` seconds; ``None`` timeout:
+        wait forever)."""
+        return self._received(self._node.recv(timeout))
+
+    async def recv_array_async(self, timeout: float | None = None) -> Received | None:
+        """:meth:`recv_array`, awaitable."""
+        loop = asyncio.get_running_loop()
+        return self._received(await loop.run_in_executor(None, self._node.recv, timeout))
+
+    def _start(self, peer: str, array: Any, p: float, deadline: float) -> _native.SendHandle:
+        a = np.asarray(array)
+        if a.ndim != 1:
+            raise ValueError(f"array: {a.ndim}-dimensional; give a 1-D array (ravel() it first)")
+        if a.dtype not in (np.float32, np.float16):
+            raise ValueError(f"array: dtype {a.dtype}; give float32 or float16 values (astype(np.float32))")
+        vb = a.dtype.itemsize
+        data = np.ascontiguousarray(a, dtype=_DTYPES[vb]).tobytes()
+        return self._node.send_values(peer, data, vb, float(p), float(deadline))
+
+    @staticmethod
+    def _report(d: dict[str, Any] | None) -> SendReport:
+        if d is None:  # wait() without a timeout returns only at the end
+            raise TransportError("the transfer did not end")
+        return SendReport(**d)
+
+    @staticmethod
+    def _received(d: dict[str, Any] | None) -> Received | None:
+        if d is None:
+            return None
+        arr = np.frombuffer(d["data"], dtype=_DTYPES[d["value_bytes"]]).copy()
+        missing = np.zeros(d["total_values"], dtype=bool)
+        for a, b in d["missing"]:
+            missing[a:b] = True
+        return Received(arr, missing, [tuple(r) for r in d["missing"]], d["peer"], d["received_values"],
+                        d["elapsed_s"], d["conn"])
