@@ -27,6 +27,27 @@ pub fn emit(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<(), Wire
     }
 }
 
+/// Append `seg` followed by `payload` to `buf`; returns the datagram's length. On a refusal
+/// (as [`emit`]) `buf` is left as it was.
+pub fn emit_append(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<usize, WireError> {
+    let at = buf.len();
+    match seg {
+        Segment::Mlt(h) => {
+            if payload.len() != h.len as usize {
+                return Err(WireError::Malformed("payload length"));
+            }
+            buf.resize(at + MLT_HEADER_LEN, 0);
+            if let Err(e) = h.emit(&mut buf[at..]) {
+                buf.truncate(at);
+                return Err(e);
+            }
+            buf.extend_from_slice(payload);
+            Ok(buf.len() - at)
+        }
+        _ => Err(WireError::Malformed("a kind the UDP driver does not carry")),
+    }
+}
+
 /// Parse a datagram into its segment and payload.
 pub fn parse(bytes: &[u8]) -> Result<(Segment, &[u8]), WireError> {
     match bytes.first() {
@@ -64,5 +85,13 @@ mod tests {
         assert!(parse(short).is_err());
         assert!(parse(&[]).is_err());
         assert!(parse(&[0x99, 1, 2]).is_err());
+        // Appending: two datagrams back to back, a refusal leaves the buffer alone.
+        let mut two = vec![7u8];
+        assert_eq!(emit_append(&Segment::Mlt(h), &[0; 8], &mut two), Ok(MLT_HEADER_LEN + 8));
+        assert_eq!(emit_append(&Segment::Mlt(h), &[1; 8], &mut two), Ok(MLT_HEADER_LEN + 8));
+        assert_eq!(two.len(), 1 + 2 * (MLT_HEADER_LEN + 8));
+        assert!(emit_append(&Segment::Mlt(h), &[1; 3], &mut two).is_err());
+        assert_eq!(two.len(), 1 + 2 * (MLT_HEADER_LEN + 8));
+        assert_eq!(parse(&two[1 + MLT_HEADER_LEN + 8..]).unwrap().1, &[1; 8]);
     }
 }

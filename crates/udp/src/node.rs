@@ -267,6 +267,7 @@ impl Node {
             stats: NodeStats::default(),
             out: Vec::new(),
             scratch: Vec::new(),
+            txq: TxQueue::default(),
             next_conn: conn_id_start(),
         };
         let thread = std::thread::Builder::new().name(format!("slacknet-udp {local}")).spawn(move || lp.run())?;
@@ -397,9 +398,21 @@ struct Loop {
     delivered: mpsc::Sender<Delivered>,
     shared: Arc<Shared>,
     stats: NodeStats,
+    /// Datagrams through the fault injector (when it is on).
     out: Vec<Outgoing>,
     scratch: Vec<u8>,
+    /// Datagrams waiting for the socket, back to back, sent in GSO runs at the end of a turn.
+    txq: TxQueue,
     next_conn: u32,
+}
+
+/// Datagrams to send, contiguous in one buffer so that a run of equal-sized ones to one
+/// destination is one GSO `sendmsg` without copying.
+#[derive(Debug, Default)]
+struct TxQueue {
+    buf: Vec<u8>,
+    /// `(dest, dscp, start, len)` per datagram, in order.
+    items: Vec<(SocketAddr, u8, usize, usize)>,
 }
 
 impl Loop {
@@ -430,6 +443,7 @@ impl Loop {
                 self.drain(*k, now);
             }
             self.release_held(now);
+            self.flush();
             self.reap(now);
             self.publish();
             let wait = self.next_wakeup().map_or(MAX_IDLE_WAIT, |at| at.saturating_duration_since(Instant::now()));
@@ -583,7 +597,7 @@ impl Loop {
     fn drain(&mut self, key: Key, now: Instant) {
         let t = self.time(now);
         let fault_active = self.cfg.fault.is_active();
-        let Loop { conns, fault, out, scratch, stats, .. } = self;
+        let Loop { conns, fault, out, scratch, stats, txq, .. } = self;
         let Some(c) = conns.get_mut(&key) else { return };
         while let Some(seg) = c.ep.poll_transmit(t) {
             let payload: &[u8] = match (&seg, &c.side) {
@@ -593,19 +607,22 @@ impl Loop {
                 }
                 _ => &[],
             };
+            if !fault_active {
+                let start = txq.buf.len();
+                match datagram::emit_append(&seg, payload, &mut txq.buf) {
+                    Ok(len) => txq.items.push((key.peer, 0, start, len)),
+                    // The protocol produced what the wire refuses: a bug, counted, never a panic.
+                    Err(_) => stats.num_malformed += 1,
+                }
+                continue;
+            }
             if datagram::emit(&seg, payload, scratch).is_err() {
-                // The protocol produced what the wire refuses: a bug, counted, never a panic.
                 stats.num_malformed += 1;
                 continue;
             }
-            let d = Outgoing { dest: key.peer, dscp: 0, bytes: std::mem::take(scratch) };
-            if fault_active {
-                fault.submit(now, d, out);
-            } else {
-                out.push(d);
-            }
+            fault.submit(now, Outgoing { dest: key.peer, dscp: 0, bytes: scratch.clone() }, out);
         }
-        self.flush_out();
+        self.queue_out();
         let Some(c) = self.conns.get_mut(&key) else { return };
         let mut sender_done = false;
         while let Some(ev) = c.ep.poll_event() {
@@ -652,39 +669,64 @@ impl Loop {
     fn release_held(&mut self, now: Instant) {
         if self.fault_active() {
             self.fault.release(now, &mut self.out);
-            self.flush_out();
+            self.queue_out();
         }
     }
 
-    /// Hand `out` to the socket, waiting briefly for room when its buffer is full.
-    fn flush_out(&mut self) {
+    /// Move what the fault injector let through into the send queue.
+    fn queue_out(&mut self) {
         for d in self.out.drain(..) {
-            let mut sent = false;
+            let start = self.txq.buf.len();
+            self.txq.buf.extend_from_slice(&d.bytes);
+            self.txq.items.push((d.dest, d.dscp, start, d.bytes.len()));
+        }
+    }
+
+    /// Hand the send queue to the socket in runs (one GSO `sendmsg` each where possible),
+    /// waiting briefly for room when its buffer is full.
+    fn flush(&mut self) {
+        let TxQueue { buf, items } = &mut self.txq;
+        let mut i = 0;
+        while i < items.len() {
+            let (dest, dscp, start, seg) = items[i];
+            let max = self.sock.max_run(seg);
+            // A run: consecutive datagrams to one destination with one DSCP, all `seg` bytes
+            // but the last, which may be shorter (GSO's rule).
+            let mut j = i + 1;
+            let mut end = start + seg;
+            while j < items.len() && j - i < max {
+                let (d, c, st, len) = items[j];
+                if d != dest || c != dscp || st != end || len > seg {
+                    break;
+                }
+                end = st + len;
+                j += 1;
+                if len < seg {
+                    break;
+                }
+            }
             let give_up = Instant::now() + SEND_BLOCK_WAIT;
-            loop {
-                match self.sock.send(d.dest, &d.bytes, d.dscp) {
-                    Ok(true) => {
-                        sent = true;
-                        break;
-                    }
+            let sent = loop {
+                match self.sock.send_run(dest, &buf[start..end], seg, dscp) {
+                    Ok(true) => break true,
                     Ok(false) if Instant::now() < give_up => {
                         let _ = self.sock.wait(Duration::from_millis(1), true);
                     }
-                    // A full buffer past the wait, or an error (e.g. an unreachable peer):
-                    // the datagram is lost; the protocol recovers it as a loss.
-                    _ => break,
+                    // A full buffer past the wait, or an error (e.g. an unreachable peer): the
+                    // datagrams are lost; the protocol recovers them as losses.
+                    _ => break false,
                 }
-            }
+            };
+            let n = (j - i) as u64;
             if sent {
-                self.stats.num_sent += 1;
+                self.stats.num_sent += n;
             } else {
-                self.stats.num_send_dropped += 1;
+                self.stats.num_send_dropped += n;
             }
-            // Reuse the allocation for the next datagram.
-            if self.scratch.capacity() < d.bytes.capacity() {
-                self.scratch = d.bytes;
-            }
+            i = j;
         }
+        buf.clear();
+        items.clear();
     }
 
     /// Drop what is past its deadline, idle timeout or linger.

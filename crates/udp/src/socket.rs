@@ -4,11 +4,12 @@
 //!
 //! Why `quinn-udp`: it is the socket layer of quinn, maintained for exactly this job
 //! (`recvmmsg`/`sendmmsg`, UDP GSO/GRO, ECN codepoints in control messages, per-kernel
-//! fallbacks), so slacknet does not carry its own `unsafe` cmsg code. Sending goes through
-//! plain `sendto`: `quinn-udp` attaches a TOS control message holding only the ECN bits to
-//! every datagram, which would replace the whole TOS byte and so the DSCP of the priority
-//! class; without it the socket-wide TOS (DSCP << 2 | ECT(0)) applies, both fields together.
-//! (Batched sending with GSO is a measured optimisation still to come.)
+//! fallbacks), so slacknet does not carry its own `unsafe` cmsg code. Sending: a run of
+//! datagrams of one size to one destination goes out in one `sendmsg` with UDP GSO through
+//! `quinn-udp` ([`Socket::send_run`]). `quinn-udp` attaches a TOS control message holding only
+//! the ECN bits, which replaces the whole TOS byte: fine for DSCP 0 (it sends ECT(0)), so
+//! datagrams of another DSCP go out one by one with plain `sendto`, under the socket-wide TOS
+//! (DSCP << 2 | ECT(0)).
 //!
 //! What the kernel lacks is found once, at bind, and reported in [`Capabilities`].
 
@@ -17,7 +18,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use quinn_udp::{RecvMeta, UdpSockRef, UdpSocketState};
+use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSockRef, UdpSocketState};
 
 /// Bytes of one receive buffer: the largest datagram, or a GRO batch of them.
 pub const RECV_BUF_BYTES: usize = 64 * 1024;
@@ -143,6 +144,51 @@ impl Socket {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The most datagrams one [`Socket::send_run`] call may carry: the kernel's GSO limit, and
+    /// 64 KiB of UDP payload in all.
+    pub fn max_run(&self, segment: usize) -> usize {
+        self.caps.gso_segments.max(1).min(65_507 / segment.max(1)).max(1)
+    }
+
+    /// Send `contents`, datagrams of `segment` bytes each (the last may be shorter), to
+    /// `dest` with `dscp`: in one GSO `sendmsg` where the kernel has GSO and the DSCP is 0,
+    /// else one by one. `Ok(false)`: the socket buffer is full and nothing was sent (try
+    /// again after [`Socket::wait`] says it is writable). PRECONDITION: at most
+    /// [`Socket::max_run`] datagrams.
+    pub fn send_run(&mut self, dest: SocketAddr, contents: &[u8], segment: usize, dscp: u8) -> io::Result<bool> {
+        let n = contents.len().div_ceil(segment.max(1));
+        if n <= 1 || dscp != 0 || self.caps.gso_segments <= 1 {
+            // One by one; a full buffer midway leaves the rest unsent (reported as lost by
+            // the caller's protocol, as any drop).
+            for d in contents.chunks(segment.max(1)) {
+                if !self.send(dest, d, dscp)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        debug_assert!(n <= self.max_run(segment));
+        let t = Transmit {
+            destination: dest,
+            ecn: Some(EcnCodepoint::Ect0),
+            contents,
+            segment_size: Some(segment),
+            src_ip: None,
+        };
+        match self.state.try_send(UdpSockRef::from(&self.sock), &t) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => {
+                // A kernel that refuses GSO here: fall back to datagrams one by one for good.
+                if e.raw_os_error() == Some(libc::EIO) || e.raw_os_error() == Some(libc::EINVAL) {
+                    self.caps.gso_segments = 1;
+                    return self.send_run(dest, contents, segment, dscp);
+                }
+                Err(e)
+            }
         }
     }
 
