@@ -85,6 +85,12 @@ pub struct AtpConfig {
     /// (measured epochs, about one RTT each). Default 10,000: a job in a low class can be
     /// starved for long by strict priority (§5.2) and must not give up for that.
     pub max_silent_epochs: u32,
+    /// Bytes the pacer lets out at once to catch up when it is polled late: a packet is due
+    /// at `max(due, now - pacing_burst_bytes at the rate) + its time at the rate`. The
+    /// simulator polls exactly when a packet is due, so 0 (the default) paces packet by
+    /// packet; a driver on the wall clock, woken up to tens of microseconds late, sets a few
+    /// packets' worth so that lateness does not lower the rate.
+    pub pacing_burst_bytes: u64,
 }
 
 impl Default for AtpConfig {
@@ -105,6 +111,7 @@ impl Default for AtpConfig {
             message_bytes: 1460,
             msr: 1.0,
             max_silent_epochs: 10_000,
+            pacing_burst_bytes: 0,
         }
     }
 }

@@ -184,6 +184,7 @@ pub struct AtpSender {
     conn: u32,
     mss: u32,
     header_bytes: u32,
+    pacing_burst_bytes: u64,
     classes: u8,
     ack_prio: u8,
     rate_control: bool,
@@ -256,6 +257,7 @@ impl AtpSender {
             conn,
             mss: cfg.mss.max(1),
             header_bytes: cfg.header_bytes,
+            pacing_burst_bytes: cfg.pacing_burst_bytes,
             classes,
             ack_prio: cfg.ack_prio,
             rate_control: cfg.rate_control,
@@ -677,7 +679,11 @@ impl AtpSender {
         }
         self.outstanding.push_back(InFlight { msg, pkt, sent_at: now, epoch: self.epoch, acked: false });
         let rate = Bps((self.rate_bps().max(1.0)) as u64);
-        self.next_send_at = now + rate.tx_time(Bytes(u64::from(len + self.header_bytes)));
+        // Paced from when this packet was due, or from now less the burst a late poll may
+        // catch up (0 by default: from now, packet by packet).
+        let behind = rate.tx_time(Bytes(self.pacing_burst_bytes));
+        let base = self.next_send_at.max(Time::from_ps(now.ps().saturating_sub(behind.ps())));
+        self.next_send_at = base + rate.tx_time(Bytes(u64::from(len + self.header_bytes)));
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += u64::from(len);
         if retx {

@@ -545,3 +545,25 @@ fn the_receiver_refuses_packets_it_cannot_keep_and_acks_only_what_it_accepts() {
     assert_eq!(rx.poll_event(), Some(Event::Delivered { outcome: Outcome::Enough }));
     let _ = Bytes(0);
 }
+
+#[test]
+fn a_late_poll_catches_up_only_the_pacing_burst() {
+    // Polled 10 packet times late: with no burst (the simulator's pacing) one packet goes out,
+    // then the next is due a packet time later; with a 3-packet burst, the due one and three
+    // more go out at once.
+    let pkt_time = RATE.tx_time(Bytes(MSS + HEADER_BYTES));
+    for (burst_pkts, expect) in [(0u64, 1usize), (3, 4)] {
+        let c = AtpConfig { pacing_burst_bytes: burst_pkts * (MSS + HEADER_BYTES), rate_control: false, ..cfg() };
+        let t = TransportConfig::Atp(c);
+        let mut ep = Endpoint::job_sender(&t, 1, &[GroupSpec { messages: 20, msr: 1.0 }], Time::ZERO).unwrap();
+        ep.set_line_rate(RATE);
+        for _ in 0..20 {
+            ep.send_message(0, MSS).unwrap();
+        }
+        ep.close();
+        assert!(ep.poll_transmit(Time::ZERO).is_some());
+        let late = Time::ZERO + pkt_time.saturating_mul(10);
+        let n = std::iter::from_fn(|| ep.poll_transmit(late)).count();
+        assert_eq!(n, expect, "burst of {burst_pkts} packets");
+    }
+}

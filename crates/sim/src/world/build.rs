@@ -113,6 +113,8 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
                 message_bytes: a.message_bytes.unwrap_or(u64::from(a.mss_bytes)),
                 msr: a.msr,
                 max_silent_epochs: a.max_silent_epochs,
+                // The simulator polls a sender exactly when its next packet is due.
+                pacing_burst_bytes: 0,
             })
         }
         TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => {
