@@ -6,46 +6,40 @@
 //! (extra trailing bytes are refused: a datagram is one packet).
 
 use proto::Segment;
-use wire::{MltRepr, WireError, MLT_HEADER_LEN, MLT_VERSION};
+use wire::{AtpRepr, MltRepr, WireError, ATP_HEADER_LEN, ATP_VERSION, MLT_HEADER_LEN, MLT_VERSION};
 
 /// Write `seg` followed by `payload` into `buf` (cleared first). Refuses headers the wire
 /// format refuses, a payload whose length is not the header's, and kinds the driver does not
 /// carry yet.
 pub fn emit(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<(), WireError> {
     buf.clear();
-    match seg {
-        Segment::Mlt(h) => {
-            if payload.len() != h.len as usize {
-                return Err(WireError::Malformed("payload length"));
-            }
-            buf.resize(MLT_HEADER_LEN, 0);
-            h.emit(buf)?;
-            buf.extend_from_slice(payload);
-            Ok(())
-        }
-        _ => Err(WireError::Malformed("a kind the UDP driver does not carry")),
-    }
+    emit_append(seg, payload, buf).map(|_| ())
 }
 
 /// Append `seg` followed by `payload` to `buf`; returns the datagram's length. On a refusal
 /// (as [`emit`]) `buf` is left as it was.
 pub fn emit_append(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<usize, WireError> {
     let at = buf.len();
-    match seg {
-        Segment::Mlt(h) => {
-            if payload.len() != h.len as usize {
-                return Err(WireError::Malformed("payload length"));
-            }
-            buf.resize(at + MLT_HEADER_LEN, 0);
-            if let Err(e) = h.emit(&mut buf[at..]) {
-                buf.truncate(at);
-                return Err(e);
-            }
-            buf.extend_from_slice(payload);
-            Ok(buf.len() - at)
-        }
-        _ => Err(WireError::Malformed("a kind the UDP driver does not carry")),
+    let (header, len) = match seg {
+        Segment::Mlt(h) => (MLT_HEADER_LEN, h.len),
+        Segment::Atp(h) => (ATP_HEADER_LEN, h.len),
+        _ => return Err(WireError::Malformed("a kind the UDP driver does not carry")),
+    };
+    if payload.len() != len as usize {
+        return Err(WireError::Malformed("payload length"));
     }
+    buf.resize(at + header, 0);
+    let r = match seg {
+        Segment::Mlt(h) => h.emit(&mut buf[at..]),
+        Segment::Atp(h) => h.emit(&mut buf[at..]),
+        _ => unreachable!("refused above"),
+    };
+    if let Err(e) = r {
+        buf.truncate(at);
+        return Err(e);
+    }
+    buf.extend_from_slice(payload);
+    Ok(buf.len() - at)
 }
 
 /// Parse a datagram into its segment and payload.
@@ -58,6 +52,14 @@ pub fn parse(bytes: &[u8]) -> Result<(Segment, &[u8]), WireError> {
                 return Err(WireError::Malformed("trailing bytes"));
             }
             Ok((Segment::Mlt(h), &bytes[MLT_HEADER_LEN..end]))
+        }
+        Some(&ATP_VERSION) => {
+            let h = AtpRepr::parse(bytes)?;
+            let end = ATP_HEADER_LEN + h.len as usize;
+            if bytes.len() != end {
+                return Err(WireError::Malformed("trailing bytes"));
+            }
+            Ok((Segment::Atp(h), &bytes[ATP_HEADER_LEN..end]))
         }
         Some(&v) => Err(WireError::BadVersion(v)),
         None => Err(WireError::Truncated { have: 0, need: 1 }),
@@ -93,5 +95,9 @@ mod tests {
         assert!(emit_append(&Segment::Mlt(h), &[1; 3], &mut two).is_err());
         assert_eq!(two.len(), 1 + 2 * (MLT_HEADER_LEN + 8));
         assert_eq!(parse(&two[1 + MLT_HEADER_LEN + 8..]).unwrap().1, &[1; 8]);
+        // ATP too.
+        let a = AtpRepr { conn: 2, msg: 5, pkt: 1, pkts: 3, len: 4, ..Default::default() };
+        emit(&Segment::Atp(a), &[9, 8, 7, 6], &mut buf).unwrap();
+        assert_eq!(parse(&buf).unwrap(), (Segment::Atp(a), &[9u8, 8, 7, 6][..]));
     }
 }

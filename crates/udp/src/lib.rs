@@ -9,9 +9,13 @@
 //! - [`fault`]: the seeded fault injector between protocol and socket (loss, duplication,
 //!   delay, reordering, exact drops), off by default.
 //!
-//! Carried so far: the bounded-loss transport for distributed ML (`proto::mlt`): a vector of
-//! 32- or 16-bit values sent so that it ends once the receiver holds a fraction p of them, the
-//! receiver handing up the values with the exact list of missing ranges.
+//! Carried: the bounded-loss transport for distributed ML (`proto::mlt`): a vector of 32- or
+//! 16-bit values sent so that it ends once the receiver holds a fraction p of them, the
+//! receiver handing up the values with the exact list of missing ranges; and ATP, NetApprox's
+//! approximate transport (`proto::atp`): a job of messages in groups, each group with its
+//! minimal sampling rate (MSR), the receiver handing up each message as it arrives whole and,
+//! at the end of the job, the messages lost (ApproxLib's interface, NetApprox §3.3). ATP's
+//! priority class travels as the DSCP (class k: CS k).
 
 pub mod datagram;
 pub mod fault;
@@ -19,5 +23,5 @@ pub mod node;
 pub mod socket;
 
 pub use fault::{FaultConfig, FaultStats};
-pub use node::{Delivered, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
+pub use node::{Delivered, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
 pub use socket::Capabilities;

@@ -32,10 +32,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use proto::atp::{AtpConfig, GroupReport, GroupSpec};
 use proto::mlt::MltConfig;
 use proto::{Endpoint, Event, Outcome, Segment, Stats, TransportConfig};
-use units::{Bytes, Time};
-use wire::{Ecn, MLT_HEADER_LEN};
+use units::{Bps, Bytes, Time};
+use wire::{AtpKind, Ecn, ATP_HEADER_LEN, MLT_HEADER_LEN};
 
 use crate::datagram;
 use crate::fault::{FaultConfig, FaultInjector, FaultStats, Outgoing};
@@ -43,6 +44,8 @@ use crate::socket::{Capabilities, Socket};
 
 /// The longest the loop sleeps without looking at the application's commands.
 pub const MAX_IDLE_WAIT: Duration = Duration::from_millis(2);
+/// The gap between copies of ATP's end-of-job notice.
+const FIN_COPY_GAP: Duration = Duration::from_millis(1);
 /// How long a send waits for room in a full socket buffer before the datagram is counted as
 /// dropped (the transport recovers it like a loss).
 const SEND_BLOCK_WAIT: Duration = Duration::from_millis(20);
@@ -70,6 +73,16 @@ pub struct NodeConfig {
     pub linger: Duration,
     /// Faults injected into what this node sends (off by default).
     pub fault: FaultConfig,
+    /// ATP's knobs (`mss` is set from `max_datagram_bytes`, `rate` from `line_rate_gbps`).
+    pub atp: AtpConfig,
+    /// The line rate ATP sends at most (its R_max), in Gbit/s. Default 10.
+    pub line_rate_gbps: f64,
+    /// An ATP job receiver that hears nothing for this long ends the job without the sender's
+    /// end-of-job notice (its lost messages then unknown). Default 2 s.
+    pub job_idle_end: Duration,
+    /// Extra copies of ATP's end-of-job notice, 1 ms apart (the protocol sends it once; a
+    /// receiver takes the first). Default 2.
+    pub fin_copies: u8,
 }
 
 impl Default for NodeConfig {
@@ -83,6 +96,13 @@ impl Default for NodeConfig {
             receiver_idle_timeout: Duration::from_secs(30),
             linger: Duration::from_millis(200),
             fault: FaultConfig::default(),
+            // A late poll may catch up 16 full packets (ATP paces packet by packet otherwise).
+            // The first epoch and loss timeout last 1 ms until an RTT is measured (the
+            // simulator's 20 us default is a datacenter fabric's RTT, not a host loop's).
+            atp: AtpConfig { pacing_burst_bytes: 16 * 1500, init_rtt: units::Dur::from_ms(1), ..AtpConfig::default() },
+            line_rate_gbps: 10.0,
+            job_idle_end: Duration::from_secs(2),
+            fin_copies: 2,
         }
     }
 }
@@ -147,6 +167,50 @@ pub struct Delivered {
     pub elapsed: Duration,
 }
 
+/// How an ATP job ended at the sender.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobReport {
+    /// `Complete` (every message delivered), `Enough` (every group its MSR) or `GivenUp`.
+    pub outcome: Outcome,
+    /// Per group: messages, required (`ceil(MSR x N)`), delivered, lost.
+    pub groups: Vec<GroupReport>,
+    /// From the send call to the end.
+    pub elapsed: Duration,
+    /// The sender's counters.
+    pub stats: Stats,
+}
+
+/// What an ATP job receiver hands up (NetApprox §3.3, ApproxLib's interface): each message as
+/// it arrives whole, then the end of the job with the messages that did not.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobEvent {
+    /// A message arrived whole.
+    Message {
+        /// The sender.
+        peer: SocketAddr,
+        /// The job (connection) id.
+        conn: u32,
+        /// The message id (in the order the sender handed messages over, from 0).
+        msg: u32,
+        /// Its group.
+        group: u16,
+        /// Its bytes.
+        data: Vec<u8>,
+    },
+    /// The job is over.
+    End {
+        /// The sender.
+        peer: SocketAddr,
+        /// The job id.
+        conn: u32,
+        /// Messages in the job, if the sender's end-of-job notice arrived.
+        total: Option<u64>,
+        /// The messages that did not arrive whole (`None`: the notice never arrived, the
+        /// receiver ended the job after [`NodeConfig::job_idle_end`] of silence).
+        lost: Option<Vec<u32>>,
+    },
+}
+
 /// Counters of a node.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeStats {
@@ -196,6 +260,30 @@ impl SendHandle {
     }
 }
 
+/// An ATP job in progress: wait for its end.
+#[derive(Debug)]
+pub struct JobHandle {
+    rx: Mutex<mpsc::Receiver<Result<JobReport, NodeError>>>,
+}
+
+impl JobHandle {
+    /// Block until the job ends (or `timeout` passes: `None`).
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<JobReport, NodeError>> {
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        match rx.recv_timeout(timeout) {
+            Ok(r) => Some(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err(NodeError::Closed)),
+        }
+    }
+
+    /// Block until the job ends (its deadline bounds the wait).
+    pub fn wait(&self) -> Result<JobReport, NodeError> {
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        rx.recv().unwrap_or(Err(NodeError::Closed))
+    }
+}
+
 enum Cmd {
     SendValues {
         peer: SocketAddr,
@@ -204,6 +292,13 @@ enum Cmd {
         p: f64,
         deadline: Duration,
         done: mpsc::Sender<Result<SendReport, NodeError>>,
+    },
+    SendJob {
+        peer: SocketAddr,
+        groups: Vec<GroupSpec>,
+        messages: Vec<(u16, Vec<u8>)>,
+        deadline: Duration,
+        done: mpsc::Sender<Result<JobReport, NodeError>>,
     },
 }
 
@@ -221,6 +316,7 @@ pub struct Node {
     caps: Capabilities,
     cmds: mpsc::Sender<Cmd>,
     delivered: Mutex<mpsc::Receiver<Delivered>>,
+    jobs: Mutex<mpsc::Receiver<JobEvent>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -250,19 +346,31 @@ impl Node {
         let caps = sock.capabilities();
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (del_tx, del_rx) = mpsc::channel();
+        let (job_tx, job_rx) = mpsc::channel();
+        if !(cfg.line_rate_gbps > 0.0 && cfg.line_rate_gbps <= 10_000.0) {
+            return Err(invalid("line_rate_gbps", cfg.line_rate_gbps, "must be in (0, 10000], e.g. 10"));
+        }
         let shared =
             Arc::new(Shared { stop: AtomicBool::new(false), reserved: AtomicU64::new(0), stats: Mutex::default() });
         let mut mlt = cfg.mlt.clone();
         mlt.mss = (cfg.max_datagram_bytes - MLT_HEADER_LEN) as u32;
+        let mut atp = cfg.atp.clone();
+        atp.mss = (cfg.max_datagram_bytes - ATP_HEADER_LEN) as u32;
+        // The pacer counts IP and UDP headers too (IPv4 20 + UDP 8).
+        atp.header_bytes = (ATP_HEADER_LEN + 28) as u32;
+        atp.rate = Some(Bps::from_gbps_f64(cfg.line_rate_gbps));
         let lp = Loop {
             fault: FaultInjector::new(cfg.fault.clone()),
             cfg,
             mlt,
+            atp,
             sock,
             epoch: Instant::now(),
             conns: HashMap::new(),
             cmds: cmd_rx,
             delivered: del_tx,
+            jobs: job_tx,
+            fin_copies: Vec::new(),
             shared: Arc::clone(&shared),
             stats: NodeStats::default(),
             out: Vec::new(),
@@ -271,7 +379,15 @@ impl Node {
             next_conn: conn_id_start(),
         };
         let thread = std::thread::Builder::new().name(format!("slacknet-udp {local}")).spawn(move || lp.run())?;
-        Ok(Node { local, caps, cmds: cmd_tx, delivered: Mutex::new(del_rx), shared, thread: Some(thread) })
+        Ok(Node {
+            local,
+            caps,
+            cmds: cmd_tx,
+            delivered: Mutex::new(del_rx),
+            jobs: Mutex::new(job_rx),
+            shared,
+            thread: Some(thread),
+        })
     }
 
     /// The address peers send to.
@@ -322,6 +438,68 @@ impl Node {
         Ok(SendHandle { rx: Mutex::new(rx) })
     }
 
+    /// Send an ATP job to `peer` (NetApprox §3.3): `messages` as `(group, bytes)`, where group
+    /// `g` must deliver at least the fraction `msrs[g]` of its messages (MSR = 1: every one,
+    /// reliably) and may lose the rest; the sender sends as fast as the groups' remaining
+    /// slack allows (§4). Ends when every group has what it needs, or at `deadline`.
+    pub fn send_job(
+        &self,
+        peer: SocketAddr,
+        msrs: &[f64],
+        messages: Vec<(u16, Vec<u8>)>,
+        deadline: Duration,
+    ) -> Result<JobHandle, NodeError> {
+        if msrs.is_empty() || msrs.len() > proto::atp::MAX_GROUPS {
+            return Err(invalid("msrs", format!("[{} groups]", msrs.len()), format!("give 1 to {} groups", proto::atp::MAX_GROUPS)));
+        }
+        if let Some(m) = msrs.iter().find(|m| !(0.0..=1.0).contains(*m)) {
+            return Err(invalid("msrs", m, "every MSR is a fraction of its group's messages, in [0, 1]"));
+        }
+        if messages.is_empty() || messages.len() as u64 >= proto::atp::MAX_JOB_MESSAGES {
+            return Err(invalid(
+                "messages",
+                format!("[{} messages]", messages.len()),
+                format!("give 1 to {} messages", proto::atp::MAX_JOB_MESSAGES - 1),
+            ));
+        }
+        let mut counts = vec![0u64; msrs.len()];
+        for (i, (g, data)) in messages.iter().enumerate() {
+            let Some(c) = counts.get_mut(usize::from(*g)) else {
+                return Err(invalid("messages", format!("[{i}] group {g}"), format!("no such group: the job has {}", msrs.len())));
+            };
+            *c += 1;
+            if data.is_empty() || data.len() as u64 > self.shared_max_message() {
+                return Err(invalid(
+                    "messages",
+                    format!("[{i}] {} bytes", data.len()),
+                    format!("a message has 1 to {} bytes", self.shared_max_message()),
+                ));
+            }
+        }
+        if deadline.is_zero() {
+            return Err(invalid("deadline", format!("{deadline:?}"), "must be positive, e.g. 10 s"));
+        }
+        let groups = msrs.iter().zip(&counts).map(|(&msr, &n)| GroupSpec { messages: n, msr }).collect();
+        let (done, rx) = mpsc::channel();
+        self.cmds.send(Cmd::SendJob { peer, groups, messages, deadline, done }).map_err(|_| NodeError::Closed)?;
+        Ok(JobHandle { rx: Mutex::new(rx) })
+    }
+
+    fn shared_max_message(&self) -> u64 {
+        u64::from(proto::atp::MAX_MESSAGE_PKTS) * 1024
+    }
+
+    /// The next event of an ATP job a peer sends (a message, or a job's end), waiting at most
+    /// `timeout`.
+    pub fn recv_job(&self, timeout: Duration) -> Option<JobEvent> {
+        let rx = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let e = rx.recv_timeout(timeout).ok()?;
+        if let JobEvent::Message { data, .. } = &e {
+            self.shared.reserved.fetch_sub(data.len() as u64, Ordering::Relaxed);
+        }
+        Some(e)
+    }
+
     /// The next message a peer sent, waiting at most `timeout`.
     pub fn recv(&self, timeout: Duration) -> Option<Delivered> {
         let rx = self.delivered.lock().unwrap_or_else(|e| e.into_inner());
@@ -354,7 +532,7 @@ fn conn_id_start() -> u32 {
     h.finish() as u32
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Key {
     peer: SocketAddr,
     conn: u32,
@@ -380,6 +558,31 @@ enum Side {
         /// Bytes reserved for `buf` while the receiver holds it.
         reserved: u64,
     },
+    /// An ATP job's sender: its messages by id.
+    JobTx {
+        msgs: Vec<Vec<u8>>,
+        mss: usize,
+        done: mpsc::Sender<Result<JobReport, NodeError>>,
+        deadline: Instant,
+        started: Instant,
+    },
+    /// An ATP job's receiver: the messages not yet whole, by id.
+    JobRx {
+        partial: HashMap<u32, RxMessage>,
+        mss: usize,
+        last_heard: Instant,
+        ended: bool,
+        /// Bytes reserved for `partial`.
+        reserved: u64,
+    },
+}
+
+/// A message of an ATP job being assembled.
+struct RxMessage {
+    group: u16,
+    buf: Vec<u8>,
+    /// Length of its last packet, once it arrived.
+    last_len: Option<usize>,
 }
 
 struct Conn {
@@ -390,12 +593,16 @@ struct Conn {
 struct Loop {
     cfg: NodeConfig,
     mlt: MltConfig,
+    atp: AtpConfig,
     sock: Socket,
     epoch: Instant,
     fault: FaultInjector,
     conns: HashMap<Key, Conn>,
     cmds: mpsc::Receiver<Cmd>,
     delivered: mpsc::Sender<Delivered>,
+    jobs: mpsc::Sender<JobEvent>,
+    /// Extra copies of ATP end-of-job notices still to send: (when, to, bytes, copies left).
+    fin_copies: Vec<(Instant, SocketAddr, u8, Vec<u8>, u8)>,
     shared: Arc<Shared>,
     stats: NodeStats,
     /// Datagrams through the fault injector (when it is on).
@@ -426,6 +633,13 @@ impl Loop {
     }
 
     fn run(mut self) {
+        // A paced sender waits microseconds: ask the kernel for 1 us timer slack on this
+        // thread (the default, 50 us, would make every wait that much late).
+        #[cfg(target_os = "linux")]
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
+        }
         let mut touched: Vec<Key> = Vec::new();
         while !self.shared.stop.load(Ordering::Relaxed) {
             let now = Instant::now();
@@ -437,12 +651,13 @@ impl Loop {
                 self.stats.num_socket_errors += 1;
             }
             self.fire_timers(now, &mut touched);
-            touched.sort_unstable_by_key(|k| (k.conn, k.is_sender));
+            touched.sort_unstable();
             touched.dedup();
             for k in &touched {
                 self.drain(*k, now);
             }
             self.release_held(now);
+            self.send_fin_copies(now);
             self.flush();
             self.reap(now);
             self.publish();
@@ -451,8 +666,14 @@ impl Loop {
         }
         // Closing: every transfer still running learns it.
         for (_, c) in self.conns.drain() {
-            if let Side::Tx { done, .. } = c.side {
-                let _ = done.send(Err(NodeError::Closed));
+            match c.side {
+                Side::Tx { done, .. } => {
+                    let _ = done.send(Err(NodeError::Closed));
+                }
+                Side::JobTx { done, .. } => {
+                    let _ = done.send(Err(NodeError::Closed));
+                }
+                _ => {}
             }
         }
     }
@@ -495,6 +716,45 @@ impl Loop {
                     self.conns.insert(key, Conn { ep, side });
                     touched.push(key);
                 }
+                Cmd::SendJob { peer, groups, messages, deadline, done } => {
+                    if self.conns.len() >= self.cfg.max_connections {
+                        let _ = done.send(Err(invalid(
+                            "max_connections",
+                            self.cfg.max_connections,
+                            "this node has that many transfers running: wait for some to end, or raise it",
+                        )));
+                        continue;
+                    }
+                    let conn = self.next_conn;
+                    self.next_conn = self.next_conn.wrapping_add(1);
+                    let cfg = TransportConfig::Atp(self.atp.clone());
+                    let mut ep = match Endpoint::job_sender(&cfg, conn, &groups, self.time(now)) {
+                        Ok(ep) => ep,
+                        Err(e) => {
+                            let _ = done.send(Err(invalid("groups", format!("{groups:?}"), e.to_string())));
+                            continue;
+                        }
+                    };
+                    ep.set_line_rate(Bps::from_gbps_f64(self.cfg.line_rate_gbps));
+                    let mut msgs = Vec::with_capacity(messages.len());
+                    let mut refused = None;
+                    for (g, data) in messages {
+                        if let Err(e) = ep.send_message(g, data.len() as u64) {
+                            refused = Some(e);
+                            break;
+                        }
+                        msgs.push(data);
+                    }
+                    if let Some(e) = refused {
+                        let _ = done.send(Err(invalid("messages", msgs.len(), e.to_string())));
+                        continue;
+                    }
+                    ep.close();
+                    let key = Key { peer, conn, is_sender: true };
+                    let side = Side::JobTx { msgs, mss: self.atp.mss as usize, done, deadline: now + deadline, started: now };
+                    self.conns.insert(key, Conn { ep, side });
+                    touched.push(key);
+                }
             }
         }
     }
@@ -516,6 +776,14 @@ impl Loop {
                 // The payload follows the header; it is read again below, once the receiver
                 // (which may have to be opened) is known.
                 let payload_len = payload.len();
+                let ecn = r.ecn.and_then(|e| Ecn::from_u8(e).ok());
+                if let Segment::Atp(mut a) = seg {
+                    if let Some(ecn) = ecn {
+                        a.ecn = ecn;
+                    }
+                    self.receive_atp(r, a, payload_len, now, touched);
+                    continue;
+                }
                 let Segment::Mlt(ref mut h) = seg else {
                     self.stats.num_unknown += 1;
                     continue;
@@ -553,6 +821,90 @@ impl Loop {
             }
         }
         Ok(())
+    }
+
+    /// An ATP packet: an ACK to its job's sender; data or an end-of-job notice to the job's
+    /// receiver (data from an unknown job opens one if the limits allow), with the payload
+    /// copied into its message only where the receiver will count the packet.
+    fn receive_atp(&mut self, r: &crate::socket::Received, a: wire::AtpRepr, payload_len: usize, now: Instant, touched: &mut Vec<Key>) {
+        let t = self.time(now);
+        let is_ack = a.kind == AtpKind::Ack;
+        let key = Key { peer: r.peer, conn: a.conn, is_sender: is_ack };
+        if !self.conns.contains_key(&key) {
+            if a.kind != AtpKind::Data || self.conns.len() >= self.cfg.max_connections {
+                self.stats.num_unknown += 1;
+                return;
+            }
+            let cfg = TransportConfig::Atp(self.atp.clone());
+            let side = Side::JobRx { partial: HashMap::new(), mss: self.atp.mss as usize, last_heard: now, ended: false, reserved: 0 };
+            self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, a.conn), side });
+        }
+        let (max_msg, budget) = (self.cfg.max_message_bytes, self.cfg.max_receive_memory_bytes);
+        let Some(c) = self.conns.get_mut(&key) else { return };
+        if let Side::JobRx { partial, mss, last_heard, ended, reserved } = &mut c.side {
+            *last_heard = now;
+            if a.kind == AtpKind::Data && !*ended {
+                let Some(rx) = c.ep.as_atp_receiver() else { return };
+                if !rx.has_message(a.msg) {
+                    // Only packets the receiver will count, that fit the message's packet
+                    // layout (every packet but the last is `mss` bytes), within the limits.
+                    let last = a.pkt + 1 == a.pkts;
+                    let fits = a.pkts > 0
+                        && a.pkt < a.pkts
+                        && a.pkts <= proto::atp::MAX_MESSAGE_PKTS
+                        && u64::from(a.msg) < proto::atp::MAX_JOB_MESSAGES
+                        && (if last { payload_len <= *mss } else { payload_len == *mss });
+                    let bytes = u64::from(a.pkts) * *mss as u64;
+                    let new = !partial.contains_key(&a.msg);
+                    let room = !new
+                        || (bytes <= max_msg
+                            && self.shared.reserved.load(Ordering::Relaxed).saturating_add(bytes) <= budget);
+                    if !fits || !room {
+                        self.stats.num_refused += 1;
+                        return;
+                    }
+                    if new {
+                        self.shared.reserved.fetch_add(bytes, Ordering::Relaxed);
+                        *reserved += bytes;
+                        // CORRECTNESS: bytes <= max_message_bytes, checked above.
+                        partial.insert(a.msg, RxMessage { group: a.group, buf: vec![0u8; bytes as usize], last_len: None });
+                    }
+                    if let Some(m) = partial.get_mut(&a.msg) {
+                        if m.buf.len() == bytes as usize {
+                            let at = a.pkt as usize * *mss;
+                            let src = &self.sock.datagram(r)[ATP_HEADER_LEN..ATP_HEADER_LEN + payload_len];
+                            m.buf[at..at + payload_len].copy_from_slice(src);
+                            if last {
+                                m.last_len = Some(payload_len);
+                            }
+                        }
+                    }
+                }
+            }
+            c.ep.handle_segment(t, &Segment::Atp(a));
+            if a.kind == AtpKind::Data && c.ep.as_atp_receiver().is_some_and(|rx| rx.has_message(a.msg)) {
+                if let Some(mut m) = partial.remove(&a.msg) {
+                    let held = m.buf.len() as u64;
+                    // Whole: every packet but the last is `mss` bytes.
+                    let size = (a.pkts as usize - 1) * *mss + m.last_len.unwrap_or(*mss);
+                    m.buf.truncate(size);
+                    *reserved = reserved.saturating_sub(held);
+                    // The message's bytes count against the node until the application takes
+                    // it (Node::recv_job); the rest of its buffer is free now.
+                    self.shared.reserved.fetch_sub(held - size as u64, Ordering::Relaxed);
+                    let _ = self.jobs.send(JobEvent::Message {
+                        peer: key.peer,
+                        conn: key.conn,
+                        msg: a.msg,
+                        group: m.group,
+                        data: m.buf,
+                    });
+                }
+            }
+        } else {
+            c.ep.handle_segment(t, &Segment::Atp(a));
+        }
+        touched.push(key);
     }
 
     /// A data packet from an unknown `(peer, conn)`: open a receiver if the limits allow.
@@ -597,7 +949,8 @@ impl Loop {
     fn drain(&mut self, key: Key, now: Instant) {
         let t = self.time(now);
         let fault_active = self.cfg.fault.is_active();
-        let Loop { conns, fault, out, scratch, stats, txq, .. } = self;
+        let fin_copies_n = self.cfg.fin_copies;
+        let Loop { conns, fault, out, scratch, stats, txq, fin_copies, .. } = self;
         let Some(c) = conns.get_mut(&key) else { return };
         while let Some(seg) = c.ep.poll_transmit(t) {
             let payload: &[u8] = match (&seg, &c.side) {
@@ -605,12 +958,28 @@ impl Loop {
                     let (a, b) = (h.start as usize * vb, h.end as usize * vb);
                     data.get(a..b).unwrap_or(&[])
                 }
+                (Segment::Atp(h), Side::JobTx { msgs, mss, .. }) if h.kind == AtpKind::Data => {
+                    let at = h.pkt as usize * mss;
+                    msgs.get(h.msg as usize).and_then(|m| m.get(at..at + h.len as usize)).unwrap_or(&[])
+                }
                 _ => &[],
             };
+            // The priority class rides in the DSCP (class k: CS k, DSCP 8k; `slacknet net tc`).
+            let dscp = match &seg {
+                Segment::Atp(h) => h.prio.min(7) * 8,
+                _ => 0,
+            };
+            let is_fin = matches!(&seg, Segment::Atp(h) if h.kind == AtpKind::Fin);
             if !fault_active {
                 let start = txq.buf.len();
                 match datagram::emit_append(&seg, payload, &mut txq.buf) {
-                    Ok(len) => txq.items.push((key.peer, 0, start, len)),
+                    Ok(len) => {
+                        txq.items.push((key.peer, dscp, start, len));
+                        if is_fin && fin_copies_n > 0 {
+                            let bytes = txq.buf[start..start + len].to_vec();
+                            fin_copies.push((now + FIN_COPY_GAP, key.peer, dscp, bytes, fin_copies_n));
+                        }
+                    }
                     // The protocol produced what the wire refuses: a bug, counted, never a panic.
                     Err(_) => stats.num_malformed += 1,
                 }
@@ -620,7 +989,10 @@ impl Loop {
                 stats.num_malformed += 1;
                 continue;
             }
-            fault.submit(now, Outgoing { dest: key.peer, dscp: 0, bytes: scratch.clone() }, out);
+            if is_fin && fin_copies_n > 0 {
+                fin_copies.push((now + FIN_COPY_GAP, key.peer, dscp, scratch.clone(), fin_copies_n));
+            }
+            fault.submit(now, Outgoing { dest: key.peer, dscp, bytes: scratch.clone() }, out);
         }
         self.queue_out();
         let Some(c) = self.conns.get_mut(&key) else { return };
@@ -631,6 +1003,26 @@ impl Loop {
                     let report = SendReport { outcome, elapsed: now - *started, stats: c.ep.stats() };
                     let _ = done.send(Ok(report));
                     sender_done = true;
+                }
+                (Event::SenderDone { outcome, .. }, Side::JobTx { done, started, .. }) => {
+                    let groups = c.ep.as_atp_sender().map(|s| s.report()).unwrap_or_default();
+                    let report = JobReport { outcome, groups, elapsed: now - *started, stats: c.ep.stats() };
+                    let _ = done.send(Ok(report));
+                    sender_done = true;
+                }
+                (Event::Delivered { .. }, Side::JobRx { partial, ended, reserved, .. }) => {
+                    // The end-of-job notice: the job is over; what is still partial is lost.
+                    *ended = true;
+                    partial.clear();
+                    self.shared.reserved.fetch_sub(*reserved, Ordering::Relaxed);
+                    *reserved = 0;
+                    let rx = c.ep.as_atp_receiver();
+                    let _ = self.jobs.send(JobEvent::End {
+                        peer: key.peer,
+                        conn: key.conn,
+                        total: rx.and_then(|r| r.lost_messages().map(|l| l.len() as u64 + r.messages_received())),
+                        lost: rx.and_then(|r| r.lost_messages()),
+                    });
                 }
                 (Event::Delivered { .. }, Side::Rx { buf, vb, total, started, delivered, reserved, .. }) => {
                     let (received, missing) = match c.ep.as_mlt_receiver().and_then(|r| r.report()) {
@@ -659,6 +1051,28 @@ impl Loop {
         if sender_done {
             // The sender sends nothing more: late ACKs are counted as unknown.
             self.conns.remove(&key);
+        }
+    }
+
+    /// Send the extra copies of end-of-job notices that are due.
+    fn send_fin_copies(&mut self, now: Instant) {
+        let mut i = 0;
+        while i < self.fin_copies.len() {
+            if self.fin_copies[i].0 > now {
+                i += 1;
+                continue;
+            }
+            let (_, dest, dscp, bytes, left) = &mut self.fin_copies[i];
+            let start = self.txq.buf.len();
+            self.txq.buf.extend_from_slice(bytes);
+            self.txq.items.push((*dest, *dscp, start, bytes.len()));
+            *left -= 1;
+            if *left == 0 {
+                self.fin_copies.swap_remove(i);
+            } else {
+                self.fin_copies[i].0 = now + FIN_COPY_GAP;
+                i += 1;
+            }
         }
     }
 
@@ -731,10 +1145,11 @@ impl Loop {
 
     /// Drop what is past its deadline, idle timeout or linger.
     fn reap(&mut self, now: Instant) {
-        let (linger, idle) = (self.cfg.linger, self.cfg.receiver_idle_timeout);
+        let (linger, idle, job_idle) = (self.cfg.linger, self.cfg.receiver_idle_timeout, self.cfg.job_idle_end);
+        let mut ended_jobs: Vec<(Key, ())> = Vec::new();
         let mut freed = 0u64;
         let mut timed_out = 0u64;
-        self.conns.retain(|_, c| match &c.side {
+        self.conns.retain(|key, c| match &c.side {
             Side::Tx { deadline, done, started, .. } => {
                 if now >= *deadline {
                     let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
@@ -751,7 +1166,30 @@ impl Loop {
                 }
                 keep
             }
+            Side::JobTx { deadline, done, started, .. } => {
+                if now >= *deadline {
+                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
+                    return false;
+                }
+                true
+            }
+            Side::JobRx { last_heard, ended, reserved, .. } => {
+                let quiet = now.saturating_duration_since(*last_heard);
+                if *ended {
+                    return quiet < linger;
+                }
+                if quiet < job_idle {
+                    return true;
+                }
+                // No end-of-job notice: the job ends with its lost messages unknown.
+                freed += *reserved;
+                ended_jobs.push((*key, ()));
+                false
+            }
         });
+        for (key, ()) in ended_jobs {
+            let _ = self.jobs.send(JobEvent::End { peer: key.peer, conn: key.conn, total: None, lost: None });
+        }
         if freed > 0 {
             self.shared.reserved.fetch_sub(freed, Ordering::Relaxed);
         }
@@ -761,6 +1199,7 @@ impl Loop {
     /// The earliest timer or held datagram.
     fn next_wakeup(&self) -> Option<Instant> {
         let timers = self.conns.values().filter_map(|c| c.ep.poll_timeout()).min().map(|t| self.instant(t));
-        [timers, self.fault.next_release()].into_iter().flatten().min()
+        let fins = self.fin_copies.iter().map(|f| f.0).min();
+        [timers, self.fault.next_release(), fins].into_iter().flatten().min()
     }
 }

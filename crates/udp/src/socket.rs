@@ -229,10 +229,14 @@ impl Socket {
             events: if writable { libc::POLLOUT } else { libc::POLLIN },
             revents: 0,
         };
-        // Round up, so a timer due in 0.4 ms is not polled with 0 ms in a loop.
-        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd, its length 1; poll does not keep the pointer.
-        let r = unsafe { libc::poll(&mut fd, 1, ms) };
+        // ppoll: nanosecond timeouts (a paced sender waits microseconds; poll's are whole ms).
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+        };
+        // SAFETY: one valid pollfd and its length 1, a valid timespec, no signal mask; ppoll
+        // keeps no pointer.
+        let r = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
         if r < 0 {
             let e = io::Error::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };

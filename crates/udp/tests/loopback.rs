@@ -170,3 +170,93 @@ fn hostile_datagrams_are_counted_and_dropped() {
     assert_eq!(b.recv(WAIT).unwrap().data, values(1000));
     assert!(h.wait().is_ok());
 }
+
+// ---- ATP jobs ------------------------------------------------------------------------------
+
+use udp::JobEvent;
+
+/// Message `i`: 3000 bytes (three packets, the last short) filled with its index.
+fn job_messages(n: u32, groups: u16) -> Vec<(u16, Vec<u8>)> {
+    (0..n).map(|i| ((i % u32::from(groups)) as u16, vec![(i % 251) as u8 + 1; 3000])).collect()
+}
+
+/// Messages of a job by id: (group, bytes).
+type Messages = std::collections::BTreeMap<u32, (u16, Vec<u8>)>;
+
+/// Every event of one job until its end: the messages by id, and the end's lost list.
+fn collect_job(b: &Node) -> (Messages, Option<Vec<u32>>, Option<u64>) {
+    let mut got = std::collections::BTreeMap::new();
+    loop {
+        match b.recv_job(WAIT).expect("the job ends") {
+            JobEvent::Message { msg, group, data, .. } => {
+                assert!(got.insert(msg, (group, data)).is_none(), "message {msg} twice");
+            }
+            JobEvent::End { lost, total, .. } => return (got, lost, total),
+        }
+    }
+}
+
+#[test]
+fn an_atp_job_without_loss_delivers_every_message() {
+    let (a, b) = (node(FaultConfig::default()), node(FaultConfig::default()));
+    let msgs = job_messages(120, 2);
+    let h = a.send_job(b.local_addr(), &[1.0, 0.5], msgs.clone(), WAIT).unwrap();
+    let report = h.wait().unwrap();
+    let (got, lost, total) = collect_job(&b);
+    // The sender may end as soon as every group has what it needs (`Enough`), before the
+    // last ACKs; without loss every message still arrives.
+    assert_ne!(report.outcome, Outcome::GivenUp, "{report:?}");
+    assert_eq!((lost, total), (Some(vec![]), Some(120)));
+    assert_eq!(got.len(), 120);
+    for (i, (g, data)) in msgs.iter().enumerate() {
+        assert_eq!(got[&(i as u32)], (*g, data.clone()));
+    }
+}
+
+#[test]
+fn under_loss_every_group_meets_its_msr_and_the_lost_list_is_exact() {
+    // A quarter of what the sender sends is lost. Group 0 must deliver every message, group 1
+    // at least 60% of its messages; ATP gives up on the rest when their packets are lost.
+    let a = node(FaultConfig { loss: 0.25, seed: 11, ..FaultConfig::default() });
+    let b = node(FaultConfig::default());
+    let msgs = job_messages(200, 2);
+    let h = a.send_job(b.local_addr(), &[1.0, 0.6], msgs.clone(), WAIT).unwrap();
+    let report = h.wait().unwrap();
+    let (got, lost, total) = collect_job(&b);
+    assert_ne!(report.outcome, Outcome::GivenUp, "{report:?}");
+    for (g, (rep, msr)) in report.groups.iter().zip([1.0, 0.6]).enumerate() {
+        assert_eq!(rep.messages, 100);
+        assert!(rep.delivered >= rep.required, "group {g}: {rep:?}");
+        let arrived = got.values().filter(|(gg, _)| usize::from(*gg) == g).count() as f64;
+        assert!(arrived >= (msr * 100.0_f64).ceil(), "group {g}: {arrived} arrived");
+        assert!(1.0 - arrived / 100.0 <= 1.0 - msr + 1e-9, "group {g}: loss within 1 - MSR");
+    }
+    assert_eq!(total, Some(200));
+    let lost = lost.expect("the end-of-job notice arrived");
+    // Exactly the complement, and every message that arrived is whole and right.
+    let mut all: Vec<u32> = got.keys().copied().chain(lost.iter().copied()).collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..200).collect::<Vec<_>>());
+    for (&i, (g, data)) in &got {
+        assert_eq!((*g, data), (msgs[i as usize].0, &msgs[i as usize].1));
+    }
+    assert!(!lost.is_empty(), "with 25% loss and 40% slack in group 1 something is given up");
+}
+
+#[test]
+fn bad_jobs_are_refused_up_front() {
+    let a = node(FaultConfig::default());
+    let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    for (msrs, msgs, key) in [
+        (vec![], job_messages(2, 1), "msrs"),
+        (vec![1.5], job_messages(2, 1), "msrs"),
+        (vec![1.0], vec![], "messages"),
+        (vec![1.0], vec![(1, vec![1])], "messages"),
+        (vec![1.0], vec![(0, vec![])], "messages"),
+    ] {
+        match a.send_job(to, &msrs, msgs, WAIT) {
+            Err(NodeError::Invalid { key: k, .. }) => assert_eq!(k, key),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+}
