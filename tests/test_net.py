@@ -113,3 +113,30 @@ def test_bad_endpoint_settings() -> None:
     with pytest.raises(TransportError):
         busy = Endpoint(LOCAL)
         Endpoint(busy.address)  # the address is taken
+
+
+def test_a_job_meets_every_groups_msr_and_reports_what_it_lost() -> None:
+    rx = Endpoint(LOCAL)
+    tx = Endpoint(LOCAL, faults=Faults(loss=0.2, seed=2))
+    messages = [(i % 2, bytes([i % 250 + 1]) * 2000) for i in range(100)]
+    report = tx.send_job(rx.address, messages, msr=[1.0, 0.7])
+    job = rx.recv_job(timeout=10)
+    assert job is not None and job.peer == tx.address and job.total == 100
+    assert report.outcome in ("complete", "enough")
+    for g, (rep, msr) in enumerate(zip(report.groups, [1.0, 0.7])):
+        assert rep.messages == 50 and rep.delivered >= rep.required == int(np.ceil(msr * 50))
+        arrived = sum(1 for gg, _ in job.messages.values() if gg == g)
+        assert arrived >= rep.required
+    assert job.lost is not None and sorted(list(job.messages) + job.lost) == list(range(100))
+    for i, (g, data) in job.messages.items():
+        assert (g, data) == messages[i]
+
+
+def test_bad_jobs_are_one_clear_value_error() -> None:
+    e = Endpoint(LOCAL)
+    with pytest.raises(ValueError, match="msrs"):
+        e.send_job("127.0.0.1:9", [(0, b"x")], msr=1.5)
+    with pytest.raises(ValueError, match="no such group"):
+        e.send_job("127.0.0.1:9", [(1, b"x")], msr=[1.0])
+    with pytest.raises(ValueError, match="messages"):
+        e.send_job("127.0.0.1:9", [], msr=1.0)

@@ -24,6 +24,7 @@ __all__ = [
     "TransportError",
     "Node",
     "SendHandle",
+    "JobHandle",
 ]
 
 class SpecError(ValueError):
@@ -215,6 +216,14 @@ class Node:
         """The next message a peer sent (peer, conn, value_bytes, data, total_values,
         received_values, missing, elapsed_s), or None after ``timeout_s`` seconds."""
 
+    def send_job(self, peer: str, msrs: Sequence[float], messages: Sequence[tuple[int, bytes]], deadline_s: float) -> JobHandle:
+        """Start an ATP job to ``peer``: ``messages`` as (group, bytes) pairs, group ``g``
+        needing at least the fraction ``msrs[g]`` of its messages. Raises ValueError."""
+
+    def recv_job(self, timeout_s: float | None = None) -> dict[str, Any] | None:
+        """The next event of a job a peer sends: kind "message" (peer, conn, msg, group,
+        data) or "end" (peer, conn, total, lost), or None after ``timeout_s`` seconds."""
+
     def stats(self) -> dict[str, int]:
         """Counters of the node."""
 
@@ -226,3 +235,11 @@ class SendHandle:
         """The transfer's end (outcome, elapsed_s, packets_sent, packets_retx, bytes_sent,
         timeouts), or None if ``timeout_s`` passed first. Raises TimeoutError past the
         transfer's deadline."""
+
+@final
+class JobHandle:
+    """An ATP job in progress."""
+
+    def wait(self, timeout_s: float | None = None) -> dict[str, Any] | None:
+        """The job's end (outcome, elapsed_s, groups, packets_sent, packets_retx), or None if
+        ``timeout_s`` passed first. Raises TimeoutError past the job's deadline."""

@@ -15,6 +15,13 @@ Missing values are zero in ``array`` (the paper's zero-fill); ``missing`` is a b
 (``True`` where the value did not arrive, numpy's masked-array convention) and ``ranges`` the
 same as sorted ``[start, stop)`` index ranges. ``p = 1`` is a reliable transfer.
 
+NetApprox's jobs (ATP, ApproxLib's interface, §3.3): a job is messages in groups, each group
+with a minimal sampling rate (MSR, the fraction of its messages that must arrive; 1 = all,
+reliably); the sender goes as fast as the groups' slack allows and gives up on the rest::
+
+    report = tx.send_job("10.0.0.2:7000", [(0, b"..."), (1, b"...")], msr=[1.0, 0.7])
+    job = rx.recv_job()      # job.messages {id: (group, bytes)}, job.lost [ids]
+
 Every blocking call releases the GIL and can be interrupted with Ctrl-C; the ``*_async``
 variants run it in the event loop's default executor, so they can be awaited.
 
@@ -33,7 +40,7 @@ import numpy as np
 from . import _native
 from ._native import TransportError
 
-__all__ = ["Endpoint", "Faults", "Received", "SendReport", "TransportError"]
+__all__ = ["Endpoint", "Faults", "GroupReport", "Job", "JobReport", "Received", "SendReport", "TransportError"]
 
 #: numpy dtypes the transport carries, by value width.
 _DTYPES = {4: np.dtype("<f4"), 2: np.dtype("<f2")}
@@ -91,6 +98,41 @@ class Received:
         return np.ma.MaskedArray(self.array, mask=self.missing)
 
 
+@dataclass(frozen=True)
+class GroupReport:
+    """One group of a job at the sender: its ``messages``, how many were ``required``
+    (ceil(MSR x messages)), ``delivered`` and ``lost`` (given up)."""
+
+    messages: int
+    required: int
+    delivered: int
+    lost: int
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """How a job ended at the sender: ``outcome`` ("complete", "enough": every group its MSR,
+    or "given_up"), ``elapsed_s``, per-group reports and packets."""
+
+    outcome: str
+    elapsed_s: float
+    groups: list[GroupReport]
+    packets_sent: int
+    packets_retx: int
+
+
+@dataclass(frozen=True)
+class Job:
+    """A received job: ``messages`` by id (``(group, bytes)``), the ``lost`` message ids (None
+    if the sender's end-of-job notice never arrived) and the sender."""
+
+    peer: str
+    conn: int
+    messages: dict[int, tuple[int, bytes]]
+    lost: list[int] | None
+    total: int | None
+
+
 class Endpoint:
     """One UDP socket of the real transport and its event loop.
 
@@ -111,6 +153,8 @@ class Endpoint:
         rto_us: int | None = None,
     ) -> None:
         f = faults or Faults()
+        # Messages of jobs not yet ended, by (peer, job id).
+        self._pending: dict[tuple[str, int], dict[int, tuple[int, bytes]]] = {}
         self._node = _native.Node(
             bind,
             loss=f.loss,
@@ -160,6 +204,35 @@ class Endpoint:
         """:meth:`recv_array`, awaitable."""
         loop = asyncio.get_running_loop()
         return self._received(await loop.run_in_executor(None, self._node.recv, timeout))
+
+    def send_job(self, peer: str, messages: Any, *, msr: Any, deadline: float = 30.0) -> JobReport:
+        """Send a job of ``messages``, ``(group, bytes)`` pairs, to ``peer``; group ``g`` must
+        deliver at least the fraction ``msr[g]`` of its messages (``msr`` a sequence, or one
+        number for a single group 0). Returns when every group has what it needs. Raises
+        ``ValueError`` for a bad argument and ``TimeoutError`` after ``deadline`` seconds."""
+        msrs = [float(msr)] if isinstance(msr, (int, float)) else [float(m) for m in msr]
+        msgs = [(int(g), bytes(b)) for g, b in messages]
+        d = self._node.send_job(peer, msrs, msgs, float(deadline)).wait()
+        if d is None:
+            raise TransportError("the job did not end")
+        return JobReport(d["outcome"], d["elapsed_s"], [GroupReport(**g) for g in d["groups"]],
+                         d["packets_sent"], d["packets_retx"])
+
+    def recv_job(self, timeout: float | None = None) -> Job | None:
+        """The next job a peer sends, gathered until its end (``None`` if nothing arrives
+        within ``timeout`` seconds of the previous event; ``None`` timeout: wait forever).
+        Messages of jobs from several peers at once are kept apart by (peer, job id)."""
+        pending = self._pending
+        while True:
+            e = self._node.recv_job(timeout)
+            if e is None:
+                return None
+            key = (e["peer"], e["conn"])
+            if e["kind"] == "message":
+                pending.setdefault(key, {})[e["msg"]] = (e["group"], e["data"])
+                continue
+            msgs = pending.pop(key, {})
+            return Job(e["peer"], e["conn"], msgs, e["lost"], e["total"])
 
     def _start(self, peer: str, array: Any, p: float, deadline: float) -> _native.SendHandle:
         a = np.asarray(array)

@@ -175,6 +175,62 @@ impl PyNode {
         }
     }
 
+    /// Start an ATP job to `peer`: `messages` as (group, bytes) pairs, group `g` needing at
+    /// least the fraction `msrs[g]` of its messages; returns a handle to wait on.
+    fn send_job(
+        &self,
+        peer: &str,
+        msrs: Vec<f64>,
+        messages: Vec<(u16, Vec<u8>)>,
+        deadline_s: f64,
+    ) -> PyResult<PyJobHandle> {
+        let to = address("peer", peer)?;
+        let deadline = seconds("deadline", deadline_s)?;
+        let h = self.inner.send_job(to, &msrs, messages, deadline).map_err(node_error)?;
+        Ok(PyJobHandle { inner: Some(h) })
+    }
+
+    /// The next event of an ATP job a peer sends, waiting at most `timeout_s` seconds (None:
+    /// forever): a dict with kind "message" (peer, conn, msg, group, data) or "end" (peer,
+    /// conn, total, lost; both None if the sender's end-of-job notice never came), or None.
+    #[pyo3(signature = (timeout_s = None))]
+    fn recv_job<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let until = match timeout_s {
+            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
+            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+            None => None,
+        };
+        loop {
+            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
+            let node = &self.inner;
+            if let Some(e) = py.detach(|| node.recv_job(slice)) {
+                let out = PyDict::new(py);
+                match e {
+                    udp::JobEvent::Message { peer, conn, msg, group, data } => {
+                        out.set_item("kind", "message")?;
+                        out.set_item("peer", peer.to_string())?;
+                        out.set_item("conn", conn)?;
+                        out.set_item("msg", msg)?;
+                        out.set_item("group", group)?;
+                        out.set_item("data", PyBytes::new(py, &data))?;
+                    }
+                    udp::JobEvent::End { peer, conn, total, lost } => {
+                        out.set_item("kind", "end")?;
+                        out.set_item("peer", peer.to_string())?;
+                        out.set_item("conn", conn)?;
+                        out.set_item("total", total)?;
+                        out.set_item("lost", lost)?;
+                    }
+                }
+                return Ok(Some(out));
+            }
+            py.check_signals()?;
+            if until.is_some_and(|u| std::time::Instant::now() >= u) {
+                return Ok(None);
+            }
+        }
+    }
+
     /// Counters of the node, as a dict.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.stats();
@@ -249,10 +305,69 @@ impl PySendHandle {
     }
 }
 
+/// An ATP job in progress.
+#[pyclass(name = "JobHandle", module = "slacknet._native")]
+#[derive(Debug)]
+pub(crate) struct PyJobHandle {
+    inner: Option<udp::JobHandle>,
+}
+
+#[pymethods]
+impl PyJobHandle {
+    /// Wait for the end of the job (at most `timeout_s` seconds; None: until its deadline).
+    /// Returns a dict (outcome, elapsed_s, groups: a list of dicts with messages, required,
+    /// delivered, lost; packets_sent, packets_retx), or None if `timeout_s` passed first.
+    #[pyo3(signature = (timeout_s = None))]
+    fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let until = match timeout_s {
+            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
+            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+            None => None,
+        };
+        let Some(h) = self.inner.take() else {
+            return Err(PyValueError::new_err("this job's result was already taken"));
+        };
+        loop {
+            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
+            match py.detach(|| h.wait_timeout(slice)) {
+                Some(Ok(r)) => {
+                    let d = PyDict::new(py);
+                    d.set_item("outcome", r.outcome.as_str())?;
+                    d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
+                    let groups = pyo3::types::PyList::empty(py);
+                    for g in &r.groups {
+                        let gd = PyDict::new(py);
+                        gd.set_item("messages", g.messages)?;
+                        gd.set_item("required", g.required)?;
+                        gd.set_item("delivered", g.delivered)?;
+                        gd.set_item("lost", g.lost)?;
+                        groups.append(gd)?;
+                    }
+                    d.set_item("groups", groups)?;
+                    d.set_item("packets_sent", r.stats.segments_sent)?;
+                    d.set_item("packets_retx", r.stats.segments_retx)?;
+                    return Ok(Some(d));
+                }
+                Some(Err(e)) => return Err(node_error(e)),
+                None => {}
+            }
+            if let Err(e) = py.check_signals() {
+                self.inner = Some(h);
+                return Err(e);
+            }
+            if until.is_some_and(|u| std::time::Instant::now() >= u) {
+                self.inner = Some(h);
+                return Ok(None);
+            }
+        }
+    }
+}
+
 /// Register the classes and the exception on the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TransportError", m.py().get_type::<TransportError>())?;
     m.add_class::<PyNode>()?;
     m.add_class::<PySendHandle>()?;
+    m.add_class::<PyJobHandle>()?;
     Ok(())
 }
