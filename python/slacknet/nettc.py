@@ -5,7 +5,7 @@ The simulator's ``queues = "netapprox_slack"`` preset (``crates/sim/src/spec/swi
 strict-priority queues (NetApprox §5.2, §7.1). This module writes the same queues as ``tc``
 commands for a Linux interface, so that real hosts or network namespaces can stand in for the
 switch; ``slacknet net tc`` prints or applies them. The real transport marks its packets with
-the same mapping (:func:`dscp_of_class`), so a packet's class is decided in one place.
+the same mapping (:func:`dscp_of_class`), so a packet's class is defined in one place.
 
 **Classes and marking.** Class k (0 = highest priority, non-approximate traffic; 1..classes-1
 approximate, slack class k) is DSCP class selector CSk, DSCP = 8k (RFC 2474 §4.2.2.2: the class
@@ -53,9 +53,10 @@ Other limits, shared by both forms:
 * htb may release up to a parent ``burst`` (:func:`TcConfig.burst_bytes`) at once, which a NIC
   queues in FIFO order: a higher-class packet can wait behind at most that much;
 * a limit counts whole packets as the qdisc sees them: a GSO/TSO super-packet (up to 64 KB) does
-  not fit a small class and is dropped whole. Send MTU-sized datagrams (the transport does), or
-  turn segmentation offloads off (``ethtool -K IFACE gso off tso off``, and ``gro off`` on the
-  ingress of a forwarding host);
+  not fit a small class and is dropped whole. Send MTU-sized datagrams in the approximate
+  classes (the UDP driver sends datagrams of a DSCP other than 0 one at a time; its GSO runs are
+  DSCP 0, class 0, whose limit holds them), or turn segmentation offloads off (``ethtool -K
+  IFACE gso off tso off``, and ``gro off`` on the ingress of a forwarding host);
 * the simulator's queue 0 marks ECN above 65 MTU; neither form marks (``red`` is missing too);
 * the queues are per interface: the shared buffer of a switch (complete sharing) becomes fixed
   per-class limits whose sum is the buffer.
@@ -70,8 +71,9 @@ bytes, which at 10 Gbit/s it always does):
   then waits for its tokens;
 * parent ``burst`` = ``cburst`` = leaf ``cburst`` = the larger of 10 frames and 10 us at the link
   rate (:data:`BURST_FRAMES`, :data:`BURST_US`). tc's default (rate / HZ + 1600 B, with HZ = 10^9
-  on high-resolution timers) is about one 1600-byte packet, below one frame at 10 Gbit/s: htb would
-  need a timer per packet and could not keep the link busy. A leaf's ``cburst`` equals its
+  on high-resolution timers) is about one packet: at 10 Gbit/s, in whole 64-ns ticks, 1200 B, less
+  than a frame, so htb would need a timer per packet and could not keep the link busy (tc even
+  shows it as ``burst 0b``). A leaf's ``cburst`` equals its
   parent's (a child's should not exceed it) so one class alone can use the whole link;
 * guaranteed ``rate`` = link / 1000; ``rate`` >= 1 Mbit/s keeps it at least 1 kbit/s, so one frame
   of burst stays within the kernel's 32-bit token time (2^32 ticks of 64 ns, 275 s): up to
@@ -81,8 +83,8 @@ bytes, which at 10 Gbit/s it always does):
 ``prio bands N`` with every priomap entry band 0 (class 0; a packet the filters do not classify
 goes by its ``skb->priority`` through the priomap), a ``bfifo`` per band (band k is class
 ``1:(k+1)``), and the same filters. That is exact strict priority without a shaper: it only
-orders packets if the interface itself is the bottleneck (a real NIC; not a veth pair, which
-never backs up).
+orders packets if the interface itself is the bottleneck (a real NIC, not a veth pair, whose
+transmit rarely pushes back).
 
 The commands are idempotent: they first delete the interface's root qdisc (whatever it is;
 failure, when there is none, is ignored), then add everything. :func:`setup_commands` returns them
