@@ -375,10 +375,10 @@ def test_apply_names_the_first_failing_command_and_rolls_back() -> None:
     ("root handle 1:", 'Cannot find device "eth0"', "no such interface"),
 ])
 def test_apply_explains_the_kernels_answer(fail_on: str, stderr: str, expect: str) -> None:
-    form = "prio" if "prio" in fail_on else "htb"
+    cfg = TcConfig("eth0", form="prio" if "prio" in fail_on else "htb")
     fake = FakeTc(fail_on=fail_on, stderr=stderr)
     with pytest.raises(TcApplyError) as ei:
-        nettc.apply(nettc.setup_commands(TcConfig("eth0", form=form)), runner=fake)
+        nettc.apply(nettc.setup_commands(cfg), runner=fake)
     assert expect in str(ei.value)
     assert stderr.splitlines()[0] in str(ei.value), "tc's own words are kept"
 
@@ -557,3 +557,15 @@ def test_api_applies_in_a_namespace_with_tc_n(veth: str) -> None:
     assert {k: s["limit"] for k, s in stats.items()} == {c.k: c.limit_bytes for c in cfg.classes_plan()}
     nettc.apply(nettc.delete_commands("va", netns=veth))
     assert _leaf_stats(veth) == {}
+
+
+def test_readme_example_is_what_the_command_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The same queues on a Linux interface: `slacknet net tc`")[1]
+    block = section.split("```sh\n")[1].split("```")[0]
+    assert main(["net", "tc", "--dev", "eth0"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    shown = [line for line in block.splitlines() if not line.startswith(("...", "# ..."))]
+    assert len(shown) >= 10
+    for line in shown:
+        assert line in printed, line
