@@ -13,13 +13,20 @@
     slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
                           [--p-step 0.05] [--max-epochs N] [--out DIR] [--quick]
     slacknet ml profile [--models mlp,cnn,rnn,mf] [--repeats 30] [--tolerance SUMMARY.csv] [--out FILE]
+    slacknet net tc --dev IFACE [--rate 10gbit] [--mtu 1500] [--buffer-bytes 1500000] [--classes 8]
+                    [--form htb|prio] [--link-header-bytes 14] [--apply] [--delete]
 
 Without SCENARIO, ``run`` and ``validate`` use the built-in default scenario. ``run`` writes
 ``results/<scenario name>/<run id>/`` (run id = start time + short hash of the resolved
 scenario) unless ``--out`` is given.
 
+``net tc`` prints the shell script (``tc`` commands) that gives IFACE's egress NetApprox's
+slack-based switch queues, the simulator's ``netapprox_slack`` preset (see :mod:`slacknet.nettc`);
+``--apply`` runs it (as root), ``--delete`` removes the configuration.
+
 Errors in the user's input (an invalid scenario, a missing file, a folder that is not a results
-folder or fails its manifest check, an output folder that is not a results folder) print one
+folder or fails its manifest check, an output folder that is not a results folder, a bad ``net
+tc`` option or a ``tc`` command that fails under ``--apply``) print one
 line ``error: <key> = <value>: <message>`` (and, for scenarios, a hint) on stderr and exit with
 status 2; usage errors also exit 2. ``sweep`` exits with status 1 if any of its runs failed
 (after running all the others; their reasons are in ``sweep.csv``), and with 130 on Ctrl-C or
@@ -207,6 +214,36 @@ def _build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--tolerance", metavar="SUMMARY_CSV",
                     help="summary.csv of `slacknet ml tolerance`: add x1 and print Figure 4's points")
     mp.add_argument("--out", metavar="FILE", help="write the table as CSV (default: print only)")
+
+    net = sub.add_parser("net", help="configure real interfaces like the simulator's switches")
+    nets = net.add_subparsers(dest="net_command", metavar="ACTION", required=True)
+    tc = nets.add_parser(
+        "tc",
+        help="print (or apply) the Linux tc configuration of NetApprox's slack-based switch queues",
+        description="Print a shell script of tc commands that gives IFACE's egress NetApprox's switch queues "
+        "(the simulator's netapprox_slack preset): class k, marked with DSCP CSk (TOS byte 32k), at priority k, "
+        "holding classes - k MTU (class 0: the rest of the buffer). --apply runs the commands (as root); "
+        "--delete removes the configuration. python/slacknet/nettc.py explains every parameter.",
+    )
+    tc.add_argument("--dev", required=True, metavar="IFACE", help="the interface whose egress to configure")
+    tc.add_argument("--rate", default="10gbit", metavar="RATE",
+                    help="the link rate in tc's units (bit, kbit, mbit, gbit, tbit; a bare number is bit/s; "
+                    "default 10gbit); htb shapes to it, so give what the interface really carries")
+    tc.add_argument("--mtu", type=int, default=1500, metavar="BYTES",
+                    help="the largest IP packet (the simulator's mss_bytes + header_bytes; default 1500)")
+    tc.add_argument("--buffer-bytes", type=int, default=1_500_000, metavar="BYTES",
+                    help="the port's buffer, split as the simulator splits switch.buffer_bytes (default 1500000, "
+                    "NetApprox §7.1)")
+    tc.add_argument("--classes", type=int, default=8, metavar="N",
+                    help="number of priority classes, 2 to 8 (default 8, NetApprox's)")
+    tc.add_argument("--form", choices=("htb", "prio"), default="htb",
+                    help="htb (default): strict priority approximated by htb, for kernels without the prio qdisc; "
+                    "prio: the prio qdisc, exact but unshaped")
+    tc.add_argument("--link-header-bytes", type=int, default=14, metavar="BYTES",
+                    help="bytes a qdisc counts per packet beyond the IP packet (default 14, Ethernet and veth; "
+                    "0 on a layer-3 device such as tun or wireguard)")
+    tc.add_argument("--apply", action="store_true", help="run the commands (needs root) instead of printing them")
+    tc.add_argument("--delete", action="store_true", help="remove the configuration (the root qdisc) instead")
 
     pl = sub.add_parser("plot", help="plot a results folder", description="Write the standard plots.")
     pl.add_argument("results", metavar="RESULTS_DIR")
@@ -615,6 +652,41 @@ def _cmd_ml(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_net(args: argparse.Namespace) -> int:
+    from . import nettc
+
+    try:
+        if args.delete:
+            commands = nettc.delete_commands(args.dev)
+            header = [f"Removes the root qdisc of {args.dev} (what `slacknet net tc` configured); the kernel's "
+                      "default returns."]
+        else:
+            cfg = nettc.TcConfig(
+                dev=nettc.check_dev(args.dev), rate_bps=nettc.parse_rate(args.rate), mtu=args.mtu,
+                buffer_bytes=args.buffer_bytes, classes=args.classes, form=args.form,
+                link_header_bytes=args.link_header_bytes,
+            )
+            commands = nettc.setup_commands(cfg)
+            header = nettc.header_lines(cfg)
+        if not args.apply:
+            sys.stdout.write(nettc.render_script(commands, header))
+            return 0
+        rollback = () if args.delete else nettc.delete_commands(args.dev)[1:]
+        nettc.apply(commands, rollback=rollback)
+    except nettc.TcConfigError as e:
+        raise InputError(str(e)) from None
+    except nettc.TcApplyError as e:
+        # A kernel without the form's root qdisc is the choice of --form's fault; anything else, --apply's.
+        where = f"--form = {args.form}" if e.missing in ("htb", "prio") else "--apply"
+        raise InputError(f"{where}: {e}") from None
+    if args.delete:
+        print(f"removed the configuration of {args.dev}")
+    else:
+        print(f"configured {args.dev}: {args.form}, {args.classes} classes (`tc -s class show dev {args.dev}` "
+              "shows each class's counters)")
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
@@ -665,6 +737,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "credence": _cmd_credence,
         "reproduce": _cmd_reproduce,
         "ml": _cmd_ml,
+        "net": _cmd_net,
     }
     source = getattr(args, "scenario", None) or getattr(args, "sweep", None) or getattr(args, "results", None)
     try:
