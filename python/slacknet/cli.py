@@ -565,7 +565,6 @@ def _ml_extras(models: tuple[str, ...]) -> None:
                 mltol.MODEL_SPECS[m].build()
             except mltol.MissingExtraError as e:
                 raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
-    return models
 
 
 def _cmd_ml_profile(args: argparse.Namespace) -> int:

@@ -43,7 +43,7 @@ from ._native import TransportError
 __all__ = ["Endpoint", "Faults", "GroupReport", "Job", "JobReport", "Received", "SendReport", "TransportError"]
 
 #: numpy dtypes the transport carries, by value width.
-_DTYPES = {4: np.dtype("<f4"), 2: np.dtype("<f2")}
+_DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<f4"), 2: np.dtype("<f2")}
 
 
 @dataclass(frozen=True)

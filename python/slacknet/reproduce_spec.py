@@ -280,7 +280,7 @@ class RatioCheck(_Ranged):
         def where(i: object) -> str:  # the x of the extreme point, when there are several
             if x is None or len(r) < 2:
                 return ""
-            return f" at {x} = {_num(i) if isinstance(i, (int, float, np.number)) else i}"
+            return f" at {x} = {_num(float(i)) if isinstance(i, (int, float, np.number)) else i}"
 
         if self.at_most is not None:
             worst = float(r.max())
