@@ -34,3 +34,18 @@ def test_version() -> None:
     from slacknet import _native
 
     assert slacknet.__version__ == _native.version()
+
+
+def test_the_package_type_checks() -> None:
+    # mypy over python/slacknet with the project's settings (pyproject.toml [tool.mypy]).
+    pytest.importorskip("mypy")
+    from .conftest import REPO
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", str(REPO / "python" / "slacknet")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
