@@ -139,7 +139,8 @@ class Endpoint:
     ``bind`` is "ip:port" (port 0: any free port). ``max_message_bytes`` and
     ``max_receive_memory_bytes`` bound what peers can make it allocate; ``linger_ms`` is how
     long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
-    retransmission timeout.
+    retransmission timeout; ``line_rate_gbps`` the rate ATP sends at most (its R_max, default
+    10).
     """
 
     def __init__(
@@ -151,6 +152,7 @@ class Endpoint:
         max_receive_memory_bytes: int | None = None,
         linger_ms: float | None = None,
         rto_us: int | None = None,
+        line_rate_gbps: float | None = None,
     ) -> None:
         f = faults or Faults()
         # Messages of jobs not yet ended, by (peer, job id).
@@ -168,6 +170,7 @@ class Endpoint:
             max_receive_memory_bytes=max_receive_memory_bytes,
             linger_ms=linger_ms,
             rto_us=rto_us,
+            line_rate_gbps=line_rate_gbps,
         )
 
     @property

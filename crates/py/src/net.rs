@@ -56,7 +56,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -72,6 +72,7 @@ impl PyNode {
         max_receive_memory_bytes: Option<u64>,
         linger_ms: Option<f64>,
         rto_us: Option<u64>,
+        line_rate_gbps: Option<f64>,
     ) -> PyResult<PyNode> {
         let addr = address("bind", bind)?;
         let us = |key: &str, v: f64| {
@@ -103,6 +104,9 @@ impl PyNode {
             }
             cfg.mlt.rto = units::Dur::from_us(r);
             cfg.mlt.max_rto = cfg.mlt.max_rto.max(cfg.mlt.rto);
+        }
+        if let Some(g) = line_rate_gbps {
+            cfg.line_rate_gbps = g;
         }
         let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(node_error)?;
         Ok(PyNode { inner })
