@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -103,6 +103,13 @@ bench-credence: install
 bench-scale:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+
+## bench-udp: the real transport's loopback goodput and CPU time per GB (bounded-loss reliable
+## and at p = 0.9, an ATP job) next to kernel TCP measured in the same run, against the 11
+## Gbit/s target (BENCH_UDP_MB per run, median of 3; about a minute)
+BENCH_UDP_MB ?= 512
+bench-udp:
+	cargo run --release --quiet -p slacknet-udp --example udp_bench -- $(BENCH_UDP_MB) 3
 
 ## profile: where the time goes on the 256-host scenario (perf; falls back to callgrind)
 profile:

@@ -1,0 +1,134 @@
+//! `make bench-udp`: loopback goodput and CPU time per GB of the real transport, with kernel
+//! TCP measured in the same run on the same machine (a `std::net` TCP socket pair, the same
+//! bytes through the kernel's stack), and the issue-13 target (11 Gbit/s) next to it.
+//!
+//! Each case moves `MB` megabytes (argument 1, default 512) from one thread to another over
+//! 127.0.0.1, `REPS` times (argument 2, default 3), in messages of 64 MB, and reports the median
+//! goodput and the process's CPU time (user + system, both sides together) per GB.
+//! Cases: the bounded-loss transport reliable (p = 1), the bounded-loss transport at p = 0.9,
+//! an ATP job with one group at MSR 1 (messages of 64 KB), and kernel TCP.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+const MESSAGE_MB: usize = 64;
+const TARGET_GBPS: f64 = 11.0;
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// (goodput Gbit/s, CPU s per GB) of moving `bytes` with `f`.
+fn measure(bytes: usize, f: impl FnOnce()) -> (f64, f64) {
+    let (c0, t0) = (cpu_seconds(), Instant::now());
+    f();
+    let (dt, dc) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+    (bytes as f64 * 8.0 / dt / 1e9, dc / (bytes as f64 / 1e9))
+}
+
+fn nodes() -> (udp::Node, udp::Node) {
+    let cfg = udp::NodeConfig { line_rate_gbps: 40.0, ..udp::NodeConfig::default() };
+    let a = udp::Node::bind("127.0.0.1:0".parse().unwrap(), cfg.clone()).unwrap();
+    let b = udp::Node::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
+    (a, b)
+}
+
+fn mlt(total: usize, p: f64) -> (f64, f64) {
+    let (a, b) = nodes();
+    let msg = vec![7u8; MESSAGE_MB << 20];
+    let n = total.div_ceil(msg.len());
+    measure(n * msg.len(), || {
+        for _ in 0..n {
+            let h = a.send_values(b.local_addr(), msg.clone(), 4, p, Duration::from_secs(600)).unwrap();
+            b.recv(Duration::from_secs(600)).expect("delivered");
+            h.wait().unwrap();
+        }
+    })
+}
+
+fn atp(total: usize) -> (f64, f64) {
+    let (a, b) = nodes();
+    let per = 64 << 10;
+    let n = total.div_ceil(MESSAGE_MB << 20);
+    measure(n * (MESSAGE_MB << 20), || {
+        for _ in 0..n {
+            let msgs: Vec<(u16, Vec<u8>)> = (0..(MESSAGE_MB << 20) / per).map(|_| (0, vec![7u8; per])).collect();
+            let h = a.send_job(b.local_addr(), &[1.0], msgs, Duration::from_secs(600)).unwrap();
+            while !matches!(b.recv_job(Duration::from_secs(600)).expect("the job ends"), udp::JobEvent::End { .. }) {}
+            h.wait().unwrap();
+        }
+    })
+}
+
+fn tcp(total: usize) -> (f64, f64) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let rx = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0;
+        while got < total {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got += n;
+        }
+    });
+    let mut s = TcpStream::connect(addr).unwrap();
+    let buf = vec![7u8; 1 << 20];
+    measure(total, || {
+        let mut sent = 0;
+        while sent < total {
+            let k = (total - sent).min(buf.len());
+            s.write_all(&buf[..k]).unwrap();
+            sent += k;
+        }
+        s.flush().unwrap();
+        drop(s);
+        rx.join().unwrap();
+    })
+}
+
+fn median(mut v: Vec<(f64, f64)>) -> (f64, f64) {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v[v.len() / 2]
+}
+
+type Case = (&'static str, Box<dyn Fn() -> (f64, f64)>);
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mb: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(512);
+    let reps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
+    let total = mb << 20;
+    println!("loopback, {mb} MB per run, median of {reps} runs, messages of {MESSAGE_MB} MB");
+    let (a, _) = nodes();
+    println!("socket: {:?}", a.capabilities());
+    drop(a);
+    let cases: Vec<Case> = vec![
+        ("kernel TCP (socket pair)", Box::new(move || tcp(total))),
+        ("bounded-loss, reliable (p = 1)", Box::new(move || mlt(total, 1.0))),
+        ("bounded-loss, p = 0.9", Box::new(move || mlt(total, 0.9))),
+        ("ATP job, MSR 1, 64 KB messages", Box::new(move || atp(total))),
+    ];
+    let mut tcp_gbps = 0.0;
+    println!("{:<34} {:>10} {:>14} {:>12} {:>10}", "case", "Gbit/s", "CPU s per GB", "x kernel TCP", "target");
+    for (name, f) in &cases {
+        let (g, c) = median((0..reps).map(|_| f()).collect());
+        if tcp_gbps == 0.0 {
+            tcp_gbps = g;
+        }
+        let target = if name.starts_with("kernel") {
+            "-".to_string()
+        } else if g >= TARGET_GBPS {
+            "met".into()
+        } else {
+            format!("< {TARGET_GBPS}")
+        };
+        println!("{name:<34} {g:>10.2} {c:>14.3} {:>12.2} {target:>10}", g / tcp_gbps);
+    }
+}
