@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp bench-udp-lossy profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -110,6 +110,11 @@ bench-scale:
 BENCH_UDP_MB ?= 512
 bench-udp:
 	cargo run --release --quiet -p slacknet-udp --example udp_bench -- $(BENCH_UDP_MB) 3
+
+## bench-udp-lossy: completion time of a bounded-loss transfer against kernel TCP through a
+## congested 200 Mbit/s port of the namespace testbed (root only; about a minute)
+bench-udp-lossy: install
+	$(PY) bench/udp_lossy.py
 
 ## profile: where the time goes on the 256-host scenario (perf; falls back to callgrind)
 profile:

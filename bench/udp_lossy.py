@@ -1,0 +1,153 @@
+"""`make bench-udp-lossy`: completion time of a bounded-loss transfer against kernel TCP through a
+congested bottleneck (issue 13's lossy-path comparison), on the namespace testbed (root only).
+
+Three hosts behind a switch whose ports run `slacknet net tc`'s queues at 200 Mbit/s. Host 2
+floods host 1's port with UDP (class 0, the port's FIFO share with everything else) at
+``--flood`` Mbit/s while host 0 sends ``--mb`` MB to host 1, alternately by kernel TCP (a
+socket, completion when the receiver has every byte and says so) and by the bounded-loss
+transport at p = 0.9 (completion when the receiver has 90% of the values), each ``--runs``
+times; then the bounded-loss transport again with its last 20 datagrams dropped by the fault
+injector (a lost tail, which TCP can only recover by a timeout: netem and iptables, the usual
+ways to drop TCP's tail, are absent here). Prints the median and range per case and whether the
+bounded-loss transport wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from slacknet import testbed
+
+TCP_RX = """
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 7001)); s.listen(1); print("ready", flush=True)
+n = int(sys.argv[2])
+while True:
+    c, _ = s.accept()
+    got = 0
+    while got < n:
+        b = c.recv(1 << 20)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(b"k"); c.close()
+"""
+
+TCP_TX = """
+import socket, sys, time
+n = int(sys.argv[2]); buf = b"x" * (1 << 20)
+t0 = time.monotonic()
+c = socket.create_connection((sys.argv[1], 7001))
+sent = 0
+while sent < n:
+    k = min(len(buf), n - sent); c.sendall(buf[:k]); sent += k
+assert c.recv(1) == b"k"
+print(time.monotonic() - t0)
+"""
+
+MLT_RX = """
+import sys
+from slacknet.net import Endpoint
+rx = Endpoint(sys.argv[1] + ":7000"); print("ready", flush=True)
+while True:
+    rx.recv_array()
+"""
+
+MLT_TX = """
+import sys, time
+import numpy as np
+from slacknet.net import Endpoint, Faults
+n = int(sys.argv[2]) // 4
+tail = int(sys.argv[3])
+x = np.ones(n, dtype=np.float32)
+# The last `tail` datagrams of the transfer are dropped (the data packets are the first
+# ceil(n / 351) sent, in order, when nothing else is lost).
+pkts = -(-n // 351)
+faults = Faults(drop_nth=tuple(range(pkts - tail, pkts))) if tail else None
+tx = Endpoint(sys.argv[4] + ":0", faults=faults)
+t0 = time.monotonic()
+tx.send_array(sys.argv[1] + ":7000", x, p=0.9, deadline=120)
+print(time.monotonic() - t0)
+"""
+
+FLOOD = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rate = float(sys.argv[2]) * 1e6
+payload = b"x" * 1400
+gap, t = 32 * 1400 * 8 / rate, time.monotonic()
+while True:
+    for _ in range(32):
+        try:
+            s.sendto(payload, (sys.argv[1], 9))
+        except OSError:
+            pass
+    t += gap
+    d = t - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=8, help="megabytes per transfer (default 8)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per case (default 3)")
+    ap.add_argument("--flood", type=float, default=150.0, help="competing UDP in Mbit/s (default 150)")
+    args = ap.parse_args()
+    why = testbed.available()
+    if why is not None:
+        print(f"bench-udp-lossy: skipped: {why}", file=sys.stderr)
+        return 0
+    n = args.mb << 20
+    times: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as d, testbed.Testbed(hosts=3, rate="200mbit") as tb:
+        p = Path(d)
+        for name, text in (("tcp_rx", TCP_RX), ("tcp_tx", TCP_TX), ("mlt_rx", MLT_RX), ("mlt_tx", MLT_TX),
+                           ("flood", FLOOD)):
+            (p / f"{name}.py").write_text(textwrap.dedent(text))
+        import subprocess
+
+        rx1 = tb.python(1, p / "tcp_rx.py", tb.address(1), str(n), stdout=subprocess.PIPE)
+        rx2 = tb.python(1, p / "mlt_rx.py", tb.address(1), stdout=subprocess.PIPE)
+        assert rx1.stdout and rx1.stdout.readline().strip() == "ready"
+        assert rx2.stdout and rx2.stdout.readline().strip() == "ready"
+        flood = tb.python(2, p / "flood.py", tb.address(1), str(args.flood))
+        time.sleep(0.5)
+        try:
+            cases = [("kernel TCP", "tcp_tx.py", []), ("bounded-loss p = 0.9", "mlt_tx.py", ["0"]),
+                     ("bounded-loss p = 0.9, tail of 20 lost", "mlt_tx.py", ["20"])]
+            for _ in range(args.runs):
+                for name, script, extra in cases:
+                    argv = [tb.address(1), str(n), *extra]
+                    if script == "mlt_tx.py":
+                        argv.append(tb.address(0))
+                    r = tb.python(0, p / script, *argv, stdout=subprocess.PIPE)
+                    out, _ = r.communicate(timeout=300)
+                    times.setdefault(name, []).append(float(out.strip().splitlines()[-1]))
+            drops = tb.egress_drops(1)
+        finally:
+            for proc in (flood, rx1, rx2):
+                proc.kill()
+                proc.wait()
+    print(f"{args.mb} MB from host 0 to host 1 through a 200 Mbit/s port flooded with {args.flood:g} Mbit/s of UDP; "
+          f"median [min-max] of {args.runs} runs; drops at the port by class: {json.dumps(drops)}")
+    tcp = statistics.median(times["kernel TCP"])
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        print(f"  {name:<40} {m * 1e3:9.1f} ms [{min(ts) * 1e3:.1f}-{max(ts) * 1e3:.1f}]   x TCP {m / tcp:5.2f}")
+    wins = all(statistics.median(ts) < tcp for k, ts in times.items() if k != "kernel TCP")
+    print(f"the bounded-loss transport {'wins' if wins else 'does NOT win'} in every case")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
