@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp bench-udp-lossy profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -115,6 +115,11 @@ bench-udp:
 ## congested 200 Mbit/s port of the namespace testbed (root only; about a minute)
 bench-udp-lossy: install
 	$(PY) bench/udp_lossy.py
+
+## bench-sim-vs-testbed: the same 8 MB transfer in the simulator and on the namespace testbed
+## (root only; about 10 s)
+bench-sim-vs-testbed: install
+	$(PY) bench/sim_vs_testbed.py
 
 ## profile: where the time goes on the 256-host scenario (perf; falls back to callgrind)
 profile:
