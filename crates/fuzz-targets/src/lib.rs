@@ -28,6 +28,7 @@ pub type Body = fn(&[u8]);
 
 /// Every target, by the name of its `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/`.
 pub const TARGETS: &[(&str, Body)] = &[
+    ("udp_datagram", udp_datagram),
     ("wire_segment", wire_segment),
     ("wire_datagram", wire_datagram),
     ("wire_atp", wire_atp),
@@ -752,5 +753,16 @@ pub fn forest(data: &[u8]) {
     for (q, o) in [(0, 0), (1000, 3000), (1001, 3000), (1 << 24, 1 << 24), ((1 << 24) + 1, 5), (u64::MAX, 7)] {
         let x = [q as f64, 0.0, o as f64, 0.0];
         assert_eq!(f.predict_drop_counts(q, o, &mut cache), f.predict_drop(&x), "at {x:?}");
+    }
+}
+
+/// `udp::datagram::parse` on any bytes, as the real transport's receive path parses every
+/// datagram from the network: never a panic; what parses is one packet exactly (its payload the
+/// header's length, no trailing bytes) and emits back to the same bytes.
+pub fn udp_datagram(data: &[u8]) {
+    if let Ok((seg, payload)) = udp::datagram::parse(data) {
+        let mut buf = Vec::new();
+        udp::datagram::emit(&seg, payload, &mut buf).expect("a parsed datagram emits");
+        assert_eq!(buf, data, "{seg:?}");
     }
 }

@@ -100,4 +100,14 @@ mod tests {
         emit(&Segment::Atp(a), &[9, 8, 7, 6], &mut buf).unwrap();
         assert_eq!(parse(&buf).unwrap(), (Segment::Atp(a), &[9u8, 8, 7, 6][..]));
     }
+
+    #[test]
+    fn the_fuzz_seeds_are_datagrams() {
+        // fuzz/corpus/udp_datagram/ starts the fuzzer from packets that parse (each kind).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/udp_datagram");
+        for name in ["mlt_data", "mlt_ack", "atp_data", "atp_fin"] {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            assert!(parse(&bytes).is_ok(), "{name}: {:?}", parse(&bytes));
+        }
+    }
 }
