@@ -61,6 +61,16 @@ def test_asyncio() -> None:
     assert got is not None and got.fraction >= 0.9
 
 
+def test_jobs_with_asyncio() -> None:
+    async def main() -> tuple[object, object]:
+        rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+        msgs = [(0, b"a" * 3000), (0, b"b" * 10)]
+        return await asyncio.gather(tx.send_job_async(rx.address, msgs, msr=1.0), rx.recv_job_async(timeout=10))
+
+    report, job = asyncio.run(main())
+    assert job is not None and job.messages == {0: (0, b"a" * 3000), 1: (0, b"b" * 10)} and job.lost == []
+
+
 def test_the_gil_is_released_while_waiting() -> None:
     rx = Endpoint(LOCAL)
     ticks = []

@@ -221,6 +221,16 @@ class Endpoint:
         return JobReport(d["outcome"], d["elapsed_s"], [GroupReport(**g) for g in d["groups"]],
                          d["packets_sent"], d["packets_retx"])
 
+    async def send_job_async(self, peer: str, messages: Any, *, msr: Any, deadline: float = 30.0) -> JobReport:
+        """:meth:`send_job`, awaitable."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, lambda: self.send_job(peer, messages, msr=msr, deadline=deadline))
+
+    async def recv_job_async(self, timeout: float | None = None) -> Job | None:
+        """:meth:`recv_job`, awaitable."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.recv_job, timeout)
+
     def recv_job(self, timeout: float | None = None) -> Job | None:
         """The next job a peer sends, gathered until its end (``None`` if nothing arrives
         within ``timeout`` seconds of the previous event; ``None`` timeout: wait forever).
