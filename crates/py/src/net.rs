@@ -248,6 +248,7 @@ impl PyNode {
             ("num_send_dropped", s.num_send_dropped),
             ("num_receivers_timed_out", s.num_receivers_timed_out),
             ("num_socket_errors", s.num_socket_errors),
+            ("num_gso_fallbacks", s.num_gso_fallbacks),
             ("fault_dropped", s.fault.num_dropped),
             ("fault_duplicated", s.fault.num_duplicated),
             ("fault_reordered", s.fault.num_reordered),

@@ -230,6 +230,9 @@ pub struct NodeStats {
     pub num_receivers_timed_out: u64,
     /// Socket calls that failed (the loop goes on).
     pub num_socket_errors: u64,
+    /// The kernel refused a GSO send (1: it happened, and datagrams go one by one since; the
+    /// one report of a missing kernel feature found after bind).
+    pub num_gso_fallbacks: u64,
     /// What the fault injector did.
     pub fault: FaultStats,
 }
@@ -680,6 +683,7 @@ impl Loop {
 
     fn publish(&mut self) {
         self.stats.fault = self.fault.stats();
+        self.stats.num_gso_fallbacks = self.sock.gso_fallbacks();
         if let Ok(mut s) = self.shared.stats.lock() {
             *s = self.stats;
         }

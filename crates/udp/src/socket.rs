@@ -67,6 +67,8 @@ pub struct Socket {
     bufs: Vec<Vec<u8>>,
     meta: Vec<RecvMeta>,
     received: Vec<Received>,
+    /// Times the kernel refused a GSO send and the socket fell back to datagrams one by one.
+    gso_fallbacks: u64,
 }
 
 impl std::fmt::Debug for Socket {
@@ -103,6 +105,7 @@ impl Socket {
             bufs: vec![vec![0u8; RECV_BUF_BYTES]; RECV_BATCH],
             meta: vec![RecvMeta::default(); RECV_BATCH],
             received: Vec::with_capacity(RECV_BATCH * 4),
+            gso_fallbacks: 0,
         };
         s.caps.has_tos = s.set_dscp(0).is_ok();
         Ok(s)
@@ -113,9 +116,15 @@ impl Socket {
         self.sock.local_addr()
     }
 
-    /// What the kernel offers.
+    /// What the kernel offers (GSO reads 1 once a send fell back, see
+    /// [`Socket::gso_fallbacks`]).
     pub fn capabilities(&self) -> Capabilities {
         self.caps
+    }
+
+    /// Times the kernel refused a GSO send (then GSO is off for good: datagrams go one by one).
+    pub fn gso_fallbacks(&self) -> u64 {
+        self.gso_fallbacks
     }
 
     /// Send with this DSCP from now on (and ECT(0)).
@@ -185,6 +194,7 @@ impl Socket {
                 // A kernel that refuses GSO here: fall back to datagrams one by one for good.
                 if e.raw_os_error() == Some(libc::EIO) || e.raw_os_error() == Some(libc::EINVAL) {
                     self.caps.gso_segments = 1;
+                    self.gso_fallbacks += 1;
                     return self.send_run(dest, contents, segment, dscp);
                 }
                 Err(e)
