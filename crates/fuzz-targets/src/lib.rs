@@ -758,11 +758,28 @@ pub fn forest(data: &[u8]) {
 
 /// `udp::datagram::parse` on any bytes, as the real transport's receive path parses every
 /// datagram from the network: never a panic; what parses is one packet exactly (its payload the
-/// header's length, no trailing bytes) and emits back to the same bytes.
+/// header's length, no trailing bytes), emits back to the same bytes, and reads the same through
+/// the zero-copy views (`wire::MltPacket`, `wire::AtpPacket`).
 pub fn udp_datagram(data: &[u8]) {
     if let Ok((seg, payload)) = udp::datagram::parse(data) {
         let mut buf = Vec::new();
         udp::datagram::emit(&seg, payload, &mut buf).expect("a parsed datagram emits");
         assert_eq!(buf, data, "{seg:?}");
+        // The zero-copy views read the same fields and payload in place.
+        match seg {
+            proto::Segment::Mlt(h) => {
+                let v = wire::MltPacket::new_checked(data).expect("what parses has a view");
+                assert_eq!((v.conn(), v.seq(), v.start(), v.end(), v.total()), (h.conn, h.seq, h.start, h.end, h.total));
+                assert_eq!((v.cum(), v.received(), v.need(), v.flags()), (h.cum, h.received, h.need, h.flags));
+                assert_eq!(v.payload(), payload);
+            }
+            proto::Segment::Atp(h) => {
+                let v = wire::AtpPacket::new_checked(data).expect("what parses has a view");
+                assert_eq!((v.kind(), v.conn(), v.seq(), v.msg(), v.pkt(), v.pkts()), (h.kind, h.conn, h.seq, h.msg, h.pkt, h.pkts));
+                assert_eq!((v.group(), v.epoch(), v.ts_ps(), v.ece()), (h.group, h.epoch, h.ts_ps, h.ece));
+                assert_eq!(v.payload(), payload);
+            }
+            _ => {}
+        }
     }
 }

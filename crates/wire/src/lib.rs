@@ -55,12 +55,14 @@ mod atp;
 mod datagram;
 mod mlt;
 mod pfabric;
+mod view;
 mod xpass;
 
 pub use atp::{AtpKind, AtpRepr, ATP_HEADER_LEN, ATP_VERSION};
 pub use datagram::{DatagramRepr, DATAGRAM_HEADER_LEN, DATAGRAM_VERSION};
 pub use mlt::{MltRepr, MLT_HEADER_LEN, MLT_VERSION};
 pub use pfabric::{PfabricRepr, PFABRIC_HEADER_LEN, PFABRIC_VERSION};
+pub use view::{AtpPacket, MltPacket};
 pub use xpass::{XpassKind, XpassRepr, XPASS_HEADER_LEN, XPASS_VERSION};
 
 /// Length of the fixed header in bytes.
