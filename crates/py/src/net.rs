@@ -46,6 +46,53 @@ fn address(key: &str, text: &str) -> PyResult<SocketAddr> {
     it.next().ok_or_else(|| PyValueError::new_err(format!("{key} = {text:?}: resolves to no address")))
 }
 
+/// Wait for `poll` to give something, at most `timeout_s` seconds (None: forever), with the
+/// interpreter detached, in slices of [`SLICE`] so that Ctrl-C is seen between them. `poll`
+/// waits at most the slice it is given.
+fn wait_sliced<R: Send>(
+    py: Python<'_>,
+    timeout_s: Option<f64>,
+    poll: impl Fn(Duration) -> Option<R> + Sync,
+) -> PyResult<Option<R>> {
+    let until = match timeout_s {
+        Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
+        Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+        None => None,
+    };
+    loop {
+        let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
+        if let Some(r) = py.detach(|| poll(slice)) {
+            return Ok(Some(r));
+        }
+        py.check_signals()?;
+        if until.is_some_and(|u| std::time::Instant::now() >= u) {
+            return Ok(None);
+        }
+    }
+}
+
+/// Wait for a transfer handle's end ([`wait_sliced`]); the handle is put back if the wait ends
+/// without its result (time up, or Ctrl-C).
+fn wait_handle<T: Send, R>(
+    py: Python<'_>,
+    slot: &mut Option<udp::Handle<T>>,
+    timeout_s: Option<f64>,
+    what: &str,
+    to_py: impl FnOnce(T) -> PyResult<R>,
+) -> PyResult<Option<R>> {
+    let Some(h) = slot.take() else {
+        return Err(PyValueError::new_err(format!("this {what}'s result was already taken")));
+    };
+    match wait_sliced(py, timeout_s, |slice| h.wait_timeout(slice)) {
+        Ok(Some(Ok(r))) => to_py(r).map(Some),
+        Ok(Some(Err(e))) => Err(node_error(e)),
+        other => {
+            *slot = Some(h);
+            other.map(|_| None)
+        }
+    }
+}
+
 /// A node of the real transport: one UDP socket and its event loop.
 #[pyclass(name = "Node", module = "slacknet._native")]
 #[derive(Debug)]
@@ -152,31 +199,18 @@ impl PyNode {
     /// or None when the time is up.
     #[pyo3(signature = (timeout_s = None))]
     fn recv<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let until = match timeout_s {
-            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
-            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
-            None => None,
-        };
-        loop {
-            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
-            let node = &self.inner;
-            if let Some(d) = py.detach(|| node.recv(slice)) {
-                let out = PyDict::new(py);
-                out.set_item("peer", d.peer.to_string())?;
-                out.set_item("conn", d.conn)?;
-                out.set_item("value_bytes", d.value_bytes)?;
-                out.set_item("data", PyBytes::new(py, &d.data))?;
-                out.set_item("total_values", d.total_values)?;
-                out.set_item("received_values", d.received_values)?;
-                out.set_item("missing", d.missing)?;
-                out.set_item("elapsed_s", d.elapsed.as_secs_f64())?;
-                return Ok(Some(out));
-            }
-            py.check_signals()?;
-            if until.is_some_and(|u| std::time::Instant::now() >= u) {
-                return Ok(None);
-            }
-        }
+        let node = &self.inner;
+        let Some(d) = wait_sliced(py, timeout_s, |slice| node.recv(slice))? else { return Ok(None) };
+        let out = PyDict::new(py);
+        out.set_item("peer", d.peer.to_string())?;
+        out.set_item("conn", d.conn)?;
+        out.set_item("value_bytes", d.value_bytes)?;
+        out.set_item("data", PyBytes::new(py, &d.data))?;
+        out.set_item("total_values", d.total_values)?;
+        out.set_item("received_values", d.received_values)?;
+        out.set_item("missing", d.missing)?;
+        out.set_item("elapsed_s", d.elapsed.as_secs_f64())?;
+        Ok(Some(out))
     }
 
     /// Start an ATP job to `peer`: `messages` as (group, bytes) pairs, group `g` needing at
@@ -199,40 +233,27 @@ impl PyNode {
     /// conn, total, lost; both None if the sender's end-of-job notice never came), or None.
     #[pyo3(signature = (timeout_s = None))]
     fn recv_job<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let until = match timeout_s {
-            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
-            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
-            None => None,
-        };
-        loop {
-            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
-            let node = &self.inner;
-            if let Some(e) = py.detach(|| node.recv_job(slice)) {
-                let out = PyDict::new(py);
-                match e {
-                    udp::JobEvent::Message { peer, conn, msg, group, data } => {
-                        out.set_item("kind", "message")?;
-                        out.set_item("peer", peer.to_string())?;
-                        out.set_item("conn", conn)?;
-                        out.set_item("msg", msg)?;
-                        out.set_item("group", group)?;
-                        out.set_item("data", PyBytes::new(py, &data))?;
-                    }
-                    udp::JobEvent::End { peer, conn, total, lost } => {
-                        out.set_item("kind", "end")?;
-                        out.set_item("peer", peer.to_string())?;
-                        out.set_item("conn", conn)?;
-                        out.set_item("total", total)?;
-                        out.set_item("lost", lost)?;
-                    }
-                }
-                return Ok(Some(out));
+        let node = &self.inner;
+        let Some(e) = wait_sliced(py, timeout_s, |slice| node.recv_job(slice))? else { return Ok(None) };
+        let out = PyDict::new(py);
+        match e {
+            udp::JobEvent::Message { peer, conn, msg, group, data } => {
+                out.set_item("kind", "message")?;
+                out.set_item("peer", peer.to_string())?;
+                out.set_item("conn", conn)?;
+                out.set_item("msg", msg)?;
+                out.set_item("group", group)?;
+                out.set_item("data", PyBytes::new(py, &data))?;
             }
-            py.check_signals()?;
-            if until.is_some_and(|u| std::time::Instant::now() >= u) {
-                return Ok(None);
+            udp::JobEvent::End { peer, conn, total, lost } => {
+                out.set_item("kind", "end")?;
+                out.set_item("peer", peer.to_string())?;
+                out.set_item("conn", conn)?;
+                out.set_item("total", total)?;
+                out.set_item("lost", lost)?;
             }
         }
+        Ok(Some(out))
     }
 
     /// Counters of the node, as a dict.
@@ -273,40 +294,16 @@ impl PySendHandle {
     /// timeouts), or None if `timeout_s` passed first; raises TimeoutError past the deadline.
     #[pyo3(signature = (timeout_s = None))]
     fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let until = match timeout_s {
-            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
-            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
-            None => None,
-        };
-        let Some(h) = self.inner.take() else {
-            return Err(PyValueError::new_err("this transfer's result was already taken"));
-        };
-        loop {
-            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
-            let got = py.detach(|| h.wait_timeout(slice));
-            match got {
-                Some(Ok(r)) => {
-                    let d = PyDict::new(py);
-                    d.set_item("outcome", r.outcome.as_str())?;
-                    d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
-                    d.set_item("packets_sent", r.stats.segments_sent)?;
-                    d.set_item("packets_retx", r.stats.segments_retx)?;
-                    d.set_item("bytes_sent", r.stats.bytes_sent)?;
-                    d.set_item("timeouts", r.stats.num_rtos)?;
-                    return Ok(Some(d));
-                }
-                Some(Err(e)) => return Err(node_error(e)),
-                None => {}
-            }
-            if let Err(e) = py.check_signals() {
-                self.inner = Some(h);
-                return Err(e);
-            }
-            if until.is_some_and(|u| std::time::Instant::now() >= u) {
-                self.inner = Some(h);
-                return Ok(None);
-            }
-        }
+        wait_handle(py, &mut self.inner, timeout_s, "transfer", |r| {
+            let d = PyDict::new(py);
+            d.set_item("outcome", r.outcome.as_str())?;
+            d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
+            d.set_item("packets_sent", r.stats.segments_sent)?;
+            d.set_item("packets_retx", r.stats.segments_retx)?;
+            d.set_item("bytes_sent", r.stats.bytes_sent)?;
+            d.set_item("timeouts", r.stats.num_rtos)?;
+            Ok(d)
+        })
     }
 }
 
@@ -324,47 +321,24 @@ impl PyJobHandle {
     /// delivered, lost; packets_sent, packets_retx), or None if `timeout_s` passed first.
     #[pyo3(signature = (timeout_s = None))]
     fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let until = match timeout_s {
-            Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
-            Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
-            None => None,
-        };
-        let Some(h) = self.inner.take() else {
-            return Err(PyValueError::new_err("this job's result was already taken"));
-        };
-        loop {
-            let slice = until.map_or(SLICE, |u| u.saturating_duration_since(std::time::Instant::now()).min(SLICE));
-            match py.detach(|| h.wait_timeout(slice)) {
-                Some(Ok(r)) => {
-                    let d = PyDict::new(py);
-                    d.set_item("outcome", r.outcome.as_str())?;
-                    d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
-                    let groups = pyo3::types::PyList::empty(py);
-                    for g in &r.groups {
-                        let gd = PyDict::new(py);
-                        gd.set_item("messages", g.messages)?;
-                        gd.set_item("required", g.required)?;
-                        gd.set_item("delivered", g.delivered)?;
-                        gd.set_item("lost", g.lost)?;
-                        groups.append(gd)?;
-                    }
-                    d.set_item("groups", groups)?;
-                    d.set_item("packets_sent", r.stats.segments_sent)?;
-                    d.set_item("packets_retx", r.stats.segments_retx)?;
-                    return Ok(Some(d));
-                }
-                Some(Err(e)) => return Err(node_error(e)),
-                None => {}
+        wait_handle(py, &mut self.inner, timeout_s, "job", |r| {
+            let d = PyDict::new(py);
+            d.set_item("outcome", r.outcome.as_str())?;
+            d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
+            let groups = pyo3::types::PyList::empty(py);
+            for g in &r.groups {
+                let gd = PyDict::new(py);
+                gd.set_item("messages", g.messages)?;
+                gd.set_item("required", g.required)?;
+                gd.set_item("delivered", g.delivered)?;
+                gd.set_item("lost", g.lost)?;
+                groups.append(gd)?;
             }
-            if let Err(e) = py.check_signals() {
-                self.inner = Some(h);
-                return Err(e);
-            }
-            if until.is_some_and(|u| std::time::Instant::now() >= u) {
-                self.inner = Some(h);
-                return Ok(None);
-            }
-        }
+            d.set_item("groups", groups)?;
+            d.set_item("packets_sent", r.stats.segments_sent)?;
+            d.set_item("packets_retx", r.stats.segments_retx)?;
+            Ok(d)
+        })
     }
 }
 

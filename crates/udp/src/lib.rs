@@ -23,5 +23,5 @@ pub mod node;
 pub mod socket;
 
 pub use fault::{FaultConfig, FaultStats};
-pub use node::{Delivered, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
+pub use node::{Delivered, Handle, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
 pub use socket::Capabilities;

@@ -237,17 +237,26 @@ pub struct NodeStats {
     pub fault: FaultStats,
 }
 
-/// A send in progress: wait for its end. Its result is handed out once; later waits report
-/// [`NodeError::Closed`].
+/// A transfer in progress (a send or an ATP job): wait for its end, a `T`. Its result is handed
+/// out once; later waits report [`NodeError::Closed`].
 #[derive(Debug)]
-pub struct SendHandle {
+pub struct Handle<T> {
     // A Mutex so that a handle can be shared between threads (and held by Python objects).
-    rx: Mutex<mpsc::Receiver<Result<SendReport, NodeError>>>,
+    rx: Mutex<mpsc::Receiver<Result<T, NodeError>>>,
 }
 
-impl SendHandle {
+/// A bounded-loss send in progress.
+pub type SendHandle = Handle<SendReport>;
+/// An ATP job in progress.
+pub type JobHandle = Handle<JobReport>;
+
+impl<T> Handle<T> {
+    fn new(rx: mpsc::Receiver<Result<T, NodeError>>) -> Handle<T> {
+        Handle { rx: Mutex::new(rx) }
+    }
+
     /// Block until the transfer ends (or `timeout` passes: `None`).
-    pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<SendReport, NodeError>> {
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<T, NodeError>> {
         let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
         match rx.recv_timeout(timeout) {
             Ok(r) => Some(r),
@@ -257,31 +266,7 @@ impl SendHandle {
     }
 
     /// Block until the transfer ends (its deadline bounds the wait).
-    pub fn wait(&self) -> Result<SendReport, NodeError> {
-        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
-        rx.recv().unwrap_or(Err(NodeError::Closed))
-    }
-}
-
-/// An ATP job in progress: wait for its end.
-#[derive(Debug)]
-pub struct JobHandle {
-    rx: Mutex<mpsc::Receiver<Result<JobReport, NodeError>>>,
-}
-
-impl JobHandle {
-    /// Block until the job ends (or `timeout` passes: `None`).
-    pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<JobReport, NodeError>> {
-        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
-        match rx.recv_timeout(timeout) {
-            Ok(r) => Some(r),
-            Err(mpsc::RecvTimeoutError::Timeout) => None,
-            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err(NodeError::Closed)),
-        }
-    }
-
-    /// Block until the job ends (its deadline bounds the wait).
-    pub fn wait(&self) -> Result<JobReport, NodeError> {
+    pub fn wait(&self) -> Result<T, NodeError> {
         let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
         rx.recv().unwrap_or(Err(NodeError::Closed))
     }
@@ -438,7 +423,7 @@ impl Node {
         self.cmds
             .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, done })
             .map_err(|_| NodeError::Closed)?;
-        Ok(SendHandle { rx: Mutex::new(rx) })
+        Ok(Handle::new(rx))
     }
 
     /// Send an ATP job to `peer` (NetApprox §3.3): `messages` as `(group, bytes)`, where group
@@ -485,7 +470,7 @@ impl Node {
         let groups = msrs.iter().zip(&counts).map(|(&msr, &n)| GroupSpec { messages: n, msr }).collect();
         let (done, rx) = mpsc::channel();
         self.cmds.send(Cmd::SendJob { peer, groups, messages, deadline, done }).map_err(|_| NodeError::Closed)?;
-        Ok(JobHandle { rx: Mutex::new(rx) })
+        Ok(Handle::new(rx))
     }
 
     fn shared_max_message(&self) -> u64 {
