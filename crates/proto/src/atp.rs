@@ -91,6 +91,12 @@ pub struct AtpConfig {
     /// packet; a driver on the wall clock, woken up to tens of microseconds late, sets a few
     /// packets' worth so that lateness does not lower the rate.
     pub pacing_burst_bytes: u64,
+    /// The loss timeout's lower bound (RFC 6298's `min RTO`, which ATP's own timeout does
+    /// without). The simulator's hosts answer every packet at once, so 0 (the default) keeps
+    /// the paper's timeout; a driver on real hosts, whose receiver answers in batches and may
+    /// be descheduled for milliseconds, sets one so that a late ACK is not taken for a loss
+    /// (at most 1 s).
+    pub min_loss_timeout: Dur,
 }
 
 impl Default for AtpConfig {
@@ -112,6 +118,7 @@ impl Default for AtpConfig {
             msr: 1.0,
             max_silent_epochs: 10_000,
             pacing_burst_bytes: 0,
+            min_loss_timeout: Dur::ZERO,
         }
     }
 }

@@ -737,15 +737,19 @@ impl MltReceiver {
             let outcome = if self.received >= total { Outcome::Complete } else { Outcome::Enough };
             self.event = Some(Event::Delivered { outcome });
         }
-        if self.acks.len() >= MAX_PENDING_ACKS {
-            self.acks.pop_front();
-        }
+        // A full queue drops its oldest ACK (the cumulative point and `received` of the newer
+        // ones cover it), but never a congestion echo: it moves to the newest ACK, so that a
+        // driver that drains seldom (the UDP node reads thousands of datagrams per turn) still
+        // tells the sender its packets were marked. The simulator drains after every packet,
+        // so its queue never fills.
+        let dropped_ece = self.acks.len() >= MAX_PENDING_ACKS
+            && self.acks.pop_front().is_some_and(|a| a.flags.contains(Flags::ECE));
         let cum = match self.ranges.first_key_value() {
             Some((&0, &e)) => e,
             _ => 0,
         };
         let mut flags = Flags::ACK;
-        if ce {
+        if ce || dropped_ece {
             flags = flags.with(Flags::ECE);
         }
         if self.report.is_some() {

@@ -5,9 +5,11 @@
 //! Each case moves `MB` megabytes (argument 1, default 512) from one thread to another over
 //! 127.0.0.1, `REPS` times (argument 2, default 3), in messages of 64 MB (made before the timing
 //! starts, as an application's data exists before it sends it), and reports the median goodput
-//! and the process's CPU time (user + system, both sides together) per GB.
+//! and the process's CPU time (user + system, both sides together) per GB, and how busy the
+//! busiest thread was (100%: bound by one core; less: the run waited on something).
 //! Cases: the bounded-loss transport reliable (p = 1), the bounded-loss transport at p = 0.9,
-//! an ATP job with one group at MSR 1 (messages of 64 KB), and kernel TCP.
+//! an ATP job with one group at MSR 1 (messages of 64 KB), and kernel TCP. Argument 3, when
+//! given, keeps only the cases whose name contains it (kernel TCP always runs).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -24,12 +26,38 @@ fn cpu_seconds() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-/// (goodput Gbit/s, CPU s per GB) of moving `bytes` with `f`.
-fn measure(bytes: usize, f: impl FnOnce()) -> (f64, f64) {
-    let (c0, t0) = (cpu_seconds(), Instant::now());
+/// CPU seconds (user + system) of each of this process's threads, by thread id.
+fn thread_cpu() -> Vec<(u64, f64)> {
+    let tick = 100.0; // USER_HZ
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(u), Some(s)) = (f.get(11).and_then(|x| x.parse::<f64>().ok()), f.get(12).and_then(|x| x.parse::<f64>().ok())) else { continue };
+        let tid = e.file_name().to_string_lossy().parse().unwrap_or(0);
+        out.push((tid, (u + s) / tick));
+    }
+    out
+}
+
+/// The busiest thread's share of one core over an interval (1.0: that thread never waited):
+/// whether a run was bound by one core or by waiting.
+fn busiest(before: &[(u64, f64)], after: &[(u64, f64)], secs: f64) -> f64 {
+    after
+        .iter()
+        .map(|(tid, c)| c - before.iter().find(|b| b.0 == *tid).map_or(0.0, |b| b.1))
+        .fold(0.0, f64::max)
+        / secs
+}
+
+/// (goodput Gbit/s, CPU s per GB, busiest thread's share of a core) of moving `bytes` with `f`.
+fn measure(bytes: usize, f: impl FnOnce()) -> (f64, f64, f64) {
+    let (c0, t0, th0) = (cpu_seconds(), Instant::now(), thread_cpu());
     f();
-    let (dt, dc) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
-    (bytes as f64 * 8.0 / dt / 1e9, dc / (bytes as f64 / 1e9))
+    let (dt, dc, th1) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0, thread_cpu());
+    (bytes as f64 * 8.0 / dt / 1e9, dc / (bytes as f64 / 1e9), busiest(&th0, &th1, dt))
 }
 
 fn nodes() -> (udp::Node, udp::Node) {
@@ -39,7 +67,7 @@ fn nodes() -> (udp::Node, udp::Node) {
     (a, b)
 }
 
-fn mlt(total: usize, p: f64) -> (f64, f64) {
+fn mlt(total: usize, p: f64) -> (f64, f64, f64) {
     let (a, b) = nodes();
     let n = total.div_ceil(MESSAGE_MB << 20);
     // The application's data exists before it is sent: made outside the timing.
@@ -53,7 +81,7 @@ fn mlt(total: usize, p: f64) -> (f64, f64) {
     })
 }
 
-fn atp(total: usize) -> (f64, f64) {
+fn atp(total: usize) -> (f64, f64, f64) {
     let (a, b) = nodes();
     let per = 64 << 10;
     let n = total.div_ceil(MESSAGE_MB << 20);
@@ -68,7 +96,7 @@ fn atp(total: usize) -> (f64, f64) {
     })
 }
 
-fn tcp(total: usize) -> (f64, f64) {
+fn tcp(total: usize) -> (f64, f64, f64) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let rx = std::thread::spawn(move || {
@@ -96,17 +124,20 @@ fn tcp(total: usize) -> (f64, f64) {
     })
 }
 
-fn median(mut v: Vec<(f64, f64)>) -> (f64, f64) {
+fn median(mut v: Vec<(f64, f64, f64)>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
     v[v.len() / 2]
 }
 
-type Case = (&'static str, Box<dyn Fn() -> (f64, f64)>);
+type Case = (&'static str, Box<dyn Fn() -> (f64, f64, f64)>);
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mb: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(512);
     let reps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
+    // Argument 3 (optional): run only the cases whose name contains it (kernel TCP always runs,
+    // as the reference), e.g. `reliable` for a profile of one case.
+    let only = args.next().unwrap_or_default();
     let total = mb << 20;
     println!("loopback, {mb} MB per run, median of {reps} runs, messages of {MESSAGE_MB} MB");
     let (a, _) = nodes();
@@ -119,9 +150,12 @@ fn main() {
         ("ATP job, MSR 1, 64 KB messages", Box::new(move || atp(total))),
     ];
     let mut tcp_gbps = 0.0;
-    println!("{:<34} {:>10} {:>14} {:>12} {:>10}", "case", "Gbit/s", "CPU s per GB", "x kernel TCP", "target");
-    for (name, f) in &cases {
-        let (g, c) = median((0..reps).map(|_| f()).collect());
+    println!(
+        "{:<34} {:>8} {:>13} {:>13} {:>13} {:>8}",
+        "case", "Gbit/s", "CPU s per GB", "busiest core", "x kernel TCP", "target"
+    );
+    for (name, f) in cases.iter().filter(|(n, _)| n.starts_with("kernel") || n.contains(only.as_str())) {
+        let (g, c, b) = median((0..reps).map(|_| f()).collect());
         if tcp_gbps == 0.0 {
             tcp_gbps = g;
         }
@@ -132,6 +166,6 @@ fn main() {
         } else {
             format!("< {TARGET_GBPS}")
         };
-        println!("{name:<34} {g:>10.2} {c:>14.3} {:>12.2} {target:>10}", g / tcp_gbps);
+        println!("{name:<34} {g:>8.2} {c:>13.3} {:>12.0}% {:>13.2} {target:>8}", b * 100.0, g / tcp_gbps);
     }
 }

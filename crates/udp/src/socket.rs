@@ -18,7 +18,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSockRef, UdpSocketState};
+use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState};
 
 /// Bytes of one receive buffer: the largest datagram, or a GRO batch of them.
 pub const RECV_BUF_BYTES: usize = 64 * 1024;
@@ -169,7 +169,7 @@ impl Socket {
     /// [`Socket::max_run`] datagrams.
     pub fn send_run(&mut self, dest: SocketAddr, contents: &[u8], segment: usize, dscp: u8) -> io::Result<bool> {
         let n = contents.len().div_ceil(segment.max(1));
-        if n <= 1 || dscp != 0 || self.caps.gso_segments <= 1 {
+        if n <= 1 || self.caps.gso_segments <= 1 {
             // One by one; a full buffer midway leaves the rest unsent (reported as lost by
             // the caller's protocol, as any drop).
             for d in contents.chunks(segment.max(1)) {
@@ -180,9 +180,16 @@ impl Socket {
             return Ok(true);
         }
         debug_assert!(n <= self.max_run(segment));
+        if self.caps.has_tos {
+            // A failure here leaves the previous TOS; the datagrams still go out.
+            let _ = self.set_dscp(dscp);
+        }
         let t = Transmit {
             destination: dest,
-            ecn: Some(EcnCodepoint::Ect0),
+            // No ECN control message: quinn-udp's would replace the whole TOS byte (and this
+            // kernel delivered GSO runs sent with it as not-ECT); the socket's TOS carries
+            // the DSCP and ECT(0).
+            ecn: None,
             contents,
             segment_size: Some(segment),
             src_ip: None,
@@ -226,32 +233,102 @@ impl Socket {
         Ok(&self.received)
     }
 
+    /// Bytes the kernel holds in this socket's receive queue (its `sk_rmem_alloc`, from
+    /// `SO_MEMINFO`: buffer sizes as the kernel counts them, overhead included), or `None`
+    /// where the kernel cannot say. The receive queue is a queue like a switch port's: the
+    /// node marks what it reads as congestion-experienced when this exceeds a threshold
+    /// (`NodeConfig::receive_mark_bytes`).
+    pub fn backlog_bytes(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            // SO_MEMINFO (Linux 3.10+): an array of SK_MEMINFO_* counters, RMEM_ALLOC first.
+            // Not in the libc crate; 55 on every Linux architecture.
+            const SO_MEMINFO: libc::c_int = 55;
+            let mut info = [0u32; 16];
+            let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+            // SAFETY: a valid fd, a buffer of `len` bytes that the kernel fills at most to
+            // `len`, and `len` updated in place.
+            let r = unsafe {
+                libc::getsockopt(
+                    self.sock.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    SO_MEMINFO,
+                    info.as_mut_ptr().cast(),
+                    &mut len,
+                )
+            };
+            if r == 0 && len as usize >= 4 {
+                return Some(u64::from(info[libc::SK_MEMINFO_RMEM_ALLOC as usize]));
+            }
+        }
+        None
+    }
+
     /// The bytes of a datagram [`Socket::recv`] returned.
     pub fn datagram(&self, r: &Received) -> &[u8] {
         &self.bufs[r.buf][r.start..r.end]
     }
 
-    /// Wait until a datagram can be read (or, with `writable`, sent), at most `timeout`.
-    /// Returns whether it can.
-    pub fn wait(&self, timeout: Duration, writable: bool) -> io::Result<bool> {
-        let mut fd = libc::pollfd {
-            fd: self.sock.as_raw_fd(),
-            events: if writable { libc::POLLOUT } else { libc::POLLIN },
-            revents: 0,
-        };
+    /// Wait until a datagram can be read (or, with `writable`, sent), at most `timeout`, or
+    /// until `waker` is woken (which this resets). Returns whether the socket is ready.
+    pub fn wait(&self, timeout: Duration, writable: bool, waker: Option<&Waker>) -> io::Result<bool> {
+        let mut fds = [
+            libc::pollfd { fd: self.sock.as_raw_fd(), events: if writable { libc::POLLOUT } else { libc::POLLIN }, revents: 0 },
+            libc::pollfd { fd: waker.map_or(-1, |w| w.fd.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+        ];
         // ppoll: nanosecond timeouts (a paced sender waits microseconds; poll's are whole ms).
         let ts = libc::timespec {
             tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
             tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
         };
-        // SAFETY: one valid pollfd and its length 1, a valid timespec, no signal mask; ppoll
-        // keeps no pointer.
-        let r = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+        // SAFETY: two pollfds (a negative fd is ignored by the kernel) and their count, a
+        // valid timespec, no signal mask; ppoll keeps no pointer.
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
         if r < 0 {
             let e = io::Error::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
         }
-        Ok(r > 0)
+        if fds[1].revents != 0 {
+            if let Some(w) = waker {
+                w.reset();
+            }
+        }
+        Ok(fds[0].revents != 0)
+    }
+}
+
+/// Wakes a thread waiting in [`Socket::wait`] from another thread (an `eventfd`): the node's
+/// application side wakes its loop when it hands it a command, so a send starts at once
+/// instead of at the loop's next timer.
+#[derive(Debug)]
+pub struct Waker {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Waker {
+    /// A new waker.
+    pub fn new() -> io::Result<Waker> {
+        // SAFETY: eventfd takes two integers and returns a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+        Ok(Waker { fd: unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) } })
+    }
+
+    /// Wake the waiting thread (or the next wait, if none waits now).
+    pub fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid u64 to an eventfd. A full counter (EAGAIN)
+        // means a wake is pending already.
+        unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    fn reset(&self) {
+        let mut n: u64 = 0;
+        // SAFETY: reads 8 bytes into a valid u64; non-blocking (EAGAIN when nothing is pending).
+        unsafe { libc::read(self.fd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
     }
 }
 
@@ -265,7 +342,7 @@ mod tests {
         let mut b = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let to = b.local_addr().unwrap();
         assert!(a.send(to, b"hello", 8).unwrap());
-        assert!(b.wait(Duration::from_secs(2), false).unwrap());
+        assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
         let got = b.recv().unwrap().to_vec();
         assert_eq!(got.len(), 1);
         assert_eq!(b.datagram(&got[0]), b"hello");
@@ -273,8 +350,43 @@ mod tests {
         if a.capabilities().has_tos {
             assert_eq!(got[0].ecn, Some(ECT0), "sent ECT(0) through the TOS byte");
         }
-        // Nothing more: an empty batch, not an error.
+        // Nothing more: an empty batch, not an error, and an empty receive queue.
+        assert_eq!(b.backlog_bytes(), Some(0));
         assert!(b.recv().unwrap().is_empty());
-        assert!(!b.wait(Duration::from_millis(1), false).unwrap());
+        assert!(!b.wait(Duration::from_millis(1), false, None).unwrap());
+    }
+
+    #[test]
+    fn a_waker_ends_a_wait_at_once() {
+        let s = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let w = std::sync::Arc::new(Waker::new().unwrap());
+        let w2 = std::sync::Arc::clone(&w);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            w2.wake();
+        });
+        let t0 = std::time::Instant::now();
+        assert!(!s.wait(Duration::from_secs(10), false, Some(&w)).unwrap(), "woken, the socket not ready");
+        assert!(t0.elapsed() < Duration::from_secs(5), "the wake ended the wait");
+        t.join().unwrap();
+        // The wake was consumed: the next wait runs to its timeout.
+        let t0 = std::time::Instant::now();
+        assert!(!s.wait(Duration::from_millis(20), false, Some(&w)).unwrap());
+        assert!(t0.elapsed() >= Duration::from_millis(15));
+    }
+
+    #[test]
+    fn the_backlog_counts_what_waits_in_the_receive_queue() {
+        let mut a = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut b = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = b.local_addr().unwrap();
+        for _ in 0..10 {
+            assert!(a.send(to, &[1u8; 1000], 0).unwrap());
+        }
+        assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
+        let waiting = b.backlog_bytes().expect("Linux reports SO_MEMINFO");
+        assert!(waiting >= 10_000, "ten 1000-byte datagrams wait: {waiting}");
+        while !b.recv().unwrap().is_empty() {}
+        assert_eq!(b.backlog_bytes(), Some(0));
     }
 }

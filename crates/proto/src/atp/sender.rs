@@ -283,7 +283,11 @@ impl AtpSender {
             epoch_end: None,
             epochs: VecDeque::new(),
             rc: RateControl::new(r_max, 0.0, cfg.m),
-            rtt: RttEstimator::new(Dur(init_rtt.ps().saturating_mul(2)), Dur::ZERO, Dur::from_ms(1000)),
+            rtt: {
+                let max = Dur::from_ms(1000);
+                let min = cfg.min_loss_timeout.min(max);
+                RttEstimator::new(Dur(init_rtt.ps().saturating_mul(2)).max(min), min, max)
+            },
             next_send_at: now,
             closed: false,
             finished: false,

@@ -107,6 +107,28 @@ fn receiver_completes_exactly_at_p_not_one_value_earlier_and_reports_exact_gaps(
 }
 
 #[test]
+fn a_full_ack_queue_drops_old_acks_but_never_a_congestion_echo() {
+    // A driver that reads many datagrams before it sends (the UDP node) overflows the queue:
+    // the one CE-marked packet among 200 must still be echoed.
+    let mut r = MltReceiver::new(&cfg(1.0), 1);
+    r.handle_segment(Time::ZERO, &MltRepr { ecn: Ecn::Ce, ..data(0, 1, 1000, 0) });
+    for i in 1..200 {
+        r.handle_segment(Time::ZERO, &data(i, i + 1, 1000, u64::from(i)));
+    }
+    let acks: Vec<MltRepr> = std::iter::from_fn(|| r.poll_transmit()).collect();
+    assert_eq!(acks.len(), crate::mlt::MAX_PENDING_ACKS);
+    let echoes = acks.iter().filter(|a| a.flags.contains(wire::Flags::ECE)).count();
+    assert_eq!(echoes, 1, "the echo moved forward as older ACKs were dropped");
+    assert_eq!(acks.last().unwrap().cum, 200, "the newest ACK covers what was dropped");
+    // Without the mark, no echo at all.
+    let mut r = MltReceiver::new(&cfg(1.0), 1);
+    for i in 0..200 {
+        r.handle_segment(Time::ZERO, &data(i, i + 1, 1000, u64::from(i)));
+    }
+    assert!(std::iter::from_fn(|| r.poll_transmit()).all(|a| !a.flags.contains(wire::Flags::ECE)));
+}
+
+#[test]
 fn receiver_ignores_packets_that_contradict_the_message() {
     let mut r = MltReceiver::new(&cfg(1.0), 1);
     r.handle_segment(Time::ZERO, &data(0, 5, 10, 0));

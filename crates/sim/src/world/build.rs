@@ -115,6 +115,8 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
                 max_silent_epochs: a.max_silent_epochs,
                 // The simulator polls a sender exactly when its next packet is due.
                 pacing_burst_bytes: 0,
+                // Its hosts answer every packet at once: the paper's timeout, unbounded below.
+                min_loss_timeout: units::Dur::ZERO,
             })
         }
         TransportSpec::Expresspass(x) | TransportSpec::Aeolus(x) => {
