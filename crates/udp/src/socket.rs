@@ -6,10 +6,14 @@
 //! (`recvmmsg`/`sendmmsg`, UDP GSO/GRO, ECN codepoints in control messages, per-kernel
 //! fallbacks), so slacknet does not carry its own `unsafe` cmsg code. Sending: a run of
 //! datagrams of one size to one destination goes out in one `sendmsg` with UDP GSO through
-//! `quinn-udp` ([`Socket::send_run`]). `quinn-udp` attaches a TOS control message holding only
-//! the ECN bits, which replaces the whole TOS byte: fine for DSCP 0 (it sends ECT(0)), so
-//! datagrams of another DSCP go out one by one with plain `sendto`, under the socket-wide TOS
-//! (DSCP << 2 | ECT(0)).
+//! `quinn-udp` ([`Socket::send_run`]), without quinn-udp's ECN control message (it would
+//! replace the whole TOS byte, DSCP included): the socket's TOS carries the DSCP and ECT(0)
+//! (DSCP << 2 | ECT(0)), set when the DSCP changes.
+//!
+//! Receiving: this kernel reports no ECN codepoint for a GRO-coalesced batch (a datagram read
+//! alone has its codepoint); `Received::ecn` is then `None`, and a switch's CE mark on such a
+//! batch is not seen. The node marks CE itself when its own receive queue is long
+//! ([`Socket::backlog_bytes`]).
 //!
 //! What the kernel lacks is found once, at bind, and reported in [`Capabilities`].
 
@@ -163,8 +167,7 @@ impl Socket {
     }
 
     /// Send `contents`, datagrams of `segment` bytes each (the last may be shorter), to
-    /// `dest` with `dscp`: in one GSO `sendmsg` where the kernel has GSO and the DSCP is 0,
-    /// else one by one. `Ok(false)`: the socket buffer is full and nothing was sent (try
+    /// `dest` with `dscp`: in one GSO `sendmsg` where the kernel has GSO, else one by one. `Ok(false)`: the socket buffer is full and nothing was sent (try
     /// again after [`Socket::wait`] says it is writable). PRECONDITION: at most
     /// [`Socket::max_run`] datagrams.
     pub fn send_run(&mut self, dest: SocketAddr, contents: &[u8], segment: usize, dscp: u8) -> io::Result<bool> {
