@@ -29,6 +29,7 @@ pub type Body = fn(&[u8]);
 /// Every target, by the name of its `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/`.
 pub const TARGETS: &[(&str, Body)] = &[
     ("udp_datagram", udp_datagram),
+    ("udp_node", udp_node),
     ("wire_segment", wire_segment),
     ("wire_datagram", wire_datagram),
     ("wire_atp", wire_atp),
@@ -753,6 +754,188 @@ pub fn forest(data: &[u8]) {
     for (q, o) in [(0, 0), (1000, 3000), (1001, 3000), (1 << 24, 1 << 24), ((1 << 24) + 1, 5), (u64::MAX, 7)] {
         let x = [q as f64, 0.0, o as f64, 0.0];
         assert_eq!(f.predict_drop_counts(q, o, &mut cache), f.predict_drop(&x), "at {x:?}");
+    }
+}
+
+/// Bytes read off the front of a fuzz input, zeros once it runs out.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn u8(&mut self) -> u8 {
+        let (b, rest) = self.0.split_first().map_or((0, &[][..]), |(b, r)| (*b, r));
+        self.0 = rest;
+        b
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_be_bytes([self.u8(), self.u8()])
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_be_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
+    }
+    /// A small number most of the time, any `u32` sometimes (fields near a limit or not).
+    fn field(&mut self, small: u32) -> u32 {
+        match self.u8() % 4 {
+            0 => self.u32(),
+            1 => small.saturating_add(u32::from(self.u8())),
+            _ => u32::from(self.u8()) % small.max(1),
+        }
+    }
+    fn take(&mut self, n: usize) -> &[u8] {
+        let n = n.min(self.0.len());
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        a
+    }
+}
+
+/// One datagram built from the input: raw bytes, or an MLT or ATP packet with fuzzed fields
+/// that the wire format accepts (so that most inputs pass the parser and reach the node's
+/// connections), some of them naming the connections the node opened towards the fuzzer
+/// (`mlt_conn`, `atp_conn`).
+fn fuzz_datagram(r: &mut Reader<'_>, mlt_conn: u32, atp_conn: u32) -> Vec<u8> {
+    let kind = r.u8() % 6;
+    if kind == 0 {
+        let n = usize::from(r.u8());
+        return r.take(n).to_vec();
+    }
+    let conn = match r.u8() % 3 {
+        0 => mlt_conn,
+        1 => atp_conn,
+        _ => r.u32(),
+    };
+    let seg = if kind <= 2 {
+        let vb = if r.u8().is_multiple_of(2) { 4 } else { 2 };
+        let total = r.field(64).max(1);
+        let start = r.field(total) % total;
+        let end = start.saturating_add(1 + r.field(8) % 9).min(total);
+        let is_ack = kind == 2;
+        let mut flags = if is_ack { Flags::ACK } else { Flags::NONE };
+        if is_ack && r.u8().is_multiple_of(2) {
+            flags = flags.with(Flags::ECE);
+        }
+        if is_ack && r.u8().is_multiple_of(2) {
+            flags = flags.with(Flags::FIN);
+        }
+        proto::Segment::Mlt(MltRepr {
+            conn,
+            msg: r.field(4),
+            seq: u64::from(r.u32()),
+            start,
+            end,
+            total,
+            cum: if is_ack { r.field(total).min(total) } else { 0 },
+            received: if is_ack { r.field(total).min(total) } else { 0 },
+            need: if is_ack { 0 } else { r.field(total).min(total) },
+            value_bytes: vb,
+            len: if is_ack { 0 } else { (end - start) * u32::from(vb) },
+            flags,
+            ecn: Ecn::Ect0,
+            prio: 0,
+        })
+    } else {
+        let kind = match kind {
+            3 => AtpKind::Data,
+            4 => AtpKind::Ack,
+            _ => AtpKind::Fin,
+        };
+        let pkts = r.field(8).max(1);
+        proto::Segment::Atp(AtpRepr {
+            kind,
+            conn,
+            seq: u64::from(r.field(64)),
+            msg: r.field(16),
+            pkt: r.field(pkts) % pkts,
+            pkts,
+            group: r.u16() % 4,
+            epoch: r.field(8),
+            len: if kind == AtpKind::Data { 1 + r.field(1400) % 1400 } else { 0 },
+            ece: kind == AtpKind::Ack && r.u8().is_multiple_of(2),
+            ecn: Ecn::Ect0,
+            prio: r.u8() % 8,
+            ts_ps: u64::from(r.u32()),
+        })
+    };
+    let len = match &seg {
+        proto::Segment::Mlt(h) => h.len,
+        proto::Segment::Atp(h) => h.len,
+        _ => 0,
+    } as usize;
+    let payload = vec![0x5a; len];
+    let mut out = Vec::new();
+    if udp::datagram::emit(&seg, &payload, &mut out).is_err() {
+        // A combination the wire refuses after all: its next bytes go raw instead.
+        out = r.take(32).to_vec();
+    }
+    out
+}
+
+/// The real transport's whole receive path: a node on loopback, with a bounded-loss transfer and
+/// an ATP job of its own running towards the fuzzer's socket, is sent up to 64 datagrams built
+/// from the input (raw bytes, or packets with fuzzed fields, some naming the node's own
+/// connections as learnt from its first packets). Every datagram must be counted, the node must
+/// stay within its limits and keep serving, and its loop must never die.
+pub fn udp_node(data: &[u8]) {
+    use std::net::UdpSocket;
+    use std::time::{Duration, Instant};
+    let cfg = udp::NodeConfig {
+        max_connections: 8,
+        max_message_bytes: 1 << 20,
+        max_receive_memory_bytes: 2 << 20,
+        receiver_idle_timeout: Duration::from_millis(200),
+        job_idle_end: Duration::from_millis(200),
+        ..udp::NodeConfig::default()
+    };
+    let node = udp::Node::bind("127.0.0.1:0".parse().expect("an address"), cfg).expect("a loopback node binds");
+    let sock = UdpSocket::bind("127.0.0.1:0").expect("a loopback socket binds");
+    let me = sock.local_addr().expect("bound");
+    // The node's own connections towards us, so that fuzzed ACKs can name them.
+    let tx = node.send_values(me, vec![0u8; 4000], 4, 0.5, Duration::from_secs(5)).expect("a valid send");
+    let job = node.send_job(me, &[0.5], vec![(0, vec![1u8; 3000]); 4], Duration::from_secs(5)).expect("a valid job");
+    sock.set_read_timeout(Some(Duration::from_millis(200))).expect("a timeout");
+    let (mut mlt_conn, mut atp_conn) = (0, 0);
+    let mut buf = [0u8; 2048];
+    for _ in 0..8 {
+        let Ok(n) = sock.recv(&mut buf) else { break };
+        match udp::datagram::parse(&buf[..n]) {
+            Ok((proto::Segment::Mlt(h), _)) => mlt_conn = h.conn,
+            Ok((proto::Segment::Atp(h), _)) => atp_conn = h.conn,
+            _ => {}
+        }
+    }
+    let before = node.stats().num_received;
+    let mut r = Reader(data);
+    let mut sent = 0u64;
+    while !r.0.is_empty() && sent < 64 {
+        let d = fuzz_datagram(&mut r, mlt_conn, atp_conn);
+        if sock.send_to(&d, node.local_addr()).is_ok() {
+            sent += 1;
+        }
+    }
+    // Every datagram is counted (received, then parsed or counted as malformed or unknown).
+    let until = Instant::now() + Duration::from_secs(10);
+    while node.stats().num_received < before + sent {
+        assert!(Instant::now() < until, "the node stopped reading: {:?} after {sent} datagrams", node.stats());
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    // What was delivered is within the limits the node was given.
+    let (mut delivered, mut messages) = (0, 0);
+    while let Some(d) = node.recv(Duration::ZERO) {
+        assert!(d.data.len() as u64 <= 1 << 20);
+        assert!(d.received_values <= d.total_values);
+        delivered += 1;
+    }
+    while let Some(e) = node.recv_job(Duration::ZERO) {
+        if let udp::JobEvent::Message { data, .. } = e {
+            assert!(data.len() as u64 <= 1 << 20);
+            messages += 1;
+        }
+    }
+    drop((tx, job));
+    if std::env::var_os("UDP_NODE_DEBUG").is_some() {
+        eprintln!("udp_node: {sent} datagrams, {delivered} delivered, {messages} job messages, {:?}", node.stats());
+    }
+    if let Err(e) = node.close() {
+        panic!("{e}");
     }
 }
 

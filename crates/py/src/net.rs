@@ -28,7 +28,9 @@ fn node_error(e: udp::NodeError) -> PyErr {
     match e {
         udp::NodeError::Invalid { .. } => PyValueError::new_err(e.to_string()),
         udp::NodeError::DeadlineExceeded(_) => PyTimeoutError::new_err(e.to_string()),
-        udp::NodeError::Io(_) | udp::NodeError::Closed => TransportError::new_err(e.to_string()),
+        udp::NodeError::Io(_) | udp::NodeError::Closed | udp::NodeError::LoopFailed(_) => {
+            TransportError::new_err(e.to_string())
+        }
     }
 }
 

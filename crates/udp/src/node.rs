@@ -144,6 +144,9 @@ pub enum NodeError {
     /// The node shut down before the transfer ended.
     #[error("the node is closed")]
     Closed,
+    /// The node's loop died (a bug: nothing a peer sends should do this), with its message.
+    #[error("the node's loop failed: {0}")]
+    LoopFailed(String),
 }
 
 fn invalid(key: &'static str, value: impl std::fmt::Display, message: impl Into<String>) -> NodeError {
@@ -525,6 +528,27 @@ impl Node {
     /// Counters (published by the loop every turn).
     pub fn stats(&self) -> NodeStats {
         *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Node {
+    /// Stop the node (transfers still running end with [`NodeError::Closed`]) and return its
+    /// final counters, or [`NodeError::LoopFailed`] if its loop had died (dropping a node
+    /// stops it the same way, silently).
+    pub fn close(mut self) -> Result<NodeStats, NodeError> {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.waker.wake();
+        if let Some(t) = self.thread.take() {
+            if let Err(p) = t.join() {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".into());
+                return Err(NodeError::LoopFailed(msg));
+            }
+        }
+        Ok(self.stats())
     }
 }
 

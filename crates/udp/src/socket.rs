@@ -226,6 +226,10 @@ impl Socket {
         };
         for (i, m) in self.meta.iter().take(n).enumerate() {
             let stride = m.stride.max(1);
+            if m.len == 0 {
+                // An empty datagram is a datagram too (counted, then refused as malformed).
+                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), buf: i, start: 0, end: 0 });
+            }
             let mut start = 0;
             while start < m.len {
                 let end = (start + stride).min(m.len);
@@ -348,6 +352,12 @@ mod tests {
         assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
         let got = b.recv().unwrap().to_vec();
         assert_eq!(got.len(), 1);
+        // An empty datagram is received as one, of no bytes.
+        assert!(a.send(to, b"", 0).unwrap());
+        assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
+        let empty = b.recv().unwrap().to_vec();
+        assert_eq!(empty.len(), 1);
+        assert_eq!(b.datagram(&empty[0]), b"");
         assert_eq!(b.datagram(&got[0]), b"hello");
         assert_eq!(got[0].peer, a.local_addr().unwrap());
         if a.capabilities().has_tos {
