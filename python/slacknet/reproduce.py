@@ -216,10 +216,12 @@ def reproduce(
         if fid not in desc.figure:
             known = ", ".join(f"{i} ({f.title})" for i, f in desc.figure.items())
             raise ReproduceError("--only", fid, f"no such figure id in {paper.path}; its figures are {known}")
-    base_file = desc.base.full if full else desc.base.reduced
-    if base_file is None:
+    base_file = None if desc.base is None else desc.base.full if full else desc.base.reduced
+    wanted = [desc.figure[fid] for fid in ids if not only or fid in only]
+    if base_file is None and any(f.sweep is not None and f.base is None for f in wanted):
         raise ReproduceError("--full", None, f"{paper.name} has no full-scale base scenario: add `full = \"<file>\"` "
                              f"under [base] in {paper.path}, or run without --full")
+    base_seeds = list(desc.base.seeds) if desc.base is not None else []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = Report(paper=paper, out_dir=out, full=full)
@@ -229,11 +231,11 @@ def reproduce(
             continue
         fig = desc.figure[fid]
         if fig.source is not None:
-            table = NATIVE_SOURCES[fig.source].load()
+            table = NATIVE_SOURCES[fig.source].load(full)
         elif fig.timeline is not None:
             scenario = with_set(Scenario.from_toml(paper.folder / fig.timeline), fig.set)
             parts, tables = [], []
-            for seed in list(seeds or desc.base.seeds or [scenario.seed]):
+            for seed in list(seeds or base_seeds or [scenario.seed]):
                 series = _follow(fid, fig, scenario, seed)
                 tables.append(_phases(fig, series, seed))
                 parts.append(series.assign(seed=seed))
@@ -246,9 +248,10 @@ def reproduce(
                 fig_base = Scenario.from_toml(paper.folder / own)
             else:
                 if base is None:
+                    assert base_file is not None  # checked above
                     base = Scenario.from_toml(paper.folder / base_file)
                 fig_base = base
-            run_seeds = list(seeds or desc.base.seeds or [fig_base.seed])
+            run_seeds = list(seeds or base_seeds or [fig_base.seed])
             sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(fig_base, fig.set), seeds=run_seeds)
             table = run_sweep(sweep, out / fid, jobs=jobs)
             failed = table[table["status"] == "failed"]

@@ -123,7 +123,8 @@ class NativeSource:
     """The table's columns, in order (a figure using the source lists them as ``columns``)."""
     categories: Mapping[str, tuple[str, ...]]
     """The categorical columns (possible series) and their values; the others are numbers."""
-    load: Callable[[], pd.DataFrame]
+    load: Callable[[bool], pd.DataFrame]
+    """The table; its argument is whether the paper's full scale was asked for (``--full``)."""
 
 
 #: The ``admission`` values of :func:`_credence_figure14`: Credence, then DT under the Credence
@@ -152,7 +153,7 @@ NATIVE_SOURCES: dict[str, NativeSource] = {
         "under the Credence artifact's rule q+size<=alpha*free and the classic q<alpha*free",
         columns=("seed", "flip_probability", "admission", "lqd_over_alg"),
         categories={"admission": FIGURE14_ADMISSIONS},
-        load=_credence_figure14,
+        load=lambda full: _credence_figure14(),
     ),
 }
 
@@ -530,7 +531,9 @@ class Description(_Model):
     what: ClassVar[str] = "the top level"
     paper: str
     """The paper's name, used in plot titles: ``"Credence (NSDI'24)"``."""
-    base: BaseSpec
+    base: BaseSpec | None = None
+    """Needed by sweep figures without a base of their own; a paper made of native sources
+    only has none."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Display names of columns (axis labels, panel titles); a column's own name otherwise."""
     figure: dict[str, FigureSpec] = Field(min_length=1)
@@ -721,9 +724,14 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
         raise ReproduceError(key, None if value is None else _show(value), message, path)
 
     for which in ("reduced", "full"):
-        name = getattr(desc.base, which)
+        name = getattr(desc.base, which) if desc.base is not None else None
         if name is not None and not (folder / name).is_file():
             fail(f"base.{which}", name, f"no such scenario file {folder / name}: name a scenario TOML of {folder}")
+    if desc.base is None:
+        for fid, fig in desc.figure.items():
+            if fig.sweep is not None and fig.base is None:
+                fail("base", None, f"figure {fid} is a sweep without a base of its own: add `[base]` with "
+                     "`reduced = \"<scenario>.toml\"`, or give the figure `[figure.<id>.base]`")
 
     sweeps: dict[str, Sweep] = {}
     tables: dict[str, _Columns] = {}
@@ -766,7 +774,7 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
             if fig.set:
                 # All keys at once: they are applied together, and may only be valid together.
                 try:
-                    base = fig.base.reduced if fig.base is not None else desc.base.reduced
+                    base = fig.base.reduced if fig.base is not None else desc.base.reduced  # type: ignore[union-attr]
                     with_set(Scenario.from_toml(folder / base), fig.set)
                 except SpecError as e:
                     fail(f"{k}.set", fig.set, f"does not apply to the base: {e}")
