@@ -1,13 +1,16 @@
 //! Runs every scheduler over a coflow trace and prints wall time, average and p95 CCT; in the
 //! coflowsim-compatible mode, also how many coflows match the reference outputs exactly.
 //!
-//! `cargo run --release -p slacknet-coflow --example coflow_bench -- <trace> [reference dir]`
-//! (the reference dir defaults to `coflowsim_b61f209_results` next to the trace).
+//! `cargo run --release -p slacknet-coflow --example coflow_bench -- <trace> [reference dir]
+//! [names...]`: the reference dir defaults to `coflowsim_b61f209_results` next to the trace
+//! (`-` for that default); names (e.g. `sebf fetch:5 FAIR DARK`) pick schedulers: lower-case
+//! ones the idealised model's, upper-case ones coflowsim's (all of both by default).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use coflow::coflowsim;
+use coflow::inter::{self, Scheduler};
 use coflow::trace::Trace;
 
 fn main() {
@@ -22,11 +25,35 @@ fn main() {
     });
     let refs = args
         .get(2)
+        .filter(|a| a.as_str() != "-")
         .map(PathBuf::from)
         .unwrap_or_else(|| path.parent().unwrap_or(&PathBuf::from(".")).join("coflowsim_b61f209_results"));
-    let only: Vec<String> = args.iter().skip(3).map(|s| s.to_uppercase()).collect();
+    let only: Vec<String> = args.iter().skip(3).cloned().collect();
     println!("trace: {} coflows, {} flows, {} ports", trace.coflows.len(), trace.num_flows(), trace.num_ports);
-    println!("coflowsim-compatible mode:");
+    println!("idealised event-driven model (CCT in s):");
+    let opts = inter::Options::default();
+    let mut fair_avg = None;
+    let mut scheds: Vec<Scheduler> = Scheduler::ALL.to_vec();
+    scheds.extend(only.iter().filter_map(|n| Scheduler::from_name(n)).filter(|s| !scheds.contains(s)).collect::<Vec<_>>());
+    for s in scheds {
+        if !only.is_empty() && !only.iter().any(|n| *n == s.name()) {
+            continue;
+        }
+        let t0 = Instant::now();
+        let out = inter::run(&trace, s, &opts);
+        let wall = t0.elapsed().as_secs_f64();
+        let sum = out.summary();
+        if s == Scheduler::Fair {
+            fair_avg = Some(sum.avg_cct_s);
+        }
+        let foi = fair_avg.map(|f| format!("{:.2}x over fair", f / sum.avg_cct_s)).unwrap_or_default();
+        let bins: Vec<String> = sum.per_bin.iter().map(|(b, n, a)| format!("{b:?}({n}) {a:.2}")).collect();
+        println!(
+            "  {:<10} {:>7.3} s  {:>8} events  avg {:>8.3}  p95 {:>8.3}  slowdown {:>6.2}  {}  [{}]",
+            s.name(), wall, out.num_events, sum.avg_cct_s, sum.p95_cct_s, sum.avg_slowdown, foi, bins.join(", ")
+        );
+    }
+    println!("coflowsim-compatible mode (CCT in coflowsim seconds of 1024 ms):");
     for algo in coflowsim::Algo::ALL {
         if !only.is_empty() && !only.iter().any(|n| n == algo.name()) {
             continue;

@@ -151,7 +151,7 @@ pub struct Record {
     pub id: u64,
     /// Simulated start: the admission epoch (ms).
     pub start_ms: f64,
-    /// Simulated finish (ms), `-1` if unfinished.
+    /// Simulated finish (ms), `-1` if unfinished (some reducer still running).
     pub finish_ms: f64,
     /// Mapper racks.
     pub num_mappers: u32,
@@ -466,11 +466,13 @@ impl Sim {
         self.jobs
             .iter()
             .map(|j| {
-                let done = j.start >= 0.0 && j.finish >= 0.0;
+                // A coflow cut short by `end_ms` with some reducers done is unfinished too
+                // (coflowsim, which never cuts a run short, would print the partial finish).
+                let done = j.start >= 0.0 && j.finish >= 0.0 && j.num_active_tasks == 0;
                 Record {
                     id: j.id,
                     start_ms: j.start,
-                    finish_ms: j.finish,
+                    finish_ms: if done { j.finish } else { -1.0 },
                     num_mappers: j.mappers.len() as u32,
                     num_reducers: j.reducers.len() as u32,
                     total_bytes: j.total_bytes,
