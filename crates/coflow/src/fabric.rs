@@ -1,1 +1,255 @@
-//! (issue 14: to be written)
+//! The non-blocking fabric: the datacenter as one big switch with per-port capacities.
+//!
+//! This is the network model Varys (SIGCOMM'14 §2.2), Aalo (SIGCOMM'15 §2) and Sincronia
+//! (SIGCOMM'18 §2) share: every machine (here, rack) is a port with an egress (sending) and an
+//! ingress (receiving) capacity, and the core never congests. A flow from `s` to `d` at rate
+//! `r` uses `r` of `s`'s egress and `r` of `d`'s ingress; an allocation is feasible when no port
+//! carries more than its capacity. [`crate::inter`] computes allocations with the helpers here.
+//!
+//! Units: bytes and seconds as `f64`. The model is a fluid one: completion times are real
+//! numbers (`remaining / rate`), not multiples of a tick, so the integer picoseconds of
+//! `units` would only add rounding. INVARIANT: every capacity is finite and positive.
+
+/// Port capacities of a non-blocking fabric, in bytes per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fabric {
+    /// Sending capacity of each port.
+    pub egress: Vec<f64>,
+    /// Receiving capacity of each port.
+    pub ingress: Vec<f64>,
+}
+
+/// coflowsim's port speed: 1 MiB per 8 ms (`2^30` bits per 1.024 s, in real seconds here).
+pub const DEFAULT_PORT_BYTES_PER_SEC: f64 = 1_048_576.0 / 0.008;
+
+impl Fabric {
+    /// `num_ports` ports, each with `bytes_per_sec` both ways.
+    pub fn uniform(num_ports: usize, bytes_per_sec: f64) -> Fabric {
+        assert!(bytes_per_sec.is_finite() && bytes_per_sec > 0.0, "port rate must be positive");
+        Fabric { egress: vec![bytes_per_sec; num_ports], ingress: vec![bytes_per_sec; num_ports] }
+    }
+
+    /// Number of ports.
+    pub fn num_ports(&self) -> usize {
+        self.egress.len()
+    }
+
+    /// The time `flows` (src, dst, bytes) take alone on the fabric: the most loaded port's
+    /// bytes over its capacity (Varys §5.1, the effective bottleneck Gamma). No schedule can
+    /// finish them sooner, and MADD meets it exactly.
+    pub fn bottleneck_time(&self, flows: impl IntoIterator<Item = (u32, u32, f64)>) -> f64 {
+        let n = self.num_ports();
+        let (mut out, mut inn) = (vec![0.0; n], vec![0.0; n]);
+        for (s, d, b) in flows {
+            out[s as usize] += b;
+            inn[d as usize] += b;
+        }
+        let e = out.iter().zip(&self.egress).map(|(b, c)| b / c);
+        let i = inn.iter().zip(&self.ingress).map(|(b, c)| b / c);
+        e.chain(i).fold(0.0, f64::max)
+    }
+}
+
+/// What is left of the fabric's capacity while an allocation is being built.
+#[derive(Clone, Debug)]
+pub struct Residual {
+    /// Free egress per port (bytes/s).
+    pub egress: Vec<f64>,
+    /// Free ingress per port (bytes/s).
+    pub ingress: Vec<f64>,
+    /// Capacity below this counts as none (absorbs rounding in the subtractions).
+    pub eps: f64,
+    /// Ports whose free egress is above `eps`.
+    num_open_egress: usize,
+    /// Ports whose free ingress is above `eps`.
+    num_open_ingress: usize,
+}
+
+impl Residual {
+    /// The whole fabric free.
+    pub fn new(fabric: &Fabric) -> Residual {
+        let max = fabric.egress.iter().chain(&fabric.ingress).fold(0.0f64, |a, &b| a.max(b));
+        let n = fabric.num_ports();
+        Residual {
+            egress: fabric.egress.clone(),
+            ingress: fabric.ingress.clone(),
+            eps: max * 1e-12,
+            num_open_egress: n,
+            num_open_ingress: n,
+        }
+    }
+
+    /// Frees everything again (reuses the buffers).
+    pub fn reset(&mut self, fabric: &Fabric) {
+        self.egress.copy_from_slice(&fabric.egress);
+        self.ingress.copy_from_slice(&fabric.ingress);
+        self.num_open_egress = self.egress.len();
+        self.num_open_ingress = self.ingress.len();
+    }
+
+    /// The most a flow from `s` to `d` can get now.
+    pub fn headroom(&self, s: u32, d: u32) -> f64 {
+        let h = self.egress[s as usize].min(self.ingress[d as usize]);
+        if h <= self.eps {
+            0.0
+        } else {
+            h
+        }
+    }
+
+    /// Uses `rate` on `s`'s egress and `d`'s ingress.
+    pub fn take(&mut self, s: u32, d: u32, rate: f64) {
+        let (e, i) = (&mut self.egress[s as usize], &mut self.ingress[d as usize]);
+        let (was_e, was_i) = (*e > self.eps, *i > self.eps);
+        *e -= rate;
+        *i -= rate;
+        if was_e && *e <= self.eps {
+            self.num_open_egress -= 1;
+        }
+        if was_i && *i <= self.eps {
+            self.num_open_ingress -= 1;
+        }
+    }
+
+    /// Whether every egress or every ingress port is full (nothing more can be allocated).
+    /// O(1): `take` keeps count of the open ports.
+    pub fn is_saturated(&self) -> bool {
+        self.num_open_egress == 0 || self.num_open_ingress == 0
+    }
+}
+
+/// Scratch space for [`MaxMin::fill`], kept between calls so an event allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct MaxMin {
+    count: Vec<u32>,
+    head: Vec<u32>,
+    next: Vec<u32>,
+    heap: std::collections::BinaryHeap<Level>,
+    touched: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Level(f64, u32);
+
+impl Eq for Level {}
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Level {
+    // Min-heap on the level, ties by port id, so the result does not depend on heap order.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+impl MaxMin {
+    /// Max-min fair rates for `flows` (indices into `src`/`dst`) on what `res` has left, by
+    /// progressive filling (Bertsekas & Gallager, Data Networks §6.5.2): raise all rates
+    /// together; when a port fills, freeze its flows. Writes `rate[f]` and takes the capacity
+    /// from `res`. Ports are numbered `0..n` for egress and `n..2n` for ingress.
+    ///
+    /// CORRECTNESS: when a port with the lowest level `L` freezes, every other port's level
+    /// `(free - L) / (count - 1)` can only rise, so a lazy min-heap (stale entries skipped)
+    /// finds the next one. O((F + P) log P).
+    pub fn fill(&mut self, flows: &[u32], src: &[u32], dst: &[u32], res: &mut Residual, rate: &mut [f64]) {
+        let n = res.egress.len();
+        self.count.resize(2 * n, 0);
+        self.head.resize(2 * n, NIL);
+        self.next.resize(2 * flows.len(), NIL);
+        self.touched.clear();
+        self.heap.clear();
+        // Two intrusive lists: entry 2k links flow k in its egress list, 2k+1 in its ingress one.
+        for (k, &f) in flows.iter().enumerate() {
+            let ports = [src[f as usize] as usize, n + dst[f as usize] as usize];
+            for (side, &p) in ports.iter().enumerate() {
+                if self.count[p] == 0 {
+                    self.touched.push(p as u32);
+                    self.head[p] = NIL;
+                }
+                self.count[p] += 1;
+                self.next[2 * k + side] = self.head[p];
+                self.head[p] = (2 * k + side) as u32;
+            }
+            rate[f as usize] = f64::NAN;
+        }
+        let free = |res: &Residual, p: usize| if p < n { res.egress[p] } else { res.ingress[p - n] };
+        for &p in &self.touched {
+            let p = p as usize;
+            self.heap.push(Level(free(res, p).max(0.0) / self.count[p] as f64, p as u32));
+        }
+        while let Some(Level(level, p)) = self.heap.pop() {
+            let p = p as usize;
+            if self.count[p] == 0 {
+                continue;
+            }
+            let current = free(res, p).max(0.0) / self.count[p] as f64;
+            if current != level {
+                continue; // stale
+            }
+            let level = if level <= res.eps { 0.0 } else { level };
+            let mut e = self.head[p];
+            while e != NIL {
+                let k = (e / 2) as usize;
+                let f = flows[k] as usize;
+                if rate[f].is_nan() {
+                    rate[f] = level;
+                    let (s, d) = (src[f], dst[f]);
+                    res.take(s, d, level);
+                    let other = if e & 1 == 0 { n + d as usize } else { s as usize };
+                    self.count[other] -= 1;
+                    if self.count[other] > 0 {
+                        self.heap.push(Level(free(res, other).max(0.0) / self.count[other] as f64, other as u32));
+                    }
+                }
+                e = self.next[e as usize];
+            }
+            self.count[p] = 0;
+        }
+        for &p in &self.touched {
+            self.count[p as usize] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bottleneck_is_most_loaded_port() {
+        let f = Fabric::uniform(3, 10.0);
+        // Port 2 receives 30 bytes: 3 s.
+        assert_eq!(f.bottleneck_time([(0, 2, 10.0), (1, 2, 20.0)]), 3.0);
+    }
+
+    #[test]
+    fn maxmin_two_flows_share_a_port_and_a_third_gets_the_rest() {
+        let fab = Fabric::uniform(3, 12.0);
+        let mut res = Residual::new(&fab);
+        // Flows 0 and 1 into port 2; flow 2 from port 0 to port 1.
+        let (src, dst) = ([0, 1, 0], [2, 2, 1]);
+        let mut rate = [0.0; 3];
+        MaxMin::default().fill(&[0, 1, 2], &src, &dst, &mut res, &mut rate);
+        assert_eq!(rate, [6.0, 6.0, 6.0]);
+        let mut res = Residual::new(&fab);
+        MaxMin::default().fill(&[0, 1], &src, &dst, &mut res, &mut rate);
+        assert_eq!(&rate[..2], &[6.0, 6.0]);
+        assert_eq!(res.egress, vec![6.0, 6.0, 12.0]);
+    }
+
+    #[test]
+    fn maxmin_redistributes_what_a_bottlenecked_flow_cannot_use() {
+        let fab = Fabric::uniform(4, 12.0);
+        let mut res = Residual::new(&fab);
+        // Three flows out of port 0 (4 each), one of them also shares ingress 3 with a flow
+        // from port 1, which then gets 12 - 4 = 8.
+        let (src, dst) = ([0, 0, 0, 1], [1, 2, 3, 3]);
+        let mut rate = [0.0; 4];
+        MaxMin::default().fill(&[0, 1, 2, 3], &src, &dst, &mut res, &mut rate);
+        assert_eq!(rate, [4.0, 4.0, 4.0, 8.0]);
+    }
+}

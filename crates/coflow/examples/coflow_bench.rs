@@ -1,0 +1,87 @@
+//! Runs every scheduler over a coflow trace and prints wall time, average and p95 CCT; in the
+//! coflowsim-compatible mode, also how many coflows match the reference outputs exactly.
+//!
+//! `cargo run --release -p slacknet-coflow --example coflow_bench -- <trace> [reference dir]
+//! [names...]`: the reference dir defaults to `coflowsim_b61f209_results` next to the trace
+//! (`-` for that default); names (e.g. `sebf fetch:5 FAIR DARK`) pick schedulers: lower-case
+//! ones the idealised model's, upper-case ones coflowsim's (all of both by default).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use coflow::coflowsim;
+use coflow::inter::{self, Scheduler};
+use coflow::trace::Trace;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1).map(PathBuf::from) else {
+        eprintln!("usage: coflow_bench <trace> [reference dir] [compat names...]");
+        std::process::exit(2);
+    };
+    let trace = Trace::from_path(&path).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1);
+    });
+    let refs = args
+        .get(2)
+        .filter(|a| a.as_str() != "-")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| path.parent().unwrap_or(&PathBuf::from(".")).join("coflowsim_b61f209_results"));
+    let only: Vec<String> = args.iter().skip(3).cloned().collect();
+    println!("trace: {} coflows, {} flows, {} ports", trace.coflows.len(), trace.num_flows(), trace.num_ports);
+    println!("idealised event-driven model (CCT in s):");
+    let opts = inter::Options::default();
+    let mut fair_avg = None;
+    let mut scheds: Vec<Scheduler> = Scheduler::ALL.to_vec();
+    scheds.extend(only.iter().filter_map(|n| Scheduler::from_name(n)).filter(|s| !scheds.contains(s)).collect::<Vec<_>>());
+    for s in scheds {
+        if !only.is_empty() && !only.iter().any(|n| *n == s.name()) {
+            continue;
+        }
+        let t0 = Instant::now();
+        let out = inter::run(&trace, s, &opts);
+        let wall = t0.elapsed().as_secs_f64();
+        let sum = out.summary();
+        if s == Scheduler::Fair {
+            fair_avg = Some(sum.avg_cct_s);
+        }
+        let foi = fair_avg.map(|f| format!("{:.2}x over fair", f / sum.avg_cct_s)).unwrap_or_default();
+        let bins: Vec<String> = sum.per_bin.iter().map(|(b, n, a)| format!("{b:?}({n}) {a:.2}")).collect();
+        println!(
+            "  {:<10} {:>7.3} s  {:>8} events  avg {:>8.3}  p95 {:>8.3}  slowdown {:>6.2}  {}  [{}]",
+            s.name(), wall, out.num_events, sum.avg_cct_s, sum.p95_cct_s, sum.avg_slowdown, foi, bins.join(", ")
+        );
+    }
+    println!("coflowsim-compatible mode (CCT in coflowsim seconds of 1024 ms):");
+    for algo in coflowsim::Algo::ALL {
+        if !only.is_empty() && !only.iter().any(|n| n == algo.name()) {
+            continue;
+        }
+        let t0 = Instant::now();
+        let recs = coflowsim::run(&trace, algo);
+        let wall = t0.elapsed().as_secs_f64();
+        let mut d: Vec<f64> = recs.iter().map(|r| r.duration_ms / 1024.0).collect();
+        let (avg, p95) = avg_p95(&mut d);
+        let matched = match std::fs::read_to_string(refs.join(format!("{}.out", algo.name()))) {
+            Ok(text) => {
+                let reference = coflowsim::parse_reference(&text).expect("reference file");
+                let c = coflowsim::compare(&recs, &reference, false);
+                format!("{}/{} exact, max rel diff of CCT {:.2e}", c.num_exact, reference.len(), c.max_rel_diff)
+            }
+            Err(_) => "no reference".to_string(),
+        };
+        println!("  {:<6} {:>8.3} s   avg CCT {:>9.3} s  p95 {:>9.3} s   {}", algo.name(), wall, avg, p95, matched);
+    }
+}
+
+/// Mean and 95th percentile (nearest rank) of `v`, which it sorts.
+fn avg_p95(v: &mut [f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let avg = v.iter().sum::<f64>() / v.len() as f64;
+    let rank = ((0.95 * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    (avg, v[rank - 1])
+}
