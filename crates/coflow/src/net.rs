@@ -207,7 +207,7 @@ impl Topology {
         self.rack_up_gbps.len().max(1)
     }
 
-    fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         let n = self.num_hosts();
         check_at_least("number of hosts", n, 1)?;
         for (what, v) in [
