@@ -16,9 +16,10 @@
 //!
 //! Max-min fairness by progressive filling: all unfrozen flows grow together; when a link
 //! saturates (or a flow reaches its optional rate cap), the flows on it freeze. Implemented with
-//! a lazy min-heap of link levels `remaining capacity / unfrozen flows` (levels never decrease
-//! while filling, so a stale entry is recognised by a version counter and skipped), so one
-//! recomputation costs O((links + flows × hops) log links), not O(links²).
+//! a lazy min-heap holding one entry per link, at or below its level `remaining capacity /
+//! unfrozen flows`: levels never decrease while filling, so a popped entry whose level has
+//! since risen is re-pushed at its current level, and one that is current is the true minimum.
+//! A recomputation costs O((links + flows × hops + re-pushes) log links), not O(links²).
 //!
 //! # Time
 //!
@@ -310,7 +311,6 @@ struct Level {
     level: f64,
     /// Link index, or `num_links + flow index` for a cap.
     key: u32,
-    version: u32,
 }
 
 impl PartialEq for Level {
@@ -348,12 +348,9 @@ pub struct Net {
     // Scratch space of the filling, kept to reuse its capacity.
     link_rem: Vec<f64>,
     link_unfrozen: Vec<u32>,
-    link_version: Vec<u32>,
     link_flows: Vec<Vec<u32>>,
     used_links: Vec<u32>,
     is_frozen: Vec<bool>,
-    touched: Vec<u32>,
-    is_touched: Vec<bool>,
     heap: BinaryHeap<Level>,
 }
 
@@ -379,12 +376,9 @@ impl Net {
             is_dirty: false,
             link_rem: vec![0.0; l],
             link_unfrozen: vec![0; l],
-            link_version: vec![0; l],
             link_flows: vec![Vec::new(); l],
             used_links: Vec::new(),
             is_frozen: Vec::new(),
-            touched: Vec::new(),
-            is_touched: vec![false; l],
             heap: BinaryHeap::new(),
         })
     }
@@ -570,11 +564,9 @@ impl Net {
             let li = l as usize;
             self.link_rem[li] = self.link_cap[li];
             self.link_unfrozen[li] = self.link_flows[li].len() as u32;
-            self.link_version[li] = 0;
             self.heap.push(Level {
                 level: self.link_rem[li] / self.link_unfrozen[li] as f64,
                 key: l,
-                version: 0,
             });
         }
         for &f in &self.active {
@@ -583,76 +575,55 @@ impl Net {
                 self.heap.push(Level {
                     level: cap,
                     key: num_links + f,
-                    version: 0,
                 });
             }
         }
-        while let Some(Level {
-            level,
-            key,
-            version,
-        }) = self.heap.pop()
-        {
+        while let Some(Level { level, key }) = self.heap.pop() {
             if key >= num_links {
                 let f = key - num_links;
                 if !self.is_frozen[f as usize] {
                     self.freeze(f, level);
-                    self.push_touched();
                 }
                 continue;
             }
             let li = key as usize;
-            if version != self.link_version[li] || self.link_unfrozen[li] == 0 {
-                continue; // stale: the link's level rose since this entry was pushed
+            if self.link_unfrozen[li] == 0 {
+                continue; // every flow on it froze elsewhere
+            }
+            let current = self.link_rem[li] / self.link_unfrozen[li] as f64;
+            if current > level {
+                // Stale: the level rose since this entry was pushed. Re-push it where it now
+                // belongs. INVARIANT: one entry per link, at or below its current level, so
+                // the popped minimum, once current, is the true minimum.
+                self.heap.push(Level {
+                    level: current,
+                    key,
+                });
+                continue;
             }
             // CORRECTNESS: this is the smallest level left, so the link saturates first and
             // its unfrozen flows get exactly this rate (max-min fairness, progressive filling).
             let flows = std::mem::take(&mut self.link_flows[li]);
             for &f in &flows {
                 if !self.is_frozen[f as usize] {
-                    self.freeze(f, level);
+                    self.freeze(f, current);
                 }
             }
             self.link_flows[li] = flows;
-            self.push_touched();
         }
     }
 
-    /// Pushes the new level of every link whose level changed since the last push.
-    // PERF: one push per touched link per step, not one per frozen flow: on a 100-receiver
-    // BitTorrent run this cut heap pops, then 58% of the run time, by about half.
-    fn push_touched(&mut self) {
-        for &l in &self.touched {
-            let li = l as usize;
-            self.is_touched[li] = false;
-            if self.link_unfrozen[li] > 0 {
-                self.link_version[li] += 1;
-                // INVARIANT: the new level is >= the old (the rates frozen on this link were
-                // <= its old level), so the heap pops in non-decreasing order and the lazy
-                // deletion is sound.
-                self.heap.push(Level {
-                    level: self.link_rem[li] / self.link_unfrozen[li] as f64,
-                    key: l,
-                    version: self.link_version[li],
-                });
-            }
-        }
-        self.touched.clear();
-    }
-
-    /// Fixes a flow's rate and marks its links for [`Net::push_touched`].
+    /// Fixes a flow's rate and takes it off its links.
     fn freeze(&mut self, f: u32, rate: f64) {
         self.is_frozen[f as usize] = true;
         let fl = &mut self.flows[f as usize];
         fl.rate = rate;
         for &l in &fl.links[..fl.num_links as usize] {
             let li = l as usize;
+            // Levels only rise as flows freeze (the rate is <= the link's level), so the
+            // link's heap entry stays a lower bound and is fixed up when popped.
             self.link_rem[li] = (self.link_rem[li] - rate).max(0.0);
             self.link_unfrozen[li] -= 1;
-            if !self.is_touched[li] {
-                self.is_touched[li] = true;
-                self.touched.push(l);
-            }
         }
     }
 }
