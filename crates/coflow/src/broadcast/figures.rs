@@ -170,7 +170,7 @@ fn row(
     })
 }
 
-/// Figure 4.7 [EC2]: completion time vs data size, `num_receivers` receivers, every mechanism.
+/// Figure 4.7 (EC2): completion time vs data size, `num_receivers` receivers, every mechanism.
 pub fn figure_4_7(
     sizes: &[f64],
     num_receivers: usize,
@@ -194,7 +194,7 @@ pub fn figure_4_7(
     Ok(rows)
 }
 
-/// Figure 4.8 [EC2]: per-receiver completion times (CDF), `bytes` to `num_receivers`.
+/// Figure 4.8 (EC2): per-receiver completion times (CDF), `bytes` to `num_receivers`.
 pub fn figure_4_8(bytes: f64, num_receivers: usize, seed: u64) -> Result<Vec<CdfRow>, ParamError> {
     let (topo, placement) = ec2(num_receivers)?;
     let mut rows = Vec::new();
@@ -213,7 +213,7 @@ pub fn figure_4_8(bytes: f64, num_receivers: usize, seed: u64) -> Result<Vec<Cdf
     Ok(rows)
 }
 
-/// Figure 4.9 [EC2]: completion time vs number of receivers for `bytes` (10 MB in the slides).
+/// Figure 4.9 (EC2): completion time vs number of receivers for `bytes` (10 MB in the slides).
 pub fn figure_4_9(
     bytes: f64,
     receiver_counts: &[usize],
@@ -237,7 +237,7 @@ pub fn figure_4_9(
     Ok(rows)
 }
 
-/// Figure 4.10 [EC2]: Cornet's completion time vs its block size.
+/// Figure 4.10 (EC2): Cornet's completion time vs its block size.
 pub fn figure_4_10(
     bytes: f64,
     num_receivers: usize,
@@ -265,7 +265,7 @@ pub fn figure_4_10(
         .collect()
 }
 
-/// Figure 4.11 [DETERlab]: Cornet, CornetTopology and CornetClustering to 30 receivers in 3
+/// Figure 4.11 (DETERlab): Cornet, CornetTopology and CornetClustering to 30 receivers in 3
 /// racks, for each data size and rack link capacity, averaged over `num_seeds` runs (10 in
 /// the slides).
 pub fn figure_4_11(
