@@ -275,3 +275,27 @@ fn published_shapes_hold_on_a_small_configuration() {
         assert!(c.holds, "{c:?}");
     }
 }
+
+#[test]
+fn a_slow_sender_throttles_the_chain_below_it_but_not_cornet() {
+    // 10 receivers; 3 of them send at 0.2 Gbit/s. Receivers downstream of a slow node in the
+    // chain get at most 0.2 Gbit/s; Cornet routes around slow senders.
+    let (topo, pl) = figures::ec2_with_slow_senders(10, 0.3, 0.2, 5).unwrap();
+    let slow = pl
+        .receivers
+        .iter()
+        .filter(|&&h| topo.host_up_gbps[h] < 1.0)
+        .count();
+    assert_eq!(slow, 3);
+    let c = cfg(40e6, 3);
+    let chain = run_broadcast(&topo, &pl, Mechanism::Chain, &c).unwrap();
+    let cornet = run_broadcast(&topo, &pl, Mechanism::Cornet, &c).unwrap();
+    assert!(chain.completion_s >= 40e6 / 25e6, "{}", chain.completion_s);
+    assert!(
+        cornet.completion_s < chain.completion_s,
+        "{} vs {}",
+        cornet.completion_s,
+        chain.completion_s
+    );
+    assert!(figures::ec2_with_slow_senders(10, 1.5, 0.2, 5).is_err());
+}

@@ -21,7 +21,7 @@
 //! runs to about 10^5 transfers.
 
 use super::{lower_bound_s, run_broadcast, BroadcastConfig, Mechanism, Placement, KB, MB};
-use crate::net::{check_at_least, ParamError, Topology};
+use crate::net::{check_at_least, check_positive, ParamError, Pcg32, Topology};
 
 /// The mechanisms of Figures 4.7-4.9, in the figures' order.
 pub const FIGURE_MECHANISMS: [Mechanism; 6] = [
@@ -47,6 +47,35 @@ pub fn ec2(num_receivers: usize) -> Result<(Topology, Placement), ParamError> {
         Topology::flat(num_receivers + 1, 1.0)?,
         Placement::first_hosts(num_receivers),
     ))
+}
+
+/// The EC2 model with stragglers: as [`ec2`], but `round(slow_fraction * num_receivers)`
+/// receivers, picked with `seed`, send at only `slow_gbps` (their down links stay at 1 Gbit/s,
+/// so the lower bound is unchanged). The slides blame stragglers for the chain's and tree's
+/// segmented CDFs in Figure 4.8; EC2 instances of the time varied widely in throughput, and
+/// a node that sends slowly is what hurts a structured overlay, where every interior node
+/// must forward everything. A sensitivity variant: the slides do not quantify the stragglers.
+pub fn ec2_with_slow_senders(
+    num_receivers: usize,
+    slow_fraction: f64,
+    slow_gbps: f64,
+    seed: u64,
+) -> Result<(Topology, Placement), ParamError> {
+    check_positive("slow senders' capacity (Gbit/s)", slow_gbps)?;
+    if !(0.0..=1.0).contains(&slow_fraction) {
+        return Err(ParamError::NotPositive {
+            what: "fraction of slow senders (0..=1)",
+            value: slow_fraction,
+        });
+    }
+    let (mut topo, placement) = ec2(num_receivers)?;
+    let mut hosts = placement.receivers.clone();
+    Pcg32::new(seed).shuffle(&mut hosts);
+    let num_slow = (slow_fraction * num_receivers as f64).round() as usize;
+    for &h in &hosts[..num_slow] {
+        topo.host_up_gbps[h] = slow_gbps;
+    }
+    Ok((topo, placement))
 }
 
 /// The DETERlab model: 3 racks of 11 hosts at 1 Gbit/s, rack links at `cross_rack_gbps`,
@@ -197,9 +226,30 @@ pub fn figure_4_7(
 /// Figure 4.8 (EC2): per-receiver completion times (CDF), `bytes` to `num_receivers`.
 pub fn figure_4_8(bytes: f64, num_receivers: usize, seed: u64) -> Result<Vec<CdfRow>, ParamError> {
     let (topo, placement) = ec2(num_receivers)?;
+    cdf_rows(&topo, &placement, bytes, seed)
+}
+
+/// Figure 4.8 on [`ec2_with_slow_senders`]: the same CDF with stragglers.
+pub fn figure_4_8_slow_senders(
+    bytes: f64,
+    num_receivers: usize,
+    slow_fraction: f64,
+    slow_gbps: f64,
+    seed: u64,
+) -> Result<Vec<CdfRow>, ParamError> {
+    let (topo, placement) = ec2_with_slow_senders(num_receivers, slow_fraction, slow_gbps, seed)?;
+    cdf_rows(&topo, &placement, bytes, seed)
+}
+
+fn cdf_rows(
+    topo: &Topology,
+    placement: &Placement,
+    bytes: f64,
+    seed: u64,
+) -> Result<Vec<CdfRow>, ParamError> {
     let mut rows = Vec::new();
     for m in FIGURE_MECHANISMS {
-        let r = run_broadcast(&topo, &placement, m, &figure_config(bytes, seed))?;
+        let r = run_broadcast(topo, placement, m, &figure_config(bytes, seed))?;
         let mut t = r.receiver_finish_s;
         t.sort_by(f64::total_cmp);
         let n = t.len();
