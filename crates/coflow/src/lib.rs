@@ -12,4 +12,5 @@ pub mod coflowsim;
 pub mod fabric;
 pub mod inter;
 pub mod net;
+pub mod shuffle;
 pub mod trace;
