@@ -124,6 +124,36 @@ impl Mechanism {
     }
 }
 
+/// A mechanism name that [`Mechanism`]'s `FromStr` does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown broadcast mechanism {0:?} (expected HDFS-<R>, Chain, Tree-<d>, BitTorrent, Cornet, CornetTopology or CornetClustering)")]
+pub struct UnknownMechanism(pub String);
+
+impl std::str::FromStr for Mechanism {
+    type Err = UnknownMechanism;
+
+    /// Parses [`Mechanism::name`]'s output back (case-insensitive), e.g. for a Python binding.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let lower = s.to_ascii_lowercase();
+        let err = || UnknownMechanism(s.to_string());
+        let number = |rest: &str| rest.parse::<usize>().map_err(|_| err());
+        Ok(match lower.as_str() {
+            "chain" => Mechanism::Chain,
+            "bittorrent" => Mechanism::BitTorrent,
+            "cornet" => Mechanism::Cornet,
+            "cornettopology" => Mechanism::CornetTopology,
+            "cornetclustering" => Mechanism::CornetClustering,
+            _ => match lower.split_once('-') {
+                Some(("hdfs", r)) => Mechanism::Hdfs {
+                    replicas: number(r)?,
+                },
+                Some(("tree", d)) => Mechanism::Tree { degree: number(d)? },
+                _ => return Err(err()),
+            },
+        })
+    }
+}
+
 /// Parameters of a broadcast. [`Default`] holds the documented defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BroadcastConfig {
