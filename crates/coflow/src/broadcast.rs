@@ -960,8 +960,15 @@ impl<'a> Bcast<'a> {
         }
         let start = self.rng.below(nodes);
         // PERF: look at a bounded number of candidates (a fill runs after every landed
-        // block; scanning all peers' bitsets each time cost O(N * blocks) per block).
-        for k in 0..nodes.min(BT_FILL_CANDIDATES) {
+        // block; scanning all peers' bitsets each time cost O(N * blocks) per block). A peer
+        // with nothing in flight scans everyone: otherwise late in a run, when few peers
+        // still want anything, it could miss them all and idle until the next rechoke.
+        let limit = if self.conns[p].iter().any(|c| c.is_busy) {
+            BT_FILL_CANDIDATES
+        } else {
+            nodes
+        };
+        for k in 0..nodes.min(limit) {
             if self.bt_unchoked(p) >= self.cfg.unchoke_slots {
                 break;
             }
