@@ -124,6 +124,36 @@ impl Mechanism {
     }
 }
 
+/// A mechanism name that [`Mechanism`]'s `FromStr` does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown broadcast mechanism {0:?} (expected HDFS-<R>, Chain, Tree-<d>, BitTorrent, Cornet, CornetTopology or CornetClustering)")]
+pub struct UnknownMechanism(pub String);
+
+impl std::str::FromStr for Mechanism {
+    type Err = UnknownMechanism;
+
+    /// Parses [`Mechanism::name`]'s output back (case-insensitive), e.g. for a Python binding.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let lower = s.to_ascii_lowercase();
+        let err = || UnknownMechanism(s.to_string());
+        let number = |rest: &str| rest.parse::<usize>().map_err(|_| err());
+        Ok(match lower.as_str() {
+            "chain" => Mechanism::Chain,
+            "bittorrent" => Mechanism::BitTorrent,
+            "cornet" => Mechanism::Cornet,
+            "cornettopology" => Mechanism::CornetTopology,
+            "cornetclustering" => Mechanism::CornetClustering,
+            _ => match lower.split_once('-') {
+                Some(("hdfs", r)) => Mechanism::Hdfs {
+                    replicas: number(r)?,
+                },
+                Some(("tree", d)) => Mechanism::Tree { degree: number(d)? },
+                _ => return Err(err()),
+            },
+        })
+    }
+}
+
 /// Parameters of a broadcast. [`Default`] holds the documented defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BroadcastConfig {
@@ -139,8 +169,8 @@ pub struct BroadcastConfig {
     pub max_fetches: usize,
     /// Cornet: concurrent uploads per node. With 2 fetches and 2 uploads per node, Cornet's
     /// receivers finished within 3% of each other and within 27% of the lower bound on the
-    /// EC2 model (1 GB, 100 receivers); 4/4 and 8/8 were slower, and unlimited uploads let
-    /// every receiver queue on the sender at the start (5x slower).
+    /// EC2 model (1 GB, 100 receivers: 10.1 s); 1/1, 4/4 and 8/8 took 5-9% longer, and
+    /// unlimited uploads let every receiver queue on the sender at the start (53.7 s).
     pub upload_slots: usize,
     /// BitTorrent: unchoke slots per peer (4, BitTorrent's default).
     pub unchoke_slots: usize,
@@ -930,8 +960,15 @@ impl<'a> Bcast<'a> {
         }
         let start = self.rng.below(nodes);
         // PERF: look at a bounded number of candidates (a fill runs after every landed
-        // block; scanning all peers' bitsets each time cost O(N * blocks) per block).
-        for k in 0..nodes.min(BT_FILL_CANDIDATES) {
+        // block; scanning all peers' bitsets each time cost O(N * blocks) per block). A peer
+        // with nothing in flight scans everyone: otherwise late in a run, when few peers
+        // still want anything, it could miss them all and idle until the next rechoke.
+        let limit = if self.conns[p].iter().any(|c| c.is_busy) {
+            BT_FILL_CANDIDATES
+        } else {
+            nodes
+        };
+        for k in 0..nodes.min(limit) {
             if self.bt_unchoked(p) >= self.cfg.unchoke_slots {
                 break;
             }

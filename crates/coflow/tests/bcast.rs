@@ -299,3 +299,16 @@ fn a_slow_sender_throttles_the_chain_below_it_but_not_cornet() {
     );
     assert!(figures::ec2_with_slow_senders(10, 1.5, 0.2, 5).is_err());
 }
+
+#[test]
+fn mechanism_names_parse_back() {
+    for m in ALL {
+        assert_eq!(m.name().parse::<Mechanism>(), Ok(m));
+    }
+    assert_eq!(
+        "hdfs-3".parse::<Mechanism>(),
+        Ok(Mechanism::Hdfs { replicas: 3 })
+    );
+    assert!("Tree-x".parse::<Mechanism>().is_err());
+    assert!("multicast".parse::<Mechanism>().is_err());
+}
