@@ -99,6 +99,23 @@ def credence_figure14(seeds: Sequence[int] | None = None) -> dict[str, Any]:
 def version() -> str:
     """Version of the native extension."""
 
+def coflow_inter(
+    trace: str, scheduler: str, max_coflows: int | None = None, port_mbps: float | None = None
+) -> dict[str, Any]:
+    """The coflow trace at ``trace`` (its first ``max_coflows`` coflows) on a non-blocking
+    fabric under ``scheduler`` in the idealised event-driven model: ``{"coflows": columns,
+    "events": int, "seconds": float}``. ``ValueError`` for a bad name, trace or parameter."""
+
+def coflowsim_run(
+    trace: str, algo: str, max_coflows: int | None = None, reference: str | None = None
+) -> dict[str, Any]:
+    """The trace in the coflowsim-compatible mode under ``algo``: ``{"coflows": columns,
+    "seconds": float}``, with ``"compared"``, ``"exact"``, ``"max_rel_diff"`` given a
+    ``reference`` output file."""
+
+def coflow_intra(quick: bool = True) -> dict[str, Any]:
+    """The shuffle table and broadcast Figures 4.7-4.11 with their shape checks, as tables."""
+
 def empty_results() -> dict[str, Any]:
     """The results of a run that produced nothing, in the format of
     :meth:`Simulation.results`: every table with its columns and dtypes and no rows."""

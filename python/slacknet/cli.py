@@ -10,6 +10,7 @@
     slacknet credence train TRACE... --out MODEL.json
     slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
     slacknet reproduce --list [--experiments DIR]
+    slacknet reproduce coflow [--full] [--trace FILE] [--out DIR]
     slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
                           [--p-step 0.05] [--max-epochs N] [--out DIR] [--quick]
     slacknet ml profile [--models mlp,cnn,rnn,mf] [--repeats 30] [--tolerance SUMMARY.csv] [--out FILE]
@@ -171,6 +172,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
     rp.add_argument("--seeds", metavar="SEEDS", type=_seed_list,
                     help="comma-separated seeds, each point run once per seed (default: the description's)")
+    rp.add_argument("--trace", metavar="FILE",
+                    help="coflow only: the FB2010 coflow trace (default: $SLACKNET_COFLOW_TRACE, else "
+                    "../shared/data/coflow/FB2010-1Hr-150-0.txt found upward)")
 
     ml = sub.add_parser("ml", help="distributed training under gradient packet loss (issue 12)")
     mls = ml.add_subparsers(dest="ml_command", metavar="ACTION", required=True)
@@ -503,6 +507,10 @@ def _cmd_credence(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import ReproduceError, experiments_folder, list_papers, load_paper, render, reproduce
 
+    if args.paper == "coflow":
+        return _reproduce_coflow(args)
+    if args.trace is not None:
+        raise InputError(f"--trace = {args.trace}: only `slacknet reproduce coflow` reads a coflow trace")
     exp = experiments_folder(args.experiments)
     if args.list or args.paper is None:
         if not exp.is_dir():
@@ -513,7 +521,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             raise InputError(f"name a paper to reproduce; the papers in {exp} are: {', '.join(papers) or 'none'}")
         if not papers:
             print(f"no papers in {exp} (folders holding reproduce.toml)", file=sys.stderr)
-        for name in papers:
+        for name in sorted([*papers, "coflow"]):
             print(name)
         return 0
     try:
@@ -530,6 +538,25 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise InputError(str(e)) from None
     print(render(report))
     print(f"results: {out} (CSV and PNG per figure); took {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def _reproduce_coflow(args: argparse.Namespace) -> int:
+    """`slacknet reproduce coflow`: the flow-level coflow models (not a reproduce.toml paper)."""
+    from . import coflow
+
+    for flag in ("only", "seeds", "jobs"):
+        if getattr(args, flag) is not None:
+            raise InputError(f"--{flag}: not used by the coflow reproduction (it runs every table once, "
+                             "deterministically); remove it")
+    out = Path(args.out) if args.out else Path("results") / "reproduce" / ("coflow-full" if args.full else "coflow")
+    t0 = time.perf_counter()
+    try:
+        report = coflow.reproduce(out, full=args.full, trace=args.trace)
+    except coflow.CoflowError as e:
+        raise InputError(str(e)) from None
+    print(report.render())
+    print(f"results: {out} (CSV per table, report.txt); took {time.perf_counter() - t0:.0f} s")
     return 0
 
 

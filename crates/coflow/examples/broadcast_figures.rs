@@ -6,8 +6,6 @@
 //! (`--quick`: fewer receivers and smaller data, seconds in debug builds).
 
 use coflow::broadcast::figures::{self, CdfRow, FigureRow, ShapeCheck};
-use coflow::broadcast::MB;
-use coflow::shuffle::abc_table;
 
 fn print_rows(title: &str, rows: &[FigureRow]) {
     println!("\n# {title}");
@@ -56,87 +54,50 @@ fn print_checks(checks: &[ShapeCheck]) -> usize {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let quick = std::env::args().any(|a| a == "--quick");
-    let (n, sizes, big, seeds) = if quick {
-        (20, vec![10e6, 100e6], 100e6, 1)
-    } else {
-        (100, vec![10e6, 100e6, 1e9], 1e9, 1)
-    };
-    let mut failed = 0;
+    let f = figures::all(quick)?;
+    let n = f.fig_4_8.iter().map(|r| (r.rank as f64 / r.fraction).round() as usize).max().unwrap_or(0);
+    let big = f.fig_4_10.first().map_or(0.0, |r| r.bytes);
 
     println!("# Shuffle: standard (each reducer fetches from at most K mappers at once) vs MADD, scenarios A/B/C");
     println!("topology,k,standard_s,standard_std_s,madd_s,speedup,theoretical_speedup,published_standard_s,published_madd_s,published_speedup,published_theoretical_speedup");
-    for k in [3, 5] {
-        for r in abc_table(k, 20, 1)? {
-            println!(
-                "{},{k},{:.1},{:.1},{:.1},{:.0}%,{:.0}%,{},{},{:.0}%,{:.0}%",
-                r.topology,
-                r.standard_s,
-                r.standard_std_s,
-                r.madd_s,
-                100.0 * r.speedup,
-                100.0 * r.theoretical_speedup,
-                r.published_standard_s,
-                r.published_madd_s,
-                100.0 * r.published_speedup,
-                100.0 * r.published_theoretical_speedup
-            );
-        }
+    for (k, r) in &f.abc {
+        println!(
+            "{},{k},{:.1},{:.1},{:.1},{:.0}%,{:.0}%,{},{},{:.0}%,{:.0}%",
+            r.topology,
+            r.standard_s,
+            r.standard_std_s,
+            r.madd_s,
+            100.0 * r.speedup,
+            100.0 * r.theoretical_speedup,
+            r.published_standard_s,
+            r.published_madd_s,
+            100.0 * r.published_speedup,
+            100.0 * r.published_theoretical_speedup
+        );
     }
-
-    let rows = figures::figure_4_7(&sizes, n, seeds, 1)?;
-    print_rows(
-        &format!("Figure 4.7 [EC2]: completion time vs data size, {n} receivers"),
-        &rows,
-    );
-    failed += print_checks(&figures::check_4_7(&rows));
-
-    let cdf = figures::figure_4_8(big, n, 1)?;
-    let title = format!(
-        "Figure 4.8 [EC2]: per-receiver completion times, {:.0} MB to {n} receivers",
-        big / 1e6
-    );
-    print_cdf(&title, &cdf, if quick { 1 } else { 10 });
-    failed += print_checks(&figures::check_4_8(&cdf));
-    let slow = figures::figure_4_8_slow_senders(big, n, 0.1, 0.5, 1)?;
+    let shown = |fig: &str| f.checks.iter().filter(|c| c.figure == fig).cloned().collect::<Vec<_>>();
+    let mut failed = 0;
+    print_rows(&format!("Figure 4.7 [EC2]: completion time vs data size, {n} receivers"), &f.fig_4_7);
+    failed += print_checks(&shown("4.7"));
+    let title = format!("Figure 4.8 [EC2]: per-receiver completion times, {:.0} MB to {n} receivers", big / 1e6);
+    print_cdf(&title, &f.fig_4_8, if quick { 1 } else { 10 });
+    failed += print_checks(&shown("4.8"));
     print_cdf(
         "Figure 4.8 variant: 10% of the receivers send at only 0.5 Gbit/s (stragglers)",
-        &slow,
+        &f.fig_4_8_slow,
         if quick { 1 } else { 10 },
     );
     println!("(sensitivity variant: its checks are informative, not counted)");
-    print_checks(&figures::check_4_8(&slow));
-
-    let counts: Vec<usize> = if quick {
-        vec![1, 5, 10, 20]
-    } else {
-        vec![1, 5, 10, 25, 50, 100]
-    };
-    let rows = figures::figure_4_9(10e6, &counts, seeds, 1)?;
+    print_checks(&f.variant_checks);
+    print_rows("Figure 4.9 [EC2]: completion time for 10 MB vs number of receivers", &f.fig_4_9);
+    failed += print_checks(&shown("4.9"));
     print_rows(
-        "Figure 4.9 [EC2]: completion time for 10 MB vs number of receivers",
-        &rows,
+        &format!("Figure 4.10 [EC2]: Cornet completion time vs block size, {:.0} MB to {n} receivers", big / 1e6),
+        &f.fig_4_10,
     );
-    failed += print_checks(&figures::check_4_9(&rows));
-
-    let blocks: Vec<f64> = [0.25, 1.0, 4.0, 16.0, 64.0, 256.0]
-        .iter()
-        .map(|b| b * MB)
-        .collect();
-    let rows = figures::figure_4_10(big, n, &blocks, seeds, 1)?;
-    print_rows(
-        &format!(
-            "Figure 4.10 [EC2]: Cornet completion time vs block size, {:.0} MB to {n} receivers",
-            big / 1e6
-        ),
-        &rows,
-    );
-    failed += print_checks(&figures::check_4_10(&rows));
-
-    let cross: &[f64] = if quick { &[1.0] } else { &[0.5, 1.0, 2.0, 5.0] };
-    let rows = figures::figure_4_11(&[100e6, 200e6], cross, if quick { 3 } else { 10 }, 1)?;
-    print_rows("Figure 4.11 [DETERlab]: Cornet vs CornetTopology vs CornetClustering, 30 receivers in 3 racks", &rows);
-    failed += print_checks(&figures::check_4_11(&rows));
-
+    failed += print_checks(&shown("4.10"));
+    print_rows("Figure 4.11 [DETERlab]: Cornet vs CornetTopology vs CornetClustering, 30 receivers in 3 racks", &f.fig_4_11);
+    failed += print_checks(&shown("4.11"));
     println!("\n{failed} published shape(s) not reproduced");
     Ok(())
 }

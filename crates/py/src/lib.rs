@@ -14,6 +14,7 @@
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
+mod coflow;
 mod net;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -802,5 +803,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(credence_figure14, m)?)?;
     m.add_function(wrap_pyfunction!(empty_results, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflow_inter, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflowsim_run, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflow_intra, m)?)?;
     Ok(())
 }

@@ -613,3 +613,55 @@ pub fn check_4_11(rows: &[FigureRow]) -> Vec<ShapeCheck> {
         ),
     ]
 }
+
+/// Every intra-coflow result of the slides at once, as [`all`] computes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figures {
+    /// Whether the reduced settings were used.
+    pub quick: bool,
+    /// The shuffle table with `K` = 3 (the slides') then `K` = 5 (Hadoop's default): `(K, row)`.
+    pub abc: Vec<(usize, crate::shuffle::AbcRow)>,
+    /// Figure 4.7: completion time against data size.
+    pub fig_4_7: Vec<FigureRow>,
+    /// Figure 4.8: per-receiver completion times.
+    pub fig_4_8: Vec<CdfRow>,
+    /// Figure 4.8 with 10% of the receivers sending at 0.5 Gbit/s (a sensitivity variant;
+    /// its checks are informative).
+    pub fig_4_8_slow: Vec<CdfRow>,
+    /// Figure 4.9: completion time against the number of receivers.
+    pub fig_4_9: Vec<FigureRow>,
+    /// Figure 4.10: Cornet against block size.
+    pub fig_4_10: Vec<FigureRow>,
+    /// Figure 4.11: topology knowledge on DETERlab.
+    pub fig_4_11: Vec<FigureRow>,
+    /// The published shapes of 4.7-4.11 (not the variant's) and whether ours show them.
+    pub checks: Vec<ShapeCheck>,
+    /// The variant's checks.
+    pub variant_checks: Vec<ShapeCheck>,
+}
+
+/// The shuffle table and Figures 4.7-4.11 with the settings of the slides' experiments
+/// (100 receivers, up to 1 GB; `quick`: 20 receivers, up to 100 MB, a fraction of a second).
+pub fn all(quick: bool) -> Result<Figures, ParamError> {
+    let (n, sizes, big, seeds) = if quick { (20, vec![10e6, 100e6], 100e6, 1) } else { (100, vec![10e6, 100e6, 1e9], 1e9, 1) };
+    let mut abc = Vec::new();
+    for k in [3, 5] {
+        abc.extend(crate::shuffle::abc_table(k, 20, 1)?.into_iter().map(|r| (k, r)));
+    }
+    let fig_4_7 = figure_4_7(&sizes, n, seeds, 1)?;
+    let fig_4_8 = figure_4_8(big, n, 1)?;
+    let fig_4_8_slow = figure_4_8_slow_senders(big, n, 0.1, 0.5, 1)?;
+    let counts: Vec<usize> = if quick { vec![1, 5, 10, 20] } else { vec![1, 5, 10, 25, 50, 100] };
+    let fig_4_9 = figure_4_9(10e6, &counts, seeds, 1)?;
+    let blocks: Vec<f64> = [0.25, 1.0, 4.0, 16.0, 64.0, 256.0].iter().map(|b| b * MB).collect();
+    let fig_4_10 = figure_4_10(big, n, &blocks, seeds, 1)?;
+    let cross: &[f64] = if quick { &[1.0] } else { &[0.5, 1.0, 2.0, 5.0] };
+    let fig_4_11 = figure_4_11(&[100e6, 200e6], cross, if quick { 3 } else { 10 }, 1)?;
+    let mut checks = check_4_7(&fig_4_7);
+    checks.extend(check_4_8(&fig_4_8));
+    checks.extend(check_4_9(&fig_4_9));
+    checks.extend(check_4_10(&fig_4_10));
+    checks.extend(check_4_11(&fig_4_11));
+    let variant_checks = check_4_8(&fig_4_8_slow);
+    Ok(Figures { quick, abc, fig_4_7, fig_4_8, fig_4_8_slow, fig_4_9, fig_4_10, fig_4_11, checks, variant_checks })
+}

@@ -1,0 +1,227 @@
+//! The coflow layer's Python surface (`slacknet.coflow` wraps it): the flow-level models of
+//! `crates/coflow` run off the interpreter (Ctrl-C is seen), and their tables come back as
+//! columns, as a simulation's records do.
+//!
+//! Errors: a scheduler name that does not exist, a trace that does not read or parse (the
+//! message names the line, the field, the value and what was expected) or a bad parameter is a
+//! `ValueError`; a bug in a model is a `RuntimeError` with its message.
+
+use std::time::Instant;
+
+use coflow::coflowsim;
+use coflow::inter::{self, Scheduler};
+use coflow::trace::Trace;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{interruptible, panic_message, table_to_py, Table};
+
+fn load(path: &str, max_coflows: Option<usize>) -> Result<Trace, String> {
+    let t = Trace::from_path(path).map_err(|e| format!("trace = {path}: {e}"))?;
+    Ok(match max_coflows {
+        Some(n) => t.prefix(n),
+        None => t,
+    })
+}
+
+fn bin_name(b: inter::Bin) -> &'static str {
+    match b {
+        inter::Bin::SN => "SN",
+        inter::Bin::LN => "LN",
+        inter::Bin::SW => "SW",
+        inter::Bin::LW => "LW",
+    }
+}
+
+/// Runs a model off the interpreter; its `Err(String)` is a `ValueError`, a panic a
+/// `RuntimeError`.
+fn run_model<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    match interruptible(py, f)? {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Err(p) => Err(PyRuntimeError::new_err(format!("the coflow model failed: {}", panic_message(&*p)))),
+    }
+}
+
+/// Plays the coflow trace at `trace` (its first `max_coflows` coflows, or all) on a
+/// non-blocking fabric under `scheduler` (`fair`, `fifo`, `scf`, `ncf`, `lcf`, `sebf`,
+/// `dclas`, `sincronia`, `pfp`, `fetch:K`) in the idealised event-driven model, ports of
+/// `port_mbps` MB/s (default: coflowsim's 1 MiB per 8 ms). Returns `{"coflows": columns,
+/// "events": int, "seconds": wall time}`.
+#[pyfunction]
+#[pyo3(signature = (trace, scheduler, max_coflows=None, port_mbps=None))]
+pub(crate) fn coflow_inter<'py>(
+    py: Python<'py>,
+    trace: &str,
+    scheduler: &str,
+    max_coflows: Option<usize>,
+    port_mbps: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let Some(s) = Scheduler::from_name(scheduler) else {
+        return Err(PyValueError::new_err(format!(
+            "scheduler = {scheduler:?}: unknown; choose one of fair, fifo, scf, ncf, lcf, sebf, dclas, sincronia, pfp, \
+             fetch:K (K mappers per reducer at a time, e.g. fetch:5)"
+        )));
+    };
+    let mut opts = inter::Options::default();
+    if let Some(m) = port_mbps {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(PyValueError::new_err(format!("port_mbps = {m}: must be a positive number of MB/s, e.g. 125")));
+        }
+        opts.port_bytes_per_sec = m * 1_048_576.0;
+    }
+    let path = trace.to_string();
+    let (out, secs) = run_model(py, move || {
+        let t = load(&path, max_coflows)?;
+        let t0 = Instant::now();
+        let out = inter::run(&t, s, &opts);
+        Ok((out, t0.elapsed().as_secs_f64()))
+    })?;
+    let cols = Table::new(&out.coflows)
+        .num("id", |c| c.id)
+        .num("arrival_s", |c| c.arrival_s)
+        .num("finish_s", |c| c.finish_s)
+        .num("cct_s", |c| c.cct_s)
+        .num("ideal_cct_s", |c| c.ideal_cct_s)
+        .num("bytes", |c| c.bytes)
+        .num("width", |c| c.width)
+        .num("longest_flow_bytes", |c| c.longest_flow_bytes)
+        .text("bin", |c| bin_name(c.bin))
+        .done();
+    let d = PyDict::new(py);
+    d.set_item("coflows", table_to_py(py, cols)?)?;
+    d.set_item("events", out.num_events)?;
+    d.set_item("seconds", secs)?;
+    Ok(d)
+}
+
+/// Plays the trace in the coflowsim-compatible mode (its time step, epochs and rules) under
+/// `algo` (`FAIR`, `FAIR5`, `PFP`, `FIFO`, `SCF`, `NCF`, `LCF`, `SEBF`, `DARK`). Returns
+/// `{"coflows": columns as coflowsim prints them, "seconds": wall time}`, and with
+/// `reference` (a coflowsim output file) also `"compared"`, `"exact"` (coflows whose every
+/// column equals the reference's) and `"max_rel_diff"` (of the duration).
+#[pyfunction]
+#[pyo3(signature = (trace, algo, max_coflows=None, reference=None))]
+pub(crate) fn coflowsim_run<'py>(
+    py: Python<'py>,
+    trace: &str,
+    algo: &str,
+    max_coflows: Option<usize>,
+    reference: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let Some(a) = coflowsim::Algo::from_name(algo) else {
+        let names: Vec<&str> = coflowsim::Algo::ALL.iter().map(|a| a.name()).collect();
+        return Err(PyValueError::new_err(format!("algo = {algo:?}: unknown; choose one of {}", names.join(", "))));
+    };
+    let path = trace.to_string();
+    let reference = reference.map(str::to_string);
+    let (recs, secs, cmp) = run_model(py, move || {
+        let t = load(&path, max_coflows)?;
+        let reference = match &reference {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| format!("reference = {p}: cannot read it: {e}"))?;
+                Some(coflowsim::parse_reference(&text).map_err(|e| format!("reference = {p}: {e}"))?)
+            }
+            None => None,
+        };
+        let t0 = Instant::now();
+        let recs = coflowsim::run(&t, a);
+        let secs = t0.elapsed().as_secs_f64();
+        let cmp = reference.map(|r| coflowsim::compare(&recs, &r, false));
+        Ok((recs, secs, cmp))
+    })?;
+    let cols = Table::new(&recs)
+        .num("id", |r| r.id)
+        .num("start_ms", |r| r.start_ms)
+        .num("finish_ms", |r| r.finish_ms)
+        .num("num_mappers", |r| r.num_mappers)
+        .num("num_reducers", |r| r.num_reducers)
+        .num("total_bytes", |r| r.total_bytes)
+        .num("max_reducer_bytes", |r| r.max_reducer_bytes)
+        .num("duration_ms", |r| r.duration_ms)
+        .num("deadline_ms", |r| r.deadline_ms)
+        .num("reducer_duration_sum_ms", |r| r.reducer_duration_sum_ms)
+        .done();
+    let d = PyDict::new(py);
+    d.set_item("coflows", table_to_py(py, cols)?)?;
+    d.set_item("seconds", secs)?;
+    if let Some(c) = cmp {
+        d.set_item("compared", c.num_compared)?;
+        d.set_item("exact", c.num_exact)?;
+        d.set_item("max_rel_diff", c.max_rel_diff)?;
+    }
+    Ok(d)
+}
+
+/// A table of figure rows; the mechanism column (free-form names such as `Tree-4`) is a list.
+fn figure_table<'py>(py: Python<'py>, rows: &[coflow::broadcast::figures::FigureRow]) -> PyResult<Bound<'py, PyDict>> {
+    let cols = Table::new(rows)
+        .num("bytes", |r| r.bytes)
+        .num("num_receivers", |r| r.num_receivers as u64)
+        .num("block_bytes", |r| r.block_bytes)
+        .num("cross_rack_gbps", |r| r.cross_rack_gbps)
+        .num("completion_s", |r| r.completion_s)
+        .num("completion_std_s", |r| r.completion_std_s)
+        .num("lower_bound_s", |r| r.lower_bound_s)
+        .done();
+    let d = table_to_py(py, cols)?;
+    d.set_item("mechanism", rows.iter().map(|r| r.mechanism.as_str()).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
+fn cdf_table<'py>(py: Python<'py>, rows: &[coflow::broadcast::figures::CdfRow]) -> PyResult<Bound<'py, PyDict>> {
+    let cols = Table::new(rows)
+        .num("rank", |r| r.rank as u64)
+        .num("fraction", |r| r.fraction)
+        .num("finish_s", |r| r.finish_s)
+        .done();
+    let d = table_to_py(py, cols)?;
+    d.set_item("mechanism", rows.iter().map(|r| r.mechanism.as_str()).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
+/// The intra-coflow results of the slides (the shuffle table and Figures 4.7-4.11) from the
+/// flow-level models, with the reduced settings (`quick`) or the slides' scale. Returns a dict
+/// of tables: `abc`, `fig_4_7`, `fig_4_8`, `fig_4_8_slow`, `fig_4_9`, `fig_4_10`, `fig_4_11`,
+/// `checks` and `variant_checks` (figure, expectation, holds, detail).
+#[pyfunction]
+#[pyo3(signature = (quick=true))]
+pub(crate) fn coflow_intra(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, PyDict>> {
+    let f = run_model(py, move || coflow::broadcast::figures::all(quick).map_err(|e| e.to_string()))?;
+    let d = PyDict::new(py);
+    let abc = Table::new(&f.abc)
+        .text("topology", |(_, r)| r.topology)
+        .num("k", |(k, _)| *k as u64)
+        .num("standard_s", |(_, r)| r.standard_s)
+        .num("standard_std_s", |(_, r)| r.standard_std_s)
+        .num("madd_s", |(_, r)| r.madd_s)
+        .num("speedup", |(_, r)| r.speedup)
+        .num("theoretical_speedup", |(_, r)| r.theoretical_speedup)
+        .num("published_standard_s", |(_, r)| r.published_standard_s)
+        .num("published_madd_s", |(_, r)| r.published_madd_s)
+        .num("published_speedup", |(_, r)| r.published_speedup)
+        .num("published_theoretical_speedup", |(_, r)| r.published_theoretical_speedup)
+        .done();
+    d.set_item("abc", table_to_py(py, abc)?)?;
+    d.set_item("fig_4_7", figure_table(py, &f.fig_4_7)?)?;
+    d.set_item("fig_4_8", cdf_table(py, &f.fig_4_8)?)?;
+    d.set_item("fig_4_8_slow", cdf_table(py, &f.fig_4_8_slow)?)?;
+    d.set_item("fig_4_9", figure_table(py, &f.fig_4_9)?)?;
+    d.set_item("fig_4_10", figure_table(py, &f.fig_4_10)?)?;
+    d.set_item("fig_4_11", figure_table(py, &f.fig_4_11)?)?;
+    for (key, checks) in [("checks", &f.checks), ("variant_checks", &f.variant_checks)] {
+        let rows: Vec<(String, String, bool, String)> =
+            checks.iter().map(|c| (c.figure.to_string(), c.expectation.to_string(), c.holds, c.detail.clone())).collect();
+        let t = PyDict::new(py);
+        t.set_item("figure", rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>())?;
+        t.set_item("expectation", rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>())?;
+        t.set_item("holds", rows.iter().map(|r| r.2).collect::<Vec<_>>())?;
+        t.set_item("detail", rows.iter().map(|r| r.3.clone()).collect::<Vec<_>>())?;
+        d.set_item(key, t)?;
+    }
+    Ok(d)
+}
