@@ -1,0 +1,101 @@
+"""slacknet.coflow: the flow-level coflow models through Python (issue 14)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slacknet import coflow
+
+# Two ports; coflow 1: one flow 0 -> 1 of 8 MB (2 mappers would split it); coflow 2 arrives
+# later on the same ports.
+SMALL = """2 2
+1 0 1 0 1 1:8.0
+2 100 1 0 1 1:2.0
+"""
+
+
+@pytest.fixture
+def small_trace(tmp_path: Path) -> Path:
+    p = tmp_path / "trace.txt"
+    p.write_text(SMALL)
+    return p
+
+
+def test_a_coflow_alone_finishes_at_its_bottleneck_bound(small_trace: Path) -> None:
+    df = coflow.run_trace(small_trace, "sebf", max_coflows=1)
+    assert list(df.columns[:5]) == ["id", "arrival_s", "finish_s", "cct_s", "ideal_cct_s"]
+    # 8 MiB at coflowsim's port speed, 1 MiB per 8 ms: 64 ms, exactly the bound.
+    assert df["cct_s"].iloc[0] == pytest.approx(0.064, rel=1e-9)
+    assert df["cct_s"].iloc[0] == pytest.approx(df["ideal_cct_s"].iloc[0], rel=1e-9)
+    assert df["bin"].iloc[0] == "LN"
+
+
+def test_every_scheduler_finishes_both_coflows_never_before_their_bound(small_trace: Path) -> None:
+    table = coflow.compare_schedulers(small_trace)
+    assert list(table["scheduler"]) == list(coflow.SCHEDULERS)
+    assert (table["avg_slowdown"] >= 1.0 - 1e-9).all()
+    assert table.loc[table["scheduler"] == "fair", "over_fair_avg"].iloc[0] == pytest.approx(1.0)
+    # Coflow 2 (2 MB) arrives at 100 ms, after coflow 1 ended at 64 ms: no contention at all.
+    assert (table["avg_cct_s"] - (0.064 + 0.016) / 2).abs().max() < 1e-9
+
+
+def test_bad_inputs_name_the_key_and_the_fix(tmp_path: Path, small_trace: Path) -> None:
+    with pytest.raises(coflow.CoflowError, match="scheduler"):
+        coflow.run_trace(small_trace, "fastest")
+    with pytest.raises(coflow.CoflowError, match="no such file"):
+        coflow.run_trace(tmp_path / "missing.txt")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("2 1\n1 0 1 7 1 1:8.0\n")
+    with pytest.raises(coflow.CoflowError, match="line 2"):
+        coflow.run_trace(bad)
+    with pytest.raises(coflow.CoflowError, match="max_coflows"):
+        coflow.run_trace(small_trace, max_coflows=0)
+
+
+def test_the_intra_coflow_tables_and_their_shape_checks() -> None:
+    parts = coflow.intra(quick=True)
+    abc = parts["abc"]
+    assert sorted(set(abc["topology"])) == ["A", "B", "C"] and sorted(set(abc["k"])) == [3, 5]
+    # MADD is never slower than the standard shuffle, and never beats the theoretical bound.
+    assert (abc["speedup"] >= -1e-9).all()
+    assert (abc["speedup"] <= abc["theoretical_speedup"] + 1e-9).all()
+    f47 = parts["fig_4_7"]
+    assert (f47["completion_s"] >= f47["lower_bound_s"] * (1 - 1e-9)).all()
+    checks = parts["checks"]
+    assert set(checks["figure"]) == {"4.7", "4.8", "4.9", "4.10", "4.11"}
+    assert checks["holds"].dtype == bool
+
+
+def test_the_trace_is_found_from_the_environment(monkeypatch: pytest.MonkeyPatch, small_trace: Path) -> None:
+    monkeypatch.setenv(coflow.TRACE_ENV, str(small_trace))
+    assert coflow.find_trace() == small_trace
+    monkeypatch.setenv(coflow.TRACE_ENV, str(small_trace) + ".nope")
+    with pytest.raises(coflow.CoflowError, match=coflow.TRACE_ENV):
+        coflow.find_trace()
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "slacknet", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_reproduce_coflow_refuses_a_missing_trace_with_exit_2(tmp_path: Path) -> None:
+    r = _cli("reproduce", "coflow", "--trace", str(tmp_path / "none.txt"), "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "trace" in r.stderr and "no such file" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_reproduce_coflow_on_a_small_trace_writes_every_table(tmp_path: Path, small_trace: Path) -> None:
+    out = tmp_path / "out"
+    r = _cli("reproduce", "coflow", "--trace", str(small_trace), "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "claims hold" in r.stdout
+    for name in ("inter", "shuffle_abc", "fig_4_7", "fig_4_11", "broadcast_checks"):
+        assert (out / f"{name}.csv").is_file(), name
+    assert (out / "report.txt").read_text().startswith("Coflows (reduced)")
+    # Nothing half-written is left next to it.
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
