@@ -155,11 +155,19 @@ pub struct Options {
     pub record_flows: bool,
     /// D-CLAS' queues.
     pub dclas: DclasConfig,
+    /// Whether FIFO, SCF, NCF, LCF and SEBF hand the capacity MADD leaves to flows in coflow
+    /// order (Varys' work conservation). Default: yes; `false` is MADD alone, for ablations.
+    pub backfill: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { port_bytes_per_sec: DEFAULT_PORT_BYTES_PER_SEC, record_flows: false, dclas: DclasConfig::default() }
+        Options {
+            port_bytes_per_sec: DEFAULT_PORT_BYTES_PER_SEC,
+            record_flows: false,
+            dclas: DclasConfig::default(),
+            backfill: true,
+        }
     }
 }
 
@@ -734,15 +742,41 @@ impl<'a> Engine<'a> {
                     self.madd(c);
                 }
                 // Work conservation: backfill greedily in the same order.
-                self.backfill(&order);
+                if self.opts.backfill {
+                    self.backfill(&order);
+                }
                 self.order = order;
             }
         }
+        // INVARIANT: no port is over capacity...
         debug_assert!(self.res.egress.iter().chain(&self.res.ingress).all(|&c| c >= -self.res.eps * 1e3));
+        // ...and, for a work-conserving scheduler, every waiting flow has a full port.
+        #[cfg(debug_assertions)]
+        if self.sched.is_work_conserving() && (self.opts.backfill || !self.is_madd()) {
+            for &c in &self.active {
+                for r in self.reducers(c) {
+                    for &f in &self.r_live[r] {
+                        let (s, d) = (self.f_src[f as usize], self.f_dst[f as usize]);
+                        debug_assert!(
+                            self.res.headroom(s, d) == 0.0,
+                            "{}: flow {f} could use {} more at t = {}",
+                            self.sched.name(),
+                            self.res.headroom(s, d),
+                            self.now
+                        );
+                    }
+                }
+            }
+        }
     }
 
-    /// Whether coflow `c` has a live flow whose both ports have free capacity... or at least
-    /// an open egress and an open ingress among its ports (a cheap necessary condition).
+    #[cfg(debug_assertions)]
+    fn is_madd(&self) -> bool {
+        matches!(self.sched, Scheduler::Fifo | Scheduler::Scf | Scheduler::Ncf | Scheduler::Lcf | Scheduler::Sebf)
+    }
+
+    /// Whether coflow `c` has an open egress and an open ingress among the ports of its live
+    /// flows: necessary for any of them to get capacity, and O(ports) to check.
     fn has_open_pair(&self, c: u32) -> bool {
         let base = c as usize * 2 * self.n;
         let (mut out, mut inn) = (false, false);
