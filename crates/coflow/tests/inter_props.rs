@@ -235,3 +235,17 @@ fn same_input_same_output() {
         }
     }
 }
+
+#[test]
+fn fair_per_pair_agrees_with_per_flow_max_min() {
+    // FAIR runs per port pair; fetch:K with K above every coflow's mapper count is the same
+    // max-min allocation computed flow by flow.
+    for seed in 0..100 {
+        let t = random_trace(seed);
+        let pair = inter::run(&t, Scheduler::Fair, &opts());
+        let flow = inter::run(&t, Scheduler::Fetch(1000), &opts());
+        for (a, b) in pair.coflows.iter().zip(&flow.coflows) {
+            assert!(close(a.finish_s, b.finish_s), "seed {seed}: coflow {} {} vs {}", a.id, a.finish_s, b.finish_s);
+        }
+    }
+}
