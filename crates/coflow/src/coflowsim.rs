@@ -1032,6 +1032,42 @@ mod tests {
     }
 
     #[test]
+    fn two_flows_into_one_reducer_share_its_port() {
+        // Two mappers send 2 MiB each to one reducer: 4 MiB through one port, 1 MiB per 8 ms
+        // step, under every scheduler (FAIR and MADD give each flow half the port, PFP serves
+        // one flow per step).
+        let t = Trace::parse("4 1\n1 0 2 0 1 1 2:4\n").unwrap();
+        for algo in Algo::ALL {
+            assert_eq!(run(&t, algo)[0].duration_ms, 32.0, "{algo:?}");
+        }
+    }
+
+    #[test]
+    fn admission_is_per_ten_second_epoch() {
+        // Arrival 10833 ms is admitted at the epoch starting at 10240 ms (arrival <= t + 10240),
+        // and a 1 MiB flow then takes one step.
+        let t = Trace::parse("4 2\n1 0 1 0 1 1:1\n2 10833 1 2 1 3:1\n").unwrap();
+        let r = run(&t, Algo::Fifo);
+        assert_eq!((r[1].start_ms, r[1].finish_ms), (10240.0, 10248.0));
+    }
+
+    #[test]
+    fn same_input_same_output() {
+        let t = Trace::parse("5 3\n1 0 2 0 1 2 2:4 3:2\n2 5 1 0 1 2:3\n3 20000 2 3 4 1 0:2\n").unwrap();
+        for algo in Algo::ALL {
+            assert_eq!(run(&t, algo), run(&t, algo), "{algo:?}");
+        }
+    }
+
+    #[test]
+    fn reference_lines_parse() {
+        let r = parse_reference("JOB-2 10240.0 10624.0 2 1 5.0331648E7 5.0331648E7 384.0 637 384.0\n3.7E7\n").unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].id, r[0].total_bytes, r[0].deadline_ms), (2, 50_331_648.0, 637));
+        assert!(parse_reference("JOB-2 1 2\n").is_err());
+    }
+
+    #[test]
     fn single_one_mib_flow_takes_one_step() {
         let t = Trace::parse("4 1\n1 0 1 2 1 3:1.0\n").unwrap();
         for algo in Algo::ALL {

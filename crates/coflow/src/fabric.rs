@@ -124,24 +124,11 @@ pub struct MaxMin {
     count: Vec<u32>,
     head: Vec<u32>,
     next: Vec<u32>,
-    heap: std::collections::BinaryHeap<Level>,
+    level: Vec<f64>,
+    open: Vec<u32>,
     touched: Vec<u32>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Level(f64, u32);
-
-impl Eq for Level {}
-impl PartialOrd for Level {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Level {
-    // Min-heap on the level, ties by port id, so the result does not depend on heap order.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
-    }
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
 }
 
 const NIL: u32 = u32::MAX;
@@ -152,16 +139,32 @@ impl MaxMin {
     /// together; when a port fills, freeze its flows. Writes `rate[f]` and takes the capacity
     /// from `res`. Ports are numbered `0..n` for egress and `n..2n` for ingress.
     ///
-    /// CORRECTNESS: when a port with the lowest level `L` freezes, every other port's level
-    /// `(free - L) / (count - 1)` can only rise, so a lazy min-heap (stale entries skipped)
-    /// finds the next one. O((F + P) log P).
+    /// CORRECTNESS: when the port with the lowest level `L` freezes, every other port's level
+    /// `(free - L) / (count - 1)` can only rise, so the next port to freeze is the lowest of
+    /// the updated levels. O(F + P^2).
     pub fn fill(&mut self, flows: &[u32], src: &[u32], dst: &[u32], res: &mut Residual, rate: &mut [f64]) {
+        self.fill_weighted(flows, src, dst, None, res, rate);
+    }
+
+    /// [`MaxMin::fill`] where item `f` stands for `weight[f]` identical flows (all flows
+    /// between one pair of ports get the same max-min rate, so FAIR can fill per pair):
+    /// `rate[f]` is the rate of each, and `weight[f]` times it is taken from the ports.
+    pub fn fill_weighted(
+        &mut self,
+        flows: &[u32],
+        src: &[u32],
+        dst: &[u32],
+        weight: Option<&[u32]>,
+        res: &mut Residual,
+        rate: &mut [f64],
+    ) {
+        let w = |f: usize| weight.map_or(1, |w| w[f]);
         let n = res.egress.len();
         self.count.resize(2 * n, 0);
         self.head.resize(2 * n, NIL);
+        self.is_dirty.resize(2 * n, false);
         self.next.resize(2 * flows.len(), NIL);
         self.touched.clear();
-        self.heap.clear();
         // Two intrusive lists: entry 2k links flow k in its egress list, 2k+1 in its ingress one.
         for (k, &f) in flows.iter().enumerate() {
             let ports = [src[f as usize] as usize, n + dst[f as usize] as usize];
@@ -170,26 +173,36 @@ impl MaxMin {
                     self.touched.push(p as u32);
                     self.head[p] = NIL;
                 }
-                self.count[p] += 1;
+                self.count[p] += w(f as usize);
                 self.next[2 * k + side] = self.head[p];
                 self.head[p] = (2 * k + side) as u32;
             }
             rate[f as usize] = f64::NAN;
         }
         let free = |res: &Residual, p: usize| if p < n { res.egress[p] } else { res.ingress[p - n] };
+        self.level.resize(2 * n, f64::INFINITY);
+        self.open.clear();
         for &p in &self.touched {
             let p = p as usize;
-            self.heap.push(Level(free(res, p).max(0.0) / self.count[p] as f64, p as u32));
+            self.level[p] = free(res, p).max(0.0) / self.count[p] as f64;
+            self.open.push(p as u32);
         }
-        while let Some(Level(level, p)) = self.heap.pop() {
-            let p = p as usize;
+        // PERF: a linear scan of the open ports for the lowest level (ties: lowest port), not a
+        // heap: with one heap entry per (freeze, touched port) FAIR spent most of its time in
+        // heap pops on the full trace; the scan is O(P) per freeze, O(P^2) per fill at worst.
+        while !self.open.is_empty() {
+            let mut at = 0;
+            for i in 1..self.open.len() {
+                let (p, q) = (self.open[i] as usize, self.open[at] as usize);
+                if self.level[p] < self.level[q] || (self.level[p] == self.level[q] && p < q) {
+                    at = i;
+                }
+            }
+            let p = self.open.swap_remove(at) as usize;
             if self.count[p] == 0 {
                 continue;
             }
-            let current = free(res, p).max(0.0) / self.count[p] as f64;
-            if current != level {
-                continue; // stale
-            }
+            let level = self.level[p];
             let level = if level <= res.eps { 0.0 } else { level };
             let mut e = self.head[p];
             while e != NIL {
@@ -198,16 +211,25 @@ impl MaxMin {
                 if rate[f].is_nan() {
                     rate[f] = level;
                     let (s, d) = (src[f], dst[f]);
-                    res.take(s, d, level);
+                    res.take(s, d, level * w(f) as f64);
                     let other = if e & 1 == 0 { n + d as usize } else { s as usize };
-                    self.count[other] -= 1;
-                    if self.count[other] > 0 {
-                        self.heap.push(Level(free(res, other).max(0.0) / self.count[other] as f64, other as u32));
+                    self.count[other] -= w(f);
+                    if !std::mem::replace(&mut self.is_dirty[other], true) {
+                        self.dirty.push(other as u32);
                     }
                 }
                 e = self.next[e as usize];
             }
             self.count[p] = 0;
+            for &o in &self.dirty {
+                let o = o as usize;
+                self.is_dirty[o] = false;
+                self.level[o] = if self.count[o] > 0 { free(res, o).max(0.0) / self.count[o] as f64 } else { f64::INFINITY };
+            }
+            self.dirty.clear();
+            // Ports whose flows all froze elsewhere drop out.
+            let count = &self.count;
+            self.open.retain(|&o| count[o as usize] > 0);
         }
         for &p in &self.touched {
             self.count[p as usize] = 0;
