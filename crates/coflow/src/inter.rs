@@ -121,8 +121,9 @@ impl Scheduler {
         }
     }
 
-    /// Whether no capacity a waiting flow could use is ever left idle. FETCH is not: a
-    /// reducer's waiting flows cannot use a free port.
+    /// Whether no capacity a waiting flow could use is ever left idle (for FIFO..SEBF, with
+    /// [`Options::backfill`], the default). FETCH is not: a reducer's waiting flows cannot use
+    /// a free port.
     pub fn is_work_conserving(self) -> bool {
         !matches!(self, Scheduler::Fetch(_))
     }
