@@ -348,6 +348,12 @@ pub fn run(trace: &Trace, algo: Algo) -> Vec<Record> {
     run_with(trace, algo, &Options::default())
 }
 
+/// [`run`] with the scheduler given by name (`FAIR`, `FAIR5`, `PFP`, `FIFO`, `SCF`, `NCF`, `LCF`,
+/// `SEBF`, `DARK`, any case); `None` for an unknown name.
+pub fn run_named(trace: &Trace, name: &str) -> Option<Vec<Record>> {
+    Algo::from_name(name).map(|algo| run(trace, algo))
+}
+
 /// Runs coflowsim's scheduler `algo` over `trace`. Records come in coflowsim's output order
 /// (by arrival, ties in trace order).
 pub fn run_with(trace: &Trace, algo: Algo, opts: &Options) -> Vec<Record> {
@@ -1071,6 +1077,15 @@ mod tests {
         for algo in Algo::ALL {
             assert_eq!(run(&t, algo), run(&t, algo), "{algo:?}");
         }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for algo in Algo::ALL {
+            assert_eq!(Algo::from_name(&algo.name().to_lowercase()), Some(algo));
+        }
+        let t = Trace::parse("4 1\n1 0 1 2 1 3:1.0\n").unwrap();
+        assert!(run_named(&t, "sebf").is_some() && run_named(&t, "varys").is_none());
     }
 
     #[test]
