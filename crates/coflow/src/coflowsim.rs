@@ -44,14 +44,15 @@
 //!
 //! **Status** (FB2010 trace, against `coflowsim_b61f209_results/*.out`; `coflow_bench` and the
 //! ignored test `every_scheduler_matches_on_the_whole_trace` check it): every column of every
-//! coflow equal for PFP, FIFO, SCF, NCF, SEBF, DARK and FAIR5 (526/526 each; LCF and FAIR:
-//! see the commit history / the lead's report for the full-trace runs). FAIR5 is not a
+//! coflow equal for all nine: FAIR, FAIR5, PFP, FIFO, SCF, NCF, LCF, SEBF and DARK (526/526
+//! each, maximum relative CCT difference 0). FAIR5 is not a
 //! scheduler of b61f209's command line (its `FAIR` branch overrides the 5-flow cap); the
 //! reference must come from a build without that override, and FAIR with the cap matches it.
 //!
 //! **Cost.** This mode is slow on purpose: it steps 8 ms at a time and visits every flow with a
-//! positive rate at every step, as coflowsim does (FAIR5 about 11 s of CPU on the full trace;
-//! the MADD schedulers 2 to 5 minutes; FAIR longer). A faster exact mode would fast-forward a
+//! positive rate at every step, as coflowsim does. CPU time on the full trace (release, one
+//! core of a shared machine): PFP 1.6 s, FAIR5 11 s, FAIR 83 s, FIFO/SCF/NCF/LCF/SEBF/DARK
+//! 2 to 3 minutes each (the idealised model in [`crate::inter`] is the fast one). A faster exact mode would fast-forward a
 //! flow's repeated `rem -= b` between rate changes (within one binade of `rem` the rounded
 //! decrement is constant after one step, so k steps can be jumped at once), but the per-reducer
 //! and per-coflow sums must then be replayed in the same order, which is the hard part.
