@@ -52,7 +52,7 @@
 //! **Cost.** This mode is slow on purpose: it steps 8 ms at a time and visits every flow with a
 //! positive rate at every step, as coflowsim does. CPU time on the full trace (release, one
 //! core of a shared machine): PFP 1.6 s, FAIR5 11 s, FAIR 83 s, FIFO/SCF/NCF/LCF/SEBF/DARK
-//! 2 to 3 minutes each (the idealised model in [`crate::inter`] is the fast one). A faster exact mode would fast-forward a
+//! 2 to 3 minutes each. A faster exact mode would fast-forward a
 //! flow's repeated `rem -= b` between rate changes (within one binade of `rem` the rounded
 //! decrement is constant after one step, so k steps can be jumped at once), but the per-reducer
 //! and per-coflow sums must then be replayed in the same order, which is the hard part.

@@ -43,6 +43,18 @@
 //!   from at most `K` mappers at a time (mapper order), and the fetching flows share max-min
 //!   fairly.
 //!
+//! Citations name the papers' sections and algorithms as recalled: no copy of Varys (SIGCOMM
+//! 2014), Aalo (SIGCOMM 2015) or Sincronia (SIGCOMM 2018) is in `shared/papers` to check the
+//! numbers against; the rules themselves were checked against coflowsim's source.
+//!
+//! **Cost.** Every event recomputes every rate from scratch, so a run costs (events) x (flows
+//! the allocation touches). FAIR runs per port pair (O(pairs) per event, ~17 s CPU on the full
+//! FB2010 trace); the per-flow schedulers touch every running flow per event, and the trace
+//! has 100k to 600k events under them: see `coflow_bench` for the numbers (tens of seconds to a
+//! few minutes of CPU each, short of the 5 s goal). Making them fast needs incremental
+//! allocation (only the ports a completion frees change) or per-coflow proportional progress
+//! under MADD (all of a coflow's MADD flows shrink by the same factor); neither is done.
+//!
 //! INVARIANT: after every allocation, no port carries more than its capacity (up to `eps`),
 //! every rate is zero for a finished flow, and the run ends with every coflow finished (a
 //! non-finishing run is a bug and panics with the scheduler's name).
