@@ -666,6 +666,9 @@ impl<'a> Engine<'a> {
         let mut count = vec![0u32; n * n];
         let mut ends: Vec<std::collections::BinaryHeap<Reverse<(OrdF64, u32)>>> = vec![Default::default(); n * n];
         let mut pairs: Vec<u32> = Vec::new();
+        // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
+        // in memory, and the scan for the next event reads every active pair's).
+        let mut first_end = vec![f64::INFINITY; n * n];
         let mut next = 0;
         loop {
             while next < num_c && self.c_arrival[next] <= self.now {
@@ -675,7 +678,9 @@ impl<'a> Engine<'a> {
                         pairs.push(p as u32);
                     }
                     count[p] += 1;
-                    ends[p].push(Reverse((OrdF64(served[p] + self.f_size[f as usize]), f)));
+                    let end = served[p] + self.f_size[f as usize];
+                    ends[p].push(Reverse((OrdF64(end), f)));
+                    first_end[p] = first_end[p].min(end);
                 }
                 next += 1;
             }
@@ -695,8 +700,7 @@ impl<'a> Engine<'a> {
             for &p in &pairs {
                 let p = p as usize;
                 if rate[p] > 0.0 {
-                    let Reverse((OrdF64(end), _)) = ends[p].peek().expect("active pair has flows");
-                    let t = (end - served[p]) / rate[p];
+                    let t = (first_end[p] - served[p]) / rate[p];
                     if t < dt {
                         dt = t;
                         first = Some(p);
@@ -710,16 +714,19 @@ impl<'a> Engine<'a> {
             self.now += dt;
             if let Some(p) = first {
                 // The pair that set the event: its first flow is done, whatever the rounding.
-                let Reverse((OrdF64(end), _)) = *ends[p].peek().expect("active pair has flows");
-                served[p] = served[p].max(end);
+                served[p] = served[p].max(first_end[p]);
             }
             for &p in &pairs {
                 let p = p as usize;
+                if first_end[p] - served[p] > first_end[p] * DONE_TOL {
+                    continue; // PERF: nothing due on this pair; skip its heap
+                }
                 while let Some(&Reverse((OrdF64(end), f))) = ends[p].peek() {
                     if end - served[p] > self.f_size[f as usize] * DONE_TOL {
                         break;
                     }
                     ends[p].pop();
+                    first_end[p] = ends[p].peek().map_or(f64::INFINITY, |Reverse((OrdF64(e), _))| *e);
                     count[p] -= 1;
                     let f = f as usize;
                     self.f_rem[f] = 0.0;
