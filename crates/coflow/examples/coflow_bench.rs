@@ -6,6 +6,26 @@
 //! (`-` for that default); names (e.g. `sebf fetch:5 FAIR DARK`) pick schedulers: lower-case
 //! ones the idealised model's, upper-case ones coflowsim's (all of both by default).
 
+//!
+//! Measured on FB2010 (release, one core of a shared 2-core machine, CPU seconds; CCT in s):
+//!
+//! | idealised | cpu s | events | avg CCT | p95 CCT | vs fair |
+//! | --- | --- | --- | --- | --- | --- |
+//! | fair | 15.3 | 36,568 | 58.79 | 231.10 | 1.00x |
+//! | fifo | 73.3 | 622,164 | 120.02 | 1077.23 | 0.49x |
+//! | scf | 89.0 | 515,469 | 23.90 | 42.13 | 2.46x |
+//! | ncf | 78.7 | 634,154 | 49.55 | 59.33 | 1.19x |
+//! | lcf | 77.4 | 559,834 | 24.58 | 42.00 | 2.39x |
+//! | sebf | 84.0 | 522,331 | 22.23 | 39.98 | 2.65x |
+//! | dclas | 30.9 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | sincronia | 12.9 | 343,654 | 22.35 | 40.26 | 2.63x |
+//! | pfp | 128.0 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | fetch:5 | 22.7 | 124,272 | 87.30 | 196.03 | 0.67x |
+//!
+//! coflowsim-compatible mode: all nine schedulers match the reference 526/526 (CPU: PFP 1.6 s,
+//! FAIR5 11 s, FAIR 83 s, NCF 176 s, LCF 139 s; FIFO, SCF, SEBF, DARK 2 to 5 minutes of wall
+//! time on the loaded machine).
+
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -43,36 +43,29 @@ fn matches_until(algo: Algo, end_ms: i64) -> Option<usize> {
     Some(c.num_compared)
 }
 
-#[test]
-fn flow_level_schedulers_match_on_the_first_hour_slice() {
-    for algo in [Algo::Pfp] {
-        if let Some(n) = matches_until(algo, 400_000) {
-            assert!(n >= 40, "{}: only {n} coflows finished", algo.name());
+/// One test per scheduler: runs until `end_ms` (a slice of the trace that keeps each test to a
+/// second or two at the test profile's opt-level) and asserts that at least `min` coflows
+/// finished, all of them exactly as coflowsim printed them.
+macro_rules! slice_test {
+    ($name:ident, $algo:expr, $end_ms:expr, $min:expr) => {
+        #[test]
+        fn $name() {
+            if let Some(n) = matches_until($algo, $end_ms) {
+                assert!(n >= $min, "{}: only {n} coflows finished", $algo.name());
+            }
         }
-    }
+    };
 }
 
-#[test]
-fn coflow_schedulers_match_on_a_slice() {
-    for algo in [Algo::Fifo, Algo::Sebf, Algo::Scf, Algo::Ncf, Algo::Lcf, Algo::Dark] {
-        let t0 = std::time::Instant::now();
-        if let Some(n) = matches_until(algo, 120_000) {
-            eprintln!("{}: {n} coflows exact in {:.2} s", algo.name(), t0.elapsed().as_secs_f64());
-            assert!(n >= 10, "{}: only {n} coflows finished", algo.name());
-        }
-    }
-}
-
-#[test]
-fn fair_matches_on_a_slice() {
-    for algo in [Algo::Fair, Algo::Fair5] {
-        let t0 = std::time::Instant::now();
-        if let Some(n) = matches_until(algo, 100_000) {
-            eprintln!("{}: {n} coflows exact in {:.2} s", algo.name(), t0.elapsed().as_secs_f64());
-            assert!(n >= 5, "{}: only {n} coflows finished", algo.name());
-        }
-    }
-}
+slice_test!(fair_matches_on_a_slice, Algo::Fair, 100_000, 15);
+slice_test!(fair5_matches_on_a_slice, Algo::Fair5, 100_000, 15);
+slice_test!(pfp_matches_on_a_slice, Algo::Pfp, 400_000, 40);
+slice_test!(fifo_matches_on_a_slice, Algo::Fifo, 120_000, 20);
+slice_test!(scf_matches_on_a_slice, Algo::Scf, 120_000, 20);
+slice_test!(ncf_matches_on_a_slice, Algo::Ncf, 120_000, 20);
+slice_test!(lcf_matches_on_a_slice, Algo::Lcf, 120_000, 20);
+slice_test!(sebf_matches_on_a_slice, Algo::Sebf, 120_000, 20);
+slice_test!(dark_matches_on_a_slice, Algo::Dark, 120_000, 20);
 
 /// The whole trace, every scheduler: minutes in release. `cargo test --release -p
 /// slacknet-coflow --test coflowsim_compat -- --ignored`.
