@@ -595,7 +595,8 @@ def test_a_figure_with_its_own_base_runs_on_it(experiments: Path, tmp_path: Path
 
 def test_cli_lists_papers(experiments: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reproduce", "--list", "--experiments", str(experiments)]) == 0
-    assert capsys.readouterr().out.split() == ["toy"]  # not_a_paper has no reproduce.toml
+    # not_a_paper has no reproduce.toml; coflow is built in (the flow-level coflow models).
+    assert capsys.readouterr().out.split() == ["coflow", "toy"]
     assert main(["reproduce", "--list", "--experiments", str(REPO / "experiments")]) == 0
     assert "credence" in capsys.readouterr().out.split()
 
