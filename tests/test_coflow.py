@@ -66,7 +66,12 @@ def test_the_intra_coflow_tables_and_their_shape_checks() -> None:
     f47 = parts["fig_4_7"]
     assert (f47["completion_s"] >= f47["lower_bound_s"] * (1 - 1e-9)).all()
     checks = parts["checks"]
-    assert set(checks["figure"]) == {"4.7", "4.8", "4.9", "4.10", "4.11"}
+    assert set(checks["figure"]) == {"4.7", "4.8", "4.9", "4.10", "4.11", "4.14", "4.15"}
+    lr = parts["fig_4_14"].set_index("variant")
+    assert lr.loc["after", "total_s"] < lr.loc["before", "total_s"]
+    # The calibration: communication is 42% of LR's iteration before Cornet and MADD.
+    before = lr.loc["before"]
+    assert (before["broadcast_s"] + before["shuffle_s"]) / before["total_s"] == pytest.approx(0.42)
     assert checks["holds"].dtype == bool
 
 

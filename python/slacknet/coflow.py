@@ -207,7 +207,9 @@ def coflowsim_match(trace: str | os.PathLike[str] | None = None, algos: Sequence
 def intra(quick: bool = True) -> dict[str, pd.DataFrame]:
     """The slides' intra-coflow results from the flow-level models: ``abc`` (the shuffle table,
     ours next to the published numbers, K = 3 and 5), ``fig_4_7`` ... ``fig_4_11`` (broadcasts;
-    ``fig_4_8_slow`` the straggler variant of 4.8), ``checks`` (each published shape, whether
+    ``fig_4_8_slow`` the straggler variant of 4.8), ``fig_4_14`` and ``fig_4_15`` (iterations of
+    logistic regression and collaborative filtering, before and after Cornet and MADD; their
+    computation calibrated from the slides' shares), ``checks`` (each published shape, whether
     ours shows it, and the numbers) and ``variant_checks``. ``quick``: 20 receivers and up to
     100 MB (a second); else the slides' 100 receivers and up to 1 GB (about half a minute)."""
     out = _native_call(_native.coflow_intra, quick)
@@ -338,7 +340,7 @@ def reproduce(
             "checked: a speedup at all)",
             f"{100 * r['speedup']:.0f}%, theoretical {100 * r['theoretical_speedup']:.0f}%",
             bool(r["speedup"] > 0)))
-    for name in ("fig_4_7", "fig_4_8", "fig_4_9", "fig_4_10", "fig_4_11", "fig_4_8_slow"):
+    for name in ("fig_4_7", "fig_4_8", "fig_4_9", "fig_4_10", "fig_4_11", "fig_4_14", "fig_4_15", "fig_4_8_slow"):
         report.tables[name] = parts[name]
     for _, c in parts["checks"].iterrows():
         report.claims.append(Claim(f"Figure {c['figure']}", str(c["expectation"]), str(c["detail"]), bool(c["holds"])))

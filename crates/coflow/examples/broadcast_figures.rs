@@ -98,6 +98,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     failed += print_checks(&shown("4.10"));
     print_rows("Figure 4.11 [DETERlab]: Cornet vs CornetTopology vs CornetClustering, 30 receivers in 3 racks", &f.fig_4_11);
     failed += print_checks(&shown("4.11"));
+    for (title, rows) in [("Figure 4.14 [EC2]: logistic regression, 30 machines", &f.fig_4_14), ("Figure 4.15 [EC2]: collaborative filtering", &f.fig_4_15)] {
+        println!("\n# {title}");
+        println!("machines,variant,compute_s,broadcast_s,shuffle_s,total_s");
+        for r in rows {
+            println!("{},{},{:.2},{:.2},{:.2},{:.2}", r.machines, r.variant, r.compute_s, r.broadcast_s, r.shuffle_s, r.total_s);
+        }
+    }
+    failed += print_checks(&shown("4.14"));
+    failed += print_checks(&shown("4.15"));
     println!("\n{failed} published shape(s) not reproduced");
     Ok(())
 }

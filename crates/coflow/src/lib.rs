@@ -7,6 +7,7 @@
 //! broadcasts (MADD, Cornet) on a rack topology (`net`, `broadcast`). The packet-level
 //! counterparts run inside `sim` on its application layer.
 
+pub mod apps;
 pub mod broadcast;
 pub mod coflowsim;
 pub mod fabric;

@@ -187,7 +187,8 @@ fn cdf_table<'py>(py: Python<'py>, rows: &[coflow::broadcast::figures::CdfRow]) 
 /// The intra-coflow results of the slides (the shuffle table and Figures 4.7-4.11) from the
 /// flow-level models, with the reduced settings (`quick`) or the slides' scale. Returns a dict
 /// of tables: `abc`, `fig_4_7`, `fig_4_8`, `fig_4_8_slow`, `fig_4_9`, `fig_4_10`, `fig_4_11`,
-/// `checks` and `variant_checks` (figure, expectation, holds, detail).
+/// `fig_4_14`, `fig_4_15` (application iterations), `checks` and `variant_checks` (figure,
+/// expectation, holds, detail).
 #[pyfunction]
 #[pyo3(signature = (quick=true))]
 pub(crate) fn coflow_intra(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, PyDict>> {
@@ -213,6 +214,18 @@ pub(crate) fn coflow_intra(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, Py
     d.set_item("fig_4_9", figure_table(py, &f.fig_4_9)?)?;
     d.set_item("fig_4_10", figure_table(py, &f.fig_4_10)?)?;
     d.set_item("fig_4_11", figure_table(py, &f.fig_4_11)?)?;
+    for (key, rows) in [("fig_4_14", &f.fig_4_14), ("fig_4_15", &f.fig_4_15)] {
+        let cols = Table::new(rows)
+            .text("app", |r| r.app)
+            .num("machines", |r| r.machines as u64)
+            .text("variant", |r| r.variant)
+            .num("compute_s", |r| r.compute_s)
+            .num("broadcast_s", |r| r.broadcast_s)
+            .num("shuffle_s", |r| r.shuffle_s)
+            .num("total_s", |r| r.total_s)
+            .done();
+        d.set_item(key, table_to_py(py, cols)?)?;
+    }
     for (key, checks) in [("checks", &f.checks), ("variant_checks", &f.variant_checks)] {
         let rows: Vec<(String, String, bool, String)> =
             checks.iter().map(|c| (c.figure.to_string(), c.expectation.to_string(), c.holds, c.detail.clone())).collect();

@@ -634,13 +634,17 @@ pub struct Figures {
     pub fig_4_10: Vec<FigureRow>,
     /// Figure 4.11: topology knowledge on DETERlab.
     pub fig_4_11: Vec<FigureRow>,
+    /// Figure 4.14: logistic regression's iteration before and after Cornet and MADD.
+    pub fig_4_14: Vec<crate::apps::IterationRow>,
+    /// Figure 4.15: collaborative filtering's iteration against the number of machines.
+    pub fig_4_15: Vec<crate::apps::IterationRow>,
     /// The published shapes of 4.7-4.11 (not the variant's) and whether ours show them.
     pub checks: Vec<ShapeCheck>,
     /// The variant's checks.
     pub variant_checks: Vec<ShapeCheck>,
 }
 
-/// The shuffle table and Figures 4.7-4.11 with the settings of the slides' experiments
+/// The shuffle table, Figures 4.7-4.11 and the applications' Figures 4.14-4.15 with the settings of the slides' experiments
 /// (100 receivers, up to 1 GB; `quick`: 20 receivers, up to 100 MB, a fraction of a second).
 pub fn all(quick: bool) -> Result<Figures, ParamError> {
     let (n, sizes, big, seeds) = if quick { (20, vec![10e6, 100e6], 100e6, 1) } else { (100, vec![10e6, 100e6, 1e9], 1e9, 1) };
@@ -662,6 +666,23 @@ pub fn all(quick: bool) -> Result<Figures, ParamError> {
     checks.extend(check_4_9(&fig_4_9));
     checks.extend(check_4_10(&fig_4_10));
     checks.extend(check_4_11(&fig_4_11));
+    let fig_4_14 = crate::apps::figure_4_14(1)?;
+    let fig_4_15 = crate::apps::figure_4_15(&[10, 20, 30, 60, 90], 1)?;
+    checks.extend(crate::apps::check_4_14(&fig_4_14));
+    checks.extend(crate::apps::check_4_15(&fig_4_15));
     let variant_checks = check_4_8(&fig_4_8_slow);
-    Ok(Figures { quick, abc, fig_4_7, fig_4_8, fig_4_8_slow, fig_4_9, fig_4_10, fig_4_11, checks, variant_checks })
+    Ok(Figures {
+        quick,
+        abc,
+        fig_4_7,
+        fig_4_8,
+        fig_4_8_slow,
+        fig_4_9,
+        fig_4_10,
+        fig_4_11,
+        fig_4_14,
+        fig_4_15,
+        checks,
+        variant_checks,
+    })
 }
