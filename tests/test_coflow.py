@@ -54,6 +54,11 @@ def test_bad_inputs_name_the_key_and_the_fix(tmp_path: Path, small_trace: Path) 
         coflow.run_trace(bad)
     with pytest.raises(coflow.CoflowError, match="max_coflows"):
         coflow.run_trace(small_trace, max_coflows=0)
+    for bad_rate in (float("nan"), float("inf"), -1.0, 0.0, 1e300):
+        with pytest.raises(coflow.CoflowError, match="port_mbps"):
+            coflow.run_trace(small_trace, port_mbps=bad_rate)
+    with pytest.raises(coflow.CoflowError, match="algo"):
+        coflow.run_coflowsim(small_trace, "XX")
 
 
 def test_the_intra_coflow_tables_and_their_shape_checks() -> None:

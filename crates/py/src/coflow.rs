@@ -69,8 +69,11 @@ pub(crate) fn coflow_inter<'py>(
     };
     let mut opts = inter::Options::default();
     if let Some(m) = port_mbps {
-        if !(m.is_finite() && m > 0.0) {
-            return Err(PyValueError::new_err(format!("port_mbps = {m}: must be a positive number of MB/s, e.g. 125")));
+        // Within 1 byte/s and 1 PB/s: beyond, event times underflow or overflow the seconds.
+        if !(1e-6..=1e9).contains(&m) {
+            return Err(PyValueError::new_err(format!(
+                "port_mbps = {m}: must be a number of MB/s between 1e-6 and 1e9, e.g. 125"
+            )));
         }
         opts.port_bytes_per_sec = m * 1_048_576.0;
     }
