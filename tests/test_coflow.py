@@ -54,6 +54,11 @@ def test_bad_inputs_name_the_key_and_the_fix(tmp_path: Path, small_trace: Path) 
         coflow.run_trace(bad)
     with pytest.raises(coflow.CoflowError, match="max_coflows"):
         coflow.run_trace(small_trace, max_coflows=0)
+    # An absurd port count is refused before anything is allocated for it.
+    huge = tmp_path / "huge.txt"
+    huge.write_text("4000000000 1\n1 0 1 0 1 1:8.0\n")
+    with pytest.raises(coflow.CoflowError, match="number of ports"):
+        coflow.run_trace(huge)
     for bad_rate in (float("nan"), float("inf"), -1.0, 0.0, 1e300):
         with pytest.raises(coflow.CoflowError, match="port_mbps"):
             coflow.run_trace(small_trace, port_mbps=bad_rate)

@@ -208,14 +208,21 @@ impl<'a> Line<'a> {
     }
 }
 
+/// The most ports a trace may declare. The models keep dense per-port tables (and the parser
+/// one flag per port per coflow line), so an absurd port count in a header must be refused, not
+/// allocated; rack-level fabrics have hundreds (FB2010: 150).
+pub const MAX_PORTS: u32 = 65_536;
+/// The most coflows x ports a trace may have: the idealised model keeps each coflow's load on
+/// each port's two directions (16 bytes per cell, 512 MiB at this bound; FB2010 has 78,900).
+pub const MAX_COFLOW_PORT_CELLS: u64 = 1 << 25;
+
 impl Trace {
     /// Parses a trace from its text. See the module doc for the format and the checks.
     pub fn parse(text: &str) -> Result<Trace, TraceError> {
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         let (n, header) = lines.next().unwrap_or((1, ""));
         let mut h = Line::new(n, header);
-        let num_ports =
-            h.uint(&|| "number of ports".into(), u32::MAX as u64, "a positive integer below 2^32")?;
+        let num_ports = h.uint(&|| "number of ports".into(), u64::from(MAX_PORTS), "a positive integer up to 65536")?;
         if num_ports == 0 {
             return Err(h.field_error("number of ports".into(), "0", "a positive integer".into()));
         }
@@ -249,6 +256,18 @@ impl Trace {
         }
         if found != announced {
             return Err(TraceError::CoflowCount { announced, found });
+        }
+        if (coflows.len() as u64).saturating_mul(u64::from(num_ports)) > MAX_COFLOW_PORT_CELLS {
+            return Err(TraceError::Field {
+                line: 1,
+                field: "number of ports".into(),
+                value: num_ports.to_string(),
+                expected: format!(
+                    "at most {} coflows x ports in all (this trace has {} coflows): split the trace or use fewer ports",
+                    MAX_COFLOW_PORT_CELLS,
+                    coflows.len()
+                ),
+            });
         }
         Ok(Trace { num_ports, coflows })
     }

@@ -30,6 +30,7 @@ pub type Body = fn(&[u8]);
 pub const TARGETS: &[(&str, Body)] = &[
     ("udp_datagram", udp_datagram),
     ("udp_node", udp_node),
+    ("coflow_trace", coflow_trace),
     ("wire_segment", wire_segment),
     ("wire_datagram", wire_datagram),
     ("wire_atp", wire_atp),
@@ -754,6 +755,28 @@ pub fn forest(data: &[u8]) {
     for (q, o) in [(0, 0), (1000, 3000), (1001, 3000), (1 << 24, 1 << 24), ((1 << 24) + 1, 5), (u64::MAX, 7)] {
         let x = [q as f64, 0.0, o as f64, 0.0];
         assert_eq!(f.predict_drop_counts(q, o, &mut cache), f.predict_drop(&x), "at {x:?}");
+    }
+}
+
+/// `coflow::trace::Trace::parse` on any text (the coflow-benchmark format, read from a user's
+/// path): never a panic or an allocation beyond the input's size and the port bound; a small
+/// trace that parses plays to the end under FAIR and SEBF with every CCT at least its bound.
+pub fn coflow_trace(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(t) = coflow::trace::Trace::parse(&text) else { return };
+    assert!(t.num_ports >= 1 && t.num_ports <= coflow::trace::MAX_PORTS);
+    if t.coflows.len() > 16 || t.num_ports > 64 || t.num_flows() > 256 {
+        return;
+    }
+    for s in [coflow::inter::Scheduler::Fair, coflow::inter::Scheduler::Sebf] {
+        let out = coflow::inter::run(&t, s, &coflow::inter::Options::default());
+        assert_eq!(out.coflows.len(), t.coflows.len());
+        for c in &out.coflows {
+            // Times are absolute seconds in f64: a CCT is exact to a few ulps of the clock
+            // (an arrival at 4.3e6 s leaves about 1e-9 s), not of the CCT itself.
+            let clock = 64.0 * f64::EPSILON * c.finish_s.abs();
+            assert!(c.cct_s >= c.ideal_cct_s * (1.0 - 1e-9) - clock, "{s:?}: {c:?}");
+        }
     }
 }
 
