@@ -538,29 +538,28 @@ impl Node {
     /// final counters, or [`NodeError::LoopFailed`] if its loop had died (dropping a node
     /// stops it the same way, silently).
     pub fn close(mut self) -> Result<NodeStats, NodeError> {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.waker.wake();
-        if let Some(t) = self.thread.take() {
-            if let Err(p) = t.join() {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".into());
-                return Err(NodeError::LoopFailed(msg));
-            }
+        if let Err(p) = self.stop() {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            return Err(NodeError::LoopFailed(msg));
         }
         Ok(self.stats())
+    }
+
+    /// Stop the loop and wait for its thread (once; later calls return `Ok`).
+    fn stop(&mut self) -> std::thread::Result<()> {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.waker.wake();
+        self.thread.take().map_or(Ok(()), JoinHandle::join)
     }
 }
 
 impl Drop for Node {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.waker.wake();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        let _ = self.stop();
     }
 }
 
@@ -647,6 +646,19 @@ enum Side {
 }
 
 /// A message of an ATP job being assembled.
+impl Side {
+    /// When the connection ends unless heard from: a sender at its deadline, a receiver after
+    /// its idle timeout (or, once it delivered, its linger), a job receiver after
+    /// `job_idle` (or, once ended, its linger); `None` if that is too far off to represent.
+    fn ends_at(&self, linger: Duration, idle: Duration, job_idle: Duration) -> Option<Instant> {
+        match self {
+            Side::Tx { deadline, .. } | Side::JobTx { deadline, .. } => Some(*deadline),
+            Side::Rx { last_heard, delivered, .. } => last_heard.checked_add(if *delivered { linger } else { idle }),
+            Side::JobRx { last_heard, ended, .. } => last_heard.checked_add(if *ended { linger } else { job_idle }),
+        }
+    }
+}
+
 struct RxMessage {
     group: u16,
     buf: Vec<u8>,
@@ -755,16 +767,23 @@ impl Loop {
         }
     }
 
+    /// The refusal of a new transfer when the node has `max_connections` already.
+    fn full(&self) -> Option<NodeError> {
+        (self.conns.len() >= self.cfg.max_connections).then(|| {
+            invalid(
+                "max_connections",
+                self.cfg.max_connections,
+                "this node has that many transfers running: wait for some to end, or raise it",
+            )
+        })
+    }
+
     fn take_commands(&mut self, now: Instant, touched: &mut Vec<Key>) {
         while let Ok(cmd) = self.cmds.try_recv() {
             match cmd {
                 Cmd::SendValues { peer, data, value_bytes, p, deadline, done } => {
-                    if self.conns.len() >= self.cfg.max_connections {
-                        let _ = done.send(Err(invalid(
-                            "max_connections",
-                            self.cfg.max_connections,
-                            "this node has that many transfers running: wait for some to end, or raise it",
-                        )));
+                    if let Some(e) = self.full() {
+                        let _ = done.send(Err(e));
                         continue;
                     }
                     let conn = self.next_conn;
@@ -787,12 +806,8 @@ impl Loop {
                     touched.push(key);
                 }
                 Cmd::SendJob { peer, groups, messages, deadline, done } => {
-                    if self.conns.len() >= self.cfg.max_connections {
-                        let _ = done.send(Err(invalid(
-                            "max_connections",
-                            self.cfg.max_connections,
-                            "this node has that many transfers running: wait for some to end, or raise it",
-                        )));
+                    if let Some(e) = self.full() {
+                        let _ = done.send(Err(e));
                         continue;
                     }
                     let conn = self.next_conn;
@@ -1223,48 +1238,36 @@ impl Loop {
     /// Drop what is past its deadline, idle timeout or linger.
     fn reap(&mut self, now: Instant) {
         let (linger, idle, job_idle) = (self.cfg.linger, self.cfg.receiver_idle_timeout, self.cfg.job_idle_end);
-        let mut ended_jobs: Vec<(Key, ())> = Vec::new();
+        let mut ended_jobs: Vec<Key> = Vec::new();
         let mut freed = 0u64;
         let mut timed_out = 0u64;
-        self.conns.retain(|key, c| match &c.side {
-            Side::Tx { deadline, done, started, .. } => {
-                if now >= *deadline {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
-                    return false;
-                }
-                true
+        self.conns.retain(|key, c| {
+            match c.side.ends_at(linger, idle, job_idle) {
+                Some(end) if now >= end => {}
+                _ => return true,
             }
-            Side::Rx { last_heard, delivered, reserved, .. } => {
-                let quiet = now.saturating_duration_since(*last_heard);
-                let keep = if *delivered { quiet < linger } else { quiet < idle };
-                if !keep {
+            match &c.side {
+                Side::Tx { done, started, .. } => {
+                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
+                }
+                Side::JobTx { done, started, .. } => {
+                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
+                }
+                Side::Rx { delivered, reserved, .. } => {
                     freed += *reserved;
                     timed_out += u64::from(!*delivered);
                 }
-                keep
-            }
-            Side::JobTx { deadline, done, started, .. } => {
-                if now >= *deadline {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
-                    return false;
+                Side::JobRx { ended, reserved, .. } => {
+                    if !*ended {
+                        // No end-of-job notice: the job ends with its lost messages unknown.
+                        freed += *reserved;
+                        ended_jobs.push(*key);
+                    }
                 }
-                true
             }
-            Side::JobRx { last_heard, ended, reserved, .. } => {
-                let quiet = now.saturating_duration_since(*last_heard);
-                if *ended {
-                    return quiet < linger;
-                }
-                if quiet < job_idle {
-                    return true;
-                }
-                // No end-of-job notice: the job ends with its lost messages unknown.
-                freed += *reserved;
-                ended_jobs.push((*key, ()));
-                false
-            }
+            false
         });
-        for (key, ()) in ended_jobs {
+        for key in ended_jobs {
             let _ = self.jobs.send(JobEvent::End { peer: key.peer, conn: key.conn, total: None, lost: None });
         }
         if freed > 0 {
@@ -1275,19 +1278,14 @@ impl Loop {
 
     /// The earliest timer, held datagram, deadline, idle timeout or linger's end.
     fn next_wakeup(&self) -> Option<Instant> {
-        let timers = self.conns.values().filter_map(|c| c.ep.poll_timeout()).min().map(|t| self.instant(t));
         let (linger, idle, job_idle) = (self.cfg.linger, self.cfg.receiver_idle_timeout, self.cfg.job_idle_end);
-        let ends = self
+        let conns = self
             .conns
             .values()
-            .filter_map(|c| match &c.side {
-                Side::Tx { deadline, .. } | Side::JobTx { deadline, .. } => Some(*deadline),
-                // None: so far off that it cannot be represented (never, in effect).
-                Side::Rx { last_heard, delivered, .. } => last_heard.checked_add(if *delivered { linger } else { idle }),
-                Side::JobRx { last_heard, ended, .. } => last_heard.checked_add(if *ended { linger } else { job_idle }),
-            })
+            .flat_map(|c| [c.ep.poll_timeout().map(|t| self.instant(t)), c.side.ends_at(linger, idle, job_idle)])
+            .flatten()
             .min();
         let fins = self.fin_copies.iter().map(|f| f.0).min();
-        [timers, ends, self.fault.next_release(), fins].into_iter().flatten().min()
+        [conns, self.fault.next_release(), fins].into_iter().flatten().min()
     }
 }
