@@ -15,7 +15,6 @@ from the current folder or the package's source checkout upward.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tempfile
@@ -23,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from . import _native
+from .results import _columns_to_frame as _frame
 
 __all__ = [
     "COFLOWSIM_ALGOS",
@@ -88,13 +87,6 @@ def find_trace(trace: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
-def _frame(cols: dict[str, Any]) -> pd.DataFrame:
-    data: dict[str, Any] = {}
-    for name, col in cols.items():
-        data[name] = np.frombuffer(col[1], dtype=np.dtype(col[0])) if isinstance(col, tuple) else list(col)
-    return pd.DataFrame(data)
-
-
 def _native_call(f: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return f(*args, **kwargs)
@@ -113,25 +105,24 @@ def run_trace(
     the trace's ports under ``scheduler`` (one of :data:`SCHEDULERS`, or ``fetch:K``), in the
     idealised event-driven model. One row per coflow: ``id``, ``arrival_s``, ``finish_s``,
     ``cct_s``, ``ideal_cct_s`` (its bottleneck bound alone), ``bytes``, ``width`` (flows),
-    ``longest_flow_bytes``, ``bin`` (Varys': SN, LN, SW, LW). ``df.attrs`` has ``events`` and
-    ``seconds`` (wall time of the model)."""
+    ``longest_flow_bytes``, ``bin`` (Varys': SN, LN, SW, LW). ``df.attrs`` has ``events``,
+    ``seconds`` (wall time of the model) and the model's ``summary`` (mean and p95 CCT, mean
+    slowdown, per bin ``(coflows, mean CCT)``)."""
     if max_coflows is not None and max_coflows < 1:
         raise CoflowError(f"max_coflows = {max_coflows}: must be at least 1 (or None for the whole trace)")
     out = _native_call(_native.coflow_inter, str(find_trace(trace)), scheduler, max_coflows, port_mbps)
     df = _frame(out["coflows"])
-    df.attrs.update(events=out["events"], seconds=out["seconds"], scheduler=scheduler)
+    df.attrs.update(events=out["events"], seconds=out["seconds"], scheduler=scheduler, summary=out["summary"])
     return df
 
 
 def _summary(df: pd.DataFrame) -> dict[str, float]:
-    cct = df["cct_s"].to_numpy()
-    n = len(cct)
-    p95 = float(np.sort(cct)[max(1, math.ceil(0.95 * n)) - 1]) if n else 0.0
-    row = {"avg_cct_s": float(cct.mean()) if n else 0.0, "p95_cct_s": p95,
-           "avg_slowdown": float((df["cct_s"] / df["ideal_cct_s"]).mean()) if n else 0.0}
+    """The native model's summary of a :func:`run_trace` frame (an empty bin's mean is NaN)."""
+    s = df.attrs["summary"]
+    row = {k: float(s[k]) for k in ("avg_cct_s", "p95_cct_s", "avg_slowdown")}
     for b in ("SN", "LN", "SW", "LW"):
-        sel = df.loc[df["bin"] == b, "cct_s"]
-        row[f"{b.lower()}_avg_s"] = float(sel.mean()) if len(sel) else float("nan")
+        count, avg = s[b]
+        row[f"{b.lower()}_avg_s"] = float(avg) if count else float("nan")
     return row
 
 

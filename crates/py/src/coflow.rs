@@ -51,6 +51,7 @@ fn run_model<T: Send + 'static>(
 /// non-blocking fabric under `scheduler` (`fair`, `fifo`, `scf`, `ncf`, `lcf`, `sebf`,
 /// `dclas`, `sincronia`, `pfp`, `fetch:K`) in the idealised event-driven model, ports of
 /// `port_mbps` MB/s (default: coflowsim's 1 MiB per 8 ms). Returns `{"coflows": columns,
+/// "summary": {avg_cct_s, p95_cct_s, avg_slowdown, and per bin (coflows, mean CCT)},
 /// "events": int, "seconds": wall time}`.
 #[pyfunction]
 #[pyo3(signature = (trace, scheduler, max_coflows=None, port_mbps=None))]
@@ -95,8 +96,17 @@ pub(crate) fn coflow_inter<'py>(
         .num("longest_flow_bytes", |c| c.longest_flow_bytes)
         .text("bin", |c| bin_name(c.bin))
         .done();
+    let sum = out.summary();
+    let summary = PyDict::new(py);
+    summary.set_item("avg_cct_s", sum.avg_cct_s)?;
+    summary.set_item("p95_cct_s", sum.p95_cct_s)?;
+    summary.set_item("avg_slowdown", sum.avg_slowdown)?;
+    for (b, count, avg) in &sum.per_bin {
+        summary.set_item(bin_name(*b), (*count, *avg))?;
+    }
     let d = PyDict::new(py);
     d.set_item("coflows", table_to_py(py, cols)?)?;
+    d.set_item("summary", summary)?;
     d.set_item("events", out.num_events)?;
     d.set_item("seconds", secs)?;
     Ok(d)
@@ -230,13 +240,9 @@ pub(crate) fn coflow_intra(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, Py
         d.set_item(key, table_to_py(py, cols)?)?;
     }
     for (key, checks) in [("checks", &f.checks), ("variant_checks", &f.variant_checks)] {
-        let rows: Vec<(String, String, bool, String)> =
-            checks.iter().map(|c| (c.figure.to_string(), c.expectation.to_string(), c.holds, c.detail.clone())).collect();
-        let t = PyDict::new(py);
-        t.set_item("figure", rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>())?;
-        t.set_item("expectation", rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>())?;
-        t.set_item("holds", rows.iter().map(|r| r.2).collect::<Vec<_>>())?;
-        t.set_item("detail", rows.iter().map(|r| r.3.clone()).collect::<Vec<_>>())?;
+        let cols = Table::new(checks).text("figure", |c| c.figure).text("expectation", |c| c.expectation).num("holds", |c| c.holds).done();
+        let t = table_to_py(py, cols)?;
+        t.set_item("detail", checks.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>())?;
         d.set_item(key, t)?;
     }
     Ok(d)
