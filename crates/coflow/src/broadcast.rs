@@ -68,8 +68,8 @@ use std::collections::{BinaryHeap, VecDeque};
 pub mod figures;
 
 use crate::net::{
-    check_at_least, check_positive, gbps_to_bytes_per_s, Completion, Net, ParamError, Pcg32,
-    Topology,
+    check_at_least, check_positive, gbps_to_bytes_per_s, Completion, FlowNet, Net, ParamError,
+    Pcg32, Topology,
 };
 
 /// Candidates examined by BitTorrent's approximate rarest-first (module docs).
@@ -267,6 +267,19 @@ pub fn run_broadcast(
     mechanism: Mechanism,
     cfg: &BroadcastConfig,
 ) -> Result<BroadcastResult, ParamError> {
+    let block = check_broadcast(topo, placement, mechanism, cfg)?;
+    let mut b = Bcast::new(Net::new(topo.clone())?, placement, mechanism, cfg, block)?;
+    b.run()?;
+    Ok(b.into_result(topo, placement))
+}
+
+/// Checks a broadcast's parameters; returns the mechanism's block size in bytes.
+pub(crate) fn check_broadcast(
+    topo: &Topology,
+    placement: &Placement,
+    mechanism: Mechanism,
+    cfg: &BroadcastConfig,
+) -> Result<f64, ParamError> {
     check_positive("broadcast size (bytes)", cfg.bytes)?;
     check_positive("block size (bytes)", cfg.block_bytes)?;
     check_positive("BitTorrent block size (bytes)", cfg.bittorrent_block_bytes)?;
@@ -307,9 +320,7 @@ pub fn run_broadcast(
         Mechanism::Hdfs { .. } => cfg.hdfs_block_bytes,
         _ => cfg.block_bytes,
     };
-    let mut b = Bcast::new(topo, placement, mechanism, cfg, block)?;
-    b.run()?;
-    Ok(b.into_result(topo, placement))
+    Ok(block)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -392,11 +403,14 @@ struct Conn {
     is_choked: bool,
 }
 
+/// One broadcast's state, driven by the fluid [`Net`] ([`Bcast::run`]) or by the packet
+/// simulator (`crate::packet`) through [`Bcast::begin`], [`Bcast::fire_due_timers`] and
+/// [`Bcast::on_transfer_done`].
 #[derive(Debug)]
-struct Bcast<'a> {
-    cfg: &'a BroadcastConfig,
+pub(crate) struct Bcast<N> {
+    cfg: BroadcastConfig,
     mechanism: Mechanism,
-    net: Net,
+    pub(crate) net: N,
     rng: Pcg32,
     timers: BinaryHeap<Timer>,
     timer_seq: u64,
@@ -442,14 +456,42 @@ struct Bcast<'a> {
     recv_from: Vec<Vec<f64>>,
 }
 
-impl<'a> Bcast<'a> {
-    fn new(
-        topo: &Topology,
+impl Bcast<Net> {
+    /// Runs the broadcast on the fluid network to its end.
+    fn run(&mut self) -> Result<(), ParamError> {
+        self.begin()?;
+        let mut done = Vec::new();
+        loop {
+            let next_timer = self.next_timer_s().unwrap_or(f64::INFINITY);
+            if self.net.num_active() == 0 && self.timers.is_empty() {
+                break;
+            }
+            if self.is_complete() {
+                break; // only polls and rechokes are left
+            }
+            done.clear();
+            self.net.advance(next_timer, &mut done);
+            if !done.is_empty() {
+                for c in &done {
+                    self.on_transfer_done(c)?;
+                }
+                continue;
+            }
+            self.fire_due_timers(self.net.now())?;
+        }
+        Ok(())
+    }
+}
+
+impl<N: FlowNet> Bcast<N> {
+    pub(crate) fn new(
+        net: N,
         placement: &Placement,
         mechanism: Mechanism,
-        cfg: &'a BroadcastConfig,
+        cfg: &BroadcastConfig,
         block: f64,
     ) -> Result<Self, ParamError> {
+        let topo = net.topology();
         let host: Vec<usize> = std::iter::once(placement.sender)
             .chain(placement.receivers.iter().copied())
             .collect();
@@ -466,9 +508,9 @@ impl<'a> Bcast<'a> {
             _ => None,
         };
         let mut b = Bcast {
-            cfg,
+            cfg: cfg.clone(),
             mechanism,
-            net: Net::new(topo.clone())?,
+            net,
             rng: Pcg32::new(cfg.seed),
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -614,7 +656,8 @@ impl<'a> Bcast<'a> {
         self.rack = rack;
     }
 
-    fn run(&mut self) -> Result<(), ParamError> {
+    /// Starts the mechanism at the current time.
+    pub(crate) fn begin(&mut self) -> Result<(), ParamError> {
         match self.mechanism {
             Mechanism::Hdfs { replicas } => self.hdfs_start(replicas)?,
             Mechanism::Chain => self.tree_start(1)?,
@@ -624,31 +667,27 @@ impl<'a> Bcast<'a> {
                 self.cornet_start()?
             }
         }
-        let mut done = Vec::new();
-        loop {
-            let next_timer = self.timers.peek().map_or(f64::INFINITY, |t| t.at);
-            if self.net.num_active() == 0 && self.timers.is_empty() {
-                break;
-            }
-            if self.num_have.iter().all(|&h| h == self.num_blocks) {
-                break; // only polls and rechokes are left
-            }
-            done.clear();
-            self.net.advance(next_timer, &mut done);
-            if !done.is_empty() {
-                for c in &done {
-                    self.on_transfer_done(c)?;
-                }
-                continue;
-            }
-            while self.timers.peek().is_some_and(|t| t.at <= self.net.now()) {
-                let t = self.timers.pop().expect("peeked");
-                self.on_timer(t.ev)?;
-            }
-        }
         Ok(())
     }
 
+    /// When the earliest pending timer is due, if any.
+    pub(crate) fn next_timer_s(&self) -> Option<f64> {
+        self.timers.peek().map(|t| t.at)
+    }
+
+    /// Whether every receiver holds every block (only polls and rechokes may be left).
+    pub(crate) fn is_complete(&self) -> bool {
+        self.num_have.iter().all(|&h| h == self.num_blocks)
+    }
+
+    /// Runs every timer due at or before `now`, in (time, insertion) order.
+    pub(crate) fn fire_due_timers(&mut self, now: f64) -> Result<(), ParamError> {
+        while self.timers.peek().is_some_and(|t| t.at <= now) {
+            let t = self.timers.pop().expect("peeked");
+            self.on_timer(t.ev)?;
+        }
+        Ok(())
+    }
     fn on_timer(&mut self, ev: TimerEv) -> Result<(), ParamError> {
         match ev {
             TimerEv::StartTransfer { transfer } => self.start_transfer(transfer),
@@ -660,7 +699,8 @@ impl<'a> Bcast<'a> {
         }
     }
 
-    fn on_transfer_done(&mut self, c: &Completion) -> Result<(), ParamError> {
+    /// A block transfer started by this broadcast finished.
+    pub(crate) fn on_transfer_done(&mut self, c: &Completion) -> Result<(), ParamError> {
         match self.mechanism {
             Mechanism::Hdfs { .. } => self.hdfs_on_done(c),
             Mechanism::Chain | Mechanism::Tree { .. } => self.tree_on_done(c),
@@ -671,7 +711,7 @@ impl<'a> Bcast<'a> {
         }
     }
 
-    fn into_result(self, topo: &Topology, placement: &Placement) -> BroadcastResult {
+    pub(crate) fn into_result(self, topo: &Topology, placement: &Placement) -> BroadcastResult {
         let receiver_finish_s: Vec<f64> = self.finish_s[1..].to_vec();
         BroadcastResult {
             completion_s: receiver_finish_s.iter().copied().fold(0.0, f64::max),

@@ -5,7 +5,7 @@
 //! packets: inter-coflow scheduling on a non-blocking fabric (Varys, Aalo, Sincronia; `inter`,
 //! with the reference simulator's rules in `coflowsim`), and intra-coflow shuffles and
 //! broadcasts (MADD, Cornet) on a rack topology (`net`, `broadcast`). The packet-level
-//! counterparts run inside `sim` on its application layer.
+//! counterparts (`packet`) run the same shuffle and broadcast code as applications of `sim`.
 
 pub mod apps;
 pub mod broadcast;
@@ -13,5 +13,6 @@ pub mod coflowsim;
 pub mod fabric;
 pub mod inter;
 pub mod net;
+pub mod packet;
 pub mod shuffle;
 pub mod trace;

@@ -340,6 +340,46 @@ impl Ord for Level {
     }
 }
 
+/// Where an intra-coflow mechanism's flows run: the fluid [`Net`] here, or the packet-level
+/// simulator (`crate::packet`). A mechanism (`shuffle`, `broadcast`) only starts flows and
+/// reads the clock and the topology; its driver tells it when flows finish and when its
+/// timers are due, so one implementation of each mechanism serves both fidelities.
+pub trait FlowNet {
+    /// Current time, seconds.
+    fn now(&self) -> f64;
+    /// The topology the mechanism plans with.
+    fn topology(&self) -> &Topology;
+    /// Starts a flow of `bytes` from host `src` to host `dst` now, optionally capped at
+    /// `cap_gbps`; `tag` comes back in its [`Completion`].
+    fn start_flow(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: f64,
+        cap_gbps: Option<f64>,
+        tag: u64,
+    ) -> Result<FlowId, ParamError>;
+}
+
+impl FlowNet for Net {
+    fn now(&self) -> f64 {
+        Net::now(self)
+    }
+    fn topology(&self) -> &Topology {
+        Net::topology(self)
+    }
+    fn start_flow(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: f64,
+        cap_gbps: Option<f64>,
+        tag: u64,
+    ) -> Result<FlowId, ParamError> {
+        Net::start_flow(self, src, dst, bytes, cap_gbps, tag)
+    }
+}
+
 /// The fluid simulation: a topology, the flows on it and the current time. See the module
 /// docs for the call order.
 #[derive(Clone, Debug)]

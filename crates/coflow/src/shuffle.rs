@@ -62,8 +62,8 @@
 //!   does. With `K = 5` (Hadoop's default) ours is fair sharing: 33% and 38%.
 
 use crate::net::{
-    check_at_least, check_positive, gbps_to_bytes_per_s, Completion, Net, ParamError, Pcg32,
-    Topology,
+    check_at_least, check_positive, gbps_to_bytes_per_s, Completion, FlowNet, Net, ParamError,
+    Pcg32, Topology,
 };
 
 /// A shuffle: `bytes[i][j]` from host `senders[i]` to host `receivers[j]`.
@@ -193,72 +193,130 @@ pub fn run_shuffle(
     mechanism: ShuffleMechanism,
     seed: u64,
 ) -> Result<ShuffleResult, ParamError> {
-    shuffle.validate(topo)?;
-    let gamma_s = madd_gamma_s(topo, shuffle)?;
     let mut net = Net::new(topo.clone())?;
-    let nr = shuffle.receivers.len();
-    let tag = |i: usize, j: usize| (i * nr + j) as u64;
-    // Per receiver, the senders still to fetch from (Hadoop only), in fetch order.
-    let mut pending: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nr];
-    match mechanism {
-        ShuffleMechanism::FairShare => {
-            for (i, j, b) in shuffle.network_flows() {
-                net.start_flow(shuffle.senders[i], shuffle.receivers[j], b, None, tag(i, j))?;
-            }
-        }
-        ShuffleMechanism::Madd => {
-            for (i, j, b) in shuffle.network_flows() {
-                // Γ > 0 whenever a network flow exists.
-                let cap_gbps = b / gamma_s / gbps_to_bytes_per_s(1.0);
-                net.start_flow(
-                    shuffle.senders[i],
-                    shuffle.receivers[j],
-                    b,
-                    Some(cap_gbps),
-                    tag(i, j),
-                )?;
-            }
-        }
-        ShuffleMechanism::Hadoop { max_fetches } => {
-            check_at_least("concurrent fetches per reducer", max_fetches, 1)?;
-            let mut rng = Pcg32::new(seed);
-            for (i, j, b) in shuffle.network_flows() {
-                pending[j].push((i, b));
-            }
-            for (j, list) in pending.iter_mut().enumerate() {
-                // Hadoop's fetcher picks map outputs in random order.
-                rng.shuffle(list);
-                // Reversed, so that `pop` takes them in the shuffled order.
-                list.reverse();
-                for _ in 0..max_fetches {
-                    let Some((i, b)) = list.pop() else { break };
-                    net.start_flow(shuffle.senders[i], shuffle.receivers[j], b, None, tag(i, j))?;
-                }
-            }
-        }
-    }
-    let mut flows = Vec::new();
-    let mut receiver_finish_s = vec![0.0; nr];
+    let mut run = ShuffleRun::new(topo, shuffle, mechanism)?;
+    run.begin(&mut net, seed)?;
     let mut done = Vec::new();
     while net.num_active() > 0 {
         done.clear();
         net.advance(f64::INFINITY, &mut done);
         for c in &done {
-            let j = c.tag as usize % nr;
-            receiver_finish_s[j] = f64::max(receiver_finish_s[j], c.finish_s);
-            if let Some((i, b)) = pending[j].pop() {
-                net.start_flow(shuffle.senders[i], shuffle.receivers[j], b, None, tag(i, j))?;
+            run.on_flow_done(&mut net, c)?;
+        }
+    }
+    Ok(run.into_result())
+}
+
+/// One shuffle's state, driven by the fluid [`Net`] ([`run_shuffle`]) or by the packet
+/// simulator (`crate::packet`): [`ShuffleRun::begin`] starts the first flows, and every
+/// finished flow goes to [`ShuffleRun::on_flow_done`], which starts the next fetch.
+#[derive(Clone, Debug)]
+pub(crate) struct ShuffleRun {
+    shuffle: Shuffle,
+    mechanism: ShuffleMechanism,
+    gamma_s: f64,
+    /// Per receiver, the senders still to fetch from (Hadoop only), last to fetch first.
+    pending: Vec<Vec<(usize, f64)>>,
+    receiver_finish_s: Vec<f64>,
+    flows: Vec<Completion>,
+    num_network_flows: usize,
+}
+
+impl ShuffleRun {
+    /// Checks the shuffle against `topo` (the topology its `Γ` is planned with).
+    pub(crate) fn new(
+        topo: &Topology,
+        shuffle: &Shuffle,
+        mechanism: ShuffleMechanism,
+    ) -> Result<Self, ParamError> {
+        shuffle.validate(topo)?;
+        if let ShuffleMechanism::Hadoop { max_fetches } = mechanism {
+            check_at_least("concurrent fetches per reducer", max_fetches, 1)?;
+        }
+        let nr = shuffle.receivers.len();
+        Ok(ShuffleRun {
+            gamma_s: madd_gamma_s(topo, shuffle)?,
+            shuffle: shuffle.clone(),
+            mechanism,
+            pending: vec![Vec::new(); nr],
+            receiver_finish_s: vec![0.0; nr],
+            flows: Vec::new(),
+            num_network_flows: shuffle.network_flows().count(),
+        })
+    }
+
+    fn tag(&self, i: usize, j: usize) -> u64 {
+        (i * self.shuffle.receivers.len() + j) as u64
+    }
+
+    /// Starts the shuffle's first flows now (all of them but Hadoop's queued fetches).
+    pub(crate) fn begin(&mut self, net: &mut impl FlowNet, seed: u64) -> Result<(), ParamError> {
+        let sh = &self.shuffle;
+        let nr = sh.receivers.len();
+        let tag = |i: usize, j: usize| (i * nr + j) as u64;
+        match self.mechanism {
+            ShuffleMechanism::FairShare => {
+                for (i, j, b) in sh.network_flows() {
+                    net.start_flow(sh.senders[i], sh.receivers[j], b, None, tag(i, j))?;
+                }
+            }
+            ShuffleMechanism::Madd => {
+                for (i, j, b) in sh.network_flows() {
+                    // Γ > 0 whenever a network flow exists.
+                    let cap_gbps = b / self.gamma_s / gbps_to_bytes_per_s(1.0);
+                    net.start_flow(sh.senders[i], sh.receivers[j], b, Some(cap_gbps), tag(i, j))?;
+                }
+            }
+            ShuffleMechanism::Hadoop { max_fetches } => {
+                let mut rng = Pcg32::new(seed);
+                for (i, j, b) in sh.network_flows() {
+                    self.pending[j].push((i, b));
+                }
+                for (j, list) in self.pending.iter_mut().enumerate() {
+                    // Hadoop's fetcher picks map outputs in random order.
+                    rng.shuffle(list);
+                    // Reversed, so that `pop` takes them in the shuffled order.
+                    list.reverse();
+                    for _ in 0..max_fetches {
+                        let Some((i, b)) = list.pop() else { break };
+                        net.start_flow(sh.senders[i], sh.receivers[j], b, None, tag(i, j))?;
+                    }
+                }
             }
         }
-        flows.extend_from_slice(&done);
+        Ok(())
     }
-    let completion_s = receiver_finish_s.iter().copied().fold(0.0, f64::max);
-    Ok(ShuffleResult {
-        completion_s,
-        receiver_finish_s,
-        gamma_s,
-        flows,
-    })
+
+    /// A flow of this shuffle finished: book it and start its receiver's next fetch, if any.
+    pub(crate) fn on_flow_done(
+        &mut self,
+        net: &mut impl FlowNet,
+        c: &Completion,
+    ) -> Result<(), ParamError> {
+        let j = c.tag as usize % self.shuffle.receivers.len();
+        self.receiver_finish_s[j] = f64::max(self.receiver_finish_s[j], c.finish_s);
+        if let Some((i, b)) = self.pending[j].pop() {
+            let tag = self.tag(i, j);
+            net.start_flow(self.shuffle.senders[i], self.shuffle.receivers[j], b, None, tag)?;
+        }
+        self.flows.push(*c);
+        Ok(())
+    }
+
+    /// Whether every flow that crosses the network has finished.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.flows.len() == self.num_network_flows
+    }
+
+    pub(crate) fn into_result(self) -> ShuffleResult {
+        let completion_s = self.receiver_finish_s.iter().copied().fold(0.0, f64::max);
+        ShuffleResult {
+            completion_s,
+            receiver_finish_s: self.receiver_finish_s,
+            gamma_s: self.gamma_s,
+            flows: self.flows,
+        }
+    }
 }
 
 /// The slides' scenario family (module docs): a flat topology of `2n + 3` hosts at
