@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from slacknet import coflow
@@ -109,8 +110,14 @@ def test_reproduce_coflow_on_a_small_trace_writes_every_table(tmp_path: Path, sm
     r = _cli("reproduce", "coflow", "--trace", str(small_trace), "--out", str(out), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "claims hold" in r.stdout
-    for name in ("inter", "shuffle_abc", "fig_4_7", "fig_4_11", "broadcast_checks"):
+    for name in ("inter", "shuffle_abc", "fig_4_7", "fig_4_11", "broadcast_checks", "shuffle_packet", "broadcast_packet"):
         assert (out / f"{name}.csv").is_file(), name
+    # The packet level ran the same mechanisms: MADD's caps, enforced by the senders' pacing,
+    # end every shuffle at its payload Γ.
+    sp = pd.read_csv(out / "shuffle_packet.csv")
+    madd = sp[sp["mechanism"] == "madd"]
+    assert len(madd) == 3 and ((madd["packet_s"] / madd["packet_gamma_s"] - 1).abs() < 0.02).all(), madd
+    assert "[holds] packet level: A: MADD enforced at the senders" in r.stdout
     assert (out / "report.txt").read_text().startswith("Coflows (reduced)")
     # Nothing half-written is left next to it.
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []

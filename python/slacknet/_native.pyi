@@ -24,6 +24,7 @@ __all__ = [
     "coflow_inter",
     "coflowsim_run",
     "coflow_intra",
+    "coflow_packet",
     "TransportError",
     "Node",
     "SendHandle",
@@ -118,6 +119,10 @@ def coflowsim_run(
 
 def coflow_intra(quick: bool = True) -> dict[str, Any]:
     """The shuffle table and broadcast Figures 4.7-4.11 with their shape checks, as tables."""
+
+def coflow_packet(quick: bool = True) -> dict[str, Any]:
+    """The shuffle scenarios and broadcasts at flow and packet level side by side:
+    ``shuffle``, ``broadcast`` and ``checks`` tables."""
 
 def empty_results() -> dict[str, Any]:
     """The results of a run that produced nothing, in the format of

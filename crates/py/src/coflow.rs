@@ -247,3 +247,46 @@ pub(crate) fn coflow_intra(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, Py
     }
     Ok(d)
 }
+
+/// The intra-coflow results at both fidelities (`coflow::packet::fidelity`): the shuffle
+/// scenarios A, B, C and the EC2/DETERlab broadcasts, flow level next to packet level (the
+/// same mechanism code in the packet simulator, DCTCP). Returns a dict of tables: `shuffle`,
+/// `broadcast` and `checks` (expectation, holds, detail). `quick`: the reduced settings.
+#[pyfunction]
+#[pyo3(signature = (quick=true))]
+pub(crate) fn coflow_packet(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, PyDict>> {
+    let f = run_model(py, move || coflow::packet::fidelity::fidelity(quick).map_err(|e| e.to_string()))?;
+    let d = PyDict::new(py);
+    let shuffle = Table::new(&f.shuffle)
+        .text("topology", |r| r.topology)
+        .text("mechanism", |r| r.mechanism)
+        .num("flow_s", |r| r.flow_s)
+        .num("packet_s", |r| r.packet_s)
+        .num("flow_gamma_s", |r| r.flow_gamma_s)
+        .num("packet_gamma_s", |r| r.packet_gamma_s)
+        .num("packet_finish_spread_s", |r| r.packet_finish_spread_s)
+        .num("drops", |r| r.drops)
+        .num("retx", |r| r.retx)
+        .done();
+    d.set_item("shuffle", table_to_py(py, shuffle)?)?;
+    let broadcast = Table::new(&f.broadcast)
+        .text("testbed", |r| r.testbed)
+        .num("flow_s", |r| r.flow_s)
+        .num("packet_s", |r| r.packet_s)
+        .num("flow_lower_bound_s", |r| r.flow_lower_bound_s)
+        .num("packet_lower_bound_s", |r| r.packet_lower_bound_s)
+        .num("transfers", |r| r.transfers as u64)
+        .num("events", |r| r.events)
+        .num("drops", |r| r.drops)
+        .num("retx", |r| r.retx)
+        .done();
+    let t = table_to_py(py, broadcast)?;
+    t.set_item("mechanism", f.broadcast.iter().map(|r| r.mechanism.as_str()).collect::<Vec<_>>())?;
+    d.set_item("broadcast", t)?;
+    let checks = Table::new(&f.checks).num("holds", |c| c.holds).done();
+    let t = table_to_py(py, checks)?;
+    t.set_item("expectation", f.checks.iter().map(|c| c.expectation.as_str()).collect::<Vec<_>>())?;
+    t.set_item("detail", f.checks.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>())?;
+    d.set_item("checks", t)?;
+    Ok(d)
+}

@@ -806,5 +806,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(coflow::coflow_inter, m)?)?;
     m.add_function(wrap_pyfunction!(coflow::coflowsim_run, m)?)?;
     m.add_function(wrap_pyfunction!(coflow::coflow_intra, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflow_packet, m)?)?;
     Ok(())
 }
