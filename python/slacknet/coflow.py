@@ -215,7 +215,12 @@ def packet_level(quick: bool = True) -> dict[str, pd.DataFrame]:
     10 MB shuffle units and broadcasts of 100 MB to 20 (EC2) or 30 (DETERlab) receivers, about
     20 s; else 100 MB units and 100 EC2 receivers (several minutes)."""
     out = _native_call(_native.coflow_packet, quick)
-    return {k: _frame(v) for k, v in out.items()}
+    frames = {k: _frame(v) for k, v in out.items()}
+    b = frames["broadcast"]
+    frames["broadcast"] = b[["testbed", "mechanism", *[c for c in b.columns if c not in ("testbed", "mechanism")]]]
+    c = frames["checks"]
+    frames["checks"] = c[["expectation", "holds", "detail"]]
+    return frames
 
 
 # ---- the reproduction ----------------------------------------------------------------------
