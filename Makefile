@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -103,6 +103,17 @@ bench-credence: install
 bench-scale:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+
+## bench-coflow-peer: our coflow schedulers (idealised and coflowsim-compatible) against the
+## reference simulator coflowsim (Java) in the same run, CPU time and ratio per scheduler, and
+## whether the compatible mode's CCTs equal coflowsim's output of that run. Needs javac and a
+## coflowsim checkout: make bench-coflow-peer COFLOWSIM=path [COFLOWSIM_ALGOS="PFP SEBF"]
+## (coflowsim takes half a minute to ten minutes per scheduler)
+COFLOWSIM ?=
+COFLOWSIM_ALGOS ?=
+bench-coflow-peer: install
+	@if [ -z "$(COFLOWSIM)" ]; then echo "bench-coflow-peer: set COFLOWSIM to a coflowsim checkout (github.com/coflow/coflowsim)"; exit 2; fi
+	$(PY) bench/coflow_peer.py $(COFLOWSIM) $(COFLOWSIM_ALGOS)
 
 ## bench-udp: the real transport's loopback goodput and CPU time per GB (bounded-loss reliable
 ## and at p = 0.9, an ATP job) next to kernel TCP measured in the same run, against the 11
