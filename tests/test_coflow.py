@@ -1,4 +1,4 @@
-"""slacknet.coflow: the flow-level coflow models through Python (issue 14)."""
+"""slacknet.coflow: the coflow models through Python, at flow and packet level (issue 14)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,73 @@ def test_the_intra_coflow_tables_and_their_shape_checks() -> None:
     before = lr.loc["before"]
     assert (before["broadcast_s"] + before["shuffle_s"]) / before["total_s"] == pytest.approx(0.42)
     assert checks["holds"].dtype == bool
+
+
+def test_per_flow_records_add_up_to_each_coflow(small_trace: Path) -> None:
+    coflows, flows = coflow.run_trace(small_trace, "sebf", return_flows=True)
+    assert list(flows.columns) == ["coflow_id", "src", "dst", "bytes", "finish_s"]
+    per = flows.groupby("coflow_id").agg(bytes=("bytes", "sum"), last=("finish_s", "max"), width=("bytes", "size"))
+    c = coflows.set_index("id")
+    assert (per["bytes"] == c["bytes"]).all() and (per["width"] == c["width"]).all()
+    # A coflow finishes with its last flow.
+    assert (per["last"] - c["finish_s"]).abs().max() < 1e-12
+
+
+def test_a_shuffle_at_both_fidelities() -> None:
+    net = coflow.Topology(racks=1, hosts_per_rack=7, host_gbps=1.0)
+    senders, receivers = [0, 1, 2, 4], [5, 6]
+    d = [[1e6, 0], [1e6, 0], [2e6, 2e6], [0, 1e6]]
+    flow = coflow.shuffle(net, senders, receivers, d, mechanism="madd")
+    packet = coflow.shuffle(net, senders, receivers, d, mechanism="madd", fidelity="packet")
+    # Host 2 sends 4 MB: Gamma = 32 ms at line rate; every flow ends then.
+    assert flow.attrs["gamma_s"] == pytest.approx(0.032)
+    assert (flow["finish_s"] - 0.032).abs().max() < 1e-9
+    # In the simulator the senders' pacing enforces the caps: the payload Gamma, no drop.
+    eff = packet.attrs["packet"]["payload_efficiency"]
+    assert packet.attrs["gamma_s"] == pytest.approx(0.032 / eff)
+    assert packet.attrs["completion_s"] == pytest.approx(packet.attrs["gamma_s"], rel=0.01)
+    assert packet.attrs["packet"]["switch_drops"] == 0
+    assert packet["bytes"].sum() == flow["bytes"].sum() == 7e6
+    fair = coflow.shuffle(net, senders, receivers, d, mechanism="fair", fidelity="packet")
+    assert fair.attrs["completion_s"] > packet.attrs["completion_s"]
+
+
+def test_a_broadcast_at_both_fidelities() -> None:
+    net = coflow.Topology(racks=2, hosts_per_rack=4, host_gbps=1.0, cross_rack_gbps=1.0)
+    for fidelity in ("flow", "packet"):
+        df = coflow.broadcast(net, 0, range(1, 8), 16e6, mechanism="cornettopology", fidelity=fidelity,
+                              block_bytes=1 << 20)
+        assert list(df["host"]) == list(range(1, 8))
+        assert df.attrs["completion_s"] == df["finish_s"].max() >= df.attrs["lower_bound_s"]
+        # 16 MB in 1 MiB blocks to 7 receivers: 16 x 7 block transfers, each block once.
+        assert df.attrs["transfers"] == 16 * 7
+    assert "packet" in df.attrs and df.attrs["packet"]["events"] > 0
+
+
+def test_shuffle_and_broadcast_inputs_are_checked() -> None:
+    flat = coflow.Topology(racks=1, hosts_per_rack=7)
+    with pytest.raises(coflow.CoflowError, match="mechanism"):
+        coflow.shuffle(flat, [0], [5], [[1e6]], mechanism="nope")
+    with pytest.raises(coflow.CoflowError, match="fidelity"):
+        coflow.shuffle(flat, [0], [5], [[1e6]], fidelity="fluid")
+    with pytest.raises(coflow.CoflowError, match="host 50"):
+        coflow.shuffle(flat, [0], [50], [[1e6]])
+    with pytest.raises(coflow.CoflowError, match="columns"):
+        coflow.shuffle(flat, [0], [5, 6], [[1e6]])
+    with pytest.raises(coflow.CoflowError, match="transport.g"):
+        coflow.shuffle(flat, [0], [5], [[1e6]], fidelity="packet", transport={"kind": "dctcp", "g": 7.0})
+    with pytest.raises(coflow.CoflowError, match="kind"):
+        coflow.shuffle(flat, [0], [5], [[1e6]], fidelity="packet", transport={"g": 0.1})
+    # Sizes that would need unbounded tables are refused before anything is allocated.
+    with pytest.raises(coflow.CoflowError, match="blocks"):
+        coflow.broadcast(flat, 0, [1, 2], 1e12, block_bytes=1.0)
+    with pytest.raises(coflow.CoflowError, match="at most 65536 hosts"):
+        coflow.broadcast(coflow.Topology(racks=100_000, hosts_per_rack=100_000), 0, [1], 1e6)
+    with pytest.raises(coflow.CoflowError, match="mechanism"):
+        coflow.broadcast(flat, 0, [1], 1e6, mechanism="hdfs")
+    # Unequal host rates have no leaf-spine equivalent; racks that do are accepted.
+    with pytest.raises(coflow.CoflowError, match="cross-rack"):
+        coflow.broadcast(coflow.Topology(racks=2, hosts_per_rack=2, cross_rack_gbps=0.0), 0, [1], 1e6)
 
 
 def test_the_trace_is_found_from_the_environment(monkeypatch: pytest.MonkeyPatch, small_trace: Path) -> None:

@@ -25,6 +25,8 @@ __all__ = [
     "coflowsim_run",
     "coflow_intra",
     "coflow_packet",
+    "coflow_shuffle",
+    "coflow_broadcast",
     "TransportError",
     "Node",
     "SendHandle",
@@ -104,7 +106,11 @@ def version() -> str:
     """Version of the native extension."""
 
 def coflow_inter(
-    trace: str, scheduler: str, max_coflows: int | None = None, port_mbps: float | None = None
+    trace: str,
+    scheduler: str,
+    max_coflows: int | None = None,
+    port_mbps: float | None = None,
+    record_flows: bool = False,
 ) -> dict[str, Any]:
     """The coflow trace at ``trace`` (its first ``max_coflows`` coflows) on a non-blocking
     fabric under ``scheduler`` in the idealised event-driven model: ``{"coflows": columns,
@@ -119,6 +125,39 @@ def coflowsim_run(
 
 def coflow_intra(quick: bool = True) -> dict[str, Any]:
     """The shuffle table and broadcast Figures 4.7-4.11 with their shape checks, as tables."""
+
+def coflow_shuffle(
+    senders: Sequence[int],
+    receivers: Sequence[int],
+    bytes: Sequence[Sequence[float]],
+    mechanism: str,
+    racks: int,
+    hosts_per_rack: int,
+    host_gbps: float,
+    cross_rack_gbps: float | None = None,
+    seed: int = 1,
+    packet: bool = False,
+    transport_toml: str | None = None,
+) -> dict[str, Any]:
+    """One shuffle at flow or packet level: ``{"flows": columns, "completion_s", "gamma_s"}``
+    (and ``"packet"`` statistics)."""
+
+def coflow_broadcast(
+    sender: int,
+    receivers: Sequence[int],
+    bytes: float,
+    mechanism: str,
+    racks: int,
+    hosts_per_rack: int,
+    host_gbps: float,
+    cross_rack_gbps: float | None = None,
+    block_bytes: float | None = None,
+    seed: int = 1,
+    packet: bool = False,
+    transport_toml: str | None = None,
+) -> dict[str, Any]:
+    """One broadcast at flow or packet level: ``{"receivers": columns, "completion_s",
+    "lower_bound_s", "transfers"}`` (and ``"packet"`` statistics)."""
 
 def coflow_packet(quick: bool = True) -> dict[str, Any]:
     """The shuffle scenarios and broadcasts at flow and packet level side by side:

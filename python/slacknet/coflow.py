@@ -1,6 +1,6 @@
-"""Coflows at flow level (issue 14): inter-coflow schedulers on the Facebook trace and the
-slides' intra-coflow results (MADD shuffles, Cornet broadcasts), with ``slacknet reproduce
-coflow`` printing each published claim next to our number.
+"""Coflows (issue 14): inter-coflow schedulers on the Facebook trace, shuffles (Hadoop, MADD)
+and broadcasts (HDFS, chain, tree, BitTorrent, Cornet) at flow level or in the packet
+simulator, and ``slacknet reproduce coflow`` printing each published claim next to our number.
 
 The models run in Rust (``crates/coflow``); this module finds the trace, turns their columns
 into DataFrames and writes the reproduction. The FB2010 trace has no license, so it is never
@@ -11,16 +11,19 @@ from the current folder or the package's source checkout upward.
 >>> from slacknet import coflow
 >>> df = coflow.run_trace(scheduler="sebf")           # one row per coflow: cct_s, ideal_cct_s, bin
 >>> coflow.compare_schedulers(max_coflows=150)        # avg/p95 CCT and factor over fair sharing
+>>> net = coflow.Topology(racks=2, hosts_per_rack=4, host_gbps=1.0, cross_rack_gbps=1.0)
+>>> coflow.broadcast(net, sender=0, receivers=range(1, 8), bytes=100e6, fidelity="packet")
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, overload
 
 import pandas as pd
 
@@ -33,6 +36,10 @@ __all__ = [
     "TRACE_ENV",
     "CoflowError",
     "Claim",
+    "Topology",
+    "broadcast",
+    "packet_level",
+    "shuffle",
     "compare_schedulers",
     "coflowsim_match",
     "find_trace",
@@ -87,11 +94,125 @@ def find_trace(trace: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
+@dataclass(frozen=True)
+class Topology:
+    """Hosts in racks for :func:`shuffle` and :func:`broadcast`: ``racks`` racks of
+    ``hosts_per_rack`` hosts (host ``h`` in rack ``h // hosts_per_rack``) at ``host_gbps``,
+    each rack's link to the core at ``cross_rack_gbps``; ``cross_rack_gbps=None`` is one
+    non-blocking switch. At packet level it becomes a leaf-spine: a leaf per rack, one spine."""
+
+    racks: int = 1
+    hosts_per_rack: int = 16
+    host_gbps: float = 1.0
+    cross_rack_gbps: float | None = None
+
+    def _args(self) -> tuple[int, int, float, float | None]:
+        return (self.racks, self.hosts_per_rack, self.host_gbps, self.cross_rack_gbps)
+
+
+def _fidelity(fidelity: str) -> bool:
+    if fidelity not in ("flow", "packet"):
+        raise CoflowError(f"fidelity = {fidelity!r}: choose 'flow' (the fluid model) or 'packet' (the simulator)")
+    return fidelity == "packet"
+
+
+def _transport_toml(transport: dict[str, Any] | None) -> str | None:
+    """A ``[transport]`` table (the scenario keys, e.g. ``{"kind": "dctcp"}``) as TOML lines."""
+    if transport is None:
+        return None
+    if not isinstance(transport, dict) or "kind" not in transport:
+        raise CoflowError(f"transport = {transport!r}: a dict of [transport] keys with a 'kind', e.g. {{'kind': 'dctcp'}}")
+    lines = []
+    for k, v in transport.items():
+        if not isinstance(v, (str, int, float, bool)):
+            raise CoflowError(f"transport.{k} = {v!r}: a string, number or boolean")
+        lines.append(f"{k} = {json.dumps(v)}")
+    return "\n".join(lines)
+
+
+def shuffle(
+    topology: Topology,
+    senders: Sequence[int],
+    receivers: Sequence[int],
+    bytes: Any,
+    *,
+    mechanism: str = "madd",
+    fidelity: str = "flow",
+    seed: int = 1,
+    transport: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """One shuffle: ``bytes[i][j]`` (a senders x receivers matrix) from host ``senders[i]`` to
+    host ``receivers[j]``, under ``mechanism``: ``"madd"`` (every flow capped at d_ij / Gamma,
+    so all finish together at Gamma), ``"fair"`` (every flow at once) or ``"hadoop:K"`` (each
+    reducer fetches from K mappers at a time, in a random order drawn from ``seed``).
+    ``fidelity="packet"`` runs the same code in the packet simulator with ``transport`` (the
+    scenario's ``[transport]`` keys; DCTCP by default), MADD's caps enforced by the senders'
+    pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``);
+    ``df.attrs``: ``completion_s``, ``gamma_s`` (payload Gamma at packet level) and, at packet
+    level, the simulator's ``packet`` statistics."""
+    rows = [[float(x) for x in row] for row in bytes]
+    out = _native_call(_native.coflow_shuffle, list(senders), list(receivers), rows, mechanism, *topology._args(),
+                       seed=seed, packet=_fidelity(fidelity), transport_toml=_transport_toml(transport))
+    df = _frame(out["flows"])
+    df.attrs.update({k: out[k] for k in ("completion_s", "gamma_s", "packet") if k in out})
+    return df
+
+
+def broadcast(
+    topology: Topology,
+    sender: int,
+    receivers: Sequence[int],
+    bytes: float,
+    *,
+    mechanism: str = "cornet",
+    fidelity: str = "flow",
+    block_bytes: float | None = None,
+    seed: int = 1,
+    transport: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """One broadcast of ``bytes`` from host ``sender`` to ``receivers`` under ``mechanism``:
+    ``"cornet"`` (4 MiB blocks, any receiver serves what it holds), ``"cornettopology"``
+    (same-rack peers first), ``"cornetclustering"`` (racks inferred from measured rates),
+    ``"bittorrent"``, ``"chain"``, ``"tree-D"`` or ``"hdfs-R"``. ``block_bytes`` overrides
+    Cornet's, the chain's and the tree's block size. ``fidelity="packet"`` runs the same code in
+    the packet simulator (see :func:`shuffle`). One row per receiver (``host``,
+    ``finish_s``); ``df.attrs``: ``completion_s``, ``lower_bound_s``, ``transfers`` (block
+    transfers) and, at packet level, ``packet`` statistics."""
+    out = _native_call(_native.coflow_broadcast, int(sender), [int(r) for r in receivers], float(bytes), mechanism,
+                       *topology._args(), block_bytes=block_bytes, seed=seed, packet=_fidelity(fidelity),
+                       transport_toml=_transport_toml(transport))
+    df = _frame(out["receivers"])
+    df.attrs.update({k: out[k] for k in ("completion_s", "lower_bound_s", "transfers", "packet") if k in out})
+    return df
+
+
 def _native_call(f: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return f(*args, **kwargs)
     except ValueError as e:
         raise CoflowError(str(e)) from None
+
+
+@overload
+def run_trace(
+    trace: str | os.PathLike[str] | None = None,
+    scheduler: str = "sebf",
+    *,
+    max_coflows: int | None = None,
+    port_mbps: float | None = None,
+    return_flows: Literal[False] = False,
+) -> pd.DataFrame: ...
+
+
+@overload
+def run_trace(
+    trace: str | os.PathLike[str] | None = None,
+    scheduler: str = "sebf",
+    *,
+    max_coflows: int | None = None,
+    port_mbps: float | None = None,
+    return_flows: Literal[True],
+) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
 
 def run_trace(
@@ -100,19 +221,25 @@ def run_trace(
     *,
     max_coflows: int | None = None,
     port_mbps: float | None = None,
-) -> pd.DataFrame:
+    return_flows: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Play the trace (its first ``max_coflows`` coflows, or all) on a non-blocking fabric of
     the trace's ports under ``scheduler`` (one of :data:`SCHEDULERS`, or ``fetch:K``), in the
     idealised event-driven model. One row per coflow: ``id``, ``arrival_s``, ``finish_s``,
     ``cct_s``, ``ideal_cct_s`` (its bottleneck bound alone), ``bytes``, ``width`` (flows),
     ``longest_flow_bytes``, ``bin`` (Varys': SN, LN, SW, LW). ``df.attrs`` has ``events``,
     ``seconds`` (wall time of the model) and the model's ``summary`` (mean and p95 CCT, mean
-    slowdown, per bin ``(coflows, mean CCT)``)."""
+    slowdown, per bin ``(coflows, mean CCT)``). ``return_flows``: return ``(coflows, flows)``,
+    ``flows`` one row per flow (``coflow_id``, ``src`` and ``dst`` ports, ``bytes``,
+    ``finish_s``)."""
     if max_coflows is not None and max_coflows < 1:
         raise CoflowError(f"max_coflows = {max_coflows}: must be at least 1 (or None for the whole trace)")
-    out = _native_call(_native.coflow_inter, str(find_trace(trace)), scheduler, max_coflows, port_mbps)
+    out = _native_call(_native.coflow_inter, str(find_trace(trace)), scheduler, max_coflows, port_mbps,
+                       return_flows)
     df = _frame(out["coflows"])
     df.attrs.update(events=out["events"], seconds=out["seconds"], scheduler=scheduler, summary=out["summary"])
+    if return_flows:
+        return df, _frame(out["flows"])
     return df
 
 

@@ -320,8 +320,25 @@ pub(crate) fn check_broadcast(
         Mechanism::Hdfs { .. } => cfg.hdfs_block_bytes,
         _ => cfg.block_bytes,
     };
+    // The engine keeps per-node bitsets and per-receiver receipt counts over the blocks.
+    let blocks = (cfg.bytes / block).ceil();
+    let cells = blocks * (placement.receivers.len() + 1) as f64;
+    if blocks > MAX_BLOCKS as f64 || cells > MAX_BLOCK_CELLS as f64 {
+        return Err(ParamError::TooMany {
+            what: "blocks (bytes / block size, times nodes at most 2^25; use larger blocks)",
+            max: MAX_BLOCKS.min(MAX_BLOCK_CELLS / (placement.receivers.len() + 1)),
+            value: blocks.min(usize::MAX as f64) as usize,
+        });
+    }
     Ok(block)
 }
+
+/// The most blocks one broadcast may have (a larger block size fits more data).
+pub const MAX_BLOCKS: usize = 1 << 20;
+
+/// The most blocks times nodes one broadcast may have: the per-node block tables then take at
+/// most a few hundred MB.
+pub const MAX_BLOCK_CELLS: usize = 1 << 25;
 
 // ---------------------------------------------------------------------------------------------
 // The engine: shared block bookkeeping, timers, and one `on_*` per mechanism family.

@@ -52,15 +52,17 @@ fn run_model<T: Send + 'static>(
 /// `dclas`, `sincronia`, `pfp`, `fetch:K`) in the idealised event-driven model, ports of
 /// `port_mbps` MB/s (default: coflowsim's 1 MiB per 8 ms). Returns `{"coflows": columns,
 /// "summary": {avg_cct_s, p95_cct_s, avg_slowdown, and per bin (coflows, mean CCT)},
-/// "events": int, "seconds": wall time}`.
+/// "events": int, "seconds": wall time}`, and with `record_flows` also `"flows"`: one row per
+/// flow (coflow_id, src, dst, bytes, finish_s).
 #[pyfunction]
-#[pyo3(signature = (trace, scheduler, max_coflows=None, port_mbps=None))]
+#[pyo3(signature = (trace, scheduler, max_coflows=None, port_mbps=None, record_flows=false))]
 pub(crate) fn coflow_inter<'py>(
     py: Python<'py>,
     trace: &str,
     scheduler: &str,
     max_coflows: Option<usize>,
     port_mbps: Option<f64>,
+    record_flows: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let Some(s) = Scheduler::from_name(scheduler) else {
         return Err(PyValueError::new_err(format!(
@@ -68,7 +70,7 @@ pub(crate) fn coflow_inter<'py>(
              fetch:K (K mappers per reducer at a time, e.g. fetch:5)"
         )));
     };
-    let mut opts = inter::Options::default();
+    let mut opts = inter::Options { record_flows, ..Default::default() };
     if let Some(m) = port_mbps {
         // Within 1 byte/s and 1 PB/s: beyond, event times underflow or overflow the seconds.
         if !(1e-6..=1e9).contains(&m) {
@@ -106,6 +108,16 @@ pub(crate) fn coflow_inter<'py>(
     }
     let d = PyDict::new(py);
     d.set_item("coflows", table_to_py(py, cols)?)?;
+    if record_flows {
+        let flows = Table::new(&out.flows)
+            .num("coflow_id", |f| f.coflow_id)
+            .num("src", |f| u64::from(f.src))
+            .num("dst", |f| u64::from(f.dst))
+            .num("bytes", |f| f.bytes)
+            .num("finish_s", |f| f.finish_s)
+            .done();
+        d.set_item("flows", table_to_py(py, flows)?)?;
+    }
     d.set_item("summary", summary)?;
     d.set_item("events", out.num_events)?;
     d.set_item("seconds", secs)?;
@@ -288,5 +300,159 @@ pub(crate) fn coflow_packet(py: Python<'_>, quick: bool) -> PyResult<Bound<'_, P
     t.set_item("expectation", f.checks.iter().map(|c| c.expectation.as_str()).collect::<Vec<_>>())?;
     t.set_item("detail", f.checks.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>())?;
     d.set_item("checks", t)?;
+    Ok(d)
+}
+
+/// The most hosts a topology built here may have.
+const MAX_HOSTS: usize = 1 << 16;
+
+/// The topology of `coflow_shuffle` and `coflow_broadcast`: `racks` racks of `hosts_per_rack`
+/// hosts at `host_gbps`, rack links at `cross_rack_gbps` (`None`: one non-blocking switch).
+fn topology(racks: usize, hosts_per_rack: usize, host_gbps: f64, cross_rack_gbps: Option<f64>) -> Result<coflow::net::Topology, String> {
+    let n = racks.checked_mul(hosts_per_rack).filter(|&n| n <= MAX_HOSTS);
+    let Some(n) = n else {
+        return Err(format!("racks x hosts_per_rack = {racks} x {hosts_per_rack}: at most {MAX_HOSTS} hosts"));
+    };
+    let t = match cross_rack_gbps {
+        None => coflow::net::Topology::flat(n, host_gbps),
+        Some(c) => coflow::net::Topology::racks(racks, hosts_per_rack, host_gbps, c),
+    };
+    t.map_err(|e| format!("topology: {e}"))
+}
+
+fn packet_options(transport_toml: Option<String>, seed: u64) -> coflow::packet::PacketOptions {
+    coflow::packet::PacketOptions { transport_toml, seed, ..Default::default() }
+}
+
+fn stats_dict<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, st: Option<coflow::packet::PacketStats>) -> PyResult<()> {
+    if let Some(st) = st {
+        let s = PyDict::new(py);
+        s.set_item("events", st.events)?;
+        s.set_item("packet_hops", st.packet_hops)?;
+        s.set_item("switch_drops", st.switch_drops)?;
+        s.set_item("retx_segments", st.retx_segments)?;
+        s.set_item("rtos", st.rtos)?;
+        s.set_item("ecn_marks", st.ecn_marks)?;
+        s.set_item("payload_efficiency", st.payload_efficiency)?;
+        d.set_item("packet", s)?;
+    }
+    Ok(())
+}
+
+/// One shuffle: `bytes[i][j]` from host `senders[i]` to host `receivers[j]` under `mechanism`
+/// (`fair`, `madd` or `hadoop:K`), on the fluid network or (`packet`) in the packet simulator
+/// with the transport `transport_toml` (DCTCP by default). Returns `{"flows": columns (src,
+/// dst, bytes, start_s, finish_s), "completion_s", "gamma_s", "packet": stats (packet
+/// level only)}`.
+#[pyfunction]
+#[pyo3(signature = (senders, receivers, bytes, mechanism, racks, hosts_per_rack, host_gbps, cross_rack_gbps=None, seed=1, packet=false, transport_toml=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn coflow_shuffle<'py>(
+    py: Python<'py>,
+    senders: Vec<usize>,
+    receivers: Vec<usize>,
+    bytes: Vec<Vec<f64>>,
+    mechanism: &str,
+    racks: usize,
+    hosts_per_rack: usize,
+    host_gbps: f64,
+    cross_rack_gbps: Option<f64>,
+    seed: u64,
+    packet: bool,
+    transport_toml: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use coflow::shuffle::{Shuffle, ShuffleMechanism};
+    let m = match mechanism.split_once(':') {
+        None if mechanism == "fair" => ShuffleMechanism::FairShare,
+        None if mechanism == "madd" => ShuffleMechanism::Madd,
+        Some(("hadoop", k)) if k.parse::<usize>().is_ok_and(|k| k >= 1) => {
+            ShuffleMechanism::Hadoop { max_fetches: k.parse().unwrap_or(1) }
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "mechanism = {mechanism:?}: unknown; choose fair, madd or hadoop:K (K >= 1 fetches per reducer, e.g. hadoop:5)"
+            )))
+        }
+    };
+    let (r, st) = run_model(py, move || {
+        let topo = topology(racks, hosts_per_rack, host_gbps, cross_rack_gbps)?;
+        let sh = Shuffle { senders, receivers, bytes };
+        if packet {
+            coflow::packet::run_shuffle_packet(&topo, &sh, m, seed, &packet_options(transport_toml, seed))
+                .map(|(r, st)| (r, Some(st)))
+                .map_err(|e| e.to_string())
+        } else {
+            coflow::shuffle::run_shuffle(&topo, &sh, m, seed).map(|r| (r, None)).map_err(|e| e.to_string())
+        }
+    })?;
+    let flows = Table::new(&r.flows)
+        .num("src", |c| c.src as u64)
+        .num("dst", |c| c.dst as u64)
+        .num("bytes", |c| c.bytes)
+        .num("start_s", |c| c.start_s)
+        .num("finish_s", |c| c.finish_s)
+        .done();
+    let d = PyDict::new(py);
+    d.set_item("flows", table_to_py(py, flows)?)?;
+    d.set_item("completion_s", r.completion_s)?;
+    d.set_item("gamma_s", r.gamma_s)?;
+    stats_dict(py, &d, st)?;
+    Ok(d)
+}
+
+/// One broadcast of `bytes` from host `sender` to `receivers` under `mechanism` (`cornet`,
+/// `cornettopology`, `cornetclustering`, `bittorrent`, `chain`, `tree-D`, `hdfs-R`), on the
+/// fluid network or (`packet`) in the packet simulator. Returns `{"receivers": columns (host,
+/// finish_s), "completion_s", "lower_bound_s", "transfers", "packet": stats (packet level
+/// only)}`.
+#[pyfunction]
+#[pyo3(signature = (sender, receivers, bytes, mechanism, racks, hosts_per_rack, host_gbps, cross_rack_gbps=None, block_bytes=None, seed=1, packet=false, transport_toml=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn coflow_broadcast<'py>(
+    py: Python<'py>,
+    sender: usize,
+    receivers: Vec<usize>,
+    bytes: f64,
+    mechanism: &str,
+    racks: usize,
+    hosts_per_rack: usize,
+    host_gbps: f64,
+    cross_rack_gbps: Option<f64>,
+    block_bytes: Option<f64>,
+    seed: u64,
+    packet: bool,
+    transport_toml: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use coflow::broadcast::{BroadcastConfig, Mechanism, Placement};
+    let m: Mechanism = mechanism.parse().map_err(|_| {
+        PyValueError::new_err(format!(
+            "mechanism = {mechanism:?}: unknown; choose cornet, cornettopology, cornetclustering, bittorrent, chain, \
+             tree-D (a D-ary tree, e.g. tree-2) or hdfs-R (R replicas, e.g. hdfs-3)"
+        ))
+    })?;
+    let mut cfg = BroadcastConfig { bytes, seed, ..Default::default() };
+    if let Some(b) = block_bytes {
+        cfg.block_bytes = b;
+    }
+    let hosts = receivers.clone();
+    let (r, st) = run_model(py, move || {
+        let topo = topology(racks, hosts_per_rack, host_gbps, cross_rack_gbps)?;
+        let place = Placement { sender, receivers };
+        if packet {
+            coflow::packet::run_broadcast_packet(&topo, &place, m, &cfg, &packet_options(transport_toml, seed))
+                .map(|(r, st)| (r, Some(st)))
+                .map_err(|e| e.to_string())
+        } else {
+            coflow::broadcast::run_broadcast(&topo, &place, m, &cfg).map(|r| (r, None)).map_err(|e| e.to_string())
+        }
+    })?;
+    let rows: Vec<(u64, f64)> = hosts.iter().zip(&r.receiver_finish_s).map(|(&h, &t)| (h as u64, t)).collect();
+    let cols = Table::new(&rows).num("host", |r| r.0).num("finish_s", |r| r.1).done();
+    let d = PyDict::new(py);
+    d.set_item("receivers", table_to_py(py, cols)?)?;
+    d.set_item("completion_s", r.completion_s)?;
+    d.set_item("lower_bound_s", r.lower_bound_s)?;
+    d.set_item("transfers", r.num_transfers)?;
+    stats_dict(py, &d, st)?;
     Ok(d)
 }

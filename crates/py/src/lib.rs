@@ -807,5 +807,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(coflow::coflowsim_run, m)?)?;
     m.add_function(wrap_pyfunction!(coflow::coflow_intra, m)?)?;
     m.add_function(wrap_pyfunction!(coflow::coflow_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflow_shuffle, m)?)?;
+    m.add_function(wrap_pyfunction!(coflow::coflow_broadcast, m)?)?;
     Ok(())
 }
