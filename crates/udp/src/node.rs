@@ -26,7 +26,7 @@
 //!   out of scope, as for plain UDP);
 //! - every transfer has a deadline, every receiver an idle timeout, so nothing wedges.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -41,6 +41,7 @@ use wire::{AtpKind, Ecn, ATP_HEADER_LEN, MLT_HEADER_LEN};
 
 use crate::datagram;
 use crate::fault::{FaultConfig, FaultInjector, FaultStats, Outgoing};
+use crate::hash::{fast_map, FastMap};
 use crate::socket::{Capabilities, Socket, Waker};
 
 /// The longest the loop sleeps with nothing to do (the application's commands wake it at once;
@@ -383,7 +384,7 @@ impl Node {
             atp,
             sock,
             epoch: Instant::now(),
-            conns: HashMap::new(),
+            conns: fast_map(),
             cmds: cmd_rx,
             delivered: del_tx,
             jobs: job_tx,
@@ -591,6 +592,16 @@ fn zeroed_buffer(len: usize) -> Vec<u8> {
     v
 }
 
+/// Note that a datagram touched `key`. PERF: a receive batch is mostly one connection's
+/// datagrams in a row (an ATP sender gets one ACK per data packet, thousands per turn): pushing
+/// a key only when it differs from the last keeps `touched` a few entries long, where it was
+/// one per datagram, sorted and deduplicated every turn.
+fn touch(touched: &mut Vec<Key>, key: Key) {
+    if touched.last() != Some(&key) {
+        touched.push(key);
+    }
+}
+
 /// A connection id to start from that differs between processes, so that a restarted sender
 /// does not reuse the ids of a receiver still lingering on its previous messages.
 fn conn_id_start() -> u32 {
@@ -636,7 +647,7 @@ enum Side {
     },
     /// An ATP job's receiver: the messages not yet whole, by id.
     JobRx {
-        partial: HashMap<u32, RxMessage>,
+        partial: FastMap<u32, RxMessage>,
         mss: usize,
         last_heard: Instant,
         ended: bool,
@@ -678,7 +689,7 @@ struct Loop {
     sock: Socket,
     epoch: Instant,
     fault: FaultInjector,
-    conns: HashMap<Key, Conn>,
+    conns: FastMap<Key, Conn>,
     cmds: mpsc::Receiver<Cmd>,
     delivered: mpsc::Sender<Delivered>,
     jobs: mpsc::Sender<JobEvent>,
@@ -909,7 +920,7 @@ impl Loop {
                     }
                 }
                 c.ep.handle_segment(t, &Segment::Mlt(h));
-                touched.push(key);
+                touch(touched, key);
             }
         }
         Ok(())
@@ -922,17 +933,21 @@ impl Loop {
         let t = self.time(now);
         let is_ack = a.kind == AtpKind::Ack;
         let key = Key { peer: r.peer, conn: a.conn, is_sender: is_ack };
-        if !self.conns.contains_key(&key) {
-            if a.kind != AtpKind::Data || self.conns.len() >= self.cfg.max_connections {
-                self.stats.num_unknown += 1;
-                return;
-            }
-            let cfg = TransportConfig::Atp(self.atp.clone());
-            let side = Side::JobRx { partial: HashMap::new(), mss: self.atp.mss as usize, last_heard: now, ended: false, reserved: 0 };
-            self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, a.conn), side });
-        }
         let (max_msg, budget) = (self.cfg.max_message_bytes, self.cfg.max_receive_memory_bytes);
-        let Some(c) = self.conns.get_mut(&key) else { return };
+        let full = self.conns.len() >= self.cfg.max_connections;
+        // One lookup per datagram (this runs once per ACK at a job's sender).
+        let c = match self.conns.entry(key) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                if a.kind != AtpKind::Data || full {
+                    self.stats.num_unknown += 1;
+                    return;
+                }
+                let cfg = TransportConfig::Atp(self.atp.clone());
+                let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false, reserved: 0 };
+                v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side })
+            }
+        };
         if let Side::JobRx { partial, mss, last_heard, ended, reserved } = &mut c.side {
             *last_heard = now;
             if a.kind == AtpKind::Data && !*ended {
@@ -947,28 +962,31 @@ impl Loop {
                         && u64::from(a.msg) < proto::atp::MAX_JOB_MESSAGES
                         && (if last { payload_len <= *mss } else { payload_len == *mss });
                     let bytes = u64::from(a.pkts) * *mss as u64;
-                    let new = !partial.contains_key(&a.msg);
-                    let room = !new
-                        || (bytes <= max_msg
-                            && self.shared.reserved.load(Ordering::Relaxed).saturating_add(bytes) <= budget);
-                    if !fits || !room {
+                    if !fits {
                         self.stats.num_refused += 1;
                         return;
                     }
-                    if new {
-                        self.shared.reserved.fetch_add(bytes, Ordering::Relaxed);
-                        *reserved += bytes;
-                        // CORRECTNESS: bytes <= max_message_bytes, checked above.
-                        partial.insert(a.msg, RxMessage { group: a.group, buf: zeroed_buffer(bytes as usize), last_len: None });
-                    }
-                    if let Some(m) = partial.get_mut(&a.msg) {
-                        if m.buf.len() == bytes as usize {
-                            let at = a.pkt as usize * *mss;
-                            let src = &self.sock.datagram(r)[ATP_HEADER_LEN..ATP_HEADER_LEN + payload_len];
-                            m.buf[at..at + payload_len].copy_from_slice(src);
-                            if last {
-                                m.last_len = Some(payload_len);
+                    let m = match partial.entry(a.msg) {
+                        Entry::Occupied(o) => o.into_mut(),
+                        Entry::Vacant(v) => {
+                            let room = bytes <= max_msg
+                                && self.shared.reserved.load(Ordering::Relaxed).saturating_add(bytes) <= budget;
+                            if !room {
+                                self.stats.num_refused += 1;
+                                return;
                             }
+                            self.shared.reserved.fetch_add(bytes, Ordering::Relaxed);
+                            *reserved += bytes;
+                            // CORRECTNESS: bytes <= max_message_bytes, checked above.
+                            v.insert(RxMessage { group: a.group, buf: zeroed_buffer(bytes as usize), last_len: None })
+                        }
+                    };
+                    if m.buf.len() == bytes as usize {
+                        let at = a.pkt as usize * *mss;
+                        let src = &self.sock.datagram(r)[ATP_HEADER_LEN..ATP_HEADER_LEN + payload_len];
+                        m.buf[at..at + payload_len].copy_from_slice(src);
+                        if last {
+                            m.last_len = Some(payload_len);
                         }
                     }
                 }
@@ -996,7 +1014,7 @@ impl Loop {
         } else {
             c.ep.handle_segment(t, &Segment::Atp(a));
         }
-        touched.push(key);
+        touch(touched, key);
     }
 
     /// A data packet from an unknown `(peer, conn)`: open a receiver if the limits allow.
