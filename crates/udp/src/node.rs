@@ -1261,6 +1261,13 @@ impl Loop {
     /// Hand the send queue to the socket in runs (one GSO `sendmsg` each where possible),
     /// waiting briefly for room when its buffer is full. Payloads go from their connections'
     /// data (`TxItem`), without a copy.
+    ///
+    /// PERF: with the keyed hasher (`hash.rs`), one lookup per ATP datagram, the touched list
+    /// kept short and MRDF's cursor (`proto::atp`), this took an ATP job on loopback (`make
+    /// bench-udp`) from 1.20 to 1.00 CPU s per GB (medians of 21 and 17 runs on a loaded
+    /// 2-core machine; 0.86x in 17 back-to-back pairs, lower in 16) and, in three pairs while
+    /// the machine was quiet, from 11.3-11.7 to 13.5-14.7 Gbit/s; the bounded-loss transport
+    /// from 0.81 to 0.64 CPU s per GB (4 runs each).
     fn flush(&mut self) {
         let Loop { txq, conns, sock, stats, .. } = self;
         let TxQueue { buf, items } = txq;
