@@ -20,7 +20,10 @@ interface sends one segment per packet (``gso_max_segs 1``) during that case onl
 sees segments, not GSO super-packets; the case "kernel TCP, one segment per packet" is the same
 setting without a drop, its control. The setting alone matters much: with GSO, TCP's 64 KB
 super-packets cross the veths and the bridge whole and the port's bfifo drops them whole (TCP
-then sends about 1.5x the transfer, against 1.1x one segment per packet). nft's counters are checked after each run: exactly 20
+then sends about 1.5x the transfer, against 1.1x one segment per packet). The bounded-loss
+transport's GSO runs reach the port whole too: ``--one-segment-per-packet`` sends one segment
+per packet from host 0 in every case, for a comparison in which neither transport's bursts
+are dropped whole. nft's counters are checked after each run: exactly 20
 first transmissions dropped, and their retransmissions passed. (The conntrack byte counter,
 ``ct original bytes`` in [total - 20 segments, total), would not do: it counts the hundreds of
 retransmissions the congested port causes earlier in the transfer, so its window falls before
@@ -126,6 +129,9 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=8, help="megabytes per transfer (default 8)")
     ap.add_argument("--runs", type=int, default=3, help="runs per case (default 3)")
     ap.add_argument("--flood", type=float, default=150.0, help="competing UDP in Mbit/s (default 150)")
+    ap.add_argument("--one-segment-per-packet", action="store_true",
+                    help="host 0 sends one segment per packet in every case (gso_max_segs 1): no GSO "
+                         "super-packet of either transport reaches the port whole")
     args = ap.parse_args()
     why = testbed.available()
     if why is not None:
@@ -140,6 +146,9 @@ def main() -> int:
             (p / f"{name}.py").write_text(textwrap.dedent(text))
         import subprocess
 
+        if args.one_segment_per_packet:
+            subprocess.run(["ip", "-n", tb.names[0], "link", "set", "dev", tb.host_interface(0), "gso_max_segs", "1"],
+                           check=True)
         rx1 = tb.python(1, p / "tcp_rx.py", tb.address(1), str(n), stdout=subprocess.PIPE)
         rx2 = tb.python(1, p / "mlt_rx.py", tb.address(1), stdout=subprocess.PIPE)
         assert rx1.stdout and rx1.stdout.readline().strip() == "ready"
@@ -184,7 +193,8 @@ def main() -> int:
                 proc.kill()
                 proc.wait()
     print(f"{args.mb} MB from host 0 to host 1 through a 200 Mbit/s port flooded with {args.flood:g} Mbit/s of UDP; "
-          f"median [min-max] of {args.runs} runs; drops at the port by class: {json.dumps(drops)}")
+          f"median [min-max] of {args.runs} runs; drops at the port by class: {json.dumps(drops)}"
+          + ("; host 0 one segment per packet throughout" if args.one_segment_per_packet else ""))
     tcp = statistics.median(times["kernel TCP"])
     for name, ts in times.items():
         m = statistics.median(ts)
