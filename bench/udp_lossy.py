@@ -22,12 +22,13 @@ setting without a drop, its control. The setting alone matters much: with GSO, T
 super-packets cross the veths and the bridge whole and the port's bfifo drops them whole (TCP
 then sends about 1.5x the transfer, against 1.1x one segment per packet). The bounded-loss
 transport's GSO runs reach the port whole too: ``--one-segment-per-packet`` sends one segment
-per packet from host 0 in every case, for a comparison in which neither transport's bursts
-are dropped whole. nft's counters are checked after each run: exactly 20
-first transmissions dropped, and their retransmissions passed. (The conntrack byte counter,
-``ct original bytes`` in [total - 20 segments, total), would not do: it counts the hundreds of
-retransmissions the congested port causes earlier in the transfer, so its window falls before
-the tail.) Where nft is missing, the case is skipped with the reason.
+per packet from host 0 in every case, for a comparison in which neither transport's bursts are
+dropped whole. nft's counters are checked after each run: exactly 20 first transmissions
+dropped, their retransmissions passed, and the sequence numbers dropped one MSS apart
+(consecutive segments). (The conntrack byte counter, ``ct original bytes`` in [total - 20
+segments, total), would not do: it counts the hundreds of retransmissions the congested port
+causes earlier in the transfer, so its window falls before the tail.) Where nft is missing, the
+case is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -165,6 +166,7 @@ def main() -> int:
         tcp_seg = "kernel TCP, one segment per packet"
         tcp_tail = f"kernel TCP, last {TAIL} segments dropped"
         tail_counts: dict[str, list[tuple[int, int]]] = {}
+        tail_gaps: list[bool] = []
         try:
             cases = [("kernel TCP", "tcp_tx.py", []), ("bounded-loss p = 0.9", "mlt_tx.py", ["0"]),
                      ("bounded-loss p = 0.9, tail of 20 lost", "mlt_tx.py", [str(TAIL)])]
@@ -185,7 +187,12 @@ def main() -> int:
                         out, _ = r.communicate(timeout=300)
                     finally:
                         if armed is not None:
-                            tail_counts.setdefault(name, []).append(armed.disarm())
+                            dropped, passed = armed.disarm()
+                            seqs = armed.dropped_sequences()
+                            # Consecutive segments, one MSS apart (or the sequence wrapped).
+                            gaps = {b - a for a, b in zip(seqs, seqs[1:])}
+                            tail_gaps.append(len(gaps) <= 1 or max(seqs) - min(seqs) > 1 << 31)
+                            tail_counts.setdefault(name, []).append((dropped, passed))
                     times.setdefault(name, []).append(float(out.strip().splitlines()[-1]))
             drops = tb.egress_drops(1)
         finally:
@@ -203,7 +210,8 @@ def main() -> int:
         print(f"  {tcp_tail}: skipped: {tail_skip}")
     else:
         runs = tail_counts.get(tcp_tail, [])
-        exact = all(d == TAIL and a >= d for d, a in runs) and all(c == (0, 0) for c in tail_counts.get(tcp_seg, []))
+        exact = (all(d == TAIL and a >= d for d, a in runs) and all(c == (0, 0) for c in tail_counts.get(tcp_seg, []))
+                 and all(tail_gaps))
         ratio = statistics.median(times[tcp_tail]) / statistics.median(times[tcp_seg])
         print(f"  TCP's tail drop, nft counters per run (first transmissions dropped, retransmissions passed): "
               f"{runs}, control {tail_counts.get(tcp_seg)}: "

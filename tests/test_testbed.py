@@ -173,6 +173,7 @@ def test_tcp_tail_drop_drops_the_first_transmission_of_exactly_the_last_segments
                 tx = tb.python(0, tmp_path / "tx.py", tb.address(1), str(n), str(tail), stdout=subprocess.PIPE)
                 out, _ = tx.communicate(timeout=60)
                 counts.append(drop.disarm())
+                seqs = drop.dropped_sequences()
                 words = [int(w) for w in out.split()]
                 got.append((words[0], words[1]))
                 mss.append(words[2])
@@ -184,3 +185,7 @@ def test_tcp_tail_drop_drops_the_first_transmission_of_exactly_the_last_segments
     assert counts[0] == (0, 0)
     assert counts[1][0] == 20 and counts[1][1] >= 20, counts
     assert got == [(n, 0), (n, 20 * mss[1])]
+    # The dropped segments are consecutive, one MSS apart (no wrap of the 32-bit sequence
+    # within 20 segments is likely enough to ignore: 2 MB from a random start).
+    gaps = {b - a for a, b in zip(seqs, seqs[1:])}
+    assert len(seqs) == 20 and (gaps == {mss[1]} or max(seqs) - min(seqs) > 1 << 31), seqs

@@ -238,6 +238,16 @@ table inet {self.TABLE} {{
         dropped, passed = self._counts()
         return dropped - self._base[0], passed - self._base[1]
 
+    def dropped_sequences(self) -> list[int]:
+        """The TCP sequence numbers dropped since ``arm()``, ascending (the set's elements):
+        consecutive segments lie exactly one MSS apart."""
+        out = json.loads(self._run(["nft", "-j", "list", "set", "inet", self.TABLE, "seen"]))
+        for item in out.get("nftables", []):
+            if "set" in item:
+                elems = item["set"].get("elem", [])
+                return sorted(e if isinstance(e, int) else int(e["elem"]["val"]) for e in elems)
+        return []
+
     def _counts(self) -> tuple[int, int]:
         """nft's counters: packets dropped, packets passed (the rules' own, never reset)."""
         counts = {verdict: int(pkts) for pkts, verdict in
