@@ -1264,8 +1264,8 @@ impl Loop {
     ///
     /// PERF: with the keyed hasher (`hash.rs`), one lookup per ATP datagram, the touched list
     /// kept short and MRDF's cursor (`proto::atp`), this took an ATP job on loopback (`make
-    /// bench-udp`) from 1.20 to 1.00 CPU s per GB (medians of 21 and 17 runs on a loaded
-    /// 2-core machine; 0.86x in 17 back-to-back pairs, lower in 16) and, in three pairs while
+    /// bench-udp`) from 1.20 to 1.03 CPU s per GB (medians of 30 and 26 runs on a loaded
+    /// 2-core machine; 0.87x in 26 back-to-back pairs, lower in 23) and, in three pairs while
     /// the machine was quiet, from 11.3-11.7 to 13.5-14.7 Gbit/s; the bounded-loss transport
     /// from 0.81 to 0.64 CPU s per GB (4 runs each).
     fn flush(&mut self) {
