@@ -9,10 +9,12 @@
 //!
 //! The loop, per turn: take the application's commands; receive a batch of datagrams and hand
 //! each to its connection (a data packet from an unknown `(peer, connection)` opens a receiver
-//! if the limits allow); fire due timers; drain every connection touched (transmit, re-arm,
-//! events); release datagrams the fault injector held; reap connections past their deadline or
-//! their linger; then `poll(2)` until a datagram arrives, the application hands it a command
-//! (an eventfd wakes it), or the next timer, deadline or idle timeout is due.
+//! if the limits allow); fire due timers; drain every connection touched (queue what it
+//! transmits, re-arm, events); release datagrams the fault injector held; send the queue (GSO
+//! runs, payloads straight from the senders' buffers); remove the senders that ended; reap
+//! connections past their deadline or their linger; then `poll(2)` until a datagram arrives,
+//! the application hands it a command (an eventfd wakes it), or the next timer, deadline or
+//! idle timeout is due.
 //!
 //! Robustness (untrusted peers):
 //! - a datagram that does not parse, or names no connection of this node, is dropped and
