@@ -173,8 +173,8 @@ class TcpTailDrop:
     host's namespace, and lets their retransmissions through: the lost tail that TCP can only
     recover by a probe or a timeout (netem, iptables and tc's ``gact`` are absent here).
 
-    How: the sender writes its last ``k x MSS`` bytes as ``marker`` (the rest is anything else),
-    so each of the last ``k`` segments starts with ``marker``, and an nft rule on the host's
+    How: the sender writes its last ``k x MSS`` bytes as ``marker`` and no earlier byte as
+    ``marker``, so the last ``k`` segments, and only they, start with it; an nft rule on the host's
     output hook knows them by that first payload byte (``@ih,0,8``, the inner-header payload
     base) and their destination port. The first time a sequence number is seen it goes into a
     dynamic set and the packet is dropped; a packet whose sequence number is in the set (a
