@@ -123,7 +123,9 @@ bench-udp:
 	cargo run --release --quiet -p slacknet-udp --example udp_bench -- $(BENCH_UDP_MB) 3
 
 ## bench-udp-lossy: completion time of a bounded-loss transfer against kernel TCP through a
-## congested 200 Mbit/s port of the namespace testbed (root only; about a minute)
+## congested 200 Mbit/s port of the namespace testbed, each also with its last 20 packets
+## dropped (TCP's by an nft rule: needs nftables, else that case is skipped with the reason;
+## root only; about a minute)
 bench-udp-lossy: install
 	$(PY) bench/udp_lossy.py
 

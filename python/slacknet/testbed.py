@@ -8,11 +8,18 @@ form, at ``rate``), so congestion drops happen at a real bottleneck, by priority
 
 Needs root and ``ip netns`` (``available()`` says why not, for a skip message). Names carry a
 random suffix, so testbeds do not collide; everything is removed on exit, also after an error.
+
+Dropping a TCP transfer's tail (``Testbed.tcp_tail_drop``, for the lossy-path benchmark) also
+needs ``nft`` (Debian: ``apt-get install nftables``; ``tail_drop_available()`` says why not).
+The Debian packages the testbed uses: ``iproute2`` (``ip``, ``tc``) and, for the tail drop
+only, ``nftables``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -22,7 +29,7 @@ from typing import Any, Sequence
 
 from . import nettc
 
-__all__ = ["Testbed", "available"]
+__all__ = ["TcpTailDrop", "Testbed", "available", "tail_drop_available"]
 
 SUBNET = "10.77.0"
 
@@ -44,6 +51,13 @@ def available() -> str | None:
     if r.returncode != 0:
         return f"ip netns add is not permitted here: {r.stderr.strip()}"
     _ip("netns", "del", probe)
+    return None
+
+
+def tail_drop_available() -> str | None:
+    """``None`` if ``Testbed.tcp_tail_drop`` can work here (given a testbed), else why not."""
+    if shutil.which("nft") is None:
+        return "needs nft to drop TCP's tail: apt-get install nftables"
     return None
 
 
@@ -70,6 +84,17 @@ class Testbed:
     def address(self, i: int) -> str:
         """Host ``i``'s IPv4 address."""
         return f"{SUBNET}.{i + 1}"
+
+    def host_interface(self, i: int) -> str:
+        """The name of host ``i``'s interface (in its namespace ``names[i]``)."""
+        return self._host_if[i]
+
+    def tcp_tail_drop(self, host: int, dport: int, marker: int = ord("y")) -> TcpTailDrop:
+        """Install a ``TcpTailDrop`` on host ``host`` for TCP to port ``dport`` (raises
+        ``RuntimeError`` with nft's message if the rules are refused)."""
+        d = TcpTailDrop(self, host, dport, marker)
+        d.install()
+        return d
 
     def __enter__(self) -> Testbed:
         try:
@@ -141,3 +166,91 @@ class Testbed:
                 drops[cls] = int(words[words.index("(dropped") + 1].rstrip(","))
                 cls = None
         return drops
+
+
+class TcpTailDrop:
+    """Drops the first transmission of each of a TCP transfer's last segments, in the sending
+    host's namespace, and lets their retransmissions through: the lost tail that TCP can only
+    recover by a probe or a timeout (netem, iptables and tc's ``gact`` are absent here).
+
+    How: the sender writes its last ``k x MSS`` bytes as ``marker`` and no earlier byte as
+    ``marker``, so the last ``k`` segments, and only they, start with it; an nft rule on the host's
+    output hook knows them by that first payload byte (``@ih,0,8``, the inner-header payload
+    base) and their destination port. The first time a sequence number is seen it goes into a
+    dynamic set and the packet is dropped; a packet whose sequence number is in the set (a
+    retransmission) passes. For the rule to see segments and not 64 KB GSO super-packets, the
+    host's interface is limited to one segment per packet (``gso_max_segs 1``) while armed.
+
+    Why not the conntrack byte counter (``ct original bytes``) within [total - k segments,
+    total): it counts retransmissions too, and through a congested port TCP retransmits
+    hundreds of segments earlier in the transfer, so that window would fall before the tail.
+
+    Use: ``arm()`` before a transfer (empties the set, notes the counters, caps GSO),
+    ``disarm()`` after it (restores GSO) returns ``(dropped, passed)`` since ``arm()``: first
+    transmissions dropped and retransmissions of them let through, from nft's counters. Armed
+    for a transfer without the marker, it drops nothing: the same host setting as a control.
+    """
+
+    TABLE = "sntaildrop"
+
+    def __init__(self, tb: Testbed, host: int, dport: int, marker: int) -> None:
+        if not 0 <= marker <= 255:
+            raise ValueError(f"marker = {marker}: a byte value, 0-255")
+        self.tb, self.host, self.dport, self.marker = tb, host, dport, marker
+        self.ns = tb.names[host]
+        self.dev = tb.host_interface(host)
+        self._gso_segs: int | None = None
+        self._base = (0, 0)
+
+    def _run(self, argv: Sequence[str], stdin: str | None = None) -> str:
+        r = subprocess.run(["ip", "netns", "exec", self.ns, *argv], input=stdin, capture_output=True,
+                           text=True, timeout=30)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def install(self) -> None:
+        """Add the table (its rules match nothing until a transfer writes the marker)."""
+        m = f"tcp dport {self.dport} @ih,0,8 {self.marker:#04x}"
+        self._run(["nft", "-f", "-"], stdin=f"""
+table inet {self.TABLE} {{
+    set seen {{ typeof tcp sequence; size 65536; flags dynamic; }}
+    chain out {{
+        type filter hook output priority filter; policy accept;
+        {m} tcp sequence @seen counter accept
+        {m} add @seen {{ tcp sequence }} counter drop
+    }}
+}}
+""")
+        link = json.loads(self._run(["ip", "-d", "-j", "link", "show", "dev", self.dev]))
+        self._gso_segs = int(link[0].get("gso_max_segs", 65535))
+
+    def arm(self) -> None:
+        """Empty the set of sequence numbers seen, zero the counters, one segment per packet."""
+        self._run(["nft", "flush", "set", "inet", self.TABLE, "seen"])
+        self._base = self._counts()
+        self._run(["ip", "link", "set", "dev", self.dev, "gso_max_segs", "1"])
+
+    def disarm(self) -> tuple[int, int]:
+        """Restore GSO; ``(first transmissions dropped, retransmissions of them passed)`` since
+        ``arm()``."""
+        self._run(["ip", "link", "set", "dev", self.dev, "gso_max_segs", str(self._gso_segs or 65535)])
+        dropped, passed = self._counts()
+        return dropped - self._base[0], passed - self._base[1]
+
+    def dropped_sequences(self) -> list[int]:
+        """The TCP sequence numbers dropped since ``arm()``, ascending (the set's elements):
+        consecutive segments lie exactly one MSS apart."""
+        out = json.loads(self._run(["nft", "-j", "list", "set", "inet", self.TABLE, "seen"]))
+        for item in out.get("nftables", []):
+            if "set" in item:
+                elems = item["set"].get("elem", [])
+                return sorted(e if isinstance(e, int) else int(e["elem"]["val"]) for e in elems)
+        return []
+
+    def _counts(self) -> tuple[int, int]:
+        """nft's counters: packets dropped, packets passed (the rules' own, never reset)."""
+        counts = {verdict: int(pkts) for pkts, verdict in
+                  re.findall(r"counter packets (\d+) bytes \d+ (accept|drop)",
+                             self._run(["nft", "list", "chain", "inet", self.TABLE, "out"]))}
+        return counts.get("drop", 0), counts.get("accept", 0)

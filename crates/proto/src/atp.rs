@@ -359,13 +359,24 @@ impl RateControl {
 }
 
 /// What the sender knows of one message's packets.
+///
+/// The packets that may be sent now are those never sent (from `next_new` on, less any
+/// acknowledged before they were sent) and the lost ones in `resend`. PERF: packets are first
+/// sent in order, so a cursor holds what was a set of every packet (a `BTreeSet` insert per
+/// packet at `push`, a `pop_first` per send); only resends need the set.
+///
+/// INVARIANT: every packet in `resend` is below `next_new`, was sent and is not acknowledged;
+/// the packets from `next_new` on were never sent; `num_sendable` counts `resend` and the
+/// packets from `next_new` on not acknowledged.
 #[derive(Clone, Debug, PartialEq)]
 struct Message {
     bytes_per_packet: Vec<u32>,
-    /// Which packets were handed out at least once (a later send is a retransmission).
-    sent: Vec<bool>,
-    /// Packets that may be sent now: never sent, or lost and to be sent again.
-    sendable: BTreeSet<u32>,
+    /// The first packet never handed out (those below were sent, or acknowledged unsent).
+    next_new: u32,
+    /// Packets sent, lost and to be sent again (a send of one is a retransmission).
+    resend: BTreeSet<u32>,
+    /// Packets that may be sent now (type docs).
+    num_sendable: u32,
     /// Which packets were acknowledged (a duplicate ACK counts once).
     acked: Vec<bool>,
     acked_bytes: u64,
@@ -429,13 +440,13 @@ impl Mrdf {
     pub fn push(&mut self, packet_bytes: Vec<u32>) -> u32 {
         let id = self.messages.len() as u32;
         let total = packet_bytes.iter().map(|&b| u64::from(b)).sum();
-        let sendable = (0..packet_bytes.len() as u32).collect();
-        let acked = vec![false; packet_bytes.len()];
+        let n = packet_bytes.len() as u32;
         self.messages.push(Message {
-            sent: vec![false; packet_bytes.len()],
-            acked,
+            acked: vec![false; packet_bytes.len()],
             bytes_per_packet: packet_bytes,
-            sendable,
+            next_new: 0,
+            resend: BTreeSet::new(),
+            num_sendable: n,
             acked_bytes: 0,
             total_bytes: total,
             abandoned: false,
@@ -444,24 +455,33 @@ impl Mrdf {
         id
     }
 
-    fn key(&self, id: u32) -> (u64, u32) {
+    /// Message `id`'s key in `ready`, if it is filed there (it has a sendable packet and was
+    /// not abandoned).
+    fn filed_key(&self, id: u32) -> Option<(u64, u32)> {
         let m = &self.messages[id as usize];
+        if m.num_sendable == 0 || m.abandoned {
+            return None;
+        }
         let k = match self.mode {
             Sched::Mrdf => m.total_bytes - m.acked_bytes,
             Sched::InOrder => 0,
-            Sched::NewFirst => u64::from(m.sendable.iter().any(|&p| m.sent[p as usize])),
+            Sched::NewFirst => u64::from(!m.resend.is_empty()),
         };
-        (k, id)
+        Some((k, id))
     }
 
-    /// Re-file message `id` after a change; `old` is its key before the change, if it was filed.
+    /// Re-file message `id` after a change; `old` is its filed key before the change.
+    /// PERF: a key that did not change stays where it is (most sends, and every ACK of a
+    /// message with nothing left to send, which is not filed at all).
     fn refresh(&mut self, id: u32, old: Option<(u64, u32)>) {
+        let new = self.filed_key(id);
+        if old == new {
+            return;
+        }
         if let Some(k) = old {
             self.ready.remove(&k);
         }
-        let m = &self.messages[id as usize];
-        if !m.sendable.is_empty() && !m.abandoned {
-            let k = self.key(id);
+        if let Some(k) = new {
             self.ready.insert(k);
         }
     }
@@ -475,11 +495,27 @@ impl Mrdf {
     /// As [`Mrdf::next_packet`], also saying whether the packet was sent before (a
     /// retransmission).
     pub fn next_packet_retx(&mut self) -> Option<(u32, u32, bool)> {
-        let &(_, id) = self.ready.first()?;
-        let old = self.key(id);
+        let &old @ (_, id) = self.ready.first()?;
         let m = &mut self.messages[id as usize];
-        let p = m.sendable.pop_first()?;
-        let was_sent = std::mem::replace(&mut m.sent[p as usize], true);
+        let (p, was_sent) = match m.resend.pop_first() {
+            // INVARIANT (Message): resends are below `next_new`, so they come first, as the
+            // lowest sendable packets.
+            Some(p) => (p, true),
+            None => {
+                // Skip what was acknowledged before it was ever sent.
+                while m.acked.get(m.next_new as usize) == Some(&true) {
+                    m.next_new += 1;
+                }
+                let p = m.next_new;
+                if p as usize >= m.bytes_per_packet.len() {
+                    debug_assert!(false, "a filed message has a sendable packet");
+                    return None;
+                }
+                m.next_new += 1;
+                (p, false)
+            }
+        };
+        m.num_sendable -= 1;
         self.refresh(id, Some(old));
         Some((id, p, was_sent))
     }
@@ -489,9 +525,9 @@ impl Mrdf {
         if id as usize >= self.messages.len() {
             return None;
         }
-        let old = self.key(id);
+        let old = self.filed_key(id);
         let r = change(&mut self.messages[id as usize]);
-        self.refresh(id, Some(old));
+        self.refresh(id, old);
         Some(r)
     }
 
@@ -500,7 +536,10 @@ impl Mrdf {
         self.update(id, |m| {
             let Some(&b) = m.bytes_per_packet.get(p as usize) else { return false };
             if !std::mem::replace(&mut m.acked[p as usize], true) {
-                m.sendable.remove(&p);
+                // It was sendable if lost and waiting, or never sent.
+                if m.resend.remove(&p) || p >= m.next_new {
+                    m.num_sendable -= 1;
+                }
                 m.acked_bytes += u64::from(b);
             }
             m.acked_bytes == m.total_bytes
@@ -512,8 +551,9 @@ impl Mrdf {
     /// abandoned, or the packet was acknowledged after all).
     pub fn on_lost(&mut self, id: u32, p: u32) {
         self.update(id, |m| {
-            if m.acked.get(p as usize) == Some(&false) {
-                m.sendable.insert(p);
+            // A packet from `next_new` on was never sent and is sendable already.
+            if m.acked.get(p as usize) == Some(&false) && p < m.next_new && m.resend.insert(p) {
+                m.num_sendable += 1;
             }
         });
     }
@@ -716,17 +756,18 @@ mod tests {
         for seed in 0..50 {
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let mut s = Mrdf::new(false);
-            // Model: per message, its packet sizes, sendable set, acked set, abandoned.
-            type Model = (Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool);
+            // Model: per message, its packet sizes, sendable set, acked set, abandoned, and the
+            // packets handed out at least once.
+            type Model = (Vec<u32>, BTreeSet<u32>, BTreeSet<u32>, bool, BTreeSet<u32>);
             let mut model: Vec<Model> = Vec::new();
             let mut in_flight: Vec<(u32, u32)> = Vec::new();
             for _ in 0..400 {
-                match rng.gen_range(0..5) {
+                match rng.gen_range(0..6) {
                     0 => {
                         let sizes: Vec<u32> = (0..rng.gen_range(1..6)).map(|_| rng.gen_range(1..1500)).collect();
                         let id = s.push(sizes.clone());
                         assert_eq!(id as usize, model.len());
-                        model.push((sizes.clone(), (0..sizes.len() as u32).collect(), BTreeSet::new(), false));
+                        model.push((sizes.clone(), (0..sizes.len() as u32).collect(), BTreeSet::new(), false, BTreeSet::new()));
                     }
                     1 | 2 => {
                         let remaining = |m: &Model| {
@@ -735,12 +776,14 @@ mod tests {
                         };
                         let best = model.iter().enumerate().filter(|(_, m)| !m.1.is_empty() && !m.3)
                             .map(|(i, m)| (remaining(m), i as u32)).min();
-                        match (s.next_packet(), best) {
+                        match (s.next_packet_retx(), best) {
                             (None, None) => {}
-                            (Some((id, p)), Some((_, want))) => {
+                            (Some((id, p, retx)), Some((_, want))) => {
                                 assert_eq!(id, want, "seed {seed}");
                                 let m = &mut model[id as usize];
+                                assert_eq!(m.1.first(), Some(&p), "seed {seed}: packets go lowest first");
                                 assert!(m.1.remove(&p) && !m.3, "seed {seed}");
+                                assert_eq!(retx, !m.4.insert(p), "seed {seed}: a second send is a retransmission");
                                 in_flight.push((id, p));
                             }
                             (got, want) => panic!("seed {seed}: got {got:?}, model {want:?}"),
@@ -755,8 +798,24 @@ mod tests {
                             assert_eq!(whole, m.2.len() == m.0.len(), "seed {seed}");
                         } else {
                             s.on_lost(id, p);
-                            model[id as usize].1.insert(p);
+                            let m = &mut model[id as usize];
+                            if !m.2.contains(&p) {
+                                m.1.insert(p);
+                            }
                         }
+                    }
+                    5 if !model.is_empty() => {
+                        // An ACK of any packet, sent or not (a peer's ACK names the packet).
+                        let id = rng.gen_range(0..model.len());
+                        let m = &mut model[id];
+                        let p = rng.gen_range(0..m.0.len() as u32 + 1);
+                        let whole = s.on_ack(id as u32, p);
+                        if (p as usize) < m.0.len() {
+                            m.2.insert(p);
+                            m.1.remove(&p);
+                        }
+                        // No such packet: not whole, whatever the message.
+                        assert_eq!(whole, (p as usize) < m.0.len() && m.2.len() == m.0.len(), "seed {seed}");
                     }
                     4 if !model.is_empty() && rng.gen_bool(0.2) => {
                         let id = rng.gen_range(0..model.len()) as u32;

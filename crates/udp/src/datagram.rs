@@ -20,12 +20,22 @@ pub fn emit(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<(), Wire
 /// (as [`emit`]) `buf` is left as it was.
 pub fn emit_append(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<usize, WireError> {
     let at = buf.len();
+    emit_header_append(seg, payload.len(), buf)?;
+    buf.extend_from_slice(payload);
+    Ok(buf.len() - at)
+}
+
+/// As [`emit_append`], the header only: its payload of `payload_len` bytes must follow it on
+/// the wire (the caller sends it from where it is, without copying it here). Returns the
+/// header's length.
+pub fn emit_header_append(seg: &Segment, payload_len: usize, buf: &mut Vec<u8>) -> Result<usize, WireError> {
+    let at = buf.len();
     let (header, len) = match seg {
         Segment::Mlt(h) => (MLT_HEADER_LEN, h.len),
         Segment::Atp(h) => (ATP_HEADER_LEN, h.len),
         _ => return Err(WireError::Malformed("a kind the UDP driver does not carry")),
     };
-    if payload.len() != len as usize {
+    if payload_len != len as usize {
         return Err(WireError::Malformed("payload length"));
     }
     buf.resize(at + header, 0);
@@ -38,8 +48,7 @@ pub fn emit_append(seg: &Segment, payload: &[u8], buf: &mut Vec<u8>) -> Result<u
         buf.truncate(at);
         return Err(e);
     }
-    buf.extend_from_slice(payload);
-    Ok(buf.len() - at)
+    Ok(header)
 }
 
 /// Parse a datagram into its segment and payload.

@@ -19,6 +19,7 @@
 
 pub mod datagram;
 pub mod fault;
+mod hash;
 pub mod node;
 pub mod socket;
 

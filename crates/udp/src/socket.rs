@@ -4,11 +4,15 @@
 //!
 //! Why `quinn-udp`: it is the socket layer of quinn, maintained for exactly this job
 //! (`recvmmsg`/`sendmmsg`, UDP GSO/GRO, ECN codepoints in control messages, per-kernel
-//! fallbacks), so slacknet does not carry its own `unsafe` cmsg code. Sending: a run of
-//! datagrams of one size to one destination goes out in one `sendmsg` with UDP GSO through
-//! `quinn-udp` ([`Socket::send_run`]), without quinn-udp's ECN control message (it would
-//! replace the whole TOS byte, DSCP included): the socket's TOS carries the DSCP and ECT(0)
-//! (DSCP << 2 | ECT(0)), set when the DSCP changes.
+//! fallbacks), so slacknet carries its own `unsafe` cmsg code for one thing only (below).
+//! Sending: a run of datagrams of one size to one destination goes out in one `sendmsg` with
+//! UDP GSO, from one contiguous buffer through `quinn-udp` ([`Socket::send_run`]), or from
+//! slices (headers here, payloads where the application left them) through our own `sendmsg`
+//! with the `UDP_SEGMENT` control message ([`Socket::send_run_gather`]: quinn-udp's `Transmit`
+//! takes one slice, and copying payloads into one was a fifth of an ATP sender's thread). Both
+//! without an ECN control message (quinn-udp's would replace the whole TOS byte, DSCP
+//! included): the socket's TOS carries the DSCP and ECT(0) (DSCP << 2 | ECT(0)), set when the
+//! DSCP changes.
 //!
 //! Receiving: this kernel reports no ECN codepoint for a GRO-coalesced batch (a datagram read
 //! alone has its codepoint); `Received::ecn` is then `None`, and a switch's CE mark on such a
@@ -17,7 +21,7 @@
 //!
 //! What the kernel lacks is found once, at bind, and reported in [`Capabilities`].
 
-use std::io::{self, IoSliceMut};
+use std::io::{self, IoSlice, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -212,6 +216,37 @@ impl Socket {
         }
     }
 
+    /// As [`Socket::send_run`], with the run's bytes given as slices in order (`len` bytes in
+    /// all), so that a payload goes from the application's buffer to the kernel without a copy
+    /// into a send buffer first (the kernel cuts GSO segments every `segment` bytes of the
+    /// whole, wherever the slices end). PERF: that copy was a fifth of an ATP sender's thread
+    /// (`make bench-udp` under perf). Here quinn-udp is bypassed (its `Transmit` takes one
+    /// contiguous slice) for one `sendmsg` with the `UDP_SEGMENT` control message; where the
+    /// kernel has no GSO, or refuses it, the slices are copied and go through `send_run`.
+    pub fn send_run_gather(&mut self, dest: SocketAddr, slices: &[IoSlice<'_>], len: usize, segment: usize, dscp: u8) -> io::Result<bool> {
+        let n = len.div_ceil(segment.max(1));
+        #[cfg(target_os = "linux")]
+        if self.caps.gso_segments > 1 && len > 0 {
+            debug_assert!(n <= self.max_run(segment));
+            if self.caps.has_tos {
+                // A failure here leaves the previous TOS; the datagrams still go out.
+                let _ = self.set_dscp(dscp);
+            }
+            match gso_sendmsg(&self.sock, dest, slices, if n > 1 { Some(segment) } else { None }) {
+                Ok(()) => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if n > 1 && (e.raw_os_error() == Some(libc::EIO) || e.raw_os_error() == Some(libc::EINVAL)) => {
+                    // A kernel that refuses GSO here: datagrams one by one for good (below).
+                    self.caps.gso_segments = 1;
+                    self.gso_fallbacks += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let flat: Vec<u8> = slices.iter().flat_map(|s| s.iter().copied()).collect();
+        self.send_run(dest, &flat, segment, dscp)
+    }
+
     /// Receive what is waiting, up to one batch (GRO batches split into datagrams). Returns the
     /// datagrams' metadata; read each one's bytes with [`Socket::datagram`].
     pub fn recv(&mut self) -> io::Result<&[Received]> {
@@ -337,6 +372,50 @@ impl Waker {
         // SAFETY: reads 8 bytes into a valid u64; non-blocking (EAGAIN when nothing is pending).
         unsafe { libc::read(self.fd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
     }
+}
+
+/// `UDP_SEGMENT` (linux/udp.h; not in the libc crate for glibc): the GSO segment size.
+#[cfg(target_os = "linux")]
+const UDP_SEGMENT: libc::c_int = 103;
+
+/// One `sendmsg` of `slices` to `dest`, cut into datagrams of `segment` bytes by the kernel
+/// (UDP GSO) when given, else one datagram.
+#[cfg(target_os = "linux")]
+fn gso_sendmsg(sock: &UdpSocket, dest: SocketAddr, slices: &[IoSlice<'_>], segment: Option<usize>) -> io::Result<()> {
+    let addr = socket2::SockAddr::from(dest);
+    // Room for one control message of a u16, 8-byte aligned (CMSG_SPACE(2) = 24 on 64-bit).
+    let mut control = [0u64; 4];
+    // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+    let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
+    hdr.msg_name = addr.as_ptr() as *mut libc::c_void;
+    hdr.msg_namelen = addr.len();
+    // IoSlice is ABI-compatible with iovec on Unix (std's documented guarantee).
+    hdr.msg_iov = slices.as_ptr() as *mut libc::iovec;
+    hdr.msg_iovlen = slices.len() as _;
+    if let Some(seg) = segment {
+        let seg = u16::try_from(seg).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: `control` outlives the call and holds CMSG_SPACE(2) bytes, 8-byte aligned;
+        // CMSG_FIRSTHDR of a header with that control buffer points at its start, and the
+        // data (2 bytes) lies within CMSG_LEN(2) of it.
+        unsafe {
+            let space = libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) as usize;
+            debug_assert!(space <= std::mem::size_of_val(&control));
+            hdr.msg_control = control.as_mut_ptr().cast();
+            hdr.msg_controllen = space as _;
+            let c = libc::CMSG_FIRSTHDR(&hdr);
+            (*c).cmsg_level = libc::SOL_UDP;
+            (*c).cmsg_type = UDP_SEGMENT;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg);
+        }
+    }
+    // SAFETY: `hdr` points at `addr`, `slices` and `control`, all alive for the call; the
+    // kernel only reads them.
+    let r = unsafe { libc::sendmsg(sock.as_raw_fd(), &hdr, 0) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

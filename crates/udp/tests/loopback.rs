@@ -175,9 +175,10 @@ fn hostile_datagrams_are_counted_and_dropped() {
 
 use udp::JobEvent;
 
-/// Message `i`: 3000 bytes (three packets, the last short) filled with its index.
+/// Message `i`: 3000 bytes (three packets, the last short), byte `k` of it `(i + k) % 251 + 1`
+/// (a packet in the wrong place, or another message's, shows).
 fn job_messages(n: u32, groups: u16) -> Vec<(u16, Vec<u8>)> {
-    (0..n).map(|i| ((i % u32::from(groups)) as u16, vec![(i % 251) as u8 + 1; 3000])).collect()
+    (0..n).map(|i| ((i % u32::from(groups)) as u16, (0..3000u32).map(|k| ((i + k) % 251) as u8 + 1).collect())).collect()
 }
 
 /// Messages of a job by id: (group, bytes).
