@@ -17,7 +17,7 @@ The conversions are plain functions, tested without htsim (``tests/test_compare_
 
 - :func:`connection_matrix`: flow list -> htsim connection matrix (``src->dst id I start T
   size B``; flow ids shifted by one since htsim forbids id 0; ``start`` in whole microseconds,
-  see :func:`htsim_start_us`);
+  truncated as htsim itself would, see :func:`htsim_start_us`);
 - :func:`topology_file`: leaf-spine -> htsim's fat-tree topology file (two tiers, one pod);
 - :func:`parse_finished` and :func:`fct_lines`: htsim's ``Flow ... flowId I ... finished at
   T`` lines -> our per-flow records.
@@ -188,9 +188,10 @@ def htsim_start_us(start_s: float) -> int:
     """The start time htsim gets for a flow starting at ``start_s``: whole microseconds.
 
     htsim_uec starts a connection at ``timeFromUs((uint32_t)start)`` (uec.cpp,
-    ``UecSrc::connectPort``), so finer starts cannot be expressed; we round to the nearest
-    microsecond (at most 0.5 us early or late) and measure FCTs from this start."""
-    return int(round(start_s * 1e6))
+    ``UecSrc::connectPort``): it truncates, so a flow starts up to 1 us early. We write that
+    truncated value ourselves (from whole nanoseconds, so float noise cannot move a start across
+    a microsecond) and measure FCTs from it (:func:`fct_lines`)."""
+    return round(start_s * 1e9) // 1000
 
 
 def connection_matrix(flows: Sequence[tuple[int, int, int, float, int, int]], num_hosts: int) -> str:
@@ -269,7 +270,9 @@ def fct_lines(
 ) -> list[str]:
     """Our record lines for ``flows`` from htsim's finish times (keyed by htsim id = id + 1).
 
-    ``fct_ns`` = finish - the start htsim used (:func:`htsim_start_us`); -1 if unfinished.
+    ``fct_ns`` = finish - the start htsim used (:func:`htsim_start_us`), the time htsim took
+    for the flow; -1 if unfinished. (data/peer-bench's committed htsim files subtract the
+    list's exact start instead, so their FCTs are shorter by the start's sub-microsecond part.)
     htsim prints the finish time in microseconds to 6 significant digits, so FCTs are exact to
     about 0.1 us for finishes between 10 and 100 ms."""
     out = ["# id src dst start_s size_bytes incast fct_ns ideal_ns slowdown (fct_ns=-1: unfinished; htsim_uec)"]
@@ -281,7 +284,8 @@ def fct_lines(
         else:
             fct = round(t * 1e3 - htsim_start_us(start_s) * 1e3)
             sd = fct / ideal
-        out.append(f"{fid} {src} {dst} {start_s:.9g} {size} {incast} {fct} {ideal:.0f} {sd:.6g}")
+        # ideal_ns is written truncated to whole ns, as in data/peer-bench's files.
+        out.append(f"{fid} {src} {dst} {start_s:.9g} {size} {incast} {fct} {int(ideal)} {sd:.6g}")
     return out
 
 
@@ -302,7 +306,8 @@ def run(
     ecn_k_pkts: int = 10,
     stop_s: float | None = None,
     *,
-    ecmp_seed: int | None = None,
+    ecmp_seed: int = 1,
+    paths: int | None = 1,
     htsim_dir: str | os.PathLike[str] | None = None,
     timeout_s: float | None = None,
     extra_args: Sequence[str] = (),
@@ -310,10 +315,14 @@ def run(
     """Run one flow list through ``htsim_uec -sender_cc_algo dctcp`` and write ``out``.
 
     Switch ports hold ``buffer_per_port_bytes // 1500`` packets of 1,500 B (static, per port),
-    mark ECN above ``ecn_k_pkts`` packets, and drop instead of trimming. htsim's own load
-    balancing is kept (its default: a fixed set of path entropies per flow, spread over
-    the spines); ``ecmp_seed`` sets htsim's ``-seed``. ``stop_s=None`` runs until every flow
-    has finished (at most last start + 10 s); htsim stops by itself once no traffic is left.
+    mark ECN above ``ecn_k_pkts`` packets, and drop instead of trimming. ``paths`` is htsim's
+    ``-paths``, the path entropies per flow: 1 (the default) is per-flow ECMP, every packet of a
+    flow hashed onto one spine by the switches, as ns-3's ECMP; ``None`` keeps htsim's default
+    (64 entropies per flow, packets spread over the spines). ``ecmp_seed`` is htsim's ``-seed``
+    (its hash; default 1). With these defaults, the S1 and S2 flow lists reproduce
+    data/peer-bench's committed htsim results exactly (README.md). ``stop_s=None`` runs until
+    every flow has finished (at most last start + 10 s); htsim stops by itself once no traffic
+    is left.
 
     Returns ``{"wall_s", "peak_rss_mb", "out", "flows", "finished", "rtx_pkts", ...}``: the
     wall time of the htsim process (excluding the build), its peak RSS (os.wait4 rusage of
@@ -349,7 +358,8 @@ def run(
         "-sender_cc_algo", "dctcp",
         "-end", str(end_us),
         "-o", str(stem.with_name(stem.name + ".htsim.dat")),
-        *(["-seed", str(int(ecmp_seed))] if ecmp_seed is not None else []),
+        "-seed", str(int(ecmp_seed)),
+        *(["-paths", str(int(paths))] if paths is not None else []),
         *extra_args,
     ]  # fmt: skip
     log_path = out.with_name(out.name + ".log")
@@ -425,9 +435,11 @@ def _main(argv: Iterable[str] | None = None) -> int:
     r.add_argument("--buffer-per-port-bytes", type=int, default=233 * MTU_BYTES)
     r.add_argument("--ecn-k-pkts", type=int, default=10)
     r.add_argument("--stop-s", type=float, default=None)
-    r.add_argument("--ecmp-seed", type=int, default=None, help="htsim's -seed")
+    r.add_argument("--ecmp-seed", type=int, default=1, help="htsim's -seed (its ECMP hash; default 1)")
+    r.add_argument("--paths", type=int, default=1,
+                   help="htsim's -paths, path entropies per flow (default 1: per-flow ECMP; 0: htsim's default)")
     r.add_argument("--timeout-s", type=float, default=None)
-    r.add_argument("extra", nargs="*", help="after `--`: extra htsim_uec flags, e.g. -- -paths 1")
+    r.add_argument("extra", nargs="*", help="after `--`: extra htsim_uec flags, e.g. -- -load_balancing_algo reps")
     s = sub.add_parser("summarize", help="per-class slowdown percentiles of record files")
     s.add_argument("files", nargs="+")
     a = ap.parse_args(list(argv) if argv is not None else None)
@@ -441,7 +453,7 @@ def _main(argv: Iterable[str] | None = None) -> int:
                 a.flows, a.out, leaves=a.leaves, hosts_per_leaf=a.hosts_per_leaf,
                 spines=a.spines, rate_gbps=a.rate_gbps, delay_ns=a.delay_ns,
                 buffer_per_port_bytes=a.buffer_per_port_bytes, ecn_k_pkts=a.ecn_k_pkts,
-                stop_s=a.stop_s, ecmp_seed=a.ecmp_seed, htsim_dir=a.htsim,
+                stop_s=a.stop_s, ecmp_seed=a.ecmp_seed, paths=a.paths or None, htsim_dir=a.htsim,
                 timeout_s=a.timeout_s, extra_args=a.extra,
             )  # fmt: skip
             print(json.dumps(res))
