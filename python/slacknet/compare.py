@@ -1,4 +1,4 @@
-"""Side-by-side runs of one flow list in slacknet and in a reference simulator (ns-3.44).
+"""Side-by-side runs of one flow list in slacknet and in reference simulators (ns-3.44, UEC htsim).
 
 ``slacknet compare SCENARIO`` takes a leaf-spine scenario, writes its flows as a flow list
 (or uses the scenario's own ``flow_list``), replays exactly that list in slacknet and in our
@@ -19,6 +19,15 @@ sequential (no two of them overlap, so no wall time is shared with another of ou
 machine's load average before each run is recorded, since other processes do inflate them.
 
 The ns-3 side needs a source checkout: nothing here is needed to install or test slacknet.
+
+UEC htsim (``bench/peers/htsim/``, ``htsim_uec -sender_cc_algo dctcp``) is the second peer. It
+runs when the user points to a checkout of it (``htsim_dir``, ``slacknet compare --htsim DIR``
+or ``$HTSIM_DIR``); without one its columns are left out and :attr:`Comparison.skipped` (and the
+rendered table) says why in one line. htsim replays the same flow list on the same leaf-spine,
+buffers and ECN threshold, but routes by its own per-flow ECMP hash (``-paths 1 -seed 1``: it
+has no ``flow_index`` routing), starts flows at the truncated microsecond and measures FCTs at
+the sender (last byte acknowledged); :data:`HTSIM_NOTE` says so under the table.
+``--hash-seeds`` runs slacknet and ns-3 only.
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ __all__ = [
     "aggregate_seeds",
     "compare",
     "compare_seeds",
+    "htsim_args",
+    "htsimpeer_path",
     "ns3peer_path",
     "parse_hash_seeds",
     "read_peer_fct",
@@ -72,6 +83,23 @@ def ns3peer_path() -> Path:
             "checkout of slacknet installed with `make install` (pip install -e .)"
         )
     return p
+
+
+def htsimpeer_path() -> Path:
+    """``bench/peers/htsim/htsimpeer.py`` of the source checkout this package runs from."""
+    p = ns3peer_path().parents[1] / "htsim" / "htsimpeer.py"
+    if not p.is_file():
+        raise CompareError(f"the htsim peer harness is not here ({p})")
+    return p
+
+
+#: How the htsim runs differ from the other two (printed under a table with htsim in it).
+HTSIM_NOTE = (
+    "htsim: htsim_uec -sender_cc_algo dctcp on the same flows, buffers and ECN threshold; "
+    "routed by its per-flow ECMP hash (-paths 1 -seed 1; it has no flow_index routing), starts "
+    "truncated to whole us, FCT at the sender (last byte acknowledged); it counts no drops and "
+    "no events"
+)
 
 
 def read_peer_fct(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -102,16 +130,32 @@ class Comparison:
     load_before: dict[str, float] = field(default_factory=dict)
     """The machine's 1-minute load average just before each simulator's run (others' work
     inflates wall times on a small machine)."""
+    htsim: pd.DataFrame | None = None
+    """htsim records of the same flows (slowdown against slacknet's ideal FCT), when it ran;
+    the table then has the columns ``htsim`` and ``htsim ratio`` (htsim / slacknet)."""
+    htsim_info: dict[str, Any] = field(default_factory=dict)
+    """What the htsim runner reported (its command line, retransmitted packets, ...)."""
+    only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
+    """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Peers that did not run, with the one-line reason (e.g. ``{"htsim": "HTSIM_DIR is not
+    set: ..."}``)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        return {
+        out = {
             "scenario": self.scenario,
             "table": json.loads(self.table.to_json(orient="index")),
             "wall_s": self.wall_s,
             "peak_rss_mb": self.peak_rss_mb,
             "only_finished_in": self.only_finished_in,
         }
+        if self.htsim is not None:
+            out["only_finished_vs_htsim"] = self.only_finished_vs_htsim
+            out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 @dataclass
@@ -207,20 +251,93 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     return args
 
 
+def htsim_args(sc: Scenario) -> list[str]:
+    """htsimpeer.py ``run`` flags for ``sc`` (after :func:`_peer_args` accepted it); raises
+    CompareError for what htsim's topology file cannot express."""
+    _peer_args(sc)
+    t = sc.topology
+    assert isinstance(t, LeafSpineTopology)  # _peer_args checked it
+    if float(t.host_rate_gbps) != int(t.host_rate_gbps):
+        raise CompareError(f"htsim takes whole Gb/s link rates, not {t.host_rate_gbps}")
+    if t.hosts_per_leaf % t.spines:
+        raise CompareError("htsim needs hosts_per_leaf to be a multiple of spines (an integer oversubscription)")
+    adm = sc.switch.admission
+    assert isinstance(adm, StaticPartitioning) and adm.port_bytes is not None
+    k_bytes = sc.switch.queue_list()[0].ecn_threshold_bytes
+    assert k_bytes is not None
+    pkt = sc.transport.mss_bytes + sc.transport.header_bytes
+    args = [
+        "--leaves", str(t.leaves),
+        "--hosts-per-leaf", str(t.hosts_per_leaf),
+        "--spines", str(t.spines),
+        "--rate-gbps", repr(float(t.host_rate_gbps)),
+        "--delay-ns", str(t.host_delay_ns),
+        "--buffer-per-port-bytes", str(adm.port_bytes),
+        "--ecn-k-pkts", str(max(1, round(k_bytes / pkt))),
+    ]  # fmt: skip
+    if sc.run.stop_ms is not None:
+        args += ["--stop-s", repr(sc.run.stop_ms / 1e3)]
+    return args
+
+
+@dataclass
+class _HtsimPlan:
+    runner: Path
+    checkout: str
+    args: list[str]
+
+
+def _htsim_plan(
+    sc: Scenario, htsim_dir: str | os.PathLike[str] | None, python: str | None
+) -> tuple[_HtsimPlan | None, str | None]:
+    """Whether htsim runs: ``(plan, None)``, or ``(None, reason)`` when no checkout is given or
+    htsim cannot model the scenario. A checkout that is given but does not build is an error.
+    Builds htsim_uec (once per commit) before anything else runs."""
+    given = str(htsim_dir) if htsim_dir is not None else os.environ.get("HTSIM_DIR", "")
+    if not given:
+        return None, (
+            "HTSIM_DIR is not set: point it (or slacknet compare --htsim DIR) to a checkout of "
+            "UEC htsim (github.com/ultraethernet/uet-htsim) to add it"
+        )
+    try:
+        args = htsim_args(sc)
+    except CompareError as e:
+        return None, str(e)
+    runner = htsimpeer_path()
+    cmd = [python or sys.executable, str(runner), "ensure", "--htsim", given]
+    # The first build takes minutes: its progress lines go to our stderr as they come.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    err: list[str] = []
+    for line in proc.stderr:
+        err.append(line.rstrip("\n"))
+        if line.startswith("[htsimpeer]"):
+            print(line, end="", file=sys.stderr, flush=True)
+    if proc.wait() != 0:
+        tail = [ln for ln in err if not ln.startswith("[htsimpeer]")][-8:]
+        raise CompareError("the htsim peer could not be built:\n  " + "\n  ".join(tail))
+    return _HtsimPlan(runner=runner, checkout=given, args=args), None
+
+
 def compare(
     scenario: Scenario | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     python: str | None = None,
+    htsim_dir: str | os.PathLike[str] | None = None,
 ) -> Comparison:
-    """Replay one flow list in slacknet and ns-3 and compare them (see the module docs)."""
+    """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
+    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     peer_args = _peer_args(sc)
     peer = ns3peer_path()
+    htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    out.mkdir(parents=True, exist_ok=True)
     flows = _flow_list(sc, out)
-    cmp = _compare_once(sc, flows, out, peer_args, peer, python)
+    cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim)
+    if reason is not None:
+        cmp.skipped["htsim"] = reason
     (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
     plot_comparison(cmp, out / "compare_cdf.png")
     return cmp
@@ -239,9 +356,16 @@ def _flow_list(sc: Scenario, out: Path) -> Path:
 
 
 def _compare_once(
-    sc: Scenario, flows: Path, out: Path, peer_args: list[str], peer: Path, python: str | None
+    sc: Scenario,
+    flows: Path,
+    out: Path,
+    peer_args: list[str],
+    peer: Path,
+    python: str | None,
+    htsim: _HtsimPlan | None = None,
 ) -> Comparison:
-    """Run ``flows`` under ``sc`` in slacknet and under ``peer_args`` in ns-3, into ``out``."""
+    """Run ``flows`` under ``sc`` in slacknet, under ``peer_args`` in ns-3 and, with a plan,
+    in htsim, into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
 
@@ -295,19 +419,59 @@ def _compare_once(
 
     fin_me = set(mine.loc[mine["finished"], "id"])
     fin_ns3 = set(theirs.loc[theirs["finished"], "id"])
+    h_df: pd.DataFrame | None = None
+    h_info: dict[str, Any] = {}
+    vs_htsim: dict[str, list[int]] = {}
+    if htsim is not None:
+        h_out = out / "htsim_fct.txt"
+        load_before["htsim"] = os.getloadavg()[0]
+        cmd = [python or sys.executable, str(htsim.runner), "run", "--htsim", htsim.checkout,
+               "--flows", str(flows.resolve()), "--out", str(h_out), *htsim.args]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise CompareError("the htsim run failed:\n  " + "\n  ".join(tail))
+        h_info = _last_json_line(proc.stdout)
+        h_df = read_peer_fct(h_out).set_index("id").join(ideal, how="left").reset_index()
+        h_df["slowdown"] = np.where(h_df["finished"], h_df["fct_ns"] * 1e3 / h_df["ideal_fct_ps"], np.nan)
+        c = _stats(h_df)
+        wall_h = float(h_info["wall_s"])
+        run_rows = {
+            "drops (packets)": math.nan,  # htsim_uec prints no drop count
+            "wall time (s)": wall_h,
+            "events": math.nan,
+            "events/s": math.nan,
+            "packet-hops/s": math.nan,
+            "peak memory (MB)": float(h_info.get("peak_rss_mb") or math.nan),
+        }
+        table["htsim"] = [c[k] if k in c else run_rows[str(k)] for k in table.index]
+        table["htsim ratio"] = table["htsim"] / table["slacknet"]
+        fin_h = set(h_df.loc[h_df["finished"], "id"])
+        vs_htsim = {
+            "slacknet": sorted(int(i) for i in fin_me - fin_h),
+            "htsim": sorted(int(i) for i in fin_h - fin_me),
+        }
+    wall_s = {"slacknet": wall_me, "ns-3": wall_ns3}
+    peak = {"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")}
+    if h_df is not None:
+        wall_s["htsim"] = float(h_info["wall_s"])
+        peak["htsim"] = h_info.get("peak_rss_mb")
     return Comparison(
         scenario=sc.name,
         table=table,
         slacknet=mine,
         ns3=theirs,
-        wall_s={"slacknet": wall_me, "ns-3": wall_ns3},
-        peak_rss_mb={"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")},
+        wall_s=wall_s,
+        peak_rss_mb=peak,
         only_finished_in={
             "slacknet": sorted(int(i) for i in fin_me - fin_ns3),
             "ns-3": sorted(int(i) for i in fin_ns3 - fin_me),
         },
         out_dir=out,
         load_before=load_before,
+        htsim=h_df,
+        htsim_info=h_info,
+        only_finished_vs_htsim=vs_htsim,
     )
 
 
@@ -547,12 +711,15 @@ def _last_json_line(text: str) -> dict[str, Any]:
                 continue
             if isinstance(v, dict):
                 return v
-    raise CompareError(f"the ns-3 runner printed no result line:\n{text[-500:]}")
+    raise CompareError(f"the peer runner printed no result line:\n{text[-500:]}")
 
 
 def plot_comparison(cmp: Comparison, path: str | os.PathLike[str]) -> Path:
-    """Slowdown CDFs per class, slacknet (solid) and ns-3 (dashed)."""
-    return _plot_cdfs([cmp], f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)", path)
+    """Slowdown CDFs per class, slacknet (solid), ns-3 (dashed) and htsim (dotted) if it ran."""
+    title = f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)"
+    if cmp.htsim is not None:
+        title += " vs htsim (dotted)"
+    return _plot_cdfs([cmp], title, path)
 
 
 def plot_seeds(cmp: SeedComparison, path: str | os.PathLike[str]) -> Path:
@@ -570,7 +737,10 @@ def _plot_cdfs(runs: Sequence[Comparison], title: str, path: str | os.PathLike[s
     ax = fig.add_subplot()
     colors = {"short": "tab:blue", "long": "tab:orange", "incast": "tab:green", "all": "black"}
     for i, cmp in enumerate(runs):
-        for who, df, style in (("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")):
+        sims = [("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")]
+        if cmp.htsim is not None:
+            sims.append(("htsim", cmp.htsim, ":"))
+        for who, df, style in sims:
             fin = df["finished"].to_numpy(dtype=bool)
             sd = df["slowdown"].to_numpy(dtype=np.float64)
             for name, mask in class_masks(df).items():
@@ -595,7 +765,9 @@ def render(cmp: Comparison | SeedComparison) -> str:
     """The comparison table as aligned text."""
     if isinstance(cmp, SeedComparison):
         return _render_seeds(cmp)
-    lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"]
+    has_htsim = "htsim" in cmp.table.columns
+    lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"
+             + (f"{'htsim':>12}{'htsim/slacknet':>16}" if has_htsim else "")]
     for metric, row in cmp.table.iterrows():
         def fmt(x: float, is_ratio: bool = False) -> str:
             if isinstance(x, float) and math.isnan(x):
@@ -606,11 +778,23 @@ def render(cmp: Comparison | SeedComparison) -> str:
                 return f"{x:.3g}"
             return f"{x:.3f}"
 
-        lines.append(f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}")
+        line = f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}"
+        if has_htsim:
+            line += f"{fmt(row['htsim']):>12}{fmt(row['htsim ratio'], True):>16}"
+        lines.append(line)
     diff = cmp.only_finished_in
     lines.append(
         f"flows finished only in slacknet: {len(diff.get('slacknet', []))}, only in ns-3: {len(diff.get('ns-3', []))}"
     )
+    if has_htsim:
+        vs = cmp.only_finished_vs_htsim
+        lines.append(
+            f"flows finished only in slacknet: {len(vs.get('slacknet', []))}, only in htsim: {len(vs.get('htsim', []))}"
+        )
+        rtx = cmp.htsim_info.get("rtx_pkts")
+        lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
+    for who, why in cmp.skipped.items():
+        lines.append(f"{who}: skipped: {why}")
     return "\n".join(lines)
 
 
