@@ -79,7 +79,7 @@ bench:
 ## bench-peers: slacknet vs ns-3.44, and vs UEC htsim with HTSIM_DIR=<uet-htsim checkout>, on the
 ## same flows for the three comparison scenarios: per-class slowdowns, drops, wall time and the
 ## ns-3/slacknet and htsim/slacknet ratios from one run, then S1 and S2 again over ECMP hash
-## seeds 1-3 in slacknet and ns-3 (installs ns-3 privately and builds htsim_uec once per commit,
+## seeds 1-3 in every simulator (installs ns-3 privately and builds htsim_uec once per commit,
 ## both under ~/.cache/slacknet; about 12 minutes in all). Without HTSIM_DIR, htsim is skipped.
 bench-peers: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
@@ -87,14 +87,15 @@ bench-peers: install
 	$(VENV)/bin/slacknet compare experiments/compare/s1.toml $(HTSIM_FLAG)
 	$(VENV)/bin/slacknet compare experiments/compare/s2.toml $(HTSIM_FLAG)
 	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml $(HTSIM_FLAG)
-	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3
-	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3 $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3 $(HTSIM_FLAG)
 
-## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in both simulators
-## (three ns-3 runs of about 2 minutes each: kept out of bench-peers)
+## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in every simulator
+## (htsim with HTSIM_DIR; three ns-3 runs of about 2 minutes each: kept out of bench-peers)
 bench-peers-seeds: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
-	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3
+	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3 $(HTSIM_FLAG)
 
 ## bench-credence: Credence's cost over DT on the 256-host evaluation scenario: the median
 ## wall-time ratio over 5 alternating runs each, and, if valgrind is installed, the callgrind

@@ -13,9 +13,13 @@ import pandas as pd
 import pytest
 
 from slacknet.compare import (
+    CLASSES,
     CompareError,
     Comparison,
+    SeedComparison,
     _htsim_plan,
+    _seed_means,
+    aggregate_seeds,
     compare,
     htsim_args,
     htsimpeer_path,
@@ -280,3 +284,68 @@ def test_htsim_reproduces_the_committed_s1_run(tmp_path: Path) -> None:
     start_ns = (mine["start_s"] * 1e9).round()
     frac_ns = start_ns - (start_ns // 1000) * 1000
     assert ((mine["fct_ns"] - frac_ns - theirs["fct_ns"]).abs() <= 1).all()
+
+
+def _per_seed_with_htsim() -> pd.DataFrame:
+    """A per-seed table as compare_seeds writes it with htsim: one row per (seed, simulator)."""
+    values = {
+        "short_p50": {"slacknet": [1.0, 1.2], "ns-3": [1.1, 1.3], "htsim": [0.8, 0.9]},
+        "long_p99": {"slacknet": [2.0, 2.2], "ns-3": [2.1, 2.3], "htsim": [2.1, 2.5]},
+    }
+    rows = []
+    for i in range(2):
+        for sim in ("slacknet", "ns-3", "htsim"):
+            row: dict[str, object] = {"seed": i + 1, "simulator": sim}
+            for cls in CLASSES:
+                for q in (50, 95, 99):
+                    row[f"{cls}_p{q}"] = math.nan
+                row[f"{cls}_flows"] = row[f"{cls}_finished"] = 10.0
+            for col, per_sim in values.items():
+                row[col] = per_sim[sim][i]
+            for col in ("wall_s", "events", "events_per_s", "peak_rss_mb", "drops", "load_before"):
+                row[col] = {"slacknet": 1.0, "ns-3": 50.0, "htsim": 2.0}[sim]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_seeds_with_htsim_get_their_own_ratio_and_verdict() -> None:
+    per_seed = _per_seed_with_htsim()
+    agg = aggregate_seeds(per_seed).set_index(["class", "percentile"])
+    r = agg.loc[("short", "p50")]
+    assert r["htsim_mean"] == pytest.approx(0.85) and r["htsim_ratio"] == pytest.approx(0.85 / 1.1)
+    assert r["htsim_verdict"] == "DIFFER" and r["verdict"] == "overlap"  # ns-3 vs slacknet unchanged
+    assert agg.loc[("long", "p99"), "htsim_verdict"] == "overlap"
+    means = _seed_means(per_seed)
+    assert means.loc["wall time (s)", "htsim ratio"] == 2.0 and means.loc["wall time (s)", "ratio"] == 50.0
+    cmp = SeedComparison(scenario="synthetic", seeds=[1, 2], runs=[], per_seed=per_seed,
+                         slowdown=aggregate_seeds(per_seed), means=means)  # fmt: skip
+    text = render(cmp)
+    assert "in every simulator" in text and "1 of 2 rows agree with htsim" in text
+    wall = next(ln for ln in text.splitlines() if ln.startswith("wall time (s)"))
+    assert wall.split()[-2:] == ["2.000", "2.000"]
+    # Without htsim rows, the tables are as before: no htsim columns.
+    two = per_seed[per_seed["simulator"] != "htsim"]
+    assert "htsim_mean" not in aggregate_seeds(two).columns and "htsim" not in _seed_means(two).columns
+
+
+def _ns3_installed() -> bool:
+    from slacknet.compare import ns3peer_path
+
+    spec = importlib.util.spec_from_file_location("ns3peer", ns3peer_path())
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return bool(mod.is_installed())
+
+
+@needs_htsim
+@pytest.mark.skipif(not _ns3_installed(), reason="ns-3.44 peer not installed (bench/peers/ns3/ns3peer.py ensure)")
+def test_compare_with_htsim_end_to_end(tmp_path: Path) -> None:
+    cmp = compare(_scenario(tmp_path), tmp_path / "out")  # the checkout comes from $HTSIM_DIR
+    assert cmp.htsim is not None and not cmp.skipped
+    assert {"htsim", "htsim ratio"} <= set(cmp.table.columns)
+    assert cmp.table.loc["all: finished", "htsim"] == 4 and cmp.only_finished_vs_htsim == {"slacknet": [], "htsim": []}
+    assert cmp.wall_s["htsim"] > 0 and math.isnan(cmp.table.loc["drops (packets)", "htsim"])
+    text = render(cmp)
+    assert text.splitlines()[0].split()[-2:] == ["htsim", "htsim/slacknet"] and "-paths 1 -seed 1" in text
+    assert "htsim" in cmp.to_json()["wall_s"] and (tmp_path / "out" / "htsim_fct.txt").exists()

@@ -114,7 +114,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="output folder (default: results/compare/<name>, with --hash-seeds <name>_seeds)")
     c.add_argument("--htsim", metavar="DIR",
                    help="checkout of UEC htsim (github.com/ultraethernet/uet-htsim) to run as a second "
-                   "peer (default: $HTSIM_DIR; without either, htsim is skipped; not with --hash-seeds)")
+                   "peer (default: $HTSIM_DIR; without either, htsim is skipped)")
     c.add_argument(
         "--hash-seeds", type=_hash_seeds, metavar="SEEDS",
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
@@ -411,10 +411,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows, once per ECMP hash seed "
               f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
               file=sys.stderr)
-        scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+        scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+                             htsim_dir=args.htsim)
         print(render(scmp))
-        if args.htsim:
-            print("htsim: skipped: --hash-seeds runs slacknet and ns-3 only")
         print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
         print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
         print(f"results: {out}")

@@ -29,8 +29,8 @@ has no ``flow_index`` routing), starts flows at the truncated microsecond, opens
 and measures FCTs at the sender (last byte acknowledged). A lone short flow therefore takes
 about half an RTT less in htsim than slacknet's ideal FCT (handshake RTT + one-way delivery
 under ``ns3_compat``): its short-flow slowdowns can be below 1. :data:`HTSIM_NOTE` says so
-under the table.
-``--hash-seeds`` runs slacknet and ns-3 only.
+under the table. With ``--hash-seeds``, htsim's seed ``s`` is ``-seed s`` (its hash), and its
+percentiles get their own block, ratio and verdict against slacknet.
 """
 
 from __future__ import annotations
@@ -182,10 +182,12 @@ class SeedComparison:
     routing_note: str | None = None
     """Set when the scenario's own routing was replaced by hashed ECMP."""
     out_dir: Path | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Peers that did not run, with the one-line reason (as :attr:`Comparison.skipped`)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        return {
+        out = {
             "scenario": self.scenario,
             "hash_seeds": self.seeds,
             "routing_note": self.routing_note,
@@ -197,6 +199,13 @@ class SeedComparison:
                 str(s): r.only_finished_in for s, r in zip(self.seeds, self.runs)
             },
         }
+        if any(r.htsim is not None for r in self.runs):
+            out["only_finished_vs_htsim"] = {
+                str(s): r.only_finished_vs_htsim for s, r in zip(self.seeds, self.runs)
+            }
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 def _stats(df: pd.DataFrame) -> dict[str, float]:
@@ -570,7 +579,9 @@ def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataF
     ``load_before`` (the machine's 1-minute load average just before the run)."""
     rows: list[dict[str, Any]] = []
     for seed, cmp in zip(seeds, runs):
-        for sim in ("slacknet", "ns-3"):
+        for sim in ("slacknet", "ns-3", "htsim"):
+            if sim not in cmp.table.columns:
+                continue  # htsim did not run
             row: dict[str, Any] = {"seed": int(seed), "simulator": sim}
             for cls in CLASSES:
                 row[f"{cls}_flows"] = cmp.table.loc[f"{cls}: flows", sim]
@@ -579,7 +590,8 @@ def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataF
                     row[f"{cls}_p{q}"] = cmp.table.loc[f"{cls}: p{q} slowdown", sim]
             for metric, col in _RUN_METRICS.items():
                 row[col] = cmp.table.loc[metric, sim]
-            row["only_finished_here"] = len(cmp.only_finished_in.get(sim, []))
+            finished_here = cmp.only_finished_vs_htsim if sim == "htsim" else cmp.only_finished_in
+            row["only_finished_here"] = len(finished_here.get(sim, []))
             row["load_before"] = cmp.load_before.get(sim, math.nan)
             rows.append(row)
     return pd.DataFrame(rows)
@@ -589,10 +601,14 @@ def aggregate_seeds(per_seed: pd.DataFrame) -> pd.DataFrame:
     """Per class and percentile, over the seeds of a :func:`per_seed_table`: for each simulator
     ``{sim}_mean``, ``{sim}_sd`` (sample sd), ``{sim}_min``, ``{sim}_max``, ``{sim}_n`` (seeds
     with a value), with ``sim`` = ``slacknet`` or ``ns3``; ``ratio`` = ns-3 mean / slacknet
-    mean; ``verdict`` (:func:`verdict`). Classes without a value in either simulator (e.g.
-    ``incast`` in a scenario without incast) are left out."""
+    mean; ``verdict`` (:func:`verdict`). When the table has htsim rows, the same for
+    ``sim`` = ``htsim``, with ``htsim_ratio`` (htsim mean / slacknet mean) and ``htsim_verdict``
+    (slacknet against htsim). Classes without a value in any simulator (e.g. ``incast`` in a
+    scenario without incast) are left out."""
     sims = {"slacknet": "slacknet", "ns-3": "ns3"}
     missing = set(sims) - set(per_seed["simulator"])
+    if "htsim" in set(per_seed["simulator"]):
+        sims["htsim"] = "htsim"
     if missing:
         raise ValueError(f"per-seed table has no rows for {sorted(missing)}")
     rows: list[dict[str, Any]] = []
@@ -615,6 +631,9 @@ def aggregate_seeds(per_seed: pd.DataFrame) -> pd.DataFrame:
                 row[f"{key}_n"] = int(v.size)
             row["ratio"] = row["ns3_mean"] / row["slacknet_mean"] if row["slacknet_mean"] else math.nan
             row["verdict"] = verdict(vals["slacknet"], vals["ns-3"])
+            if "htsim" in sims:
+                row["htsim_ratio"] = row["htsim_mean"] / row["slacknet_mean"] if row["slacknet_mean"] else math.nan
+                row["htsim_verdict"] = verdict(vals["slacknet"], vals["htsim"])
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -626,6 +645,9 @@ def _seed_means(per_seed: pd.DataFrame) -> pd.DataFrame:
     g = per_seed.groupby("simulator")[cols].mean()
     table = pd.DataFrame({"slacknet": g.loc["slacknet"].to_numpy(), "ns-3": g.loc["ns-3"].to_numpy()}, index=names)
     table["ratio"] = table["ns-3"] / table["slacknet"]
+    if "htsim" in g.index:
+        table["htsim"] = g.loc["htsim"].to_numpy()
+        table["htsim ratio"] = table["htsim"] / table["slacknet"]
     return table
 
 
@@ -636,9 +658,11 @@ def compare_seeds(
     *,
     python: str | None = None,
     progress: Callable[[str], None] | None = None,
+    htsim_dir: str | os.PathLike[str] | None = None,
 ) -> SeedComparison:
-    """Replay one flow list in slacknet and ns-3 once per ECMP hash seed and compare the
-    per-class slowdown percentiles as mean and spread over the seeds.
+    """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
+    :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
+    seed and compare the per-class slowdown percentiles as mean and spread over the seeds.
 
     Seed ``s`` runs slacknet with ``routing.mode = "ecmp"``, ``routing.hash_seed = s`` and ns-3
     with ``--ecmp-seed s`` (its 5-tuple hash); the two hashes are unrelated, so only the
@@ -653,8 +677,9 @@ def compare_seeds(
     except ValueError as e:
         raise CompareError(str(e)) from None
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     _peer_args(sc)  # rejects what the peer cannot model before anything runs
+    htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    out.mkdir(parents=True, exist_ok=True)
     note = None
     if sc.routing.mode == "flow_index":
         note = (
@@ -668,11 +693,15 @@ def compare_seeds(
     for s in seed_list:
         routing = sc.routing.model_copy(update={"mode": "ecmp", "hash_seed": s})
         sc_s = sc.model_copy(update={"routing": routing})
-        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python)
+        htsim_s = None
+        if htsim is not None:
+            htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python, htsim=htsim_s)
         runs.append(cmp)
         if progress is not None:
             progress(
                 f"seed {s}: slacknet {cmp.wall_s['slacknet']:.2f} s, ns-3 {cmp.wall_s['ns-3']:.1f} s"
+                + (f", htsim {cmp.wall_s['htsim']:.2f} s" if "htsim" in cmp.wall_s else "")
             )
     per_seed = per_seed_table(runs, seed_list)
     result = SeedComparison(
@@ -684,6 +713,7 @@ def compare_seeds(
         means=_seed_means(per_seed),
         routing_note=note,
         out_dir=out,
+        skipped={"htsim": reason} if reason is not None else {},
     )
     per_seed.to_csv(out / "per_seed.csv", index=False)
     result.slowdown.to_csv(out / "seeds_summary.csv", index=False)
@@ -815,8 +845,9 @@ def _fmt_value(metric: str, x: float, is_ratio: bool = False) -> str:
 
 def _render_seeds(cmp: SeedComparison) -> str:
     seeds = ", ".join(str(s) for s in cmp.seeds)
+    sims = "every simulator" if "htsim_mean" in cmp.slowdown.columns else "both simulators"
     lines = [f"{cmp.scenario}: {len(cmp.seeds)} ECMP hash seeds ({seeds}), each a separate run of "
-             "the same flows in both simulators"]
+             f"the same flows in {sims}"]
     if cmp.routing_note:
         lines.append(f"note: {cmp.routing_note}")
     lines.append("")
@@ -839,17 +870,48 @@ def _render_seeds(cmp: SeedComparison) -> str:
         )
     agree = int(t["verdict"].isin(["overlap", "within sd"]).sum()) if len(t) else 0
     lines += textwrap.wrap(f"{agree} of {len(t)} rows agree within routing noise. Rule: {VERDICT_RULE}.", 100)
+    has_htsim = "htsim_mean" in t.columns
+    if has_htsim:
+        lines.append("")
+        lines.append(f"{'slowdown':<14}{'slacknet mean':>14}{'htsim mean':>12}{'sd':>7}{'min-max':>15}"
+                     f"{'htsim/slacknet':>16}  verdict")
+        for _, r in t.iterrows():
+            lo, hi = r["htsim_min"], r["htsim_max"]
+            span = "n/a" if math.isnan(lo) else f"{lo:.3f}-{hi:.3f}"
+
+            def num(x: float) -> str:
+                return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+            lines.append(
+                f"{r['class'] + ' ' + r['percentile']:<14}{num(r['slacknet_mean']):>14}{num(r['htsim_mean']):>12}"
+                f"{num(r['htsim_sd']):>7}{span:>15}{num(r['htsim_ratio']):>16}  {r['htsim_verdict']}"
+            )
+        agree_h = int(t["htsim_verdict"].isin(["overlap", "within sd"]).sum()) if len(t) else 0
+        lines.append(f"{agree_h} of {len(t)} rows agree with htsim within routing noise (same rule).")
     lines.append("")
-    lines.append(f"{'mean over seeds':<{w}}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}")
+    lines.append(f"{'mean over seeds':<{w}}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"
+                 + (f"{'htsim':>12}{'htsim/slacknet':>16}" if has_htsim else ""))
     for metric, row in cmp.means.iterrows():
         m = str(metric)
-        lines.append(f"{m:<{w}}{_fmt_value(m, row['slacknet']):>12}{_fmt_value(m, row['ns-3']):>12}"
-                     f"{_fmt_value(m, row['ratio'], True):>15}")
+        line = (f"{m:<{w}}{_fmt_value(m, row['slacknet']):>12}{_fmt_value(m, row['ns-3']):>12}"
+                f"{_fmt_value(m, row['ratio'], True):>15}")
+        if has_htsim:
+            line += f"{_fmt_value(m, row['htsim']):>12}{_fmt_value(m, row['htsim ratio'], True):>16}"
+        lines.append(line)
     only = {sim: [len(r.only_finished_in.get(sim, [])) for r in cmp.runs] for sim in ("slacknet", "ns-3")}
     lines.append(
         "flows finished only in slacknet, per seed: " + ", ".join(map(str, only["slacknet"]))
         + "; only in ns-3: " + ", ".join(map(str, only["ns-3"]))
     )
+    if has_htsim:
+        vs = {sim: [len(r.only_finished_vs_htsim.get(sim, [])) for r in cmp.runs] for sim in ("slacknet", "htsim")}
+        lines.append(
+            "flows finished only in slacknet (vs htsim), per seed: " + ", ".join(map(str, vs["slacknet"]))
+            + "; only in htsim: " + ", ".join(map(str, vs["htsim"]))
+        )
+        lines += textwrap.wrap(HTSIM_NOTE.replace("-seed 1", "-seed s"), 100)
+    for who, why in cmp.skipped.items():
+        lines.append(f"{who}: skipped: {why}")
     load = cmp.per_seed["load_before"].to_numpy(dtype=np.float64)
     lines.append(
         "runs were sequential (none of ours overlapped); 1-minute load average before each run: "
