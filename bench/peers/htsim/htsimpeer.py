@@ -134,13 +134,14 @@ def _run_build(cmd: list[str], what: str) -> None:
 def ensure(htsim_dir: str | os.PathLike[str] | None = None) -> Path:
     """Build ``htsim_uec`` from the checkout into its cache folder if needed; return the binary.
 
-    A clean commit that was built once is not looked at again; a dirty tree is re-made (make is
-    incremental). Raises HtsimPeerError if cmake or a C++17 compiler is missing or the build
+    A clean commit that was built once is not looked at again; a dirty tree, or one that is not
+    a git work tree, is re-made every time (make is incremental). Raises HtsimPeerError if cmake or a C++17 compiler is missing or the build
     fails."""
     sim = find_checkout(htsim_dir)
     build = build_dir(sim)
     binary = build / "datacenter" / BINARY_NAME
-    if binary.exists() and not build.name.endswith("-dirty"):
+    is_pinned = not (build.name.endswith("-dirty") or build.name.startswith("htsim-path-"))
+    if binary.exists() and is_pinned:
         return binary
     for tool in ("cmake", "make"):
         if not shutil.which(tool):
