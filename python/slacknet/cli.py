@@ -408,7 +408,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if not args.out:  # beside the single run's folder, not over it
             out = out.with_name(out.name + "_seeds")
         seeds = args.hash_seeds
-        print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows, once per ECMP hash seed "
+        print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows, once per ECMP hash seed "
               f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
               file=sys.stderr)
         scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),

@@ -684,9 +684,11 @@ def compare_seeds(
     if sc.routing.mode == "flow_index":
         note = (
             'the scenario routes by flow_index (flow i on spine i mod spines); for --hash-seeds '
-            'both simulators hash instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
+            'every simulator hashes instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
             "ns-3 its 5-tuple hash with --ecmp-seed s"
         )
+    if note is not None and htsim is not None:
+        note += "; htsim its per-flow ECMP hash with -seed s"
     peer = ns3peer_path()
     flows = _flow_list(sc, out)
     runs: list[Comparison] = []
