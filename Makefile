@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+# A UEC htsim checkout (github.com/ultraethernet/uet-htsim) for bench-peers' second peer; unset: skipped.
+HTSIM_DIR ?=
+HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
 
 .PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
@@ -73,23 +76,26 @@ bench:
 	./target/release/slacknet-sim experiments/bench/long_poisson.toml
 	./target/release/slacknet-sim experiments/bench/netapprox_fbhd_k12.toml
 
-## bench-peers: slacknet vs ns-3.44 on the same flows for the three comparison scenarios:
-## per-class slowdowns, drops, wall time and the ns-3/slacknet ratio, then S1 and S2 again over
-## ECMP hash seeds 1-3 in both simulators (installs ns-3 privately under ~/.cache/slacknet on
-## first use; about 12 minutes in all)
+## bench-peers: slacknet vs ns-3.44, and vs UEC htsim with HTSIM_DIR=<uet-htsim checkout>, on the
+## same flows for the three comparison scenarios: per-class slowdowns, drops, wall time and the
+## ns-3/slacknet and htsim/slacknet ratios from one run, then S1 and S2 again over ECMP hash
+## seeds 1-3 in every simulator (installs ns-3 privately and builds htsim_uec once per commit,
+## both under ~/.cache/slacknet; about 12 minutes in all). Without HTSIM_DIR, htsim is skipped.
 bench-peers: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
-	$(VENV)/bin/slacknet compare experiments/compare/s1.toml
-	$(VENV)/bin/slacknet compare experiments/compare/s2.toml
-	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml
-	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3
-	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3
+	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3 $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3 $(HTSIM_FLAG)
 
-## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in both simulators
-## (three ns-3 runs of about 2 minutes each: kept out of bench-peers)
+## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in every simulator
+## (htsim with HTSIM_DIR; three ns-3 runs of about 2 minutes each: kept out of bench-peers)
 bench-peers-seeds: install
 	$(PY) bench/peers/ns3/ns3peer.py ensure
-	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3
+	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3 $(HTSIM_FLAG)
 
 ## bench-credence: Credence's cost over DT on the 256-host evaluation scenario: the median
 ## wall-time ratio over 5 alternating runs each, and, if valgrind is installed, the callgrind

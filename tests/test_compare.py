@@ -39,6 +39,13 @@ def _ns3peer():  # type: ignore[no-untyped-def]
     return mod
 
 
+@pytest.fixture(autouse=True)
+def _without_htsim(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are slacknet vs ns-3: an HTSIM_DIR in the environment would add htsim to
+    every compare (tests/test_compare_htsim.py covers it)."""
+    monkeypatch.delenv("HTSIM_DIR", raising=False)
+
+
 needs_ns3 = pytest.mark.skipif(
     not _ns3peer().is_installed(),
     reason="ns-3.44 peer not installed: run `python bench/peers/ns3/ns3peer.py ensure` once "

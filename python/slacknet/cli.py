@@ -4,7 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
-    slacknet compare SCENARIO [--out DIR] [--hash-seeds N | --hash-seeds a,b,...]
+    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--hash-seeds N | --hash-seeds a,b,...]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
@@ -103,13 +103,18 @@ def _build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "compare",
-        help="replay a scenario's flows in slacknet and ns-3.44 and compare them",
+        help="replay a scenario's flows in slacknet, ns-3.44 and UEC htsim and compare them",
         description="Replay one flow list in slacknet and in ns-3.44 (installed privately on first "
-        "use; needs a source checkout) and print FCT slowdowns, drops and wall times side by side.",
+        "use; needs a source checkout), and in UEC htsim when a checkout of it is given (--htsim "
+        "or $HTSIM_DIR; built once per commit under ~/.cache/slacknet), and print FCT slowdowns, "
+        "drops and wall times side by side.",
     )
     c.add_argument("scenario", metavar="SCENARIO", help="leaf-spine scenario TOML (e.g. experiments/compare/s1.toml)")
     c.add_argument("--out", metavar="DIR",
                    help="output folder (default: results/compare/<name>, with --hash-seeds <name>_seeds)")
+    c.add_argument("--htsim", metavar="DIR",
+                   help="checkout of UEC htsim (github.com/ultraethernet/uet-htsim) to run as a second "
+                   "peer (default: $HTSIM_DIR; without either, htsim is skipped)")
     c.add_argument(
         "--hash-seeds", type=_hash_seeds, metavar="SEEDS",
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
@@ -403,18 +408,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if not args.out:  # beside the single run's folder, not over it
             out = out.with_name(out.name + "_seeds")
         seeds = args.hash_seeds
-        print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows, once per ECMP hash seed "
+        print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows, once per ECMP hash seed "
               f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
               file=sys.stderr)
-        scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+        scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+                             htsim_dir=args.htsim)
         print(render(scmp))
         print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
         print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
         print(f"results: {out}")
         return 0
-    print(f"comparing {sc.name}: slacknet and ns-3.44 on the same flows (ns-3 may take minutes)...",
-          file=sys.stderr)
-    cmp = compare(sc, out)
+    print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows "
+          "(ns-3 may take minutes)...", file=sys.stderr)
+    cmp = compare(sc, out, htsim_dir=args.htsim)
     print(render(cmp))
     print(f"plot: {out / 'compare_cdf.png'}")
     print(f"results: {out}")

@@ -1,4 +1,4 @@
-"""Side-by-side runs of one flow list in slacknet and in a reference simulator (ns-3.44).
+"""Side-by-side runs of one flow list in slacknet and in reference simulators (ns-3.44, UEC htsim).
 
 ``slacknet compare SCENARIO`` takes a leaf-spine scenario, writes its flows as a flow list
 (or uses the scenario's own ``flow_list``), replays exactly that list in slacknet and in our
@@ -19,6 +19,18 @@ sequential (no two of them overlap, so no wall time is shared with another of ou
 machine's load average before each run is recorded, since other processes do inflate them.
 
 The ns-3 side needs a source checkout: nothing here is needed to install or test slacknet.
+
+UEC htsim (``bench/peers/htsim/``, ``htsim_uec -sender_cc_algo dctcp``) is the second peer. It
+runs when the user points to a checkout of it (``htsim_dir``, ``slacknet compare --htsim DIR``
+or ``$HTSIM_DIR``); without one its columns are left out and :attr:`Comparison.skipped` (and the
+rendered table) says why in one line. htsim replays the same flow list on the same leaf-spine,
+buffers and ECN threshold, but routes by its own per-flow ECMP hash (``-paths 1 -seed 1``: it
+has no ``flow_index`` routing), starts flows at the truncated microsecond, opens no connection
+and measures FCTs at the sender (last byte acknowledged). A lone short flow therefore takes
+about half an RTT less in htsim than slacknet's ideal FCT (handshake RTT + one-way delivery
+under ``ns3_compat``): its short-flow slowdowns can be below 1. :data:`HTSIM_NOTE` says so
+under the table. With ``--hash-seeds``, htsim's seed ``s`` is ``-seed s`` (its hash), and its
+percentiles get their own block, ratio and verdict against slacknet.
 """
 
 from __future__ import annotations
@@ -47,6 +59,8 @@ __all__ = [
     "aggregate_seeds",
     "compare",
     "compare_seeds",
+    "htsim_args",
+    "htsimpeer_path",
     "ns3peer_path",
     "parse_hash_seeds",
     "read_peer_fct",
@@ -72,6 +86,24 @@ def ns3peer_path() -> Path:
             "checkout of slacknet installed with `make install` (pip install -e .)"
         )
     return p
+
+
+def htsimpeer_path() -> Path:
+    """``bench/peers/htsim/htsimpeer.py`` of the source checkout this package runs from."""
+    p = ns3peer_path().parents[1] / "htsim" / "htsimpeer.py"
+    if not p.is_file():
+        raise CompareError(f"the htsim peer harness is not here ({p})")
+    return p
+
+
+#: How the htsim runs differ from the other two (printed under a table with htsim in it).
+HTSIM_NOTE = (
+    "htsim: htsim_uec -sender_cc_algo dctcp on the same flows, buffers and ECN threshold; "
+    "routed by its per-flow ECMP hash (-paths 1 -seed 1; it has no flow_index routing), starts "
+    "truncated to whole us, no connection handshake and FCT at the sender (last byte "
+    "acknowledged): a lone short flow takes about half an RTT less than slacknet's ideal, which "
+    "counts the handshake and ends at the receiver; it counts no drops and no events"
+)
 
 
 def read_peer_fct(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -102,16 +134,32 @@ class Comparison:
     load_before: dict[str, float] = field(default_factory=dict)
     """The machine's 1-minute load average just before each simulator's run (others' work
     inflates wall times on a small machine)."""
+    htsim: pd.DataFrame | None = None
+    """htsim records of the same flows (slowdown against slacknet's ideal FCT), when it ran;
+    the table then has the columns ``htsim`` and ``htsim ratio`` (htsim / slacknet)."""
+    htsim_info: dict[str, Any] = field(default_factory=dict)
+    """What the htsim runner reported (its command line, retransmitted packets, ...)."""
+    only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
+    """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Peers that did not run, with the one-line reason (e.g. ``{"htsim": "HTSIM_DIR is not
+    set: ..."}``)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        return {
+        out = {
             "scenario": self.scenario,
             "table": json.loads(self.table.to_json(orient="index")),
             "wall_s": self.wall_s,
             "peak_rss_mb": self.peak_rss_mb,
             "only_finished_in": self.only_finished_in,
         }
+        if self.htsim is not None:
+            out["only_finished_vs_htsim"] = self.only_finished_vs_htsim
+            out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 @dataclass
@@ -134,10 +182,12 @@ class SeedComparison:
     routing_note: str | None = None
     """Set when the scenario's own routing was replaced by hashed ECMP."""
     out_dir: Path | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Peers that did not run, with the one-line reason (as :attr:`Comparison.skipped`)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        return {
+        out = {
             "scenario": self.scenario,
             "hash_seeds": self.seeds,
             "routing_note": self.routing_note,
@@ -149,6 +199,13 @@ class SeedComparison:
                 str(s): r.only_finished_in for s, r in zip(self.seeds, self.runs)
             },
         }
+        if any(r.htsim is not None for r in self.runs):
+            out["only_finished_vs_htsim"] = {
+                str(s): r.only_finished_vs_htsim for s, r in zip(self.seeds, self.runs)
+            }
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 def _stats(df: pd.DataFrame) -> dict[str, float]:
@@ -207,20 +264,93 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     return args
 
 
+def htsim_args(sc: Scenario) -> list[str]:
+    """htsimpeer.py ``run`` flags for ``sc`` (after :func:`_peer_args` accepted it); raises
+    CompareError for what htsim's topology file cannot express."""
+    _peer_args(sc)
+    t = sc.topology
+    assert isinstance(t, LeafSpineTopology)  # _peer_args checked it
+    if float(t.host_rate_gbps) != int(t.host_rate_gbps):
+        raise CompareError(f"htsim takes whole Gb/s link rates, not {t.host_rate_gbps}")
+    if t.hosts_per_leaf % t.spines:
+        raise CompareError("htsim needs hosts_per_leaf to be a multiple of spines (an integer oversubscription)")
+    adm = sc.switch.admission
+    assert isinstance(adm, StaticPartitioning) and adm.port_bytes is not None
+    k_bytes = sc.switch.queue_list()[0].ecn_threshold_bytes
+    assert k_bytes is not None
+    pkt = sc.transport.mss_bytes + sc.transport.header_bytes
+    args = [
+        "--leaves", str(t.leaves),
+        "--hosts-per-leaf", str(t.hosts_per_leaf),
+        "--spines", str(t.spines),
+        "--rate-gbps", repr(float(t.host_rate_gbps)),
+        "--delay-ns", str(t.host_delay_ns),
+        "--buffer-per-port-bytes", str(adm.port_bytes),
+        "--ecn-k-pkts", str(max(1, round(k_bytes / pkt))),
+    ]  # fmt: skip
+    if sc.run.stop_ms is not None:
+        args += ["--stop-s", repr(sc.run.stop_ms / 1e3)]
+    return args
+
+
+@dataclass
+class _HtsimPlan:
+    runner: Path
+    checkout: str
+    args: list[str]
+
+
+def _htsim_plan(
+    sc: Scenario, htsim_dir: str | os.PathLike[str] | None, python: str | None
+) -> tuple[_HtsimPlan | None, str | None]:
+    """Whether htsim runs: ``(plan, None)``, or ``(None, reason)`` when no checkout is given or
+    htsim cannot model the scenario. A checkout that is given but does not build is an error.
+    Builds htsim_uec (once per commit) before anything else runs."""
+    given = str(htsim_dir) if htsim_dir is not None else os.environ.get("HTSIM_DIR", "")
+    if not given:
+        return None, (
+            "HTSIM_DIR is not set: point it (or slacknet compare --htsim DIR) to a checkout of "
+            "UEC htsim (github.com/ultraethernet/uet-htsim) to add it"
+        )
+    try:
+        args = htsim_args(sc)
+    except CompareError as e:
+        return None, str(e)
+    runner = htsimpeer_path()
+    cmd = [python or sys.executable, str(runner), "ensure", "--htsim", given]
+    # The first build takes minutes: its progress lines go to our stderr as they come.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    err: list[str] = []
+    for line in proc.stderr:
+        err.append(line.rstrip("\n"))
+        if line.startswith("[htsimpeer]"):
+            print(line, end="", file=sys.stderr, flush=True)
+    if proc.wait() != 0:
+        tail = [ln for ln in err if not ln.startswith("[htsimpeer]")][-8:]
+        raise CompareError("the htsim peer could not be built:\n  " + "\n  ".join(tail))
+    return _HtsimPlan(runner=runner, checkout=given, args=args), None
+
+
 def compare(
     scenario: Scenario | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     python: str | None = None,
+    htsim_dir: str | os.PathLike[str] | None = None,
 ) -> Comparison:
-    """Replay one flow list in slacknet and ns-3 and compare them (see the module docs)."""
+    """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
+    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     peer_args = _peer_args(sc)
     peer = ns3peer_path()
+    htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    out.mkdir(parents=True, exist_ok=True)
     flows = _flow_list(sc, out)
-    cmp = _compare_once(sc, flows, out, peer_args, peer, python)
+    cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim)
+    if reason is not None:
+        cmp.skipped["htsim"] = reason
     (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
     plot_comparison(cmp, out / "compare_cdf.png")
     return cmp
@@ -239,9 +369,16 @@ def _flow_list(sc: Scenario, out: Path) -> Path:
 
 
 def _compare_once(
-    sc: Scenario, flows: Path, out: Path, peer_args: list[str], peer: Path, python: str | None
+    sc: Scenario,
+    flows: Path,
+    out: Path,
+    peer_args: list[str],
+    peer: Path,
+    python: str | None,
+    htsim: _HtsimPlan | None = None,
 ) -> Comparison:
-    """Run ``flows`` under ``sc`` in slacknet and under ``peer_args`` in ns-3, into ``out``."""
+    """Run ``flows`` under ``sc`` in slacknet, under ``peer_args`` in ns-3 and, with a plan,
+    in htsim, into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
 
@@ -295,19 +432,59 @@ def _compare_once(
 
     fin_me = set(mine.loc[mine["finished"], "id"])
     fin_ns3 = set(theirs.loc[theirs["finished"], "id"])
+    h_df: pd.DataFrame | None = None
+    h_info: dict[str, Any] = {}
+    vs_htsim: dict[str, list[int]] = {}
+    if htsim is not None:
+        h_out = out / "htsim_fct.txt"
+        load_before["htsim"] = os.getloadavg()[0]
+        cmd = [python or sys.executable, str(htsim.runner), "run", "--htsim", htsim.checkout,
+               "--flows", str(flows.resolve()), "--out", str(h_out), *htsim.args]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise CompareError("the htsim run failed:\n  " + "\n  ".join(tail))
+        h_info = _last_json_line(proc.stdout)
+        h_df = read_peer_fct(h_out).set_index("id").join(ideal, how="left").reset_index()
+        h_df["slowdown"] = np.where(h_df["finished"], h_df["fct_ns"] * 1e3 / h_df["ideal_fct_ps"], np.nan)
+        c = _stats(h_df)
+        wall_h = float(h_info["wall_s"])
+        run_rows = {
+            "drops (packets)": math.nan,  # htsim_uec prints no drop count
+            "wall time (s)": wall_h,
+            "events": math.nan,
+            "events/s": math.nan,
+            "packet-hops/s": math.nan,
+            "peak memory (MB)": float(h_info.get("peak_rss_mb") or math.nan),
+        }
+        table["htsim"] = [c[k] if k in c else run_rows[str(k)] for k in table.index]
+        table["htsim ratio"] = table["htsim"] / table["slacknet"]
+        fin_h = set(h_df.loc[h_df["finished"], "id"])
+        vs_htsim = {
+            "slacknet": sorted(int(i) for i in fin_me - fin_h),
+            "htsim": sorted(int(i) for i in fin_h - fin_me),
+        }
+    wall_s = {"slacknet": wall_me, "ns-3": wall_ns3}
+    peak = {"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")}
+    if h_df is not None:
+        wall_s["htsim"] = float(h_info["wall_s"])
+        peak["htsim"] = h_info.get("peak_rss_mb")
     return Comparison(
         scenario=sc.name,
         table=table,
         slacknet=mine,
         ns3=theirs,
-        wall_s={"slacknet": wall_me, "ns-3": wall_ns3},
-        peak_rss_mb={"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")},
+        wall_s=wall_s,
+        peak_rss_mb=peak,
         only_finished_in={
             "slacknet": sorted(int(i) for i in fin_me - fin_ns3),
             "ns-3": sorted(int(i) for i in fin_ns3 - fin_me),
         },
         out_dir=out,
         load_before=load_before,
+        htsim=h_df,
+        htsim_info=h_info,
+        only_finished_vs_htsim=vs_htsim,
     )
 
 
@@ -402,7 +579,9 @@ def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataF
     ``load_before`` (the machine's 1-minute load average just before the run)."""
     rows: list[dict[str, Any]] = []
     for seed, cmp in zip(seeds, runs):
-        for sim in ("slacknet", "ns-3"):
+        for sim in ("slacknet", "ns-3", "htsim"):
+            if sim not in cmp.table.columns:
+                continue  # htsim did not run
             row: dict[str, Any] = {"seed": int(seed), "simulator": sim}
             for cls in CLASSES:
                 row[f"{cls}_flows"] = cmp.table.loc[f"{cls}: flows", sim]
@@ -411,7 +590,8 @@ def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataF
                     row[f"{cls}_p{q}"] = cmp.table.loc[f"{cls}: p{q} slowdown", sim]
             for metric, col in _RUN_METRICS.items():
                 row[col] = cmp.table.loc[metric, sim]
-            row["only_finished_here"] = len(cmp.only_finished_in.get(sim, []))
+            finished_here = cmp.only_finished_vs_htsim if sim == "htsim" else cmp.only_finished_in
+            row["only_finished_here"] = len(finished_here.get(sim, []))
             row["load_before"] = cmp.load_before.get(sim, math.nan)
             rows.append(row)
     return pd.DataFrame(rows)
@@ -421,10 +601,14 @@ def aggregate_seeds(per_seed: pd.DataFrame) -> pd.DataFrame:
     """Per class and percentile, over the seeds of a :func:`per_seed_table`: for each simulator
     ``{sim}_mean``, ``{sim}_sd`` (sample sd), ``{sim}_min``, ``{sim}_max``, ``{sim}_n`` (seeds
     with a value), with ``sim`` = ``slacknet`` or ``ns3``; ``ratio`` = ns-3 mean / slacknet
-    mean; ``verdict`` (:func:`verdict`). Classes without a value in either simulator (e.g.
-    ``incast`` in a scenario without incast) are left out."""
+    mean; ``verdict`` (:func:`verdict`). When the table has htsim rows, the same for
+    ``sim`` = ``htsim``, with ``htsim_ratio`` (htsim mean / slacknet mean) and ``htsim_verdict``
+    (slacknet against htsim). Classes without a value in any simulator (e.g. ``incast`` in a
+    scenario without incast) are left out."""
     sims = {"slacknet": "slacknet", "ns-3": "ns3"}
     missing = set(sims) - set(per_seed["simulator"])
+    if "htsim" in set(per_seed["simulator"]):
+        sims["htsim"] = "htsim"
     if missing:
         raise ValueError(f"per-seed table has no rows for {sorted(missing)}")
     rows: list[dict[str, Any]] = []
@@ -447,6 +631,9 @@ def aggregate_seeds(per_seed: pd.DataFrame) -> pd.DataFrame:
                 row[f"{key}_n"] = int(v.size)
             row["ratio"] = row["ns3_mean"] / row["slacknet_mean"] if row["slacknet_mean"] else math.nan
             row["verdict"] = verdict(vals["slacknet"], vals["ns-3"])
+            if "htsim" in sims:
+                row["htsim_ratio"] = row["htsim_mean"] / row["slacknet_mean"] if row["slacknet_mean"] else math.nan
+                row["htsim_verdict"] = verdict(vals["slacknet"], vals["htsim"])
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -458,6 +645,9 @@ def _seed_means(per_seed: pd.DataFrame) -> pd.DataFrame:
     g = per_seed.groupby("simulator")[cols].mean()
     table = pd.DataFrame({"slacknet": g.loc["slacknet"].to_numpy(), "ns-3": g.loc["ns-3"].to_numpy()}, index=names)
     table["ratio"] = table["ns-3"] / table["slacknet"]
+    if "htsim" in g.index:
+        table["htsim"] = g.loc["htsim"].to_numpy()
+        table["htsim ratio"] = table["htsim"] / table["slacknet"]
     return table
 
 
@@ -468,9 +658,11 @@ def compare_seeds(
     *,
     python: str | None = None,
     progress: Callable[[str], None] | None = None,
+    htsim_dir: str | os.PathLike[str] | None = None,
 ) -> SeedComparison:
-    """Replay one flow list in slacknet and ns-3 once per ECMP hash seed and compare the
-    per-class slowdown percentiles as mean and spread over the seeds.
+    """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
+    :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
+    seed and compare the per-class slowdown percentiles as mean and spread over the seeds.
 
     Seed ``s`` runs slacknet with ``routing.mode = "ecmp"``, ``routing.hash_seed = s`` and ns-3
     with ``--ecmp-seed s`` (its 5-tuple hash); the two hashes are unrelated, so only the
@@ -485,26 +677,33 @@ def compare_seeds(
     except ValueError as e:
         raise CompareError(str(e)) from None
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     _peer_args(sc)  # rejects what the peer cannot model before anything runs
+    htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    out.mkdir(parents=True, exist_ok=True)
     note = None
     if sc.routing.mode == "flow_index":
         note = (
             'the scenario routes by flow_index (flow i on spine i mod spines); for --hash-seeds '
-            'both simulators hash instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
+            'every simulator hashes instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
             "ns-3 its 5-tuple hash with --ecmp-seed s"
         )
+    if note is not None and htsim is not None:
+        note += "; htsim its per-flow ECMP hash with -seed s"
     peer = ns3peer_path()
     flows = _flow_list(sc, out)
     runs: list[Comparison] = []
     for s in seed_list:
         routing = sc.routing.model_copy(update={"mode": "ecmp", "hash_seed": s})
         sc_s = sc.model_copy(update={"routing": routing})
-        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python)
+        htsim_s = None
+        if htsim is not None:
+            htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python, htsim=htsim_s)
         runs.append(cmp)
         if progress is not None:
             progress(
                 f"seed {s}: slacknet {cmp.wall_s['slacknet']:.2f} s, ns-3 {cmp.wall_s['ns-3']:.1f} s"
+                + (f", htsim {cmp.wall_s['htsim']:.2f} s" if "htsim" in cmp.wall_s else "")
             )
     per_seed = per_seed_table(runs, seed_list)
     result = SeedComparison(
@@ -516,6 +715,7 @@ def compare_seeds(
         means=_seed_means(per_seed),
         routing_note=note,
         out_dir=out,
+        skipped={"htsim": reason} if reason is not None else {},
     )
     per_seed.to_csv(out / "per_seed.csv", index=False)
     result.slowdown.to_csv(out / "seeds_summary.csv", index=False)
@@ -547,12 +747,15 @@ def _last_json_line(text: str) -> dict[str, Any]:
                 continue
             if isinstance(v, dict):
                 return v
-    raise CompareError(f"the ns-3 runner printed no result line:\n{text[-500:]}")
+    raise CompareError(f"the peer runner printed no result line:\n{text[-500:]}")
 
 
 def plot_comparison(cmp: Comparison, path: str | os.PathLike[str]) -> Path:
-    """Slowdown CDFs per class, slacknet (solid) and ns-3 (dashed)."""
-    return _plot_cdfs([cmp], f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)", path)
+    """Slowdown CDFs per class, slacknet (solid), ns-3 (dashed) and htsim (dotted) if it ran."""
+    title = f"{cmp.scenario}: slacknet (solid) vs ns-3.44 (dashed)"
+    if cmp.htsim is not None:
+        title += " vs htsim (dotted)"
+    return _plot_cdfs([cmp], title, path)
 
 
 def plot_seeds(cmp: SeedComparison, path: str | os.PathLike[str]) -> Path:
@@ -570,7 +773,10 @@ def _plot_cdfs(runs: Sequence[Comparison], title: str, path: str | os.PathLike[s
     ax = fig.add_subplot()
     colors = {"short": "tab:blue", "long": "tab:orange", "incast": "tab:green", "all": "black"}
     for i, cmp in enumerate(runs):
-        for who, df, style in (("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")):
+        sims = [("slacknet", cmp.slacknet, "-"), ("ns-3", cmp.ns3, "--")]
+        if cmp.htsim is not None:
+            sims.append(("htsim", cmp.htsim, ":"))
+        for who, df, style in sims:
             fin = df["finished"].to_numpy(dtype=bool)
             sd = df["slowdown"].to_numpy(dtype=np.float64)
             for name, mask in class_masks(df).items():
@@ -595,7 +801,9 @@ def render(cmp: Comparison | SeedComparison) -> str:
     """The comparison table as aligned text."""
     if isinstance(cmp, SeedComparison):
         return _render_seeds(cmp)
-    lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"]
+    has_htsim = "htsim" in cmp.table.columns
+    lines = [f"{'metric':<28}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"
+             + (f"{'htsim':>12}{'htsim/slacknet':>16}" if has_htsim else "")]
     for metric, row in cmp.table.iterrows():
         def fmt(x: float, is_ratio: bool = False) -> str:
             if isinstance(x, float) and math.isnan(x):
@@ -606,11 +814,23 @@ def render(cmp: Comparison | SeedComparison) -> str:
                 return f"{x:.3g}"
             return f"{x:.3f}"
 
-        lines.append(f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}")
+        line = f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}"
+        if has_htsim:
+            line += f"{fmt(row['htsim']):>12}{fmt(row['htsim ratio'], True):>16}"
+        lines.append(line)
     diff = cmp.only_finished_in
     lines.append(
         f"flows finished only in slacknet: {len(diff.get('slacknet', []))}, only in ns-3: {len(diff.get('ns-3', []))}"
     )
+    if has_htsim:
+        vs = cmp.only_finished_vs_htsim
+        lines.append(
+            f"flows finished only in slacknet: {len(vs.get('slacknet', []))}, only in htsim: {len(vs.get('htsim', []))}"
+        )
+        rtx = cmp.htsim_info.get("rtx_pkts")
+        lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
+    for who, why in cmp.skipped.items():
+        lines.append(f"{who}: skipped: {why}")
     return "\n".join(lines)
 
 
@@ -627,8 +847,9 @@ def _fmt_value(metric: str, x: float, is_ratio: bool = False) -> str:
 
 def _render_seeds(cmp: SeedComparison) -> str:
     seeds = ", ".join(str(s) for s in cmp.seeds)
+    sims = "every simulator" if "htsim_mean" in cmp.slowdown.columns else "both simulators"
     lines = [f"{cmp.scenario}: {len(cmp.seeds)} ECMP hash seeds ({seeds}), each a separate run of "
-             "the same flows in both simulators"]
+             f"the same flows in {sims}"]
     if cmp.routing_note:
         lines.append(f"note: {cmp.routing_note}")
     lines.append("")
@@ -651,17 +872,48 @@ def _render_seeds(cmp: SeedComparison) -> str:
         )
     agree = int(t["verdict"].isin(["overlap", "within sd"]).sum()) if len(t) else 0
     lines += textwrap.wrap(f"{agree} of {len(t)} rows agree within routing noise. Rule: {VERDICT_RULE}.", 100)
+    has_htsim = "htsim_mean" in t.columns
+    if has_htsim:
+        lines.append("")
+        lines.append(f"{'slowdown':<14}{'slacknet mean':>14}{'htsim mean':>12}{'sd':>7}{'min-max':>15}"
+                     f"{'htsim/slacknet':>16}  verdict")
+        for _, r in t.iterrows():
+            lo, hi = r["htsim_min"], r["htsim_max"]
+            span = "n/a" if math.isnan(lo) else f"{lo:.3f}-{hi:.3f}"
+
+            def num(x: float) -> str:
+                return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+            lines.append(
+                f"{r['class'] + ' ' + r['percentile']:<14}{num(r['slacknet_mean']):>14}{num(r['htsim_mean']):>12}"
+                f"{num(r['htsim_sd']):>7}{span:>15}{num(r['htsim_ratio']):>16}  {r['htsim_verdict']}"
+            )
+        agree_h = int(t["htsim_verdict"].isin(["overlap", "within sd"]).sum()) if len(t) else 0
+        lines.append(f"{agree_h} of {len(t)} rows agree with htsim within routing noise (same rule).")
     lines.append("")
-    lines.append(f"{'mean over seeds':<{w}}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}")
+    lines.append(f"{'mean over seeds':<{w}}{'slacknet':>12}{'ns-3':>12}{'ns-3/slacknet':>15}"
+                 + (f"{'htsim':>12}{'htsim/slacknet':>16}" if has_htsim else ""))
     for metric, row in cmp.means.iterrows():
         m = str(metric)
-        lines.append(f"{m:<{w}}{_fmt_value(m, row['slacknet']):>12}{_fmt_value(m, row['ns-3']):>12}"
-                     f"{_fmt_value(m, row['ratio'], True):>15}")
+        line = (f"{m:<{w}}{_fmt_value(m, row['slacknet']):>12}{_fmt_value(m, row['ns-3']):>12}"
+                f"{_fmt_value(m, row['ratio'], True):>15}")
+        if has_htsim:
+            line += f"{_fmt_value(m, row['htsim']):>12}{_fmt_value(m, row['htsim ratio'], True):>16}"
+        lines.append(line)
     only = {sim: [len(r.only_finished_in.get(sim, [])) for r in cmp.runs] for sim in ("slacknet", "ns-3")}
     lines.append(
         "flows finished only in slacknet, per seed: " + ", ".join(map(str, only["slacknet"]))
         + "; only in ns-3: " + ", ".join(map(str, only["ns-3"]))
     )
+    if has_htsim:
+        vs = {sim: [len(r.only_finished_vs_htsim.get(sim, [])) for r in cmp.runs] for sim in ("slacknet", "htsim")}
+        lines.append(
+            "flows finished only in slacknet (vs htsim), per seed: " + ", ".join(map(str, vs["slacknet"]))
+            + "; only in htsim: " + ", ".join(map(str, vs["htsim"]))
+        )
+        lines += textwrap.wrap(HTSIM_NOTE.replace("-seed 1", "-seed s"), 100)
+    for who, why in cmp.skipped.items():
+        lines.append(f"{who}: skipped: {why}")
     load = cmp.per_seed["load_before"].to_numpy(dtype=np.float64)
     lines.append(
         "runs were sequential (none of ours overlapped); 1-minute load average before each run: "
