@@ -47,13 +47,13 @@
 //! 2014), Aalo (SIGCOMM 2015) or Sincronia (SIGCOMM 2018) is in `shared/papers` to check the
 //! numbers against; the rules themselves were checked against coflowsim's source.
 //!
-//! **Cost.** Every event recomputes every rate from scratch, so a run costs (events) x (flows
-//! the allocation touches). FAIR runs per port pair (O(pairs) per event, ~17 s CPU on the full
-//! FB2010 trace); the per-flow schedulers touch every running flow per event, and the trace
-//! has 100k to 600k events under them: see `coflow_bench` for the numbers (tens of seconds to a
-//! few minutes of CPU each, short of the 5 s goal). Making them fast needs incremental
-//! allocation (only the ports a completion frees change) or per-coflow proportional progress
-//! under MADD (all of a coflow's MADD flows shrink by the same factor); neither is done.
+//! **Cost.** Every event recomputes every rate, and the trace has 40k to 600k events per
+//! scheduler. The straightforward engine (`Engine::simulate`'s loop, kept as the reference the
+//! tests compare against) touches every running flow at every event: tens of seconds to
+//! minutes of CPU on the full FB2010 trace. The fast paths (module `fast`, and
+//! `simulate_fair`) compute the same model with less work per event: MADD coflows advance by
+//! one scale factor each, backfill and PFP visit only flows that can get capacity, FAIR and
+//! FETCH move per port pair. `coflow_bench` has the numbers before and after.
 //!
 //! INVARIANT: after every allocation, no port carries more than its capacity (up to `eps`),
 //! every rate is zero for a finished flow, and the run ends with every coflow finished (a
@@ -627,8 +627,10 @@ impl<'a> Engine<'a> {
     }
 
     fn simulate(&mut self) {
-        if self.sched == Scheduler::Fair {
-            return self.simulate_fair();
+        match self.sched {
+            Scheduler::Fair => return self.simulate_fair(None),
+            Scheduler::Fetch(k) if !self.is_reference => return self.simulate_fair(Some(k)),
+            _ => {}
         }
         if !self.is_reference && self.has_fast_path() {
             return self.simulate_fast();
@@ -704,7 +706,12 @@ impl<'a> Engine<'a> {
     ///
     /// PERF: an event costs O(active pairs log P), not O(active flows): the full trace has up
     /// to ~10^5 flows active at once under FAIR; per flow, it took minutes.
-    fn simulate_fair(&mut self) {
+    ///
+    /// With `fetch_limit` `Some(k)`, this is FETCH: only each reducer's first `k` live flows
+    /// (mapper order) take part, and a flow joins its pair (service so far plus its size)
+    /// when one ahead of it in its reducer finishes. The flows that do not take part are
+    /// exactly the ones that do not move, so the max-min rates are FETCH's.
+    fn simulate_fair(&mut self, fetch_limit: Option<u32>) {
         use std::cmp::Reverse;
         let n = self.n;
         let num_c = self.c_id.len();
@@ -718,21 +725,33 @@ impl<'a> Engine<'a> {
         // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
         // in memory, and the scan for the next event reads every active pair's).
         let mut first_end = vec![f64::INFINITY; n * n];
+        // FETCH: each reducer's next flow to join (the ones before it have joined), and the
+        // flows joining at this instant.
+        let mut r_next = vec![0u32; self.r_dst.len()];
+        let mut joining: Vec<u32> = Vec::new();
         let mut next = 0;
         loop {
             while next < num_c && self.c_arrival[next] <= self.now {
-                for f in self.c_first[next]..self.c_first[next + 1] {
-                    let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
-                    if count[p] == 0 {
-                        pairs.push(p as u32);
-                    }
-                    count[p] += 1;
-                    let end = served[p] + self.f_size[f as usize];
-                    ends[p].push(Reverse((OrdF64(end), f)));
-                    first_end[p] = first_end[p].min(end);
+                let m = self.c_mappers[next].len() as u32;
+                for r in self.reducers(next as u32) {
+                    let row = self.c_first[next] + (r as u32 - self.c_rfirst[next]) * m;
+                    let k = fetch_limit.unwrap_or(m).min(m);
+                    joining.extend(row..row + k);
+                    r_next[r] = row + k;
                 }
                 next += 1;
             }
+            for &f in &joining {
+                let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
+                if count[p] == 0 {
+                    pairs.push(p as u32);
+                }
+                count[p] += 1;
+                let end = served[p] + self.f_size[f as usize];
+                ends[p].push(Reverse((OrdF64(end), f)));
+                first_end[p] = first_end[p].min(end);
+            }
+            joining.clear();
             if pairs.is_empty() {
                 if next == num_c {
                     break;
@@ -784,6 +803,12 @@ impl<'a> Engine<'a> {
                     self.c_num_left[c] -= 1;
                     if self.c_num_left[c] == 0 {
                         self.c_finish[c] = self.now;
+                    }
+                    let r = self.f_reducer[f] as usize;
+                    let row_end = self.c_first[c] + (r as u32 - self.c_rfirst[c] + 1) * self.c_mappers[c].len() as u32;
+                    if fetch_limit.is_some() && r_next[r] < row_end {
+                        joining.push(r_next[r]);
+                        r_next[r] += 1;
                     }
                 }
             }
