@@ -26,9 +26,10 @@
 //! | pfp | 128.0 | 9.7 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 15.9 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
-//! Events and CCTs are the reference's but where rounding decides (`inter::fast`'s tests):
-//! FIFO, NCF and FETCH counted 622,164, 634,154 and 124,272 events before, and FETCH's mean
-//! CCT was 87.30 s; the reference moves by as much when every size and capacity is tripled.
+//! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
+//! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
+//! counts 622,136, 631,175 and 124,480 with every size and capacity tripled, the same model
+//! rounded differently), and FETCH's mean CCT was 87.30 s (87.25 s tripled).
 //!
 //! coflowsim-compatible mode: all nine schedulers match the reference 526/526 (CPU: PFP 1.6 s,
 //! FAIR5 11 s, FAIR 83 s, NCF 176 s, LCF 139 s; FIFO, SCF, SEBF, DARK 2 to 5 minutes of wall
