@@ -9,22 +9,26 @@
 //!
 //! Measured on FB2010 (release, one core of a shared 2-core machine, CPU seconds; CCT in s).
 //! "before" is the per-flow engine (now `inter`'s test reference), "after" the fast paths
-//! (`inter::fast`, FAIR's and FETCH's per-pair path), measured while the machine ran 4 to 5
-//! other jobs (wall time was 2 to 3 times the CPU time; FAIR and D-CLAS, whose code did not
-//! change, read 6 to 10% above their earlier figures):
+//! (`inter::fast`, FAIR's and FETCH's per-pair path; wall time within 6% of CPU time):
 //!
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | fair | 15.3 | 16.3 | 36,568 | 58.79 | 231.10 | 1.00x |
-//! | fifo | 73.3 | 10.3 | 622,111 | 120.02 | 1077.23 | 0.49x |
-//! | scf | 89.0 | 7.2 | 515,466 | 23.90 | 42.13 | 2.46x |
-//! | ncf | 78.7 | 9.7 | 625,112 | 49.55 | 59.33 | 1.19x |
-//! | lcf | 77.4 | 6.8 | 559,831 | 24.58 | 42.00 | 2.39x |
-//! | sebf | 84.0 | 6.1 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 34.0 | 71,334 | 37.10 | 39.88 | 1.58x |
-//! | sincronia | 12.9 | 3.1 | 343,654 | 22.35 | 40.26 | 2.63x |
-//! | pfp | 128.0 | 9.7 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | fair | 15.3 | 14.6 | 36,568 | 58.79 | 231.10 | 1.00x |
+//! | fifo | 73.3 | 8.7 | 622,111 | 120.02 | 1077.23 | 0.49x |
+//! | scf | 89.0 | 5.9 | 515,466 | 23.90 | 42.13 | 2.46x |
+//! | ncf | 78.7 | 8.3 | 625,112 | 49.55 | 59.33 | 1.19x |
+//! | lcf | 77.4 | 6.3 | 559,831 | 24.58 | 42.00 | 2.39x |
+//! | sebf | 84.0 | 5.8 | 522,329 | 22.23 | 39.98 | 2.65x |
+//! | dclas | 30.9 | 30.8 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | sincronia | 12.9 | 2.7 | 343,654 | 22.35 | 40.26 | 2.63x |
+//! | pfp | 128.0 | 9.2 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 15.9 | 124,376 | 87.01 | 196.03 | 0.68x |
+//!
+//! Still above 5 s: FAIR and FETCH spend it in the per-pair max-min fill (progressive filling
+//! over up to 22,500 pairs at every event); D-CLAS has no fast path (its max-min rates, coflow
+//! after coflow, touch ~14k running flows per event); FIFO and NCF keep many coflows queued,
+//! and the backfill looks at each of them at every event; PFP's ~5,000 pair heads are refiled
+//! and revisited per egress port at every event.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
