@@ -27,8 +27,8 @@
 //! Still above 5 s: FAIR and FETCH spend it in the per-pair max-min fill (progressive filling
 //! over up to 22,500 pairs at every event); D-CLAS has no fast path (its max-min rates, coflow
 //! after coflow, touch ~14k running flows per event); FIFO and NCF keep many coflows queued,
-//! and the backfill looks at each of them at every event; PFP's ~5,000 pair heads are refiled
-//! and revisited per egress port at every event.
+//! and the backfill looks at each of them at every event; PFP refiles the pair heads that ran
+//! and walks every free egress port's heads at every event.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
