@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -139,6 +139,14 @@ bench-udp-lossy: install
 ## (root only; about 10 s)
 bench-sim-vs-testbed: install
 	$(PY) bench/sim_vs_testbed.py
+
+## bench-coflow: the idealised inter-coflow model's schedulers over the whole FB2010 coflow trace
+## ($(SLACKNET_COFLOW_TRACE)), wall and CPU seconds per scheduler with events and CCTs (about a
+## minute; the coflowsim-compatible mode is left out: `coflow_bench` with upper-case names)
+SLACKNET_COFLOW_TRACE ?= ../shared/data/coflow/FB2010-1Hr-150-0.txt
+COFLOW_SCHEDULERS ?= fair fifo scf ncf lcf sebf dclas sincronia pfp fetch:5
+bench-coflow:
+	cargo run --release --quiet -p slacknet-coflow --example coflow_bench -- $(SLACKNET_COFLOW_TRACE) - $(COFLOW_SCHEDULERS)
 
 ## profile: where the time goes on the 256-host scenario (perf; falls back to callgrind)
 profile:

@@ -111,6 +111,22 @@ impl Residual {
         }
     }
 
+    /// Uses `rate` of port `p` alone (egress `0..n`, ingress `n..2n`): for allocations made per
+    /// port rather than per flow (the MADD rates of a whole coflow in [`crate::inter`]).
+    pub fn take_port(&mut self, p: usize, rate: f64) {
+        let n = self.egress.len();
+        let (free, open) = if p < n {
+            (&mut self.egress[p], &mut self.num_open_egress)
+        } else {
+            (&mut self.ingress[p - n], &mut self.num_open_ingress)
+        };
+        let was = *free > self.eps;
+        *free -= rate;
+        if was && *free <= self.eps {
+            *open -= 1;
+        }
+    }
+
     /// Whether every egress or every ingress port is full (nothing more can be allocated).
     /// O(1): `take` keeps count of the open ports.
     pub fn is_saturated(&self) -> bool {

@@ -47,13 +47,13 @@
 //! 2014), Aalo (SIGCOMM 2015) or Sincronia (SIGCOMM 2018) is in `shared/papers` to check the
 //! numbers against; the rules themselves were checked against coflowsim's source.
 //!
-//! **Cost.** Every event recomputes every rate from scratch, so a run costs (events) x (flows
-//! the allocation touches). FAIR runs per port pair (O(pairs) per event, ~17 s CPU on the full
-//! FB2010 trace); the per-flow schedulers touch every running flow per event, and the trace
-//! has 100k to 600k events under them: see `coflow_bench` for the numbers (tens of seconds to a
-//! few minutes of CPU each, short of the 5 s goal). Making them fast needs incremental
-//! allocation (only the ports a completion frees change) or per-coflow proportional progress
-//! under MADD (all of a coflow's MADD flows shrink by the same factor); neither is done.
+//! **Cost.** Every event recomputes every rate, and the trace has 40k to 600k events per
+//! scheduler. The straightforward engine (`Engine::simulate`'s loop, kept as the reference the
+//! tests compare against) touches every running flow at every event: tens of seconds to
+//! minutes of CPU on the full FB2010 trace. The fast paths (module `fast`, and
+//! `simulate_fair`) compute the same model with less work per event: MADD coflows advance by
+//! one scale factor each, backfill and PFP visit only flows that can get capacity, FAIR and
+//! FETCH move per port pair. `coflow_bench` has the numbers before and after.
 //!
 //! INVARIANT: after every allocation, no port carries more than its capacity (up to `eps`),
 //! every rate is zero for a finished flow, and the run ends with every coflow finished (a
@@ -61,6 +61,8 @@
 
 use crate::fabric::{Fabric, MaxMin, Residual, DEFAULT_PORT_BYTES_PER_SEC};
 use crate::trace::Trace;
+
+mod fast;
 
 /// Varys' bins: a coflow is short if its longest flow is below 5 MB (MiB here)...
 pub const SHORT_LONGEST_FLOW_BYTES: f64 = 5.0 * 1_048_576.0;
@@ -326,6 +328,16 @@ pub fn run_on(trace: &Trace, fabric: &Fabric, scheduler: Scheduler, opts: &Optio
     e.outcome()
 }
 
+/// [`run_on`] with the straightforward per-flow engine (every rate recomputed and every running
+/// flow advanced at every event), the reference the fast paths in `fast` are tested against.
+#[cfg(test)]
+fn run_reference(trace: &Trace, fabric: &Fabric, scheduler: Scheduler, opts: &Options) -> Outcome {
+    let mut e = Engine::new(trace, fabric, scheduler, opts);
+    e.is_reference = true;
+    e.simulate();
+    e.outcome()
+}
+
 /// An `f64` ordered by `total_cmp`, for heaps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct OrdF64(f64);
@@ -340,6 +352,21 @@ impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
     }
+}
+
+/// A key that changes as coflows send (LCF's remaining bytes, SEBF's bottleneck), rounded to
+/// 24 significant bits so that keys equal in exact arithmetic compare equal and fall to the
+/// documented tie-break (arrival), whatever rounding computed them: two coflows whose
+/// remaining bytes are both 40 MiB in exact arithmetic may otherwise come out as `40 MiB - 1
+/// ulp` and `40 MiB`, an order decided by rounding noise, which also differs between the
+/// reference and the fast path (`fast`). Keys within ~6e-8 relative of each other can tie.
+fn tie_key(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    const DROP: u32 = 52 - 23;
+    let bits = x.to_bits().wrapping_add(1 << (DROP - 1)) & !((1u64 << DROP) - 1);
+    f64::from_bits(bits)
 }
 
 /// Relative tolerance below which a flow's remaining bytes count as none.
@@ -374,8 +401,16 @@ struct Engine<'a> {
     c_finish: Vec<f64>,
     /// Ports the coflow uses (egress `p`, ingress `n + p`).
     c_ports: Vec<Vec<u32>>,
-    /// Remaining bytes of coflow `c` at port `p`: `c_load[c * 2n + p]`.
+    /// Its mappers' ports in trace order: flow `c_first[c] + j * m + i` goes from mapper `i`
+    /// to the coflow's `j`-th reducer (`m` mappers).
+    c_mappers: Vec<Vec<u32>>,
+    /// Remaining bytes of coflow `c` at port `p` over `c_scale[c]`: `c_load[c * 2n + p]`.
     c_load: Vec<f64>,
+    /// The factor by which the fast path's scaled bytes (`c_load`, `f_rem`, `c_qsum`) of coflow
+    /// `c` are multiplied to give bytes; 1 unless the fast path runs MADD (see `fast`).
+    c_scale: Vec<f64>,
+    /// The sum of the coflow's scaled remaining bytes (fast path only).
+    c_qsum: Vec<f64>,
     /// Unfinished flows of coflow `c` at port `p`.
     c_cnt: Vec<u32>,
     // Reducers.
@@ -388,6 +423,7 @@ struct Engine<'a> {
     f_coflow: Vec<u32>,
     f_reducer: Vec<u32>,
     f_size: Vec<f64>,
+    /// Remaining bytes over the coflow's `c_scale`.
     f_rem: Vec<f64>,
     f_rate: Vec<f64>,
     f_finish: Vec<f64>,
@@ -407,6 +443,9 @@ struct Engine<'a> {
     scratch: Vec<u32>,
     now: f64,
     num_events: u64,
+    /// Whether to run the per-flow reference engine instead of the fast paths.
+    is_reference: bool,
+    fast: fast::State,
 }
 
 impl<'a> Engine<'a> {
@@ -432,7 +471,10 @@ impl<'a> Engine<'a> {
             c_rate: vec![0.0; num_c],
             c_finish: vec![f64::NAN; num_c],
             c_ports: Vec::new(),
+            c_mappers: Vec::new(),
             c_load: vec![0.0; num_c * 2 * n],
+            c_scale: vec![1.0; num_c],
+            c_qsum: Vec::new(),
             c_cnt: vec![0; num_c * 2 * n],
             r_dst: Vec::new(),
             r_live: Vec::new(),
@@ -455,6 +497,8 @@ impl<'a> Engine<'a> {
             scratch: Vec::new(),
             now: 0.0,
             num_events: 0,
+            is_reference: false,
+            fast: fast::State::new(num_c),
         };
         for i in idx {
             let c = &trace.coflows[i];
@@ -489,8 +533,10 @@ impl<'a> Engine<'a> {
             }
             ports.sort_unstable();
             e.c_ports.push(ports);
+            e.c_mappers.push(c.mappers.clone());
             e.c_longest.push(longest);
             e.c_total.push(total);
+            e.c_qsum.push(total);
             e.c_num_left.push(c.num_flows() as u32);
             e.c_first.push(e.f_src.len() as u32);
             e.c_rfirst.push(e.r_dst.len() as u32);
@@ -581,8 +627,13 @@ impl<'a> Engine<'a> {
     }
 
     fn simulate(&mut self) {
-        if self.sched == Scheduler::Fair {
-            return self.simulate_fair();
+        match self.sched {
+            Scheduler::Fair => return self.simulate_fair(None),
+            Scheduler::Fetch(k) if !self.is_reference => return self.simulate_fair(Some(k)),
+            _ => {}
+        }
+        if !self.is_reference && self.has_fast_path() {
+            return self.simulate_fast();
         }
         let num_c = self.c_id.len();
         let mut next = 0;
@@ -655,7 +706,12 @@ impl<'a> Engine<'a> {
     ///
     /// PERF: an event costs O(active pairs log P), not O(active flows): the full trace has up
     /// to ~10^5 flows active at once under FAIR; per flow, it took minutes.
-    fn simulate_fair(&mut self) {
+    ///
+    /// With `fetch_limit` `Some(k)`, this is FETCH: only each reducer's first `k` live flows
+    /// (mapper order) take part, and a flow joins its pair (service so far plus its size)
+    /// when one ahead of it in its reducer finishes. The flows that do not take part are
+    /// exactly the ones that do not move, so the max-min rates are FETCH's.
+    fn simulate_fair(&mut self, fetch_limit: Option<u32>) {
         use std::cmp::Reverse;
         let n = self.n;
         let num_c = self.c_id.len();
@@ -669,21 +725,33 @@ impl<'a> Engine<'a> {
         // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
         // in memory, and the scan for the next event reads every active pair's).
         let mut first_end = vec![f64::INFINITY; n * n];
+        // FETCH: each reducer's next flow to join (the ones before it have joined), and the
+        // flows joining at this instant.
+        let mut r_next = vec![0u32; self.r_dst.len()];
+        let mut joining: Vec<u32> = Vec::new();
         let mut next = 0;
         loop {
             while next < num_c && self.c_arrival[next] <= self.now {
-                for f in self.c_first[next]..self.c_first[next + 1] {
-                    let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
-                    if count[p] == 0 {
-                        pairs.push(p as u32);
-                    }
-                    count[p] += 1;
-                    let end = served[p] + self.f_size[f as usize];
-                    ends[p].push(Reverse((OrdF64(end), f)));
-                    first_end[p] = first_end[p].min(end);
+                let m = self.c_mappers[next].len() as u32;
+                for r in self.reducers(next as u32) {
+                    let row = self.c_first[next] + (r as u32 - self.c_rfirst[next]) * m;
+                    let k = fetch_limit.unwrap_or(m).min(m);
+                    joining.extend(row..row + k);
+                    r_next[r] = row + k;
                 }
                 next += 1;
             }
+            for &f in &joining {
+                let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
+                if count[p] == 0 {
+                    pairs.push(p as u32);
+                }
+                count[p] += 1;
+                let end = served[p] + self.f_size[f as usize];
+                ends[p].push(Reverse((OrdF64(end), f)));
+                first_end[p] = first_end[p].min(end);
+            }
+            joining.clear();
             if pairs.is_empty() {
                 if next == num_c {
                     break;
@@ -735,6 +803,12 @@ impl<'a> Engine<'a> {
                     self.c_num_left[c] -= 1;
                     if self.c_num_left[c] == 0 {
                         self.c_finish[c] = self.now;
+                    }
+                    let r = self.f_reducer[f] as usize;
+                    let row_end = self.c_first[c] + (r as u32 - self.c_rfirst[c] + 1) * self.c_mappers[c].len() as u32;
+                    if fetch_limit.is_some() && r_next[r] < row_end {
+                        joining.push(r_next[r]);
+                        r_next[r] += 1;
                     }
                 }
             }
@@ -992,7 +1066,6 @@ impl<'a> Engine<'a> {
                 self.running.push(f);
             }
             self.f_rate[f as usize] += h;
-            self.c_rate[self.f_coflow[f as usize] as usize] += h;
             self.res.take(s, d, h);
         }
     }
@@ -1011,7 +1084,7 @@ impl<'a> Engine<'a> {
             if cap <= self.res.eps {
                 return None;
             }
-            gamma = gamma.max(self.c_load[base + p].max(0.0) / cap);
+            gamma = gamma.max((self.c_load[base + p] * self.c_scale[c as usize]).max(0.0) / cap);
         }
         Some(gamma)
     }
@@ -1038,6 +1111,15 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Coflow `c`'s remaining bytes (LCF's key).
+    fn remaining_bytes(&self, c: u32) -> f64 {
+        if self.is_scaled() {
+            self.c_scale[c as usize] * self.c_qsum[c as usize]
+        } else {
+            self.c_total[c as usize] - self.c_sent[c as usize]
+        }
+    }
+
     /// The order of the active coflows for FIFO, SCF, NCF, LCF and SEBF (ties by arrival).
     fn coflow_order(&mut self) -> Vec<u32> {
         let order = self.active.clone();
@@ -1045,9 +1127,9 @@ impl<'a> Engine<'a> {
             Scheduler::Fifo => return order,
             Scheduler::Scf => order.iter().map(|&c| self.c_longest[c as usize]).collect(),
             Scheduler::Ncf => order.iter().map(|&c| self.c_narrowness[c as usize] as f64).collect(),
-            Scheduler::Lcf => order.iter().map(|&c| self.c_total[c as usize] - self.c_sent[c as usize]).collect(),
+            Scheduler::Lcf => order.iter().map(|&c| tie_key(self.remaining_bytes(c))).collect(),
             // Effective bottleneck of the remaining bytes on the idle fabric.
-            _ => order.iter().map(|&c| self.gamma(c, |p| self.cap(p)).unwrap_or(f64::INFINITY)).collect(),
+            _ => order.iter().map(|&c| tie_key(self.gamma(c, |p| self.cap(p)).unwrap_or(f64::INFINITY))).collect(),
         };
         let mut idx: Vec<usize> = (0..order.len()).collect();
         idx.sort_by(|&a, &b| key[a].total_cmp(&key[b]).then(order[a].cmp(&order[b])));
