@@ -129,6 +129,36 @@ pub(crate) fn check_at_least(
     }
 }
 
+/// Checks a flow for [`FlowNet::start_flow`]: both hosts exist and differ, the size is finite
+/// and not negative, a cap is positive and finite.
+pub(crate) fn check_flow(
+    topo: &Topology,
+    src: usize,
+    dst: usize,
+    bytes: f64,
+    cap_gbps: Option<f64>,
+) -> Result<(), ParamError> {
+    let n = topo.num_hosts();
+    for host in [src, dst] {
+        if host >= n {
+            return Err(ParamError::UnknownHost { host, num_hosts: n });
+        }
+    }
+    if src == dst {
+        return Err(ParamError::SelfFlow { host: src });
+    }
+    if !(bytes >= 0.0 && bytes.is_finite()) {
+        return Err(ParamError::NotPositive {
+            what: "flow size (bytes)",
+            value: bytes,
+        });
+    }
+    if let Some(c) = cap_gbps {
+        check_positive("flow rate cap (Gbit/s)", c)?;
+    }
+    Ok(())
+}
+
 /// Hosts in racks, with link capacities in Gbit/s. Hosts are numbered 0.. and racks 0..;
 /// build one with [`Topology::flat`], [`Topology::racks`] or [`Topology::oversubscribed`], or
 /// fill the fields directly ([`Net::new`] validates them).
@@ -459,28 +489,8 @@ impl Net {
         cap_gbps: Option<f64>,
         tag: u64,
     ) -> Result<FlowId, ParamError> {
-        let n = self.topo.num_hosts();
-        for host in [src, dst] {
-            if host >= n {
-                return Err(ParamError::UnknownHost { host, num_hosts: n });
-            }
-        }
-        if src == dst {
-            return Err(ParamError::SelfFlow { host: src });
-        }
-        if !(bytes >= 0.0 && bytes.is_finite()) {
-            return Err(ParamError::NotPositive {
-                what: "flow size (bytes)",
-                value: bytes,
-            });
-        }
-        let cap = match cap_gbps {
-            Some(c) => {
-                check_positive("flow rate cap (Gbit/s)", c)?;
-                c * BYTES_PER_S_PER_GBPS
-            }
-            None => f64::INFINITY,
-        };
+        check_flow(&self.topo, src, dst, bytes, cap_gbps)?;
+        let cap = cap_gbps.map_or(f64::INFINITY, |c| c * BYTES_PER_S_PER_GBPS);
         let (links, num_links) = self.route(src, dst);
         let id = self.flows.len() as u32;
         self.flows.push(Flow {

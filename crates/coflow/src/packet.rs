@@ -43,7 +43,7 @@ use sim::Simulation;
 use units::{Bps, Dur, Time};
 
 use crate::broadcast::{check_broadcast, Bcast, BroadcastConfig, BroadcastResult, Mechanism, Placement};
-use crate::net::{Completion, FlowId, FlowNet, ParamError, Topology};
+use crate::net::{check_flow, Completion, FlowId, FlowNet, ParamError, Topology};
 use crate::shuffle::{Shuffle, ShuffleMechanism, ShuffleResult, ShuffleRun};
 
 /// Why a packet-level run could not be made or did not finish.
@@ -170,21 +170,7 @@ impl FlowNet for PacketNet {
         cap_gbps: Option<f64>,
         tag: u64,
     ) -> Result<FlowId, ParamError> {
-        let n = self.topo.num_hosts();
-        for host in [src, dst] {
-            if host >= n {
-                return Err(ParamError::UnknownHost { host, num_hosts: n });
-            }
-        }
-        if src == dst {
-            return Err(ParamError::SelfFlow { host: src });
-        }
-        if !(bytes >= 0.0 && bytes.is_finite()) {
-            return Err(ParamError::NotPositive { what: "flow size (bytes)", value: bytes });
-        }
-        if let Some(c) = cap_gbps {
-            crate::net::check_positive("flow rate cap (Gbit/s)", c)?;
-        }
+        check_flow(&self.topo, src, dst, bytes, cap_gbps)?;
         self.starts.push(Start { src, dst, bytes, cap_gbps, tag });
         self.next_flow += 1;
         Ok(FlowId(self.next_flow - 1))
