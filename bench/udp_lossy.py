@@ -102,10 +102,10 @@ from slacknet.net import Endpoint, Faults
 n = int(sys.argv[2]) // 4
 tail = int(sys.argv[3])
 x = np.ones(n, dtype=np.float32)
-# The last `tail` datagrams of the transfer are dropped (the data packets are the first
-# ceil(n / 351) sent, in order, when nothing else is lost).
+# The first transmissions of the last `tail` data packets are dropped (packet i starts at
+# value i * 351); their resends, if the sender makes any, pass.
 pkts = -(-n // 351)
-faults = Faults(drop_nth=tuple(range(pkts - tail, pkts))) if tail else None
+faults = Faults(drop_first_tx=tuple(351 * i for i in range(pkts - tail, pkts))) if tail else None
 tx = Endpoint(sys.argv[4] + ":0", faults=faults)
 t0 = time.monotonic()
 tx.send_array(sys.argv[1] + ":7000", x, p=0.9, deadline=120)

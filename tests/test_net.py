@@ -51,6 +51,23 @@ def test_with_loss_it_completes_at_p_with_an_exact_mask(dtype: type) -> None:
     assert isinstance(got.as_masked(), np.ma.MaskedArray)
 
 
+def test_a_lost_tail_of_first_transmissions() -> None:
+    # 100 packets of 351 values (1,452-byte datagrams); the first transmissions of the last 5
+    # are dropped, and only those: a reliable send resends them and completes; at p = 0.9 the
+    # sender never needs them.
+    x = (np.arange(351 * 100) % 1000).astype(np.float32)
+    tail = tuple(351 * i for i in range(95, 100))
+    for p in (1.0, 0.9):
+        rx, tx = Endpoint(LOCAL), Endpoint(LOCAL, faults=Faults(drop_first_tx=tail))
+        r = tx.send_array(rx.address, x, p=p, deadline=20)
+        got = rx.recv_array(timeout=10)
+        assert got is not None
+        _check(x, got, p)
+        assert tx.stats()["fault_dropped"] == 5
+        if p == 1.0:
+            assert r.outcome == "complete" and got.ranges == [] and r.packets_retx >= 5
+
+
 def test_asyncio() -> None:
     async def main() -> tuple[object, Received | None]:
         rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)

@@ -254,6 +254,7 @@ class Node:
         reorder_delay_us: float = 0.0,
         delay_us: float = 0.0,
         drop_nth: Sequence[int] = ...,
+        drop_first_tx: Sequence[int] = ...,
         seed: int = 0,
         max_message_bytes: int | None = None,
         max_receive_memory_bytes: int | None = None,

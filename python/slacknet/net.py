@@ -51,7 +51,10 @@ class Faults:
     """Faults injected into what an endpoint sends (all off by default). ``loss``,
     ``duplicate`` and ``reorder`` are probabilities; ``reorder_delay_us`` how long a reordered
     datagram is held back; ``delay_us`` extra delay for every datagram; ``drop_nth`` datagrams
-    to drop by send index (from 0); ``seed`` the injector's RNG seed."""
+    to drop by send index (from 0, every datagram counted); ``drop_first_tx`` bounded-loss data
+    packets to drop on their first transmission only, by their first value index (packet ``i``
+    of an array starts at ``i * values_per_packet``; 351 values of 4 bytes by default): a lost
+    tail whose resends get through; ``seed`` the injector's RNG seed."""
 
     loss: float = 0.0
     duplicate: float = 0.0
@@ -59,6 +62,7 @@ class Faults:
     reorder_delay_us: float = 0.0
     delay_us: float = 0.0
     drop_nth: tuple[int, ...] = ()
+    drop_first_tx: tuple[int, ...] = ()
     seed: int = 0
 
 
@@ -165,6 +169,7 @@ class Endpoint:
             reorder_delay_us=f.reorder_delay_us,
             delay_us=f.delay_us,
             drop_nth=list(f.drop_nth),
+            drop_first_tx=list(f.drop_first_tx),
             seed=f.seed,
             max_message_bytes=max_message_bytes,
             max_receive_memory_bytes=max_receive_memory_bytes,

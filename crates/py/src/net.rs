@@ -105,7 +105,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -116,6 +116,7 @@ impl PyNode {
         reorder_delay_us: f64,
         delay_us: f64,
         drop_nth: Vec<u64>,
+        drop_first_tx: Vec<u32>,
         seed: u64,
         max_message_bytes: Option<u64>,
         max_receive_memory_bytes: Option<u64>,
@@ -135,6 +136,7 @@ impl PyNode {
             reorder_delay: us("reorder_delay_us", reorder_delay_us)?,
             delay: us("delay_us", delay_us)?,
             drop_nth: drop_nth.into_iter().collect(),
+            drop_first_tx: drop_first_tx.into_iter().collect(),
             seed,
         };
         let mut cfg = udp::NodeConfig { fault, ..udp::NodeConfig::default() };

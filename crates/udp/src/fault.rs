@@ -36,6 +36,11 @@ pub struct FaultConfig {
     pub delay: Duration,
     /// Datagrams to drop by send index (from 0, every datagram counted, duplicates not).
     pub drop_nth: BTreeSet<u64>,
+    /// Bounded-loss data packets to drop on their first transmission only, named by their first
+    /// value index (`start`): a lost tail whose resends get through, whatever else the sender
+    /// sends meanwhile (`drop_nth` counts every datagram, so under loss its indices can fall on
+    /// a run of resends instead).
+    pub drop_first_tx: BTreeSet<u32>,
     /// Seed of the injector's RNG.
     pub seed: u64,
 }
@@ -48,6 +53,7 @@ impl FaultConfig {
             || self.reorder > 0.0
             || self.delay > Duration::ZERO
             || !self.drop_nth.is_empty()
+            || !self.drop_first_tx.is_empty()
     }
 
     /// The probabilities must lie in [0, 1]: the first that does not, by name.
@@ -94,6 +100,8 @@ pub struct FaultInjector {
     /// Held datagrams by release time, then submission order.
     held: BinaryHeap<Reverse<(Instant, u64, HeldDatagram)>>,
     stats: FaultStats,
+    /// Of `drop_first_tx`, the packets already dropped once (a subset: bounded by the config).
+    dropped_first: BTreeSet<u32>,
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -107,7 +115,21 @@ impl FaultInjector {
     /// An injector for `cfg`.
     pub fn new(cfg: FaultConfig) -> FaultInjector {
         let rng = Pcg64::seed_from_u64(cfg.seed);
-        FaultInjector { cfg, rng, next_index: 0, held: BinaryHeap::new(), stats: FaultStats::default() }
+        FaultInjector { cfg, rng, next_index: 0, held: BinaryHeap::new(), stats: FaultStats::default(), dropped_first: BTreeSet::new() }
+    }
+
+    /// Whether `bytes` is a bounded-loss data packet named in `drop_first_tx` and not dropped
+    /// before (then it is now).
+    fn is_first_tx_to_drop(&mut self, bytes: &[u8]) -> bool {
+        if self.cfg.drop_first_tx.is_empty() {
+            return false;
+        }
+        match crate::datagram::parse(bytes) {
+            Ok((proto::Segment::Mlt(h), _)) if !h.flags.contains(wire::Flags::ACK) => {
+                self.cfg.drop_first_tx.contains(&h.start) && self.dropped_first.insert(h.start)
+            }
+            _ => false,
+        }
     }
 
     /// Submit a datagram at `now`: it is dropped, or pushed to `out` now (once or twice), or
@@ -118,7 +140,7 @@ impl FaultInjector {
         self.stats.num_submitted += 1;
         // Draw every decision for every datagram, so datagram i's fate depends on i alone.
         let (lose, dup, reorder) = (self.rng.gen::<f64>(), self.rng.gen::<f64>(), self.rng.gen::<f64>());
-        if self.cfg.drop_nth.contains(&i) || lose < self.cfg.loss {
+        if self.cfg.drop_nth.contains(&i) || lose < self.cfg.loss || self.is_first_tx_to_drop(&d.bytes) {
             self.stats.num_dropped += 1;
             return;
         }
@@ -201,6 +223,38 @@ mod tests {
         // Datagram i's fate depends on i alone: a longer run agrees on the common prefix.
         let longer = run(&cfg, 250);
         assert_eq!(&longer[..a.len()], &a[..]);
+    }
+
+    #[test]
+    fn first_transmissions_are_dropped_once_and_acks_never() {
+        use proto::Segment;
+        use wire::MltRepr;
+        let data = |start: u32, seq: u64| {
+            let h = MltRepr { conn: 1, seq, start, end: start + 2, total: 100, value_bytes: 4, len: 8, ..Default::default() };
+            let mut buf = Vec::new();
+            crate::datagram::emit(&Segment::Mlt(h), &[7; 8], &mut buf).unwrap();
+            buf
+        };
+        let ack = {
+            let h = MltRepr { conn: 1, start: 4, end: 6, total: 100, value_bytes: 4, flags: wire::Flags::ACK, ..Default::default() };
+            let mut buf = Vec::new();
+            crate::datagram::emit(&Segment::Mlt(h), &[], &mut buf).unwrap();
+            buf
+        };
+        let cfg = FaultConfig { drop_first_tx: [4, 8].into_iter().collect(), ..FaultConfig::default() };
+        assert!(cfg.is_active());
+        let mut f = FaultInjector::new(cfg);
+        let t0 = Instant::now();
+        let dest: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut out = Vec::new();
+        // Packets starting at 0, 4, 8 sent; 4 and 8 dropped; their resends (and an ACK naming
+        // value 4, and anything that does not parse) pass.
+        for (i, bytes) in [data(0, 1), data(4, 2), data(8, 3), ack, data(4, 4), data(8, 5), vec![0xff; 3]].into_iter().enumerate() {
+            f.submit(t0, Outgoing { dest, dscp: 0, bytes: bytes.clone() }, &mut out);
+            let passed = out.last().is_some_and(|o| o.bytes == bytes);
+            assert_eq!(passed, !matches!(i, 1 | 2), "datagram {i}");
+        }
+        assert_eq!(f.stats().num_dropped, 2);
     }
 
     #[test]
