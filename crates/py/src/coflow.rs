@@ -362,12 +362,11 @@ pub(crate) fn coflow_shuffle<'py>(
     transport_toml: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     use coflow::shuffle::{Shuffle, ShuffleMechanism};
-    let m = match mechanism.split_once(':') {
-        None if mechanism == "fair" => ShuffleMechanism::FairShare,
-        None if mechanism == "madd" => ShuffleMechanism::Madd,
-        Some(("hadoop", k)) if k.parse::<usize>().is_ok_and(|k| k >= 1) => {
-            ShuffleMechanism::Hadoop { max_fetches: k.parse().unwrap_or(1) }
-        }
+    let fetches = mechanism.strip_prefix("hadoop:").and_then(|k| k.parse::<usize>().ok()).filter(|&k| k >= 1);
+    let m = match (mechanism, fetches) {
+        ("fair", _) => ShuffleMechanism::FairShare,
+        ("madd", _) => ShuffleMechanism::Madd,
+        (_, Some(max_fetches)) => ShuffleMechanism::Hadoop { max_fetches },
         _ => {
             return Err(PyValueError::new_err(format!(
                 "mechanism = {mechanism:?}: unknown; choose fair, madd or hadoop:K (K >= 1 fetches per reducer, e.g. hadoop:5)"
