@@ -129,11 +129,13 @@ bench-udp:
 	cargo run --release --quiet -p slacknet-udp --example udp_bench -- $(BENCH_UDP_MB) 3
 
 ## bench-udp-lossy: completion time of a bounded-loss transfer against kernel TCP through a
-## congested 200 Mbit/s port of the namespace testbed, each also with its last 20 packets
-## dropped (TCP's by an nft rule: needs nftables, else that case is skipped with the reason;
-## root only; about a minute)
+## congested 200 Mbit/s port of the namespace testbed, each with the same window law (CUBIC,
+## Reno) and against the host's default, each also with its last 20 packets dropped (TCP's by
+## an nft rule: needs nftables, else that case is skipped with the reason; root only; about
+## two minutes; add BENCH_UDP_LOSSY_ARGS=--one-segment-per-packet for no GSO super-packets)
+BENCH_UDP_LOSSY_ARGS ?=
 bench-udp-lossy: install
-	$(PY) bench/udp_lossy.py
+	$(PY) bench/udp_lossy.py $(BENCH_UDP_LOSSY_ARGS)
 
 ## bench-sim-vs-testbed: the same 8 MB transfer in the simulator and on the namespace testbed
 ## (root only; about 10 s)

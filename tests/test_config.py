@@ -357,6 +357,13 @@ def test_mlt_mirror_and_its_rust_checks() -> None:
     with pytest.raises(slacknet.SpecError) as ei:
         Scenario.from_toml_text(text)
     assert ei.value.key == "transport.g"
+    # The window law: DCTCP by default, CUBIC on request; anything else is refused by name.
+    assert t.cc == "dctcp"
+    cubic = Scenario.from_toml_text(MLT + 'cc = "cubic"\n')
+    assert cubic.transport.cc == "cubic"  # type: ignore[union-attr]
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(MLT + 'cc = "bbr"\n')
+    assert ei.value.key == "transport.cc" and "bbr" in str(ei.value)
 
 
 def test_unknown_key_error_names_key_and_line() -> None:

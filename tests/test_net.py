@@ -51,6 +51,21 @@ def test_with_loss_it_completes_at_p_with_an_exact_mask(dtype: type) -> None:
     assert isinstance(got.as_masked(), np.ma.MaskedArray)
 
 
+def test_the_cubic_window_law_completes_at_p_with_an_exact_mask() -> None:
+    # The same loss and guarantees under CUBIC's window law (RFC 9438) instead of DCTCP's.
+    rx = Endpoint(LOCAL)
+    tx = Endpoint(LOCAL, faults=Faults(loss=0.1, seed=7), cc="cubic")
+    x = (np.arange(200_000) % 977 + 1).astype(np.float32)
+    r = tx.send_array(rx.address, x, p=0.9)
+    got = rx.recv_array(timeout=10)
+    assert got is not None and r.outcome in ("enough", "complete")
+    _check(x, got, 0.9)
+    assert tx.stats()["fault_dropped"] > 0
+    whole = tx.send_array(rx.address, x)
+    got = rx.recv_array(timeout=10)
+    assert got is not None and whole.outcome == "complete" and (got.array == x).all()
+
+
 def test_a_lost_tail_of_first_transmissions() -> None:
     # 100 packets of 351 values (1,452-byte datagrams); the first transmissions of the last 5
     # are dropped, and only those: a reliable send resends them and completes; at p = 0.9 the
@@ -137,6 +152,8 @@ def test_bad_endpoint_settings() -> None:
         Endpoint(LOCAL, faults=Faults(loss=2.0))
     with pytest.raises(ValueError, match="rto_us = 0"):
         Endpoint(LOCAL, rto_us=0)
+    with pytest.raises(ValueError, match='cc = "reno".*"dctcp".*"cubic"'):
+        Endpoint(LOCAL, cc="reno")
     with pytest.raises(TransportError):
         busy = Endpoint(LOCAL)
         Endpoint(busy.address)  # the address is taken

@@ -274,3 +274,11 @@ def test_mlt_flows_end_with_at_least_p_of_their_values() -> None:
     assert set(fin["outcome"]) <= {"enough", "complete"}
     need_bytes = np.ceil(np.ceil(fin["size_bytes"].astype(float) / 4) * 0.8) * 4
     assert (fin["bytes_delivered"].astype(float) >= np.minimum(need_bytes, fin["size_bytes"].astype(float))).all()
+    # CUBIC's window law (RFC 9438) keeps the bound and runs the same flows to the end, with
+    # a different congestion response (the runs are not the same).
+    rc = slacknet.run(slacknet.Scenario.from_toml_text(text.replace('kind = "mlt"', 'kind = "mlt"\ncc = "cubic"')))
+    fc = rc.records[rc.records["finished"]]
+    assert len(fc) > 0 and set(fc["outcome"]) <= {"enough", "complete"}
+    need_c = np.ceil(np.ceil(fc["size_bytes"].astype(float) / 4) * 0.8) * 4
+    assert (fc["bytes_delivered"].astype(float) >= np.minimum(need_c, fc["size_bytes"].astype(float))).all()
+    assert fc["fct_ps"].sum() != fin["fct_ps"].sum()

@@ -261,6 +261,7 @@ class Node:
         linger_ms: float | None = None,
         rto_us: int | None = None,
         line_rate_gbps: float | None = None,
+        cc: str = "dctcp",
     ) -> Node:
         """Bind to ``bind`` ("ip:port"; port 0: any free port) with the fault injector's
         knobs (all off by default) and the receive limits. Raises ValueError or

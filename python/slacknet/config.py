@@ -465,8 +465,9 @@ class MltTransport(_Model):
     ``complete_fraction`` of the values arrived and reports the missing index ranges. Losses
     found by duplicate ACKs are resent; losses found only by the retransmission timer (RFC
     6298 over the measured RTT, between ``rto_us`` and ``max_rto_us``) are abandoned while the
-    bound allows. DCTCP's window law (``g``, ``init_alpha``). Not reliable unless
-    ``complete_fraction = 1``."""
+    bound allows. The window law ``cc`` is DCTCP's (``g``, ``init_alpha``; the paper's) or
+    ``"cubic"`` (RFC 9438, Linux's default TCP law, as the real transport offers for paths
+    whose queues drop rather than mark). Not reliable unless ``complete_fraction = 1``."""
 
     kind: Literal["mlt"] = "mlt"
     mss_bytes: U32 = 1460
@@ -474,6 +475,7 @@ class MltTransport(_Model):
     value_bytes: Literal[2, 4] = 4
     complete_fraction: float = 0.9
     init_cwnd_pkts: U32 = 10
+    cc: Literal["dctcp", "cubic"] = "dctcp"
     g: float = 1.0 / 16.0
     init_alpha: float = 1.0
     rto_us: U64 = 10_000

@@ -144,7 +144,10 @@ class Endpoint:
     ``max_receive_memory_bytes`` bound what peers can make it allocate; ``linger_ms`` is how
     long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
     retransmission timeout; ``line_rate_gbps`` the rate ATP sends at most (its R_max, default
-    10).
+    10); ``cc`` the bounded-loss transport's window law for arrays this endpoint sends:
+    ``"dctcp"`` (the paper's, for switches that mark ECN) or ``"cubic"`` (RFC 9438, Linux's
+    default TCP law: use it where the path's queues drop rather than mark and the competing
+    traffic is ordinary TCP).
     """
 
     def __init__(
@@ -157,6 +160,7 @@ class Endpoint:
         linger_ms: float | None = None,
         rto_us: int | None = None,
         line_rate_gbps: float | None = None,
+        cc: str = "dctcp",
     ) -> None:
         f = faults or Faults()
         # Messages of jobs not yet ended, by (peer, job id).
@@ -176,6 +180,7 @@ class Endpoint:
             linger_ms=linger_ms,
             rto_us=rto_us,
             line_rate_gbps=line_rate_gbps,
+            cc=cc,
         )
 
     @property

@@ -1,5 +1,6 @@
 //! Congestion control: the [`CongestionControl`] contract and its implementations, one per
-//! file ([`NewReno`], [`Dctcp`], [`PowerTcp`]), dispatched through [`AnyCc`] (a `match`, no
+//! file ([`NewReno`], [`Dctcp`], [`PowerTcp`], and [`Cubic`], which only the bounded-loss
+//! transport uses so far), dispatched through [`AnyCc`] (a `match`, no
 //! vtable).
 //!
 //! Pipeline position: owned by a TCP sender ([`crate::tcp::Conn`]). The sender owns loss
@@ -21,15 +22,17 @@
 //!
 //! Timer events call [`CongestionControl::on_rto`] or [`CongestionControl::on_syn_timeout`].
 
-use units::{Bps, Time};
+use units::{Bps, Dur, Time};
 use wire::IntStack;
 
 use crate::tcp::{CcKind, TcpConfig};
 
+mod cubic;
 mod dctcp;
 mod new_reno;
 mod power_tcp;
 
+pub use cubic::{Cubic, CUBIC_BETA, CUBIC_C};
 pub use dctcp::Dctcp;
 pub use new_reno::NewReno;
 pub use power_tcp::PowerTcp;
@@ -85,6 +88,12 @@ pub trait CongestionControl {
     /// the window allows (NewReno, DCTCP). Default: `None`.
     fn pacing_rate(&self) -> Option<Bps> {
         None
+    }
+
+    /// The sender's smoothed RTT after a new sample (CUBIC aims one RTT ahead). Default:
+    /// ignore.
+    fn on_rtt(&mut self, srtt: Dur) {
+        let _ = srtt;
     }
 
     /// `bytes_acked` new bytes were cumulatively acknowledged outside loss recovery: grow.

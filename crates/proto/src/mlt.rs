@@ -28,7 +28,9 @@
 //!   abandoned is eventually acknowledged (it is resent until it is), the receiver reaches
 //!   `need`: the bound is never violated, whatever the loss pattern.
 //! - Congestion control: DCTCP's window law ([`crate::cc::Dctcp`] over NewReno, SIGCOMM'10
-//!   eq. 1-2), with the window in bytes and flight counted over outstanding packets, so that a
+//!   eq. 1-2) by default, or CUBIC's ([`crate::cc::Cubic`], RFC 9438; [`MltConfig::cc`]) where
+//!   the competition is Linux's default TCP at ports that drop rather than mark (the real
+//!   transport's hosts; the paper's DCTCP assumes a marking fabric), with the window in bytes and flight counted over outstanding packets, so that a
 //!   comparison with DCTCP isolates the loss policy. A fast-detected loss is one congestion
 //!   event per window (NewReno's halving, entered and left at once: SACK tells exactly what to
 //!   resend); a timeout that resends anything collapses the window to one packet (RFC 5681
@@ -64,7 +66,7 @@ use std::collections::{BTreeMap, VecDeque};
 use units::{Dur, Time};
 use wire::{Ecn, Flags, MltRepr};
 
-use crate::cc::{AckInfo, CongestionControl, Dctcp, NewReno};
+use crate::cc::{AckInfo, CongestionControl, Cubic, Dctcp, NewReno};
 use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
 
@@ -81,6 +83,9 @@ pub struct MltConfig {
     pub complete_fraction: f64,
     /// Initial window in packets (the paper's DCTCP has 10, §3.1). Default 10.
     pub init_cwnd_pkts: u32,
+    /// The window law. Default [`MltCc::Dctcp`] (the paper's, §3.1).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub cc: MltCc,
     /// DCTCP EWMA gain g (DCTCP eq. 1). Default 1/16.
     pub g: f64,
     /// DCTCP initial alpha. Default 1.
@@ -102,12 +107,70 @@ impl Default for MltConfig {
             value_bytes: 4,
             complete_fraction: 0.9,
             init_cwnd_pkts: 10,
+            cc: MltCc::Dctcp,
             g: 1.0 / 16.0,
             init_alpha: 1.0,
             rto: Dur::from_ms(10),
             max_rto: Dur::from_ms(1000),
             dupack_threshold: 3,
         }
+    }
+}
+
+/// The bounded-loss transport's window law. Loss recovery (fast retransmit, abandonment at a
+/// timeout) is the same under both; only how the window grows and is cut differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum MltCc {
+    /// DCTCP (SIGCOMM'10) over NewReno: the paper's choice, for ECN-marking fabrics.
+    #[default]
+    Dctcp,
+    /// CUBIC (RFC 9438) over NewReno's recovery: Linux's default TCP law, for competing
+    /// with it at ports that drop. ECN-Echo counts as a congestion event (§4.6).
+    Cubic,
+}
+
+/// The window law of one sender (a `match`, no vtable).
+#[derive(Clone, Debug)]
+enum Law {
+    Dctcp(Dctcp),
+    Cubic(Cubic),
+}
+
+macro_rules! law {
+    ($self:expr, $c:ident => $e:expr) => {
+        match $self {
+            Law::Dctcp($c) => $e,
+            Law::Cubic($c) => $e,
+        }
+    };
+}
+
+impl Law {
+    fn window(&self) -> u64 {
+        law!(self, c => c.window())
+    }
+    fn alpha(&self) -> f64 {
+        law!(self, c => c.alpha())
+    }
+    fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool {
+        law!(self, c => c.on_ecn(now, ack, may_cut))
+    }
+    fn on_rtt(&mut self, srtt: Dur) {
+        law!(self, c => c.on_rtt(srtt))
+    }
+    fn on_ack(&mut self, now: Time, bytes: u64) {
+        law!(self, c => c.on_ack(now, bytes))
+    }
+    fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64) {
+        law!(self, c => c.on_congestion_event(now, flight, snd_max))
+    }
+    fn on_recovery_exit(&mut self, flight: u64) {
+        law!(self, c => c.on_recovery_exit(flight))
+    }
+    fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
+        law!(self, c => c.on_rto(now, flight, snd_max, is_repeat))
     }
 }
 
@@ -219,7 +282,7 @@ pub struct MltSender {
     /// Loss recovery (one congestion response per window) lasts until `resolved_bytes`
     /// passes this.
     recover: Option<u64>,
-    cc: Dctcp,
+    cc: Law,
     rto_at: Option<Time>,
     done: bool,
     event: Option<Event>,
@@ -271,7 +334,13 @@ impl MltSender {
             sent_new_bytes: 0,
             resolved_bytes: 0,
             recover: None,
-            cc: Dctcp::new(NewReno::new(pkt, pkt * u64::from(cfg.init_cwnd_pkts.max(1))), g, a),
+            cc: {
+                let reno = NewReno::new(pkt, pkt * u64::from(cfg.init_cwnd_pkts.max(1)));
+                match cfg.cc {
+                    MltCc::Dctcp => Law::Dctcp(Dctcp::new(reno, g, a)),
+                    MltCc::Cubic => Law::Cubic(Cubic::new(reno)),
+                }
+            },
             rto_at: None,
             done: false,
             event: None,
@@ -441,6 +510,9 @@ impl MltSender {
             // An exact RTT sample: this ACK answers the packet's latest transmission.
             if self.board[idx] == Slot::Out(ack.seq) {
                 self.rtt.on_sample(now.since(self.sent_at[idx]));
+                if let Some(srtt) = self.rtt.srtt() {
+                    self.cc.on_rtt(srtt);
+                }
             }
             newly += self.ack_pkt(idx);
             self.high_acked_tx = Some(self.high_acked_tx.map_or(ack.seq, |h| h.max(ack.seq)));

@@ -105,7 +105,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -123,6 +123,7 @@ impl PyNode {
         linger_ms: Option<f64>,
         rto_us: Option<u64>,
         line_rate_gbps: Option<f64>,
+        cc: &str,
     ) -> PyResult<PyNode> {
         let addr = address("bind", bind)?;
         let us = |key: &str, v: f64| {
@@ -159,6 +160,15 @@ impl PyNode {
         if let Some(g) = line_rate_gbps {
             cfg.line_rate_gbps = g;
         }
+        cfg.mlt.cc = match cc {
+            "dctcp" => udp::MltCc::Dctcp,
+            "cubic" => udp::MltCc::Cubic,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "cc = {other:?}: the bounded-loss transport's window law is \"dctcp\" (the paper's, for ECN-marking switches) or \"cubic\" (RFC 9438, to share drop-tail ports with Linux's default TCP)"
+                )))
+            }
+        };
         let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(node_error)?;
         Ok(PyNode { inner })
     }

@@ -45,6 +45,25 @@ impl NewReno {
         self.ca_acked = 0;
     }
 
+    /// Fast retransmit with a slow-start threshold the caller computed (CUBIC's `β·cwnd`,
+    /// RFC 9438 §4.6, instead of eq. (4)): `ssthresh = max(ssthresh, 2·SMSS)` and RFC 6582
+    /// §3.2 (2)'s `cwnd = ssthresh + 3·SMSS`.
+    pub(crate) fn enter_recovery_with(&mut self, ssthresh: u64) {
+        self.ssthresh = ssthresh.max(2 * self.mss);
+        self.cwnd = self.ssthresh.saturating_add(3 * self.mss);
+        self.ca_acked = 0;
+    }
+
+    /// A retransmission timeout with a slow-start threshold the caller computed (`None`:
+    /// keep it): `cwnd` = one SMSS (RFC 5681 §3.1's loss window).
+    pub(crate) fn timeout_with(&mut self, ssthresh: Option<u64>) {
+        if let Some(t) = ssthresh {
+            self.ssthresh = t.max(2 * self.mss);
+        }
+        self.cwnd = self.mss;
+        self.ca_acked = 0;
+    }
+
     /// RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS).
     fn half_flight(&self, flight: u64) -> u64 {
         (flight / 2).max(2 * self.mss)

@@ -12,7 +12,7 @@ use units::{Dur, Time};
 use wire::{Ecn, MltRepr};
 
 use super::util::Pair;
-use crate::mlt::{MltConfig, MltReceiver};
+use crate::mlt::{MltCc, MltConfig, MltReceiver, MltSender};
 use crate::{Endpoint, Event, Outcome, Segment, TransportConfig};
 
 fn cfg(p: f64) -> MltConfig {
@@ -248,6 +248,8 @@ fn bound_holds_and_report_is_exact_under_random_loss_and_reordering() {
             complete_fraction: p_frac,
             value_bytes: if rng.gen_bool(0.3) { 2 } else { 4 },
             rto: Dur::from_us(rng.gen_range(50..2000)),
+            // Both window laws (from the seed, so the other draws stay as they were).
+            cc: if seed % 2 == 0 { MltCc::Dctcp } else { MltCc::Cubic },
             ..MltConfig::default()
         };
         let size = rng.gen_range(1..300_000u64);
@@ -322,6 +324,36 @@ fn ecn_marks_cut_the_window_by_dctcp_law_and_nothing_is_lost() {
     assert!(m.alpha > 0.3 && m.alpha < 0.9, "alpha {}", m.alpha);
     assert!(m.cwnd < c.cwnd, "{} vs {}", m.cwnd, c.cwnd);
     assert_eq!((m.segments_retx, m.num_rtos), (0, 0), "marks are not losses");
+}
+
+#[test]
+fn a_fast_detected_loss_cuts_by_the_configured_law() {
+    // 40 packets in the first window; packets 1-3 are acknowledged and 0 is not, so 0 is lost
+    // (three later transmissions acknowledged). Slow start grew the window to 43 packets.
+    let pkt = 1460u64;
+    for (cc, ssthresh) in [
+        // NewReno under DCTCP: max(FlightSize/2, 2 SMSS); FlightSize = 40 - 3 acked - 1 lost.
+        (MltCc::Dctcp, 18 * pkt),
+        // CUBIC, RFC 9438 §4.6: β·cwnd = 0.7 · 43 packets.
+        (MltCc::Cubic, (43.0 * pkt as f64 * 0.7) as u64),
+    ] {
+        let cfg = MltConfig { init_cwnd_pkts: 40, cc, ..cfg(1.0) };
+        let mut tx = MltSender::new(&cfg, 1, 100 * pkt);
+        let sent: Vec<MltRepr> = std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).collect();
+        assert_eq!(sent.len(), 40);
+        for (k, d) in sent.iter().enumerate().skip(1).take(3) {
+            let ack = MltRepr {
+                conn: 1, seq: d.seq, start: d.start, end: d.end, total: d.total,
+                cum: 0, received: k as u32 * 365, value_bytes: 4,
+                flags: wire::Flags::ACK, ..Default::default()
+            };
+            tx.handle_segment(Time::ZERO + Dur::from_us(30), &ack);
+        }
+        let st = tx.stats();
+        assert_eq!(st.num_fast_retx, 1, "{cc:?}");
+        // Fast recovery: ssthresh + 3 segments (RFC 6582 §3.2 (2)).
+        assert_eq!(st.cwnd, ssthresh + 3 * pkt, "{cc:?}");
+    }
 }
 
 #[test]

@@ -536,6 +536,9 @@ pub struct MltSpec {
     /// Initial congestion window in packets.
     #[serde(default = "default_iw")]
     pub init_cwnd_pkts: u32,
+    /// The window law: "dctcp" (the paper's) or "cubic" (RFC 9438, Linux's default TCP law).
+    #[serde(default)]
+    pub cc: MltCcSpec,
     /// DCTCP EWMA gain g (DCTCP eq. 1).
     #[serde(default = "default_g")]
     pub g: f64,
@@ -562,11 +565,32 @@ impl Default for MltSpec {
             value_bytes: default_mlt_value_bytes(),
             complete_fraction: default_mlt_fraction(),
             init_cwnd_pkts: default_iw(),
+            cc: MltCcSpec::default(),
             g: default_g(),
             init_alpha: default_alpha(),
             rto_us: default_min_rto_us(),
             max_rto_us: default_max_rto_us(),
             dupack_threshold: default_dupack(),
+        }
+    }
+}
+
+/// `cc` of `kind = "mlt"`: the window law (`proto::MltCc`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MltCcSpec {
+    /// DCTCP over NewReno (the paper's).
+    #[default]
+    Dctcp,
+    /// CUBIC, RFC 9438.
+    Cubic,
+}
+
+impl From<MltCcSpec> for proto::MltCc {
+    fn from(c: MltCcSpec) -> proto::MltCc {
+        match c {
+            MltCcSpec::Dctcp => proto::MltCc::Dctcp,
+            MltCcSpec::Cubic => proto::MltCc::Cubic,
         }
     }
 }

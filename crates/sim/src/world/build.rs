@@ -69,6 +69,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             value_bytes: m.value_bytes,
             complete_fraction: m.complete_fraction,
             init_cwnd_pkts: m.init_cwnd_pkts,
+            cc: m.cc.into(),
             g: m.g,
             init_alpha: m.init_alpha,
             rto: Dur::from_us(m.rto_us),
