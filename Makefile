@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -109,6 +109,14 @@ bench-credence: install
 bench-scale:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+
+## bench-scale-table: cost against size: fat-trees of 16 to 1,024 hosts at 100 Gbit/s for 1 and
+## 2 ms of simulated time, wall and CPU seconds, peak memory, events/s, packet-hops/s and CPU ns
+## per packet-hop, to predict a run's cost (about 3 minutes; BENCH_SCALE_ARGS="--k 4 8 --ms 5")
+BENCH_SCALE_ARGS ?=
+bench-scale-table:
+	cargo build --release --quiet -p slacknet-sim
+	$(PY) bench/scale_table.py $(BENCH_SCALE_ARGS)
 
 ## bench-coflow-peer: our coflow schedulers (idealised and coflowsim-compatible) against the
 ## reference simulator coflowsim (Java) in the same run, CPU time and ratio per scheduler, and
