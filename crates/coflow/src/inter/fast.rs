@@ -633,6 +633,10 @@ mod tests {
                 let reference = run_reference(trace, &fabric, s, &opts);
                 let (c, f) = max_rel_diff(&fast, &reference);
                 assert!(c.max(f) <= TIME_TOL, "{what} {} backfill {backfill}: finish times differ by {c:e} (coflows), {f:e} (flows) of the clock", s.name());
+                // FAIR's `PairMaxMin` does the reference fill's arithmetic in the same order.
+                if s == Scheduler::Fair {
+                    assert_eq!(fast, reference, "{what}: fair with PairMaxMin is not bit-identical");
+                }
             }
         }
         // FAIR's reference is its own per-pair path; per-flow max-min is FETCH's reference
