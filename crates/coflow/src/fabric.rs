@@ -127,6 +127,25 @@ impl Residual {
         }
     }
 
+    /// Sets port `p`'s free capacity (egress `0..n`, ingress `n..2n`) to `free`: to replay a
+    /// part of an allocation whose result on its ports is known (D-CLAS' cached coflows in
+    /// [`crate::inter`]).
+    pub fn set_port(&mut self, p: usize, free: f64) {
+        let n = self.egress.len();
+        let (cur, open) = if p < n {
+            (&mut self.egress[p], &mut self.num_open_egress)
+        } else {
+            (&mut self.ingress[p - n], &mut self.num_open_ingress)
+        };
+        let (was, is) = (*cur > self.eps, free > self.eps);
+        *cur = free;
+        if was && !is {
+            *open -= 1;
+        } else if is && !was {
+            *open += 1;
+        }
+    }
+
     /// Whether every egress or every ingress port is full (nothing more can be allocated).
     /// O(1): `take` keeps count of the open ports.
     pub fn is_saturated(&self) -> bool {

@@ -62,6 +62,7 @@
 use crate::fabric::{Fabric, MaxMin, PairMaxMin, Residual, DEFAULT_PORT_BYTES_PER_SEC};
 use crate::trace::Trace;
 
+mod dclas;
 mod fast;
 
 /// Varys' bins: a coflow is short if its longest flow is below 5 MB (MiB here)...
@@ -446,6 +447,7 @@ struct Engine<'a> {
     /// Whether to run the per-flow reference engine instead of the fast paths.
     is_reference: bool,
     fast: fast::State,
+    dclas: dclas::State,
 }
 
 impl<'a> Engine<'a> {
@@ -499,6 +501,7 @@ impl<'a> Engine<'a> {
             num_events: 0,
             is_reference: false,
             fast: fast::State::new(num_c),
+            dclas: dclas::State::default(),
         };
         for i in idx {
             let c = &trace.coflows[i];
@@ -604,8 +607,12 @@ impl<'a> Engine<'a> {
 
     /// The D-CLAS queue of coflow `c`: how many thresholds its bytes sent have reached.
     fn queue(&self, c: u32) -> usize {
+        self.queue_of(self.c_sent[c as usize])
+    }
+
+    /// The D-CLAS queue of a coflow that has sent `sent` bytes.
+    fn queue_of(&self, sent: f64) -> usize {
         let cfg = &self.opts.dclas;
-        let sent = self.c_sent[c as usize];
         let mut thr = cfg.first_threshold_bytes;
         let mut q = 0;
         while q + 1 < cfg.num_queues && sent >= thr * (1.0 - DONE_TOL) {
@@ -618,12 +625,17 @@ impl<'a> Engine<'a> {
     /// Bytes coflow `c` must still send to reach its next D-CLAS threshold (infinite in the
     /// last queue).
     fn to_next_threshold(&self, c: u32) -> f64 {
+        self.to_next_threshold_of(self.c_sent[c as usize])
+    }
+
+    /// Bytes a coflow that has sent `sent` bytes must still send to reach its next threshold.
+    fn to_next_threshold_of(&self, sent: f64) -> f64 {
         let cfg = &self.opts.dclas;
-        let q = self.queue(c);
+        let q = self.queue_of(sent);
         if q + 1 >= cfg.num_queues {
             return f64::INFINITY;
         }
-        cfg.first_threshold_bytes * cfg.multiplier.powi(q as i32) - self.c_sent[c as usize]
+        cfg.first_threshold_bytes * cfg.multiplier.powi(q as i32) - sent
     }
 
     fn simulate(&mut self) {
@@ -631,6 +643,9 @@ impl<'a> Engine<'a> {
             Scheduler::Fair => return self.simulate_fair(None),
             Scheduler::Fetch(k) if !self.is_reference => return self.simulate_fair(Some(k)),
             _ => {}
+        }
+        if !self.is_reference && self.sched == Scheduler::Dclas {
+            return self.simulate_dclas();
         }
         if !self.is_reference && self.has_fast_path() {
             return self.simulate_fast();
