@@ -305,8 +305,6 @@ pub struct PairMaxMin {
     /// at their other port).
     frozen_at: Vec<f64>,
     seq: Vec<u32>,
-    open_out: Vec<u32>,
-    open_in: Vec<u32>,
 }
 
 impl PairMaxMin {
@@ -321,8 +319,6 @@ impl PairMaxMin {
             level: vec![f64::INFINITY; 2 * n],
             frozen_at: vec![f64::INFINITY; 2 * n],
             seq: vec![u32::MAX; 2 * n],
-            open_out: Vec::new(),
-            open_in: Vec::new(),
         }
     }
 
@@ -358,79 +354,88 @@ impl PairMaxMin {
         }
     }
 
+    /// [`PairMaxMin::rate`] of every pair `s * n + d` into `rate`, 0 for pairs without
+    /// flows. PERF: a branch-free pass over the whole matrix, for when most pairs have flows.
+    pub fn rates_into(&self, rate: &mut [f64]) {
+        let n = self.n;
+        let (seq_in, at_in) = (&self.seq[n..], &self.frozen_at[n..]);
+        for s in 0..n {
+            let (seq_s, at_s) = (self.seq[s], self.frozen_at[s]);
+            let row = &self.weight[s * n..(s + 1) * n];
+            for (d, r) in rate[s * n..(s + 1) * n].iter_mut().enumerate() {
+                let x = if seq_s < seq_in[d] { at_s } else { at_in[d] };
+                *r = if row[d] > 0 { x } else { 0.0 };
+            }
+        }
+    }
+
     /// Max-min fair rates for all the flows added (and not removed) on what `res` has left;
     /// takes the capacity from `res`. Read them with [`PairMaxMin::rate`].
     pub fn fill(&mut self, res: &mut Residual) {
         let n = self.n;
         debug_assert_eq!(res.egress.len(), n, "PairMaxMin built for another fabric");
-        self.open_out.clear();
-        self.open_in.clear();
-        // PERF: port totals kept by `add` and `remove`, not summed over the pairs per fill.
-        for p in 0..2 * n {
-            if self.total[p] > 0 {
-                self.count[p] = self.total[p];
-                self.seq[p] = u32::MAX;
-                if p < n { &mut self.open_out } else { &mut self.open_in }.push(p as u32);
-            }
-        }
         let free = |res: &Residual, p: usize| if p < n { res.egress[p] } else { res.ingress[p - n] };
-        for &p in self.open_out.iter().chain(&self.open_in) {
-            let p = p as usize;
-            self.level[p] = free(res, p).max(0.0) / self.count[p] as f64;
+        // PERF: port totals kept by `add` and `remove`, not summed over the pairs per fill.
+        // INVARIANT: `level` is infinite exactly for the ports that are not open (no flows,
+        // frozen, or all their flows frozen at the other end).
+        for p in 0..2 * n {
+            self.count[p] = self.total[p];
+            self.seq[p] = u32::MAX;
+            self.level[p] = if self.count[p] > 0 { free(res, p).max(0.0) / self.count[p] as f64 } else { f64::INFINITY };
         }
         let mut num_frozen = 0u32;
+        // PERF: each side's lowest level by a branch-free pass over its levels (a freeze
+        // changes the other side's levels, and removes one from its own), not by scanning
+        // lists of open ports with a compare-and-branch per port.
+        let mut best = [lowest(&self.level[..n]), lowest(&self.level[n..])];
         loop {
-            // The lowest level (ties: lowest port), as `MaxMin::fill_weighted` picks it.
-            let mut best: Option<(usize, usize)> = None;
-            let mut best_level = f64::INFINITY;
-            for (side, open) in [&self.open_out, &self.open_in].into_iter().enumerate() {
-                for (at, &p) in open.iter().enumerate() {
-                    let l = self.level[p as usize];
-                    if best.is_none() || l < best_level || (l == best_level && (p as usize) < self.pick(best)) {
-                        best = Some((side, at));
-                        best_level = l;
-                    }
-                }
+            // The lowest level (ties: lowest port, egress before ingress), as
+            // `MaxMin::fill_weighted` picks it.
+            let side = usize::from(best[1].0 < best[0].0);
+            let (best_level, at) = best[side];
+            if best_level == f64::INFINITY {
+                break;
             }
-            let Some((side, at)) = best else { break };
-            let p = if side == 0 { self.open_out.swap_remove(at) } else { self.open_in.swap_remove(at) } as usize;
+            let p = side * n + at;
             let level = if best_level <= res.eps { 0.0 } else { best_level };
             self.frozen_at[p] = level;
             self.seq[p] = num_frozen;
             num_frozen += 1;
             self.count[p] = 0;
+            self.level[p] = f64::INFINITY;
             // Freeze p's pairs whose other port is still open, and update those ports.
-            let (row, others) = if p < n {
-                (&self.weight[p * n..(p + 1) * n], &mut self.open_in)
-            } else {
-                (&self.weight_t[(p - n) * n..(p - n + 1) * n], &mut self.open_out)
-            };
-            for &o in others.iter() {
-                let o = o as usize;
-                let w = row[if o < n { o } else { o - n }];
-                if w == 0 {
+            let (row, other) = if p < n { (&self.weight[p * n..(p + 1) * n], n) } else { (&self.weight_t[at * n..(at + 1) * n], 0) };
+            for (q, &w) in row.iter().enumerate() {
+                let o = other + q;
+                if w == 0 || self.count[o] == 0 {
                     continue;
                 }
-                let (s, d) = if p < n { (p, o - n) } else { (o, p - n) };
+                let (s, d) = if p < n { (p, q) } else { (q, at) };
                 res.take(s as u32, d as u32, level * w as f64);
                 self.count[o] -= w;
-                self.level[o] =
-                    if self.count[o] > 0 { free(res, o).max(0.0) / self.count[o] as f64 } else { f64::INFINITY };
+                self.level[o] = if self.count[o] > 0 { free(res, o).max(0.0) / self.count[o] as f64 } else { f64::INFINITY };
             }
-            // Ports whose flows all froze elsewhere drop out.
-            let count = &self.count;
-            others.retain(|&o| count[o as usize] > 0);
+            best = [lowest(&self.level[..n]), lowest(&self.level[n..])];
         }
     }
+}
 
-    /// The port at `best` (side 0: `open_out`, 1: `open_in`).
-    fn pick(&self, best: Option<(usize, usize)>) -> usize {
-        match best {
-            Some((0, at)) => self.open_out[at] as usize,
-            Some((_, at)) => self.open_in[at] as usize,
-            None => usize::MAX,
+/// The lowest value in `v` and the first index holding it (`INFINITY` if none is lower).
+fn lowest(v: &[f64]) -> (f64, usize) {
+    // Four independent minima, so the pass pipelines (and vectorizes).
+    let mut m = [f64::INFINITY; 4];
+    let mut chunks = v.chunks_exact(4);
+    for c in &mut chunks {
+        for i in 0..4 {
+            m[i] = if c[i] < m[i] { c[i] } else { m[i] };
         }
     }
+    let mut low = chunks.remainder().iter().fold(f64::INFINITY, |a, &x| if x < a { x } else { a });
+    for x in m {
+        low = if x < low { x } else { low };
+    }
+    let at = v.iter().position(|&x| x == low).unwrap_or(0);
+    (low, at)
 }
 
 #[cfg(test)]

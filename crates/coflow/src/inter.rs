@@ -738,6 +738,10 @@ impl<'a> Engine<'a> {
         let mut ends: Vec<std::collections::BinaryHeap<Reverse<(OrdF64, u32)>>> = vec![Default::default(); n * n];
         let mut pairs: Vec<u32> = Vec::new();
         let mut pm = PairMaxMin::new(n);
+        // Per pair, the time until its first flow ends (whole-matrix passes only), and the
+        // pairs with a flow due at this event.
+        let mut due = vec![f64::INFINITY; n * n];
+        let mut done: Vec<u32> = Vec::new();
         // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
         // in memory, and the scan for the next event reads every active pair's).
         let mut first_end = vec![f64::INFINITY; n * n];
@@ -788,31 +792,64 @@ impl<'a> Engine<'a> {
             }
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };
             let mut first = None;
-            for &p in &pairs {
-                let p = p as usize;
-                if !self.is_reference {
-                    rate[p] = pm.rate(pair_src[p], pair_dst[p]);
+            // PERF: with most pairs active, whole-matrix passes (no indirection, vectorizable)
+            // instead of passes over the list of active pairs. Both scan in pair order or break
+            // ties by pair index, so they pick the same `first`.
+            let is_dense = !self.is_reference && 3 * pairs.len() >= n * n;
+            if is_dense {
+                pm.rates_into(&mut rate);
+                for (t, p) in due.iter_mut().zip(0..n * n) {
+                    *t = if rate[p] > 0.0 { (first_end[p] - served[p]) / rate[p] } else { f64::INFINITY };
                 }
-                if rate[p] > 0.0 {
-                    let t = (first_end[p] - served[p]) / rate[p];
-                    if t < dt || (t == dt && first.is_some_and(|q| p < q)) {
+                for (p, &t) in due.iter().enumerate() {
+                    if t < dt {
                         dt = t;
                         first = Some(p);
+                    }
+                }
+            } else {
+                for &p in &pairs {
+                    let p = p as usize;
+                    if !self.is_reference {
+                        rate[p] = pm.rate(pair_src[p], pair_dst[p]);
+                    }
+                    if rate[p] > 0.0 {
+                        let t = (first_end[p] - served[p]) / rate[p];
+                        if t < dt || (t == dt && first.is_some_and(|q| p < q)) {
+                            dt = t;
+                            first = Some(p);
+                        }
                     }
                 }
             }
             assert!(dt.is_finite(), "fair: flows are active but nothing progresses at t = {} s", self.now);
             self.now += dt;
-            for &p in &pairs {
-                let p = p as usize;
-                served[p] += rate[p] * dt;
-                if first == Some(p) {
-                    // The pair that set the event: its first flow is done, whatever the rounding.
+            if is_dense {
+                // Pairs without flows have rate 0: their service does not move.
+                for (sv, &r) in served.iter_mut().zip(&rate) {
+                    *sv += r * dt;
+                }
+                if let Some(p) = first {
                     served[p] = served[p].max(first_end[p]);
                 }
-                if first_end[p] - served[p] > first_end[p] * DONE_TOL {
-                    continue; // PERF: nothing due on this pair; skip its heap
+                done.clear();
+                done.extend((0..n * n).filter(|&p| first_end[p] - served[p] <= first_end[p] * DONE_TOL && count[p] > 0).map(|p| p as u32));
+            } else {
+                done.clear();
+                for &p in &pairs {
+                    let p = p as usize;
+                    served[p] += rate[p] * dt;
+                    if first == Some(p) {
+                        // The pair that set the event: its first flow is done, whatever the rounding.
+                        served[p] = served[p].max(first_end[p]);
+                    }
+                    if first_end[p] - served[p] <= first_end[p] * DONE_TOL {
+                        done.push(p as u32);
+                    }
                 }
+            }
+            for &p in &done {
+                let p = p as usize;
                 while let Some(&Reverse((OrdF64(end), f))) = ends[p].peek() {
                     if end - served[p] > self.f_size[f as usize] * DONE_TOL {
                         break;
