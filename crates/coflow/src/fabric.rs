@@ -401,6 +401,11 @@ impl PairMaxMin {
             self.frozen_at[p] = level;
             self.seq[p] = num_frozen;
             num_frozen += 1;
+            // PERF: p's own capacity goes in one subtraction (its level times its flows not
+            // yet frozen), not pair by pair as in `MaxMin::fill_weighted`: that was a chain of
+            // dependent subtractions per freeze, and p's capacity is read no more (its rates
+            // are fixed), so the rates stay bit-identical.
+            res.take_port(p, level * self.count[p] as f64);
             self.count[p] = 0;
             self.level[p] = f64::INFINITY;
             // Freeze p's pairs whose other port is still open, and update those ports.
@@ -410,8 +415,7 @@ impl PairMaxMin {
                 if w == 0 || self.count[o] == 0 {
                     continue;
                 }
-                let (s, d) = if p < n { (p, q) } else { (q, at) };
-                res.take(s as u32, d as u32, level * w as f64);
+                res.take_port(o, level * w as f64);
                 self.count[o] -= w;
                 self.level[o] = if self.count[o] > 0 { free(res, o).max(0.0) / self.count[o] as f64 } else { f64::INFINITY };
             }
@@ -421,7 +425,7 @@ impl PairMaxMin {
 }
 
 /// The lowest value in `v` and the first index holding it (`INFINITY` if none is lower).
-fn lowest(v: &[f64]) -> (f64, usize) {
+pub(crate) fn lowest(v: &[f64]) -> (f64, usize) {
     // Four independent minima, so the pass pipelines (and vectorizes).
     let mut m = [f64::INFINITY; 4];
     let mut chunks = v.chunks_exact(4);

@@ -16,7 +16,8 @@
 //!   full (the reference visits every live flow and grants most of them nothing).
 //! - **PFP** gives at most one flow per port pair a rate (see `allocate_pfp`).
 //!
-//! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`).
+//! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`); nor is
+//!   **D-CLAS** (module `dclas`).
 //!
 //! CORRECTNESS: this is the reference model reformulated, not approximated: the same events,
 //! the same orders, the same rates. It is not bit-identical for MADD: `c_scale * f_rem` rounds
@@ -588,7 +589,7 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run_on, run_reference, Options, Outcome, Scheduler};
+    use super::super::{run_on, run_reference, DclasConfig, Options, Outcome, Scheduler};
     use crate::fabric::Fabric;
     use crate::trace::{Trace, BYTES_PER_MB};
 
@@ -706,6 +707,23 @@ mod tests {
         let opts = Options { port_bytes_per_sec: BYTES_PER_MB, record_flows: true, ..Options::default() };
         for seed in 0..300 {
             check(&random_trace(seed), &format!("seed {seed}"), opts);
+        }
+    }
+
+    /// D-CLAS with low, close thresholds, so coflows cross queues often: the fast path
+    /// (`super::super::dclas`) predicts each crossing in closed form and replays cached
+    /// allocations across them.
+    #[test]
+    fn dclas_fast_path_matches_reference_across_many_queue_crossings() {
+        let dclas = DclasConfig { first_threshold_bytes: BYTES_PER_MB, multiplier: 1.5, num_queues: 8 };
+        let opts = Options { port_bytes_per_sec: BYTES_PER_MB, record_flows: true, dclas, ..Options::default() };
+        for seed in 0..300 {
+            let trace = random_trace(seed);
+            let fabric = Fabric::uniform(trace.num_ports as usize, opts.port_bytes_per_sec);
+            let fast = run_on(&trace, &fabric, Scheduler::Dclas, &opts);
+            let reference = run_reference(&trace, &fabric, Scheduler::Dclas, &opts);
+            let (c, f) = max_rel_diff(&fast, &reference);
+            assert!(c.max(f) <= TIME_TOL, "seed {seed}: dclas finish times differ by {c:e} (coflows), {f:e} (flows) of the clock");
         }
     }
 
