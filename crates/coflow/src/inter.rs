@@ -724,7 +724,7 @@ impl<'a> Engine<'a> {
     /// PERF: an event costs O(active pairs log P), not O(active flows): the full trace has up
     /// to ~10^5 flows active at once under FAIR; per flow, it took minutes. The fill itself is
     /// [`PairMaxMin`]'s per-port one (the reference keeps the list-based `MaxMin` fill, which
-    /// gives bit-identical rates): 14.6 -> 5.8 CPU s for FAIR, 15.9 -> 7.1 for FETCH:5.
+    /// gives bit-identical rates): 14.6 -> 5.6 CPU s for FAIR, 15.9 -> 6.5 for FETCH:5.
     ///
     /// With `fetch_limit` `Some(k)`, this is FETCH: only each reducer's first `k` live flows
     /// (mapper order) take part, and a flow joins its pair (service so far plus its size)

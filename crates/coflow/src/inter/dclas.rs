@@ -25,7 +25,9 @@
 //! `rem -= rate * dt` at every event, and a coflow's bytes sent grow by its total rate rather
 //! than flow by flow, so values differ from the reference in the last bits and event times by
 //! as much relative to the clock, as for the MADD fast path (`super::fast`); the tests hold
-//! every finish to 1e-9 of the clock (`fast::tests`). `c_load` is not kept up to date here:
+//! every finish to 1e-9 of the clock (`fast::tests`). On the whole FB2010 trace: the same
+//! 71,334 events, every coflow's finish within 2.4e-12 of the clock and every flow's within
+//! 4.8e-11 (the ignored `fast_matches_reference_on_whole_fb2010`). `c_load` is not kept up to date here:
 //! D-CLAS does not read it.
 
 use super::{Engine, DONE_TOL};
