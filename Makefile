@@ -151,8 +151,8 @@ bench-sim-vs-testbed: install
 	$(PY) bench/sim_vs_testbed.py
 
 ## bench-coflow: the idealised inter-coflow model's schedulers over the whole FB2010 coflow trace
-## ($(SLACKNET_COFLOW_TRACE)), wall and CPU seconds per scheduler with events and CCTs (about a
-## minute; the coflowsim-compatible mode is left out: `coflow_bench` with upper-case names)
+## ($(SLACKNET_COFLOW_TRACE)), wall and CPU seconds per scheduler with events and CCTs (about 80 s
+## of CPU; the coflowsim-compatible mode is left out: `coflow_bench` with upper-case names)
 SLACKNET_COFLOW_TRACE ?= ../shared/data/coflow/FB2010-1Hr-150-0.txt
 COFLOW_SCHEDULERS ?= fair fifo scf ncf lcf sebf dclas sincronia pfp fetch:5
 bench-coflow:

@@ -9,26 +9,30 @@
 //!
 //! Measured on FB2010 (release, one core of a shared 2-core machine, CPU seconds; CCT in s).
 //! "before" is the per-flow engine (now `inter`'s test reference), "after" the fast paths
-//! (`inter::fast`, FAIR's and FETCH's per-pair path; wall time within 6% of CPU time):
+//! (`inter::fast`, `inter::dclas`, FAIR's and FETCH's per-pair path; wall time within 6% of
+//! CPU time):
 //!
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | fair | 15.3 | 14.6 | 36,568 | 58.79 | 231.10 | 1.00x |
+//! | fair | 15.3 | 5.6 | 36,568 | 58.79 | 231.10 | 1.00x |
 //! | fifo | 73.3 | 8.7 | 622,111 | 120.02 | 1077.23 | 0.49x |
 //! | scf | 89.0 | 5.9 | 515,466 | 23.90 | 42.13 | 2.46x |
-//! | ncf | 78.7 | 8.3 | 625,112 | 49.55 | 59.33 | 1.19x |
+//! | ncf | 78.7 | 8.1 | 625,112 | 49.55 | 59.33 | 1.19x |
 //! | lcf | 77.4 | 6.3 | 559,831 | 24.58 | 42.00 | 2.39x |
-//! | sebf | 84.0 | 5.8 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 30.8 | 71,334 | 37.10 | 39.88 | 1.58x |
-//! | sincronia | 12.9 | 2.7 | 343,654 | 22.35 | 40.26 | 2.63x |
-//! | pfp | 128.0 | 9.2 | 275,156 | 33.45 | 76.60 | 1.76x |
-//! | fetch:5 | 22.7 | 15.9 | 124,376 | 87.01 | 196.03 | 0.68x |
+//! | sebf | 84.0 | 5.7 | 522,329 | 22.23 | 39.98 | 2.65x |
+//! | dclas | 30.9 | 18.6 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | sincronia | 12.9 | 2.6 | 343,654 | 22.35 | 40.26 | 2.63x |
+//! | pfp | 128.0 | 8.8 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | fetch:5 | 22.7 | 6.5 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
-//! Still above 5 s: FAIR and FETCH spend it in the per-pair max-min fill (progressive filling
-//! over up to 22,500 pairs at every event); D-CLAS has no fast path (its max-min rates, coflow
-//! after coflow, touch ~14k running flows per event); FIFO and NCF keep many coflows queued,
-//! and the backfill looks at each of them at every event; PFP refiles the pair heads that ran
-//! and walks every free egress port's heads at every event.
+//! "after" is a run on a loaded machine (load average 4 on 2 cores), after D-CLAS got its fast
+//! path (`inter::dclas`, from 30.8 s) and FAIR and FETCH the per-port fill
+//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). Still above 5 s: D-CLAS recomputes about
+//! four coflows per event (each ~9,000 live flows: the big coflows queued behind an event's
+//! coflow see their ports' free capacity change); FIFO and NCF keep many wide coflows queued,
+//! and the backfill looks at ~13 of them per event, O(mappers + reducers) each; PFP refiles the
+//! pair heads that ran and walks every free egress port's heads at every event; FAIR, FETCH,
+//! SEBF, SCF and LCF are within 30% of it.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
