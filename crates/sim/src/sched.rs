@@ -13,8 +13,6 @@
 //! buckets, in order), so same-time events come out first-in first-out without a sequence
 //! number.
 
-use std::collections::VecDeque;
-
 use units::{Dur, LinkId, Time};
 
 /// Everything that can happen. Small and `Copy`: ids, never pointers or closures.
@@ -52,18 +50,18 @@ pub enum Event {
 const DIGIT_BITS: u32 = 6;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64usize.div_ceil(DIGIT_BITS as usize);
-/// Words of a level's bitmap of non-empty buckets.
-const WORDS: usize = DIGITS.div_ceil(64);
+// A level's bitmap of non-empty buckets is one word.
+const _: () = assert!(DIGITS <= 64);
 
 /// The scheduler: current time plus pending events.
 ///
-/// INVARIANT: `due` holds the events at time `last`, in scheduling order. Every other event
+/// INVARIANT: `due[head..]` holds the events at time `last`, in scheduling order (and `head`
+/// is 0 when it is empty). Every other event
 /// at time `t` is in `buckets[level * DIGITS + digit]`, where `level` is the highest digit of
 /// [`DIGIT_BITS`] in which `t` differs from `last` (so `t > last`) and `digit` is that digit
 /// of `t`; so every event of a bucket is earlier than every event of a later bucket. Each
-/// bucket is in scheduling order. Bit `digit` of `digits[level]` (a bitmap of `WORDS` words) is
-/// set iff that bucket is non-empty, and bit `level` of `levels` iff `digits[level]` is
-/// non-zero. `last <= now`
+/// bucket is in scheduling order. Bit `digit` of `digits[level]` is set iff that bucket is
+/// non-empty, and bit `level` of `levels` iff `digits[level]` is non-zero. `last <= now`
 /// (`last` moves only to the time of an event about to pop), and `len` counts every pending
 /// event.
 // PERF: in place of a BinaryHeap on a packed (time, seq) key, this took the 256-host comparison
@@ -71,9 +69,10 @@ const WORDS: usize = DIGITS.div_ceil(64);
 // queue operations from 0.69 to 0.30 s; 6-bit digits replayed faster than 1, 2, 4, 7, 8 or 10.
 #[derive(Debug)]
 pub struct Sched {
-    due: VecDeque<Event>,
+    due: Vec<Event>,
+    head: usize,
     buckets: Vec<Vec<(Time, Event)>>,
-    digits: [[u64; WORDS]; LEVELS],
+    digits: [u64; LEVELS],
     levels: u64,
     last: Time,
     len: usize,
@@ -83,9 +82,10 @@ pub struct Sched {
 impl Default for Sched {
     fn default() -> Sched {
         Sched {
-            due: VecDeque::new(),
+            due: Vec::new(),
+            head: 0,
             buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
-            digits: [[0; WORDS]; LEVELS],
+            digits: [0; LEVELS],
             levels: 0,
             last: Time::ZERO,
             len: 0,
@@ -119,12 +119,12 @@ impl Sched {
     fn file(&mut self, at: Time, ev: Event) {
         let x = at.0 ^ self.last.0;
         if x == 0 {
-            self.due.push_back(ev);
+            self.due.push(ev);
         } else {
             let level = (63 - x.leading_zeros()) / DIGIT_BITS;
             let digit = (at.0 >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
             self.buckets[level as usize * DIGITS + digit].push((at, ev));
-            self.digits[level as usize][digit / 64] |= 1 << (digit % 64);
+            self.digits[level as usize] |= 1 << digit;
             self.levels |= 1 << level;
         }
     }
@@ -138,37 +138,43 @@ impl Sched {
     /// Pop the next event if it is not later than `until`, advancing the clock to it.
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, Event)> {
-        if self.due.is_empty() && !self.refill(until) {
-            return None;
+        let ev = match self.due.get(self.head) {
+            Some(&ev) if self.last <= until => ev,
+            Some(_) => return None,
+            None => return self.pop_bucket(until),
+        };
+        self.head += 1;
+        if self.head == self.due.len() {
+            self.due.clear();
+            self.head = 0;
         }
-        if self.last > until {
-            return None;
-        }
-        let ev = self.due.pop_front()?;
         self.len -= 1;
         self.now = self.last;
         Some((self.now, ev))
     }
 
-    /// `due` is empty: if the earliest pending time is not later than `until`, make it `last`
-    /// and move its bucket down (its earliest events into `due`) and return true; else change
-    /// nothing and return false.
+    /// `pop_until` with nothing `due`: the earliest event is in the first non-empty bucket.
+    /// Alone there, it pops straight away; else the bucket moves down first (`refill_from`).
     #[inline]
-    fn refill(&mut self, until: Time) -> bool {
-        let Some(b) = self.first_bucket() else { return false };
-        if let [(t, ev)] = self.buckets[b][..] {
-            if t > until {
-                return false;
-            }
-            self.buckets[b].clear();
-            self.clear_bucket(b);
-            self.last = t;
-            self.due.push_back(ev);
-            return true;
+    fn pop_bucket(&mut self, until: Time) -> Option<(Time, Event)> {
+        let b = self.first_bucket()?;
+        let [(t, ev)] = self.buckets[b][..] else {
+            return if self.refill_from(b, until) { self.pop_until(until) } else { None };
+        };
+        if t > until {
+            return None;
         }
-        self.refill_from(b, until)
+        self.buckets[b].clear();
+        self.clear_bucket(b);
+        self.last = t;
+        self.len -= 1;
+        self.now = t;
+        Some((t, ev))
     }
 
+    /// Nothing is `due` and bucket `b` is the first non-empty one: if its earliest time is not
+    /// later than `until`, make that `last`, move the bucket down (its earliest events into
+    /// `due`) and return true; else change nothing and return false.
     #[inline(never)]
     fn refill_from(&mut self, b: usize, until: Time) -> bool {
         let mut events = std::mem::take(&mut self.buckets[b]);
@@ -195,24 +201,22 @@ impl Sched {
             return None;
         }
         let level = self.levels.trailing_zeros() as usize;
-        let words = &self.digits[level];
-        let w = words.iter().position(|&w| w != 0).unwrap_or(0);
-        Some(level * DIGITS + w * 64 + words[w].trailing_zeros() as usize)
+        Some(level * DIGITS + self.digits[level].trailing_zeros() as usize)
     }
 
     /// Bucket `b` was emptied: clear its bits.
     #[inline]
     fn clear_bucket(&mut self, b: usize) {
         let (level, digit) = (b / DIGITS, b % DIGITS);
-        self.digits[level][digit / 64] &= !(1 << (digit % 64));
-        if self.digits[level].iter().all(|&w| w == 0) {
+        self.digits[level] &= !(1 << digit);
+        if self.digits[level] == 0 {
             self.levels &= !(1 << level);
         }
     }
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Time> {
-        if !self.due.is_empty() {
+        if self.head < self.due.len() {
             return Some(self.last);
         }
         self.buckets[self.first_bucket()?].iter().map(|&(t, _)| t).min()
