@@ -50,6 +50,8 @@ pub enum Event {
 const DIGIT_BITS: u32 = 6;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64usize.div_ceil(DIGIT_BITS as usize);
+/// The most events a bucket keeps room for once it is emptied (see `Sched::refill_from`).
+const KEPT_CAPACITY: usize = 64;
 // A level's bitmap of non-empty buckets is one word.
 const _: () = assert!(DIGITS <= 64);
 
@@ -190,7 +192,13 @@ impl Sched {
         for (t, ev) in events.drain(..) {
             self.file(t, ev);
         }
-        self.buckets[b] = events;
+        // PERF: a bucket keeps a small allocation for next time, but not a large one: the
+        // buckets far ahead each fill up in turn as time advances, and kept every allocation
+        // they ever needed (1.6 MB on the 256-host comparison run, whose queue never holds
+        // more than 2,100 events; 15 MB more peak memory on the 1,024-host fat-tree).
+        if events.capacity() <= KEPT_CAPACITY {
+            self.buckets[b] = events;
+        }
         true
     }
 
