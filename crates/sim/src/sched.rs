@@ -6,9 +6,11 @@
 //! replaced.
 //!
 //! Why a radix heap: time never goes backwards (every event is scheduled at or after `now`),
-//! so the queue can be bucketed by the highest bit in which an event's time differs from the
-//! time of the last pop (Ahuja, Mehlhorn, Orlin and Tarjan's radix heap). A push is an append;
-//! a pop takes the event due now, or else empties the lowest non-empty bucket into lower ones.
+//! so the queue can be bucketed by the highest digit (of 6 bits) in which an event's time
+//! differs from the time of the last pop, and by that digit's value (Ahuja, Mehlhorn, Orlin
+//! and Tarjan's radix heap, in the multi-level form of a hierarchical timing wheel anchored at
+//! the last pop). A push is an append; a pop takes the event due now, or else empties the
+//! first non-empty bucket into lower ones.
 //! Every bucket keeps its events in scheduling order (appends, and redistributions into empty
 //! buckets, in order), so same-time events come out first-in first-out without a sequence
 //! number.
@@ -58,8 +60,8 @@ const _: () = assert!(DIGITS <= 64);
 /// The scheduler: current time plus pending events.
 ///
 /// INVARIANT: `due[head..]` holds the events at time `last`, in scheduling order (and `head`
-/// is 0 when it is empty). Every other event
-/// at time `t` is in `buckets[level * DIGITS + digit]`, where `level` is the highest digit of
+/// is 0 when it is empty). Every other event at time `t` is in
+/// `buckets[level * DIGITS + digit]`, where `level` is the highest digit of
 /// [`DIGIT_BITS`] in which `t` differs from `last` (so `t > last`) and `digit` is that digit
 /// of `t`; so every event of a bucket is earlier than every event of a later bucket. Each
 /// bucket is in scheduling order. Bit `digit` of `digits[level]` is set iff that bucket is
