@@ -132,6 +132,9 @@ pub enum AnyCc {
     // PERF: boxed so that its telemetry state (a whole `IntStack`) does not grow the
     // NewReno and DCTCP connections, which the simulator stores inline by the million.
     PowerTcp(Box<PowerTcp>),
+    /// CUBIC (the bounded-loss transport's option; no `CcKind` builds it for TCP yet). Boxed
+    /// for the same reason as PowerTCP.
+    Cubic(Box<Cubic>),
 }
 
 impl AnyCc {
@@ -158,6 +161,7 @@ macro_rules! dispatch {
             AnyCc::NewReno($c) => $e,
             AnyCc::Dctcp($c) => $e,
             AnyCc::PowerTcp($c) => $e,
+            AnyCc::Cubic($c) => $e,
         }
     };
 }
@@ -190,6 +194,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn pacing_rate(&self) -> Option<Bps> {
         dispatch!(self, c => c.pacing_rate())
+    }
+    #[inline]
+    fn on_rtt(&mut self, srtt: Dur) {
+        dispatch!(self, c => c.on_rtt(srtt))
     }
     #[inline]
     fn on_ack(&mut self, now: Time, bytes_acked: u64) {

@@ -66,7 +66,7 @@ use std::collections::{BTreeMap, VecDeque};
 use units::{Dur, Time};
 use wire::{Ecn, Flags, MltRepr};
 
-use crate::cc::{AckInfo, CongestionControl, Cubic, Dctcp, NewReno};
+use crate::cc::{AckInfo, AnyCc, CongestionControl, Cubic, Dctcp, NewReno};
 use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
 
@@ -129,49 +129,6 @@ pub enum MltCc {
     /// CUBIC (RFC 9438) over NewReno's recovery: Linux's default TCP law, for competing
     /// with it at ports that drop. ECN-Echo counts as a congestion event (§4.6).
     Cubic,
-}
-
-/// The window law of one sender (a `match`, no vtable).
-#[derive(Clone, Debug)]
-enum Law {
-    Dctcp(Dctcp),
-    Cubic(Cubic),
-}
-
-macro_rules! law {
-    ($self:expr, $c:ident => $e:expr) => {
-        match $self {
-            Law::Dctcp($c) => $e,
-            Law::Cubic($c) => $e,
-        }
-    };
-}
-
-impl Law {
-    fn window(&self) -> u64 {
-        law!(self, c => c.window())
-    }
-    fn alpha(&self) -> f64 {
-        law!(self, c => c.alpha())
-    }
-    fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool {
-        law!(self, c => c.on_ecn(now, ack, may_cut))
-    }
-    fn on_rtt(&mut self, srtt: Dur) {
-        law!(self, c => c.on_rtt(srtt))
-    }
-    fn on_ack(&mut self, now: Time, bytes: u64) {
-        law!(self, c => c.on_ack(now, bytes))
-    }
-    fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64) {
-        law!(self, c => c.on_congestion_event(now, flight, snd_max))
-    }
-    fn on_recovery_exit(&mut self, flight: u64) {
-        law!(self, c => c.on_recovery_exit(flight))
-    }
-    fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
-        law!(self, c => c.on_rto(now, flight, snd_max, is_repeat))
-    }
 }
 
 impl MltConfig {
@@ -282,7 +239,7 @@ pub struct MltSender {
     /// Loss recovery (one congestion response per window) lasts until `resolved_bytes`
     /// passes this.
     recover: Option<u64>,
-    cc: Law,
+    cc: AnyCc,
     rto_at: Option<Time>,
     done: bool,
     event: Option<Event>,
@@ -337,8 +294,8 @@ impl MltSender {
             cc: {
                 let reno = NewReno::new(pkt, pkt * u64::from(cfg.init_cwnd_pkts.max(1)));
                 match cfg.cc {
-                    MltCc::Dctcp => Law::Dctcp(Dctcp::new(reno, g, a)),
-                    MltCc::Cubic => Law::Cubic(Cubic::new(reno)),
+                    MltCc::Dctcp => AnyCc::Dctcp(Dctcp::new(reno, g, a)),
+                    MltCc::Cubic => AnyCc::Cubic(Box::new(Cubic::new(reno))),
                 }
             },
             rto_at: None,

@@ -40,7 +40,7 @@ pub const CUBIC_BETA: f64 = 0.7;
 pub struct Cubic {
     reno: NewReno,
     /// `cwnd` in bytes with its fractional part (the per-ACK increments are fractions of a
-    /// segment); resynchronised from `reno` whenever recovery moved the window.
+    /// segment); set from `reno` whenever anything else moved the window.
     cwnd_f: f64,
     /// RFC 9438 `W_max` in segments: the window just before the last reduction (0: none yet).
     w_max: f64,
@@ -96,12 +96,6 @@ impl Cubic {
         self.epoch = None;
         (self.reno.window() as f64 * CUBIC_BETA) as u64
     }
-
-    fn sync(&mut self) {
-        if self.cwnd_f as u64 != self.reno.window() {
-            self.cwnd_f = self.reno.window() as f64;
-        }
-    }
 }
 
 impl CongestionControl for Cubic {
@@ -139,7 +133,7 @@ impl CongestionControl for Cubic {
             self.cwnd_f = self.reno.window() as f64;
             return;
         }
-        self.sync();
+        // INVARIANT: `cwnd_f` truncates to the window: every callback that moves `reno` sets it.
         let mss = self.mss_f();
         let cwnd = self.cwnd_f / mss;
         let epoch = match self.epoch {
