@@ -1023,20 +1023,12 @@ impl<'a> Engine<'a> {
                 self.order = order;
             }
             Scheduler::Sincronia => {
-                if self.order_stale {
-                    self.order = self.bssi_order();
-                    self.order_stale = false;
-                }
-                let order = std::mem::take(&mut self.order);
+                let order = self.take_order();
                 self.backfill(&order);
                 self.order = order;
             }
             Scheduler::Fifo | Scheduler::Scf | Scheduler::Ncf | Scheduler::Lcf | Scheduler::Sebf => {
-                if self.order_stale {
-                    self.order = self.coflow_order();
-                    self.order_stale = false;
-                }
-                let order = std::mem::take(&mut self.order);
+                let order = self.take_order();
                 for &c in &order {
                     if self.res.is_saturated() {
                         break;
@@ -1189,6 +1181,16 @@ impl<'a> Engine<'a> {
         } else {
             self.c_total[c as usize] - self.c_sent[c as usize]
         }
+    }
+
+    /// The coflow order (Sincronia's BSSI, else the ordered schedulers' key), recomputed only
+    /// when `order_stale`; taken out of `self` for the caller to put back.
+    fn take_order(&mut self) -> Vec<u32> {
+        if self.order_stale {
+            self.order = if self.sched == Scheduler::Sincronia { self.bssi_order() } else { self.coflow_order() };
+            self.order_stale = false;
+        }
+        std::mem::take(&mut self.order)
     }
 
     /// The order of the active coflows for FIFO, SCF, NCF, LCF and SEBF (ties by arrival).

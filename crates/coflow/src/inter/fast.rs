@@ -237,21 +237,13 @@ impl Engine<'_> {
         self.res.reset(self.fabric);
         match self.sched {
             Scheduler::Sincronia => {
-                if self.order_stale {
-                    self.order = self.bssi_order();
-                    self.order_stale = false;
-                }
-                let order = std::mem::take(&mut self.order);
+                let order = self.take_order();
                 self.backfill_fast(&order);
                 self.order = order;
             }
             Scheduler::Pfp => self.allocate_pfp(),
             _ => {
-                if self.order_stale {
-                    self.order = self.coflow_order();
-                    self.order_stale = false;
-                }
-                let order = std::mem::take(&mut self.order);
+                let order = self.take_order();
                 for &c in &order {
                     if self.res.is_saturated() {
                         break;
