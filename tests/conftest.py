@@ -101,3 +101,32 @@ def tiny_toml(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def tiny_results() -> slacknet.Results:
     return slacknet.run(slacknet.Scenario.from_toml_text(TINY_TOML))
+
+
+def flow_list_scenario(tmp_path: Path, flows_text: str, name: str) -> slacknet.Scenario:
+    """The peer-comparison tests' scenario: a 2-leaf, 32-host, 4-spine leaf-spine at 10 Gbit/s
+    (3 us per hop, ns-3-compatible profile, flow-index routing) replaying `flows_text` (the
+    format of `shared/data/peer-bench/flows_*.txt`) for 50 ms."""
+    flows = tmp_path / "flows.txt"
+    flows.write_text(flows_text)
+    toml = f"""
+name = "{name}"
+profile = "ns3_compat"
+[routing]
+mode = "flow_index"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 16
+spines = 4
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+host_delay_ns = 3000
+fabric_delay_ns = 3000
+[[workload]]
+kind = "flow_list"
+path = "{flows}"
+[run]
+stop_ms = 50
+"""
+    return slacknet.Scenario.from_toml_text(toml, tmp_path)

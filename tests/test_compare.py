@@ -28,6 +28,8 @@ from slacknet.compare import (
 )
 from slacknet.config import LongestQueueDrop, Scenario, load_scenario
 
+from .conftest import flow_list_scenario
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -65,29 +67,7 @@ FLOWS = """# id src dst start_s size_bytes incast
 
 
 def _scenario(tmp_path: Path) -> Scenario:
-    flows = tmp_path / "flows.txt"
-    flows.write_text(FLOWS)
-    toml = f"""
-name = "agreement"
-profile = "ns3_compat"
-[routing]
-mode = "flow_index"
-[topology]
-kind = "leaf_spine"
-leaves = 2
-hosts_per_leaf = 16
-spines = 4
-host_rate_gbps = 10
-fabric_rate_gbps = 10
-host_delay_ns = 3000
-fabric_delay_ns = 3000
-[[workload]]
-kind = "flow_list"
-path = "{flows}"
-[run]
-stop_ms = 50
-"""
-    return Scenario.from_toml_text(toml, tmp_path)
+    return flow_list_scenario(tmp_path, FLOWS, "agreement")
 
 
 @needs_ns3

@@ -28,6 +28,8 @@ from slacknet.compare import (
 )
 from slacknet.config import Scenario, load_scenario
 
+from .conftest import flow_list_scenario
+
 REPO = Path(__file__).resolve().parents[1]
 PEER_BENCH = Path("/work/shared/data/peer-bench")
 
@@ -170,29 +172,7 @@ def test_committed_htsim_results_match_the_conversion() -> None:
 
 
 def _scenario(tmp_path: Path) -> Scenario:
-    flows = tmp_path / "flows.txt"
-    flows.write_text(FLOWS.replace("0.1234565", "0.0001"))
-    toml = f"""
-name = "htsim_agreement"
-profile = "ns3_compat"
-[routing]
-mode = "flow_index"
-[topology]
-kind = "leaf_spine"
-leaves = 2
-hosts_per_leaf = 16
-spines = 4
-host_rate_gbps = 10
-fabric_rate_gbps = 10
-host_delay_ns = 3000
-fabric_delay_ns = 3000
-[[workload]]
-kind = "flow_list"
-path = "{flows}"
-[run]
-stop_ms = 50
-"""
-    return Scenario.from_toml_text(toml, tmp_path)
+    return flow_list_scenario(tmp_path, FLOWS.replace("0.1234565", "0.0001"), "htsim_agreement")
 
 
 def test_htsim_args_follow_the_scenario(tmp_path: Path) -> None:
