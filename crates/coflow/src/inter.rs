@@ -66,6 +66,7 @@ use crate::trace::Trace;
 
 mod dclas;
 mod fast;
+mod pfp;
 
 /// Varys' bins: a coflow is short if its longest flow is below 5 MB (MiB here)...
 pub const SHORT_LONGEST_FLOW_BYTES: f64 = 5.0 * 1_048_576.0;
@@ -450,6 +451,7 @@ struct Engine<'a> {
     is_reference: bool,
     fast: fast::State,
     dclas: dclas::State,
+    pfp: pfp::State,
 }
 
 impl<'a> Engine<'a> {
@@ -504,6 +506,7 @@ impl<'a> Engine<'a> {
             is_reference: false,
             fast: fast::State::new(num_c),
             dclas: dclas::State::default(),
+            pfp: pfp::State::default(),
         };
         for i in idx {
             let c = &trace.coflows[i];
@@ -648,6 +651,9 @@ impl<'a> Engine<'a> {
         }
         if !self.is_reference && self.sched == Scheduler::Dclas {
             return self.simulate_dclas();
+        }
+        if !self.is_reference && self.sched == Scheduler::Pfp {
+            return self.simulate_pfp();
         }
         if !self.is_reference && self.has_fast_path() {
             return self.simulate_fast();
