@@ -263,7 +263,6 @@ impl Engine<'_> {
     /// (`granted`'s and `watchers`' invariants hold), and `running` holds every head with a
     /// rate (and possibly heads that lost theirs, for the caller to drop).
     fn sweep(&mut self) {
-        let eps = self.res.eps;
         while let Some(Reverse((key, tag))) = self.pfp.tasks.pop() {
             let f = key.1;
             if tag == NIL {
@@ -280,16 +279,42 @@ impl Engine<'_> {
                 continue; // superseded by an earlier cursor, which has passed here
             }
             self.pfp.cursor[q] = None;
-            // CORRECTNESS: every grant before `key` is final, and later ones on `q` only take
-            // more, so a port full here is full for every later watcher: the cursor stops.
-            if self.free_at(q, key) <= eps {
-                continue;
-            }
-            if self.pfp.watch[f as usize] == q as u32 {
-                self.recompute(f);
-            }
-            self.cursor_from(q, key);
+            self.walk(q, key);
         }
+    }
+
+    /// Port `q`'s cursor, at its watcher with key `x`: wakes its watchers from there in order
+    /// while `q` has room at their turn.
+    ///
+    /// PERF: walks on without going through `tasks` while no task comes first, and takes the
+    /// watchers it passes out of the list at once at the end (each leaves `q`: it gets a
+    /// rate, or its other port is full and it watches that).
+    fn walk(&mut self, q: usize, x: Key) {
+        let eps = self.res.eps;
+        let start = self.pfp.watchers[q].partition_point(|&k| k < x);
+        let mut at = start;
+        while let Some(&w) = self.pfp.watchers[q].get(at) {
+            if self.pfp.tasks.peek().is_some_and(|Reverse((k, _))| *k < w) {
+                // Keep the sweep in order: the cursor waits for the earlier task.
+                self.pfp.cursor[q] = Some(w);
+                self.pfp.tasks.push(Reverse((w, q as u32)));
+                break;
+            }
+            // CORRECTNESS: every grant before `w` is final, and later ones on `q` only take
+            // more, so a port full here is full for every later watcher: the cursor stops.
+            if self.free_at(q, w) <= eps {
+                break;
+            }
+            debug_assert_eq!(self.pfp.watch[w.1 as usize], q as u32);
+            self.pfp.watch[w.1 as usize] = NIL; // taken out of the list below
+            self.recompute(w.1);
+            debug_assert_ne!(self.pfp.watch[w.1 as usize], q as u32, "q has room at its turn");
+            at += 1;
+            if self.pfp.cursor[q].is_some() {
+                break; // `w` took `q` and set the cursor on past it
+            }
+        }
+        self.pfp.watchers[q].drain(start..at);
     }
 
     /// Recomputes head `h`'s grant as the reference's `greedy` at its turn; if it changed,
