@@ -234,12 +234,16 @@ impl Engine<'_> {
     }
 
     /// Points port `q`'s cursor at its first watcher after `x`, if that is earlier than
-    /// where it points.
+    /// where it points and `q` has room at its turn.
+    ///
+    /// PERF: most changes leave the port full at its next watcher's turn, and a cursor that
+    /// would stop at once is not queued. CORRECTNESS: the grants before that watcher that are
+    /// not final yet are queued, and one that changes changes `q` again, before the watcher.
     fn cursor_from(&mut self, q: usize, x: Key) {
         let ws = &self.pfp.watchers[q];
         let at = ws.partition_point(|&k| k <= x);
         if let Some(&w) = ws.get(at) {
-            if self.pfp.cursor[q].is_none_or(|c| w < c) {
+            if self.pfp.cursor[q].is_none_or(|c| w < c) && self.free_at(q, w) > self.res.eps {
                 self.pfp.cursor[q] = Some(w);
                 self.pfp.tasks.push(Reverse((w, q as u32)));
             }
@@ -294,15 +298,16 @@ impl Engine<'_> {
         let start = self.pfp.watchers[q].partition_point(|&k| k < x);
         let mut at = start;
         while let Some(&w) = self.pfp.watchers[q].get(at) {
+            // CORRECTNESS: later grants on `q` only take more, so a port full here is full for
+            // every later watcher: the cursor stops. (A grant before `w` that is not final yet
+            // is queued; if it changes, `q` changes again, before `w`.)
+            if self.free_at(q, w) <= eps {
+                break;
+            }
             if self.pfp.tasks.peek().is_some_and(|Reverse((k, _))| *k < w) {
                 // Keep the sweep in order: the cursor waits for the earlier task.
                 self.pfp.cursor[q] = Some(w);
                 self.pfp.tasks.push(Reverse((w, q as u32)));
-                break;
-            }
-            // CORRECTNESS: every grant before `w` is final, and later ones on `q` only take
-            // more, so a port full here is full for every later watcher: the cursor stops.
-            if self.free_at(q, w) <= eps {
                 break;
             }
             debug_assert_eq!(self.pfp.watch[w.1 as usize], q as u32);
