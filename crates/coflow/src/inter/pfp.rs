@@ -51,10 +51,26 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Engine, OrdF64, DONE_TOL};
+use super::{Engine, DONE_TOL};
 
-/// A flow's place in PFP's order: (bytes left, id).
-type Key = (OrdF64, u32);
+/// A flow's place in PFP's order, (bytes left, id), as one integer: the bytes' bits mapped so
+/// that integers compare as `f64::total_cmp` (the reference's sort), then the id.
+/// PERF: comparing keys is most of the work of the sorted lists and the task heap; as
+/// `(OrdF64, u32)` pairs, `total_cmp` alone took 18% of the time on FB2010.
+type Key = u128;
+
+/// The key of flow `f` with `rem` bytes left.
+fn key_of(rem: f64, f: u32) -> Key {
+    let b = rem.to_bits();
+    // As `f64::total_cmp`: negative values' bits reversed, positive ones' above them.
+    let b = b ^ (((b as i64 >> 63) as u64) | 1 << 63);
+    ((b as u128) << 32) | f as u128
+}
+
+/// The flow of key `k`.
+fn flow_of(k: Key) -> u32 {
+    k as u32
+}
 
 const NIL: u32 = u32::MAX;
 
@@ -152,7 +168,7 @@ impl Engine<'_> {
 
     /// Flow `f`'s place in PFP's order now.
     fn key(&self, f: u32) -> Key {
-        (OrdF64(self.f_rem[f as usize]), f)
+        key_of(self.f_rem[f as usize], f)
     }
 
     /// The pair of flow `f`, and its two ports.
@@ -268,7 +284,7 @@ impl Engine<'_> {
     /// rate (and possibly heads that lost theirs, for the caller to drop).
     fn sweep(&mut self) {
         while let Some(Reverse((key, tag))) = self.pfp.tasks.pop() {
-            let f = key.1;
+            let f = flow_of(key);
             if tag == NIL {
                 self.pfp.is_queued[f as usize] = false;
                 let (p, _, _) = self.pair_ports(f);
@@ -310,10 +326,10 @@ impl Engine<'_> {
                 self.pfp.tasks.push(Reverse((w, q as u32)));
                 break;
             }
-            debug_assert_eq!(self.pfp.watch[w.1 as usize], q as u32);
-            self.pfp.watch[w.1 as usize] = NIL; // taken out of the list below
-            self.recompute(w.1);
-            debug_assert_ne!(self.pfp.watch[w.1 as usize], q as u32, "q has room at its turn");
+            debug_assert_eq!(self.pfp.watch[flow_of(w) as usize], q as u32);
+            self.pfp.watch[flow_of(w) as usize] = NIL; // taken out of the list below
+            self.recompute(flow_of(w));
+            debug_assert_ne!(self.pfp.watch[flow_of(w) as usize], q as u32, "q has room at its turn");
             at += 1;
             if self.pfp.cursor[q].is_some() {
                 break; // `w` took `q` and set the cursor on past it
@@ -395,7 +411,7 @@ impl Engine<'_> {
                 self.c_finish[c] = self.now;
                 any_coflow = true;
             }
-            let h = self.pfp.rest[p].pop().map_or(NIL, |Reverse((_, g))| g);
+            let h = self.pfp.rest[p].pop().map_or(NIL, |Reverse(k)| flow_of(k));
             self.pfp.head[p] = h;
             if h != NIL {
                 self.queue_recompute(h);
@@ -480,7 +496,8 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run_on, run_reference, Options, Scheduler};
+    use super::super::{run_on, run_reference, OrdF64, Options, Scheduler};
+    use super::{flow_of, key_of};
     use crate::fabric::Fabric;
     use crate::trace::{Trace, BYTES_PER_MB};
 
@@ -529,6 +546,19 @@ mod tests {
             text += "\n";
         }
         Trace::parse(&text).unwrap()
+    }
+
+    /// Keys order as the reference's sort: bytes left by `total_cmp` (a flow may be an ulp
+    /// below zero when it finishes), then id.
+    #[test]
+    fn keys_order_as_total_cmp_then_id() {
+        let mut r = Rng(3);
+        let mut rems = vec![0.0, -0.0, 1e-300, -1e-300, 1.0, -1.0, f64::MIN_POSITIVE, 5e-324, 1e300, f64::INFINITY];
+        rems.extend((0..200).map(|_| (r.below(1 << 40) as f64 - (1u64 << 30) as f64) * 1e-3));
+        let mut items: Vec<(f64, u32)> = rems.iter().flat_map(|&x| [(x, 3), (x, 1 << 31), (x, 0)]).collect();
+        items.sort_by_key(|&(x, f)| key_of(x, f));
+        assert!(items.windows(2).all(|w| (OrdF64(w[0].0), w[0].1) < (OrdF64(w[1].0), w[1].1)));
+        assert!(items.iter().all(|&(x, f)| flow_of(key_of(x, f)) == f));
     }
 
     /// The fast path's outcome is the reference's, bit for bit, on a uniform fabric and on
