@@ -99,10 +99,10 @@ pub(super) struct State {
     /// The sweep's tasks, least key first: (key, `NIL`) recomputes the key's flow, (key, port)
     /// is the port's cursor at the watcher with that key.
     tasks: BinaryHeap<Reverse<(Key, u32)>>,
-    /// Scratch: the flows finishing at this event; ports to check for order.
+    /// How many ports have more than one head in `granted`.
+    num_shared: usize,
+    /// Scratch: the heads finishing at this event.
     done: Vec<u32>,
-    ports: Vec<u32>,
-    is_listed: Vec<bool>,
 }
 
 impl Engine<'_> {
@@ -118,7 +118,6 @@ impl Engine<'_> {
             watch: vec![NIL; num_f],
             is_queued: vec![false; num_f],
             cursor: vec![None; 2 * n],
-            is_listed: vec![false; 2 * n],
             ..State::default()
         };
         let num_c = self.c_id.len();
@@ -138,30 +137,47 @@ impl Engine<'_> {
             }
             self.num_events += 1;
             self.sweep();
-            let rate = &self.f_rate;
-            self.running.retain(|&f| rate[f as usize] > 0.0);
-            #[cfg(debug_assertions)]
-            self.check();
             // The next event: an arrival or a head's finish. CORRECTNESS: on a tie, the
             // reference takes the first in its running list, which is in PFP's order.
+            // PERF: one pass drops the heads that lost their rate and finds the next event.
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };
             let mut first: Option<u32> = None;
-            for &f in &self.running {
-                let t = self.f_rem[f as usize] / self.f_rate[f as usize];
-                if t < dt || (t == dt && first.is_some_and(|g| self.key(f) < self.key(g))) {
-                    dt = t;
-                    first = Some(f);
+            let mut running = std::mem::take(&mut self.running);
+            let mut kept = 0;
+            for k in 0..running.len() {
+                let f = running[k];
+                let rate = self.f_rate[f as usize];
+                if rate > 0.0 {
+                    running[kept] = f;
+                    kept += 1;
+                    let t = self.f_rem[f as usize] / rate;
+                    if t < dt || (t == dt && first.is_some_and(|g| self.key(f) < self.key(g))) {
+                        dt = t;
+                        first = Some(f);
+                    }
                 }
             }
+            running.truncate(kept);
+            self.running = running;
+            #[cfg(debug_assertions)]
+            self.check();
             assert!(dt.is_finite(), "pfp: coflows are active but nothing progresses at t = {} s", self.now);
+            // Advance, and collect the heads with (almost) nothing left, as the reference's
+            // `complete_flows`.
+            self.now += dt;
+            let mut done = std::mem::take(&mut self.pfp.done);
+            done.clear();
             for &f in &self.running {
                 let f = f as usize;
                 self.f_rem[f] -= self.f_rate[f] * dt;
+                if Some(f as u32) == first {
+                    self.f_rem[f] = 0.0;
+                }
+                if self.f_rem[f] <= self.f_size[f] * DONE_TOL {
+                    done.push(f as u32);
+                }
             }
-            self.now += dt;
-            if let Some(f) = first {
-                self.f_rem[f as usize] = 0.0;
-            }
+            self.pfp.done = done;
             self.pfp_complete();
         }
     }
@@ -206,7 +222,7 @@ impl Engine<'_> {
             // has sorted them.
             for q in [s, d] {
                 let at = self.pfp.granted[q].iter().position(|&g| g == h).expect("a head with a rate is granted");
-                self.pfp.granted[q].remove(at);
+                self.ungrant(q, at);
             }
             self.f_rate[h as usize] = 0.0;
             let key = self.key(h);
@@ -355,13 +371,14 @@ impl Engine<'_> {
                 for q in [s, d] {
                     let at = self.granted_position(q, key);
                     self.pfp.granted[q].insert(at, h);
+                    self.pfp.num_shared += usize::from(self.pfp.granted[q].len() == 2);
                 }
                 self.running.push(h);
             } else if new == 0.0 {
                 for q in [s, d] {
                     let at = self.granted_position(q, key);
                     debug_assert_eq!(self.pfp.granted[q][at], h);
-                    self.pfp.granted[q].remove(at);
+                    self.ungrant(q, at);
                 }
             }
             self.f_rate[h as usize] = new;
@@ -382,22 +399,22 @@ impl Engine<'_> {
         }
     }
 
+    /// Takes the head at index `at` out of port `q`'s `granted`.
+    fn ungrant(&mut self, q: usize, at: usize) {
+        self.pfp.granted[q].remove(at);
+        self.pfp.num_shared -= usize::from(self.pfp.granted[q].len() == 1);
+    }
+
     /// Where the head with key `x` is (or goes) in port `q`'s `granted`.
     fn granted_position(&self, q: usize, x: Key) -> usize {
         self.pfp.granted[q].partition_point(|&g| self.key(g) < x)
     }
 
-    /// Finishes the heads with (almost) nothing left, as the reference's `complete_flows`, and
-    /// queues what that changes: their ports from their keys on, their pairs' next flows. Then
-    /// puts each port's `granted` back in order (heads with unequal rates may have swapped).
+    /// Finishes the heads in `done`, and queues what that changes: their ports from their keys
+    /// on, their pairs' next flows. Then puts each port's `granted` back in order (heads with
+    /// unequal rates may have swapped).
     fn pfp_complete(&mut self) {
-        let mut done = std::mem::take(&mut self.pfp.done);
-        done.clear();
-        for &f in &self.running {
-            if self.f_rem[f as usize] <= self.f_size[f as usize] * DONE_TOL {
-                done.push(f);
-            }
-        }
+        let done = std::mem::take(&mut self.pfp.done);
         let mut any_coflow = false;
         for &f in &done {
             let (p, _, _) = self.pair_ports(f);
@@ -422,23 +439,15 @@ impl Engine<'_> {
             let left = &self.c_num_left;
             self.active.retain(|&c| left[c as usize] > 0);
         }
-        // Ports shared by two heads with a rate: still in order? PERF: on a uniform fabric no
-        // port has two, and this is a pass over the running heads.
-        let mut ports = std::mem::take(&mut self.pfp.ports);
-        ports.clear();
-        for &f in &self.running {
-            if self.f_rate[f as usize] > 0.0 {
-                let (_, s, d) = self.pair_ports(f);
-                for q in [s, d] {
-                    if self.pfp.granted[q].len() > 1 && !std::mem::replace(&mut self.pfp.is_listed[q], true) {
-                        ports.push(q as u32);
-                    }
-                }
-            }
+        // Ports shared by heads with a rate: still in order? PERF: on a uniform fabric every
+        // grant fills both its ports, no port is shared, and this is skipped.
+        if self.pfp.num_shared == 0 {
+            return;
         }
-        for &q in &ports {
-            let q = q as usize;
-            self.pfp.is_listed[q] = false;
+        for q in 0..2 * self.n {
+            if self.pfp.granted[q].len() < 2 {
+                continue;
+            }
             let mut list = std::mem::take(&mut self.pfp.granted[q]);
             let is_sorted = list.windows(2).all(|w| self.key(w[0]) < self.key(w[1]));
             if !is_sorted {
@@ -457,7 +466,6 @@ impl Engine<'_> {
                 self.pfp.granted[q] = list;
             }
         }
-        self.pfp.ports = ports;
     }
 
     /// Debug builds: the allocation recomputed from scratch (the reference's greedy over every
@@ -486,6 +494,7 @@ impl Engine<'_> {
         }
         assert_eq!(self.pfp.watchers.iter().map(Vec::len).sum::<usize>(), num_zero);
         assert_eq!(self.running.len(), heads.len() - num_zero);
+        assert_eq!(self.pfp.num_shared, self.pfp.granted.iter().filter(|g| g.len() > 1).count());
         for q in 0..2 * n {
             assert!(self.pfp.granted[q].windows(2).all(|w| self.key(w[0]) < self.key(w[1])));
             assert!(self.pfp.watchers[q].windows(2).all(|w| w[0] < w[1]));
