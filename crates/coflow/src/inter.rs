@@ -50,9 +50,10 @@
 //! **Cost.** Every event recomputes every rate, and the trace has 40k to 600k events per
 //! scheduler. The straightforward engine (`Engine::simulate`'s loop, kept as the reference the
 //! tests compare against) touches every running flow at every event: tens of seconds to
-//! minutes of CPU on the full FB2010 trace. The fast paths (modules `fast` and `dclas`, and
-//! `simulate_fair`) compute the same model with less work per event: MADD coflows advance by
-//! one scale factor each, backfill and PFP visit only flows that can get capacity, FAIR and
+//! minutes of CPU on the full FB2010 trace. The fast paths (modules `fast`, `dclas` and `pfp`,
+//! and `simulate_fair`) compute the same model with less work per event: MADD coflows advance
+//! by one scale factor each, backfill visits only flows that can get capacity, PFP repairs its
+//! greedy allocation only where an event changed it, FAIR and
 //! FETCH move per port pair and fill per port ([`crate::fabric::PairMaxMin`]), D-CLAS replays
 //! the allocation of every coflow whose input has not changed and advances flows lazily.
 //! `coflow_bench` has the numbers before and after.

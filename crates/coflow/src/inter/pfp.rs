@@ -25,10 +25,11 @@
 //!   queue by key holds heads to recompute and per-port cursors. A change of port `p` at key
 //!   `x` queues `p`'s heads with a rate after `x` and a cursor that wakes `p`'s watchers after
 //!   `x` one by one, in order, while `p` has capacity left at their turn (once it has none, it
-//!   has none for every later head: grants are never negative). A recomputed head whose grant
-//!   changed changes its two ports at its key, and so on. The sweep takes tasks least key
-//!   first and every task it queues is at a later key, so when it reaches a head, every grant
-//!   before it is final: the grant it computes is the reference's.
+//!   has none for every later head: grants are never negative). A woken watcher takes the
+//!   port, or its other port is full at its turn and it watches that one instead. A
+//!   recomputed head whose grant changed changes its two ports at its key, and so on. The
+//!   sweep takes tasks least key first and every task it queues is at a later key, so when it
+//!   reaches a head, every grant before it is final: the grant it computes is the reference's.
 //!
 //! CORRECTNESS: exact, bit for bit. A grant is computed from the same capacities with the same
 //! subtractions in the same order as the reference's (each port's earlier grants in PFP's
@@ -39,14 +40,22 @@
 //! compares every head's rate bit for bit (`check`).
 //!
 //! Cost: an event costs O(heads with a rate) to advance them and find the next event (at most
-//! one per port pair on a port of a uniform fabric, ~150 here), plus O(log) per task; tasks are
-//! the heads whose grants an event changes and the watchers a freed port wakes (each either
-//! takes the port, or moves on to watch its other port, which is full). `c_load`, `c_cnt`,
-//! `c_qsum` and `r_live` are not kept up to date here: PFP does not read them.
+//! one per port on a uniform fabric), plus O(log n + n) per head recomputed (a search and an
+//! insertion in a sorted list of at most `n` entries) and O(log) per task. On FB2010 (150
+//! ports, 275,156 events), counted once: 124 heads with a rate per event on average, 34 heads
+//! recomputed per event (29 of them watchers woken by a cursor, 30 moving to their other
+//! port's list) and 6.6 grants changed. Memory: per flow a flag and a watched port, per pair a
+//! head and a heap, per port two lists of at most `n` heads. `c_load`, `c_cnt`, `c_qsum` and
+//! `r_live` are not kept up to date here: PFP does not read them.
 //!
-//! PERF: measured on FB2010 (`coflow_bench ... pfp`, CPU seconds): 9.4 s with the heads
-//! refiled and every free egress port's heads walked at every event (`fast`, before this
-//! module), TODO s here.
+//! PERF: measured on FB2010 (`coflow_bench <trace> - pfp`, release, CPU seconds on a shared
+//! 2-core machine, load 4 to 11, alternating runs of both binaries): 9.3-10.0 s before this
+//! module (`fast`:
+//! every head that ran refiled and every free egress port's heads walked at every event),
+//! 1.6-1.75 s here, the same events and CCTs. Where it goes now (`perf`): recomputing heads
+//! 24% (mostly finding a moved watcher's place in its other port's list), shifting list
+//! entries (`memmove`) 10%, ports' free capacity at a turn 9%, the task heap 8%, the two
+//! passes per event over the heads with a rate about 10%.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
