@@ -228,7 +228,9 @@ impl Engine<'_> {
         let (_, s, d) = self.pair_ports(h);
         if self.f_rate[h as usize] > 0.0 {
             // Linear search: the lists are short, and may be out of order until `pfp_complete`
-            // has sorted them.
+            // has sorted them. CORRECTNESS: `cursor_from`'s look at such a port is then exact
+            // up to the first place that changed (the lists agree before it, and every later
+            // head's key is above it), and `pfp_complete` wakes the watchers from there on.
             for q in [s, d] {
                 let at = self.pfp.granted[q].iter().position(|&g| g == h).expect("a head with a rate is granted");
                 self.ungrant(q, at);
