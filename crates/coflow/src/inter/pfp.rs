@@ -37,7 +37,10 @@
 //! event's flow is chosen with the reference's tie-break (the first in PFP's order). The
 //! tests compare outcomes for equality with the reference on uniform and unequal fabrics
 //! (`tests`), and a debug build recomputes the whole greedy allocation at every event and
-//! compares every head's rate bit for bit (`check`).
+//! compares every head's rate bit for bit (`check`). On the whole FB2010 trace (the ignored
+//! `fast::tests::fast_matches_reference_on_whole_fb2010`): the reference's 275,156 events and
+//! every coflow's and flow's finish identical (the reference on the tripled trace moves coflow
+//! finishes by up to 2.5e-2 of the clock).
 //!
 //! Cost: an event costs O(heads with a rate) to advance them and find the next event (at most
 //! one per port on a uniform fabric), plus O(log n + n) per head recomputed (a search and an
