@@ -9,8 +9,8 @@
 //!
 //! Measured on FB2010 (release, one core of a shared 2-core machine, CPU seconds; CCT in s).
 //! "before" is the per-flow engine (now `inter`'s test reference), "after" the fast paths
-//! (`inter::fast`, `inter::dclas`, FAIR's and FETCH's per-pair path; wall time within 6% of
-//! CPU time):
+//! (`inter::fast`, `inter::dclas`, `inter::pfp`, FAIR's and FETCH's per-pair path; wall time
+//! within 6% of CPU time on the quieter runs):
 //!
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
@@ -22,17 +22,19 @@
 //! | sebf | 84.0 | 5.7 | 522,329 | 22.23 | 39.98 | 2.65x |
 //! | dclas | 30.9 | 18.6 | 71,334 | 37.10 | 39.88 | 1.58x |
 //! | sincronia | 12.9 | 2.6 | 343,654 | 22.35 | 40.26 | 2.63x |
-//! | pfp | 128.0 | 8.8 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | pfp | 128.0 | 1.7 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 6.5 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
 //! "after" is a run on a loaded machine (load average 4 on 2 cores), after D-CLAS got its fast
 //! path (`inter::dclas`, from 30.8 s) and FAIR and FETCH the per-port fill
-//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). Still above 5 s: D-CLAS recomputes about
-//! four coflows per event (each ~9,000 live flows: the big coflows queued behind an event's
-//! coflow see their ports' free capacity change); FIFO and NCF keep many wide coflows queued,
-//! and the backfill looks at ~13 of them per event, O(mappers + reducers) each; PFP refiles the
-//! pair heads that ran and walks every free egress port's heads at every event; FAIR, FETCH,
-//! SEBF, SCF and LCF are within 30% of it.
+//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). PFP's is from its own path (`inter::pfp`,
+//! which repairs the greedy allocation where an event changed it): 1.60-1.75 s in alternating
+//! runs against 9.3-10.0 s for the path before it (`inter::fast`, 8.8 s in the earlier run),
+//! load 4 to 11, the same events and CCTs (its results are the reference's bit for bit). Still
+//! above 5 s: D-CLAS recomputes about four coflows per event (each ~9,000 live flows: the big
+//! coflows queued behind an event's coflow see their ports' free capacity change); FIFO and NCF
+//! keep many wide coflows queued, and the backfill looks at ~13 of them per event,
+//! O(mappers + reducers) each; FAIR, FETCH, SEBF, SCF and LCF are within 30% of it.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself

@@ -50,9 +50,10 @@
 //! **Cost.** Every event recomputes every rate, and the trace has 40k to 600k events per
 //! scheduler. The straightforward engine (`Engine::simulate`'s loop, kept as the reference the
 //! tests compare against) touches every running flow at every event: tens of seconds to
-//! minutes of CPU on the full FB2010 trace. The fast paths (modules `fast` and `dclas`, and
-//! `simulate_fair`) compute the same model with less work per event: MADD coflows advance by
-//! one scale factor each, backfill and PFP visit only flows that can get capacity, FAIR and
+//! minutes of CPU on the full FB2010 trace. The fast paths (modules `fast`, `dclas` and `pfp`,
+//! and `simulate_fair`) compute the same model with less work per event: MADD coflows advance
+//! by one scale factor each, backfill visits only flows that can get capacity, PFP repairs its
+//! greedy allocation only where an event changed it, FAIR and
 //! FETCH move per port pair and fill per port ([`crate::fabric::PairMaxMin`]), D-CLAS replays
 //! the allocation of every coflow whose input has not changed and advances flows lazily.
 //! `coflow_bench` has the numbers before and after.
@@ -66,6 +67,7 @@ use crate::trace::Trace;
 
 mod dclas;
 mod fast;
+mod pfp;
 
 /// Varys' bins: a coflow is short if its longest flow is below 5 MB (MiB here)...
 pub const SHORT_LONGEST_FLOW_BYTES: f64 = 5.0 * 1_048_576.0;
@@ -450,6 +452,7 @@ struct Engine<'a> {
     is_reference: bool,
     fast: fast::State,
     dclas: dclas::State,
+    pfp: pfp::State,
 }
 
 impl<'a> Engine<'a> {
@@ -504,6 +507,7 @@ impl<'a> Engine<'a> {
             is_reference: false,
             fast: fast::State::new(num_c),
             dclas: dclas::State::default(),
+            pfp: pfp::State::default(),
         };
         for i in idx {
             let c = &trace.coflows[i];
@@ -648,6 +652,9 @@ impl<'a> Engine<'a> {
         }
         if !self.is_reference && self.sched == Scheduler::Dclas {
             return self.simulate_dclas();
+        }
+        if !self.is_reference && self.sched == Scheduler::Pfp {
+            return self.simulate_pfp();
         }
         if !self.is_reference && self.has_fast_path() {
             return self.simulate_fast();

@@ -14,10 +14,8 @@
 //! - **Backfill and Sincronia's greedy** visit, per reducer with free ingress, only the
 //!   coflow's mappers whose egress is still free, and stop at the reducer once its ingress is
 //!   full (the reference visits every live flow and grants most of them nothing).
-//! - **PFP** gives at most one flow per port pair a rate (see `allocate_pfp`).
-//!
-//! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`); nor is
-//!   **D-CLAS** (module `dclas`).
+//! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`); nor are
+//!   **D-CLAS** (module `dclas`) and **PFP** (module `pfp`).
 //!
 //! CORRECTNESS: this is the reference model reformulated, not approximated: the same events,
 //! the same orders, the same rates. It is not bit-identical for MADD: `c_scale * f_rem` rounds
@@ -26,8 +24,8 @@
 //! `total - sent`. Each of these differs from the reference in the last bits of a value, and
 //! event times `now += dt` carry those differences on, so a finish time can differ in the last
 //! bits relative to the absolute clock: the tests hold every coflow's and every flow's finish
-//! to 1e-9 of the clock on random traces and slices of FB2010. Sincronia and PFP keep the
-//! scale at 1 and compute what the reference computes, in the same order.
+//! to 1e-9 of the clock on random traces and slices of FB2010. Sincronia keeps the scale at 1
+//! and computes what the reference computes, in the same order.
 //!
 //! Over the whole FB2010 trace, the model itself amplifies rounding: two flows that end
 //! together in exact arithmetic end an ulp apart, and which one ends first decides who gets
@@ -42,10 +40,7 @@
 //! 2.0e-10 (2.0e-10); LCF 6.9e-9 (1.2e-9); FETCH:5 4.3e-2 (8.2e-3; the fast path tripled vs
 //! itself: 3.7e-2), its mean CCT 87.01 s against 87.30 s (87.25 s tripled).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-use super::{Engine, OrdF64, Scheduler, DONE_TOL};
+use super::{Engine, Scheduler, DONE_TOL};
 
 /// Scratch of the fast paths, kept between events.
 #[derive(Debug, Default)]
@@ -65,26 +60,7 @@ pub(super) struct State {
     is_touched: Vec<bool>,
     /// Mapper indices of the coflow being backfilled whose egress is still free.
     open: Vec<u32>,
-    /// PFP, per port pair `src * n + dst`: its live flow first in PFP's order (`NIL` if none),
-    /// and its other live flows by (bytes left, id). Only a pair's head can get a rate (see
-    /// `allocate_pfp`), so the others' bytes never change and the heap's keys stay exact.
-    head: Vec<u32>,
-    rest: Vec<BinaryHeap<Reverse<(OrdF64, u32)>>>,
-    /// PFP: per egress port, the heads of its pairs by (bytes left, id); the key each pair's
-    /// head is filed under; the pairs whose head or its bytes changed since they were filed.
-    /// PERF: sorted `Vec`s (at most one entry per ingress port), not `BTreeSet`s, which took
-    /// twice as long on the full trace.
-    heads: Vec<Vec<(OrdF64, u32)>>,
-    filed: Vec<Option<(OrdF64, u32)>>,
-    moved: Vec<u32>,
-    /// PFP: each egress port's next candidate head (key, port, index in `heads`), least first.
-    next: BinaryHeap<Reverse<Candidate>>,
 }
-
-const NIL: u32 = u32::MAX;
-
-/// PFP: a head's key (bytes left, flow), its egress port, and its index in the port's list.
-type Candidate = ((OrdF64, u32), u32, u32);
 
 /// What set the next event.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,7 +87,7 @@ impl State {
 impl Engine<'_> {
     /// Whether `simulate_fast` runs this scheduler (FAIR has its own per-pair path).
     pub(super) fn has_fast_path(&self) -> bool {
-        self.is_madd_sched() || matches!(self.sched, Scheduler::Sincronia | Scheduler::Pfp)
+        self.is_madd_sched() || self.sched == Scheduler::Sincronia
     }
 
     /// FIFO, SCF, NCF, LCF or SEBF.
@@ -130,12 +106,6 @@ impl Engine<'_> {
         if self.is_scaled() {
             self.fast.is_touched = vec![false; self.f_src.len()];
         }
-        if self.sched == Scheduler::Pfp {
-            self.fast.head = vec![NIL; self.n * self.n];
-            self.fast.rest = vec![BinaryHeap::new(); self.n * self.n];
-            self.fast.filed = vec![None; self.n * self.n];
-            self.fast.heads = vec![Vec::new(); self.n];
-        }
         let num_c = self.c_id.len();
         let n2 = 2 * self.n;
         let mut next = 0;
@@ -143,9 +113,6 @@ impl Engine<'_> {
             while next < num_c && self.c_arrival[next] <= self.now {
                 self.active.push(next as u32);
                 self.order_stale = true;
-                if self.sched == Scheduler::Pfp {
-                    self.pfp_admit(next as u32);
-                }
                 next += 1;
             }
             self.num_admitted = next;
@@ -225,9 +192,6 @@ impl Engine<'_> {
     fn allocate_fast(&mut self) {
         for &f in &self.running {
             self.f_rate[f as usize] = 0.0;
-            if self.sched == Scheduler::Pfp {
-                self.fast.moved.push(self.f_src[f as usize] * self.n as u32 + self.f_dst[f as usize]);
-            }
         }
         self.running.clear();
         for &c in &self.fast.madd {
@@ -241,7 +205,6 @@ impl Engine<'_> {
                 self.backfill_fast(&order);
                 self.order = order;
             }
-            Scheduler::Pfp => self.allocate_pfp(),
             _ => {
                 let order = self.take_order();
                 for &c in &order {
@@ -402,108 +365,6 @@ impl Engine<'_> {
             self.order_stale = true;
         }
         self.scratch.push(self.f_reducer[f]);
-        if self.sched == Scheduler::Pfp {
-            let p = self.f_src[f] as usize * self.n + self.f_dst[f] as usize;
-            debug_assert_eq!(self.fast.head[p], f as u32, "PFP: only a pair's head runs");
-            self.fast.head[p] = self.fast.rest[p].pop().map_or(NIL, |Reverse((_, g))| g);
-            self.fast.moved.push(p as u32);
-        }
-    }
-
-    /// PFP (smallest remaining flow first, each flow all its ports have left) over the pairs'
-    /// heads instead of over every live flow. CORRECTNESS: of two live flows between the same
-    /// ports, the reference visits the one with less left (the head) first; if the head gets
-    /// a rate, it fills its egress or its ingress, and if it gets none, one of them was full:
-    /// either way the pair's other flows get nothing. So the reference's grants are the
-    /// heads' grants, in the same order.
-    ///
-    /// PERF: the heads stay filed in order between events; only those that ran, finished or
-    /// arrived are refiled. Sorting every live flow (the reference) or every pair per event
-    /// made PFP the slowest scheduler.
-    ///
-    /// The heads are visited by egress port: a heap holds each free egress port's least head
-    /// whose ingress is free, so the least of those is the reference's next positive grant.
-    /// Heads behind a full egress port are never visited; each free port's are passed over
-    /// once.
-    fn allocate_pfp(&mut self) {
-        let n = self.n;
-        for k in 0..self.fast.moved.len() {
-            let p = self.fast.moved[k] as usize;
-            let heads = &mut self.fast.heads[p / n];
-            let f = self.fast.head[p];
-            let key = (f != NIL).then(|| (OrdF64(self.f_rem[f as usize]), f));
-            match (self.fast.filed[p].take(), key) {
-                (Some(old), Some(new)) if old.1 == new.1 => {
-                    // The head ran: it only moves forward, past the heads between.
-                    debug_assert!(new <= old, "PFP: a head's bytes only shrink");
-                    let at = heads.binary_search(&old).expect("a filed head is in its port's list");
-                    let to = heads[..at].binary_search(&new).unwrap_or_else(|to| to);
-                    heads[to..=at].rotate_right(1);
-                    heads[to] = new;
-                }
-                (old, new) => {
-                    if let Some(old) = old {
-                        let at = heads.binary_search(&old).expect("a filed head is in its port's list");
-                        heads.remove(at);
-                    }
-                    if let Some(new) = new {
-                        let at = heads.binary_search(&new).unwrap_or_else(|at| at);
-                        heads.insert(at, new);
-                    }
-                }
-            }
-            self.fast.filed[p] = key;
-        }
-        self.fast.moved.clear();
-        let mut next = std::mem::take(&mut self.fast.next).into_vec();
-        next.clear();
-        for s in 0..n {
-            if let Some(k) = self.pfp_candidate(s, 0) {
-                next.push(Reverse((self.fast.heads[s][k], s as u32, k as u32)));
-            }
-        }
-        let mut next = BinaryHeap::from(next);
-        while let Some(Reverse(((_, f), s, k))) = next.pop() {
-            if self.res.is_saturated() {
-                break;
-            }
-            if self.res.ingress[self.f_dst[f as usize] as usize] > self.res.eps {
-                self.greedy(f);
-            }
-            let s = s as usize;
-            if let Some(k) = self.pfp_candidate(s, k as usize + 1) {
-                next.push(Reverse((self.fast.heads[s][k], s as u32, k as u32)));
-            }
-        }
-        self.fast.next = next;
-    }
-
-    /// PFP: the index of egress port `s`'s first head from index `from` on whose ingress is
-    /// free, if `s` is free.
-    fn pfp_candidate(&self, s: usize, from: usize) -> Option<usize> {
-        if self.res.egress[s] <= self.res.eps {
-            return None;
-        }
-        let heads = &self.fast.heads[s];
-        (from..heads.len()).find(|&k| self.res.ingress[self.f_dst[heads[k].1 as usize] as usize] > self.res.eps)
-    }
-
-    /// PFP: files coflow `c`'s flows under their pairs.
-    fn pfp_admit(&mut self, c: u32) {
-        for f in self.c_first[c as usize]..self.c_first[c as usize + 1] {
-            let p = self.f_src[f as usize] as usize * self.n + self.f_dst[f as usize] as usize;
-            let key = (OrdF64(self.f_rem[f as usize]), f);
-            let h = self.fast.head[p];
-            if h == NIL || key < (OrdF64(self.f_rem[h as usize]), h) {
-                if h != NIL {
-                    self.fast.rest[p].push(Reverse((OrdF64(self.f_rem[h as usize]), h)));
-                }
-                self.fast.head[p] = f;
-                self.fast.moved.push(p as u32);
-            } else {
-                self.fast.rest[p].push(Reverse(key));
-            }
-        }
     }
 
     /// Finishes the flows with (almost) nothing left, as the reference's `complete_flows`: the
