@@ -402,18 +402,13 @@ impl PairMaxMin {
         }
     }
 
-    /// [`PairMaxMin::rate`] of every pair `s * n + d` into `rate`, 0 for pairs without
-    /// flows. PERF: a branch-free pass over the whole matrix, for when most pairs have flows.
-    pub fn rates_into(&self, rate: &mut [f64]) {
-        let n = self.n;
-        let (seq_in, at_in) = (&self.seq[n..], &self.frozen_at[n..]);
-        for s in 0..n {
-            let (seq_s, at_s) = (self.seq[s], self.frozen_at[s]);
-            let row = &self.weight[s * n..(s + 1) * n];
-            for (d, r) in rate[s * n..(s + 1) * n].iter_mut().enumerate() {
-                let x = if seq_s < seq_in[d] { at_s } else { at_in[d] };
-                *r = if row[d] > 0.0 { x } else { 0.0 };
-            }
+    /// [`PairMaxMin::rate`] of the pairs `(src[i], dst[i])` into `rate[i]`, for pairs that
+    /// had flows at the last [`PairMaxMin::fill`].
+    pub fn rates_of(&self, src: &[u32], dst: &[u32], rate: &mut [f64]) {
+        let (seq_in, at_in) = (&self.seq[self.n..], &self.frozen_at[self.n..]);
+        for ((r, &s), &d) in rate.iter_mut().zip(src).zip(dst) {
+            let (s, d) = (s as usize, d as usize);
+            *r = if self.seq[s] < seq_in[d] { self.frozen_at[s] } else { at_in[d] };
         }
     }
 

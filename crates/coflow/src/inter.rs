@@ -61,7 +61,7 @@
 //! every rate is zero for a finished flow, and the run ends with every coflow finished (a
 //! non-finishing run is a bug and panics with the scheduler's name).
 
-use crate::fabric::{lowest, Fabric, MaxMin, PairMaxMin, Residual, DEFAULT_PORT_BYTES_PER_SEC};
+use crate::fabric::{Fabric, MaxMin, PairMaxMin, Residual, DEFAULT_PORT_BYTES_PER_SEC};
 use crate::trace::Trace;
 
 mod dclas;
@@ -721,10 +721,15 @@ impl<'a> Engine<'a> {
     /// so far (bytes each of its flows has received since the pair's epoch) and a min-heap of
     /// the service at which each flow ends (service at its arrival plus its size).
     ///
-    /// PERF: an event costs O(active pairs log P), not O(active flows): the full trace has up
-    /// to ~10^5 flows active at once under FAIR; per flow, it took minutes. The fill itself is
+    /// PERF: an event costs O(active pairs + fill), not O(active flows): the full trace has up
+    /// to ~10^5 flows active at once under FAIR; per flow, it took minutes. The fill is
     /// [`PairMaxMin`]'s per-port one (the reference keeps the list-based `MaxMin` fill, which
-    /// gives bit-identical rates): 14.6 -> 5.6 CPU s for FAIR, 15.9 -> 6.5 for FETCH:5.
+    /// gives bit-identical rates): 14.6 -> 5.6 CPU s for FAIR, 15.9 -> 6.5 for FETCH:5. The
+    /// pairs with flows sit in slots, their service, first end and rate in arrays of their own
+    /// (a pair keeps its slot while it has flows; its service waits in `served_idle` while it
+    /// has none): the passes of an event over them read memory in order. With the pairs' data
+    /// in `n x n` arrays, FETCH's ~3,000 active pairs were ~3,000 cache misses per array per
+    /// event, and FAIR passed over all 22,500 pairs to avoid them.
     ///
     /// With `fetch_limit` `Some(k)`, this is FETCH: only each reducer's first `k` live flows
     /// (mapper order) take part, and a flow joins its pair (service so far plus its size)
@@ -736,19 +741,26 @@ impl<'a> Engine<'a> {
         let num_c = self.c_id.len();
         let pair_src: Vec<u32> = (0..n * n).map(|p| (p / n) as u32).collect();
         let pair_dst: Vec<u32> = (0..n * n).map(|p| (p % n) as u32).collect();
-        let mut served = vec![0.0f64; n * n];
-        let mut rate = vec![0.0f64; n * n];
+        // Per pair: its flows, the service at which each ends (least first), its slot (while
+        // it has flows) and its service while it has none.
         let mut count = vec![0u32; n * n];
         let mut ends: Vec<std::collections::BinaryHeap<Reverse<(OrdF64, u32)>>> = vec![Default::default(); n * n];
-        let mut pairs: Vec<u32> = Vec::new();
+        let mut slot_of = vec![u32::MAX; n * n];
+        let mut served_idle = vec![0.0f64; n * n];
+        // Per slot: its pair (and the pair's two ports), service so far, the service at which
+        // its first flow ends (the head of its heap), rate, and time until that end.
+        let mut pair: Vec<u32> = Vec::new();
+        let (mut src, mut dst): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        let mut served: Vec<f64> = Vec::new();
+        let mut first_end: Vec<f64> = Vec::new();
+        let mut rate: Vec<f64> = Vec::new();
+        let mut due: Vec<f64> = Vec::new();
         let mut pm = PairMaxMin::new(n);
-        // Per pair, the time until its first flow ends (whole-matrix passes only), and the
-        // pairs with a flow due at this event.
-        let mut due = vec![f64::INFINITY; n * n];
+        // The reference's fill: its pairs in order, and the rate of each by pair.
+        let mut sorted: Vec<u32> = Vec::new();
+        let mut pair_rate = if self.is_reference { vec![0.0f64; n * n] } else { Vec::new() };
+        // The pairs with a flow due at this event.
         let mut done: Vec<u32> = Vec::new();
-        // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
-        // in memory, and the scan for the next event reads every active pair's).
-        let mut first_end = vec![f64::INFINITY; n * n];
         // FETCH: each reducer's next flow to join (the ones before it have joined), and the
         // flows joining at this instant.
         let mut r_next = vec![0u32; self.r_dst.len()];
@@ -768,16 +780,24 @@ impl<'a> Engine<'a> {
             for &f in &joining {
                 let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
                 if count[p] == 0 {
-                    pairs.push(p as u32);
+                    slot_of[p] = pair.len() as u32;
+                    pair.push(p as u32);
+                    src.push(pair_src[p]);
+                    dst.push(pair_dst[p]);
+                    served.push(served_idle[p]);
+                    first_end.push(f64::INFINITY);
+                    rate.push(0.0);
+                    due.push(f64::INFINITY);
                 }
                 count[p] += 1;
                 pm.add(pair_src[p], pair_dst[p]);
-                let end = served[p] + self.f_size[f as usize];
+                let i = slot_of[p] as usize;
+                let end = served[i] + self.f_size[f as usize];
                 ends[p].push(Reverse((OrdF64(end), f)));
-                first_end[p] = first_end[p].min(end);
+                first_end[i] = first_end[i].min(end);
             }
             joining.clear();
-            if pairs.is_empty() {
+            if pair.is_empty() {
                 if next == num_c {
                     break;
                 }
@@ -787,88 +807,58 @@ impl<'a> Engine<'a> {
             self.num_events += 1;
             self.res.reset(self.fabric);
             if self.is_reference {
-                pairs.sort_unstable();
-                self.maxmin.fill_weighted(&pairs, &pair_src, &pair_dst, Some(&count), &mut self.res, &mut rate);
+                sorted.clear();
+                sorted.extend_from_slice(&pair);
+                sorted.sort_unstable();
+                self.maxmin.fill_weighted(&sorted, &pair_src, &pair_dst, Some(&count), &mut self.res, &mut pair_rate);
+                for (r, &p) in rate.iter_mut().zip(&pair) {
+                    *r = pair_rate[p as usize];
+                }
             } else {
-                // PERF: `PairMaxMin` needs no pair order, and the scan below breaks ties by pair
-                // index as a scan in sorted order would; sorting took 14% of FETCH's time.
+                // PERF: `PairMaxMin` needs no pair order, and the least time below breaks ties
+                // by pair index as a scan in sorted order would; sorting took 14% of FETCH's time.
                 pm.fill(&mut self.res);
+                pm.rates_of(&src, &dst, &mut rate);
+            }
+            // PERF: the times first, branch-free, then the least: a compare with the least so
+            // far after each division made every division wait for the one before.
+            let mut least = f64::INFINITY;
+            for i in 0..pair.len() {
+                let t = if rate[i] > 0.0 { (first_end[i] - served[i]) / rate[i] } else { f64::INFINITY };
+                due[i] = t;
+                least = if t < least { t } else { least };
             }
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };
+            // The lowest pair with the least time (what a scan in pair order picks), if it
+            // comes before the next arrival.
             let mut first = None;
-            // PERF: with most pairs active, whole-matrix passes (no indirection, vectorizable)
-            // instead of passes over the list of active pairs. Both scan in pair order or break
-            // ties by pair index, so they pick the same `first`.
-            let is_dense = !self.is_reference && 3 * pairs.len() >= n * n;
-            if is_dense {
-                pm.rates_into(&mut rate);
-                for (t, p) in due.iter_mut().zip(0..n * n) {
-                    *t = if rate[p] > 0.0 { (first_end[p] - served[p]) / rate[p] } else { f64::INFINITY };
-                }
-                // The first pair with the least time, as the scan in pair order finds it.
-                let (t, p) = lowest(&due);
-                if t < dt {
-                    dt = t;
-                    first = Some(p);
-                }
-            } else {
-                // PERF: the times first, branch-free, then the least: a compare with the least
-                // so far after each division made every division wait for the one before.
-                let mut least = f64::INFINITY;
-                for &p in &pairs {
-                    let p = p as usize;
-                    if !self.is_reference {
-                        rate[p] = pm.rate(pair_src[p], pair_dst[p]);
-                    }
-                    let t = if rate[p] > 0.0 { (first_end[p] - served[p]) / rate[p] } else { f64::INFINITY };
-                    due[p] = t;
-                    least = if t < least { t } else { least };
-                }
-                // The lowest pair with the least time, as a scan in pair order finds it.
-                if least < dt {
-                    dt = least;
-                    first = pairs.iter().filter(|&&p| due[p as usize] == least).min().map(|&p| p as usize);
-                }
+            if least < dt {
+                dt = least;
+                first = (0..pair.len()).filter(|&i| due[i] == least).min_by_key(|&i| pair[i]);
             }
             assert!(dt.is_finite(), "fair: flows are active but nothing progresses at t = {} s", self.now);
             self.now += dt;
-            if is_dense {
-                // Pairs without flows have rate 0: their service does not move.
-                for (sv, &r) in served.iter_mut().zip(&rate) {
-                    *sv += r * dt;
+            done.clear();
+            for i in 0..pair.len() {
+                served[i] += rate[i] * dt;
+                // PERF: `|`, not `||`: one branch, taken only by the pairs due.
+                if (first_end[i] - served[i] <= first_end[i] * DONE_TOL) | (first == Some(i)) {
+                    done.push(pair[i]);
                 }
-                if let Some(p) = first {
-                    served[p] = served[p].max(first_end[p]);
-                }
-                done.clear();
-                for p in 0..n * n {
-                    // PERF: `&`, not `&&`: one branch, taken only by the pairs due.
-                    if (first_end[p] - served[p] <= first_end[p] * DONE_TOL) & (count[p] > 0) {
-                        done.push(p as u32);
-                    }
-                }
-            } else {
-                done.clear();
-                for &p in &pairs {
-                    let p = p as usize;
-                    served[p] += rate[p] * dt;
-                    if first == Some(p) {
-                        // The pair that set the event: its first flow is done, whatever the rounding.
-                        served[p] = served[p].max(first_end[p]);
-                    }
-                    if first_end[p] - served[p] <= first_end[p] * DONE_TOL {
-                        done.push(p as u32);
-                    }
-                }
+            }
+            if let Some(i) = first {
+                // The pair that set the event: its first flow is done, whatever the rounding.
+                served[i] = served[i].max(first_end[i]);
             }
             for &p in &done {
                 let p = p as usize;
+                let i = slot_of[p] as usize;
                 while let Some(&Reverse((OrdF64(end), f))) = ends[p].peek() {
-                    if end - served[p] > self.f_size[f as usize] * DONE_TOL {
+                    if end - served[i] > self.f_size[f as usize] * DONE_TOL {
                         break;
                     }
                     ends[p].pop();
-                    first_end[p] = ends[p].peek().map_or(f64::INFINITY, |Reverse((OrdF64(e), _))| *e);
+                    first_end[i] = ends[p].peek().map_or(f64::INFINITY, |Reverse((OrdF64(e), _))| *e);
                     count[p] -= 1;
                     pm.remove(pair_src[p], pair_dst[p]);
                     let f = f as usize;
@@ -887,7 +877,25 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-            pairs.retain(|&p| count[p as usize] > 0);
+            // Pairs left without flows give up their slots (the last slot moves in).
+            for &p in &done {
+                let p = p as usize;
+                if count[p] > 0 {
+                    continue;
+                }
+                let i = slot_of[p] as usize;
+                served_idle[p] = served[i];
+                slot_of[p] = u32::MAX;
+                let last = pair.len() - 1;
+                slot_of[pair[last] as usize] = i as u32;
+                pair.swap_remove(i);
+                src.swap_remove(i);
+                dst.swap_remove(i);
+                served.swap_remove(i);
+                first_end.swap_remove(i);
+                rate.swap_remove(i);
+                due.swap_remove(i);
+            }
         }
     }
 
