@@ -319,6 +319,8 @@ pub struct PairMaxMin {
     /// at their other port).
     frozen_at: Vec<f64>,
     seq: Vec<u32>,
+    /// Per port, `1 / frozen_at` (infinite for 0), for [`PairMaxMin::rates_of`].
+    inv_at: Vec<f64>,
 }
 
 impl PairMaxMin {
@@ -338,6 +340,7 @@ impl PairMaxMin {
             total: vec![0; 2 * n],
             level: vec![f64::INFINITY; 2 * n],
             frozen_at: vec![f64::INFINITY; 2 * n],
+            inv_at: vec![0.0; 2 * n],
             seq: vec![u32::MAX; 2 * n],
         }
     }
@@ -402,13 +405,17 @@ impl PairMaxMin {
         }
     }
 
-    /// [`PairMaxMin::rate`] of the pairs `(src[i], dst[i])` into `rate[i]`, for pairs that
-    /// had flows at the last [`PairMaxMin::fill`].
-    pub fn rates_of(&self, src: &[u32], dst: &[u32], rate: &mut [f64]) {
-        let (seq_in, at_in) = (&self.seq[self.n..], &self.frozen_at[self.n..]);
-        for ((r, &s), &d) in rate.iter_mut().zip(src).zip(dst) {
+    /// [`PairMaxMin::rate`] of the pairs `(src[i], dst[i])` into `rate[i]`, and its inverse
+    /// (`1 / rate`, rounded; infinite for 0) into `inv[i]`, for pairs that had flows at the last
+    /// [`PairMaxMin::fill`].
+    pub fn rates_of(&self, src: &[u32], dst: &[u32], rate: &mut [f64], inv: &mut [f64]) {
+        let n = self.n;
+        let (seq_in, at_in, inv_in) = (&self.seq[n..], &self.frozen_at[n..], &self.inv_at[n..]);
+        for (((r, v), &s), &d) in rate.iter_mut().zip(inv.iter_mut()).zip(src).zip(dst) {
             let (s, d) = (s as usize, d as usize);
-            *r = if self.seq[s] < seq_in[d] { self.frozen_at[s] } else { at_in[d] };
+            let is_egress = self.seq[s] < seq_in[d];
+            *r = if is_egress { self.frozen_at[s] } else { at_in[d] };
+            *v = if is_egress { self.inv_at[s] } else { inv_in[d] };
         }
     }
 
@@ -444,6 +451,7 @@ impl PairMaxMin {
             let p = side * n + at;
             let level = if best_level <= res.eps { 0.0 } else { best_level };
             self.frozen_at[p] = level;
+            self.inv_at[p] = 1.0 / level;
             self.seq[p] = num_frozen;
             num_frozen += 1;
             // PERF: p's own capacity goes in one subtraction (its level times its flows not
