@@ -410,12 +410,15 @@ impl PairMaxMin {
     /// [`PairMaxMin::fill`].
     pub fn rates_of(&self, src: &[u32], dst: &[u32], rate: &mut [f64], inv: &mut [f64]) {
         let n = self.n;
-        let (seq_in, at_in, inv_in) = (&self.seq[n..], &self.frozen_at[n..], &self.inv_at[n..]);
+        let (seq, at, inv_at) = (&self.seq[..2 * n], &self.frozen_at[..2 * n], &self.inv_at[..2 * n]);
         for (((r, v), &s), &d) in rate.iter_mut().zip(inv.iter_mut()).zip(src).zip(dst) {
-            let (s, d) = (s as usize, d as usize);
-            let is_egress = self.seq[s] < seq_in[d];
-            *r = if is_egress { self.frozen_at[s] } else { at_in[d] };
-            *v = if is_egress { self.inv_at[s] } else { inv_in[d] };
+            let (s, i) = (s as usize, n + d as usize);
+            // PERF: pick the port first (a conditional move), then load from it: selecting
+            // between the two ports' values compiled to a branch, which port froze first is
+            // unpredictable, and the mispredictions were most of this pass.
+            let b = if seq[s] < seq[i] { s } else { i };
+            *r = at[b];
+            *v = inv_at[b];
         }
     }
 
