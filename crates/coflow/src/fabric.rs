@@ -278,25 +278,46 @@ impl MaxMin {
 /// Progressive filling freezes ports, not flows: every pair freezes with the first of its two
 /// ports to freeze, at that port's level, so the allocation is two numbers per port (its
 /// freeze level and its place in the freeze order), and a pair's rate is read off its ports.
-/// A freeze updates the opposite ports of the pairs it freezes by scanning one row (or, via a
-/// transposed copy, one column) of the matrix over the opposite ports still open.
+/// A freeze updates the opposite ports of the pairs it freezes: the whole row (or, via a
+/// transposed copy, column) of the matrix when the port pairs with many, else the list of the
+/// ports it pairs with (kept by `add` and `remove`).
 ///
 /// CORRECTNESS: this is [`MaxMin::fill_weighted`] with the same arithmetic in the same order:
 /// each open port's capacity loses `level * weight` once per freeze of an opposite port, in
 /// freeze order, its level is recomputed as `free / count` after that freeze, and the port
 /// that freezes next is the lowest level (ties: lowest port). So the rates are bit-identical
-/// (`tests::pair_maxmin_is_bit_identical_to_fill_weighted`).
+/// (`tests::pair_maxmin_is_bit_identical_to_fill_weighted`, and with flows removed as well as
+/// added, `tests::pair_maxmin_with_removals_is_bit_identical_to_fill_weighted`).
 ///
 /// PERF: the pair-by-pair fill built intrusive lists over up to 22,500 pairs and scanned every
 /// open port for the lowest level at each freeze; FAIR spent 80% of its 14.6 s there on FB2010.
+/// On FB2010 a fill has ~110 freezes (FAIR, ~14,700 pairs with flows; FETCH:5, ~3,200), so a
+/// freeze's update is the inner loop: branch-free (whole row, or list when the port pairs with
+/// under a third of the others), it does not wait on a mispredicted branch before each
+/// division as the loop over the open ports with a pair did (~30% of the fill's samples sat
+/// on the division's result).
 #[derive(Clone, Debug, Default)]
 pub struct PairMaxMin {
     n: usize,
     /// Flows between `s` and `d`: `weight[s * n + d]`, and transposed, `weight_t[d * n + s]`.
-    weight: Vec<u32>,
-    weight_t: Vec<u32>,
-    /// Per port (egress `0..n`, ingress `n..2n`): flows not yet frozen, and their level.
-    count: Vec<u32>,
+    /// PERF: `f64` (exact: counts are far below 2^53), so a freeze's row update converts
+    /// nothing and vectorizes.
+    weight: Vec<f64>,
+    weight_t: Vec<f64>,
+    /// Per port, the opposite ports it has a pair with: egress `s`'s ingress ports are
+    /// `adj[s * n..][..deg[s]]`, ingress `d`'s egress ports `adj_t[d * n..][..deg[n + d]]`
+    /// (in no particular order); `at[s * n + d]` and `at_t[d * n + s]` are the places of a
+    /// pair in them. PERF: under FETCH a port has pairs with a fifth of the others, and a
+    /// freeze then updates those only.
+    adj: Vec<u32>,
+    adj_t: Vec<u32>,
+    at: Vec<u32>,
+    at_t: Vec<u32>,
+    deg: Vec<u32>,
+    /// Per port (egress `0..n`, ingress `n..2n`), during [`PairMaxMin::fill`]: its free
+    /// capacity, its flows not yet frozen (as `f64`, exact), and their level.
+    free: Vec<f64>,
+    count: Vec<f64>,
     level: Vec<f64>,
     /// Per port, all its flows (the row and column sums of `weight`).
     total: Vec<u32>,
@@ -305,6 +326,8 @@ pub struct PairMaxMin {
     /// at their other port).
     frozen_at: Vec<f64>,
     seq: Vec<u32>,
+    /// Per port, `1 / frozen_at` (infinite for 0), for [`PairMaxMin::rates_of`].
+    inv_at: Vec<f64>,
 }
 
 impl PairMaxMin {
@@ -312,35 +335,70 @@ impl PairMaxMin {
     pub fn new(n: usize) -> PairMaxMin {
         PairMaxMin {
             n,
-            weight: vec![0; n * n],
-            weight_t: vec![0; n * n],
-            count: vec![0; 2 * n],
+            weight: vec![0.0; n * n],
+            weight_t: vec![0.0; n * n],
+            adj: vec![0; n * n],
+            adj_t: vec![0; n * n],
+            at: vec![0; n * n],
+            at_t: vec![0; n * n],
+            deg: vec![0; 2 * n],
+            free: vec![0.0; 2 * n],
+            count: vec![0.0; 2 * n],
             total: vec![0; 2 * n],
             level: vec![f64::INFINITY; 2 * n],
             frozen_at: vec![f64::INFINITY; 2 * n],
+            inv_at: vec![0.0; 2 * n],
             seq: vec![u32::MAX; 2 * n],
         }
     }
 
     /// Flows between `s` and `d`.
     pub fn weight(&self, s: u32, d: u32) -> u32 {
-        self.weight[s as usize * self.n + d as usize]
+        self.weight[s as usize * self.n + d as usize] as u32
     }
 
     /// One more flow between `s` and `d`.
     pub fn add(&mut self, s: u32, d: u32) {
-        self.weight[s as usize * self.n + d as usize] += 1;
-        self.weight_t[d as usize * self.n + s as usize] += 1;
+        let n = self.n;
+        let (s, d) = (s as usize, d as usize);
+        if self.weight[s * n + d] == 0.0 {
+            let (k, l) = (self.deg[s] as usize, self.deg[n + d] as usize);
+            self.adj[s * n + k] = d as u32;
+            self.at[s * n + d] = k as u32;
+            self.adj_t[d * n + l] = s as u32;
+            self.at_t[d * n + s] = l as u32;
+            self.deg[s] += 1;
+            self.deg[n + d] += 1;
+        }
+        let (s, d) = (s as u32, d as u32);
+        self.weight[s as usize * self.n + d as usize] += 1.0;
+        self.weight_t[d as usize * self.n + s as usize] += 1.0;
         self.total[s as usize] += 1;
         self.total[self.n + d as usize] += 1;
     }
 
     /// One flow fewer between `s` and `d`. PRECONDITION: there is one.
     pub fn remove(&mut self, s: u32, d: u32) {
-        self.weight[s as usize * self.n + d as usize] -= 1;
-        self.weight_t[d as usize * self.n + s as usize] -= 1;
+        debug_assert!(self.weight(s, d) > 0, "no flow between {s} and {d}");
+        self.weight[s as usize * self.n + d as usize] -= 1.0;
+        self.weight_t[d as usize * self.n + s as usize] -= 1.0;
         self.total[s as usize] -= 1;
         self.total[self.n + d as usize] -= 1;
+        let n = self.n;
+        let (s, d) = (s as usize, d as usize);
+        if self.weight[s * n + d] == 0.0 {
+            // Swap-remove the pair from both lists.
+            self.deg[s] -= 1;
+            let (k, last) = (self.at[s * n + d] as usize, self.deg[s] as usize);
+            let moved = self.adj[s * n + last] as usize;
+            self.adj[s * n + k] = moved as u32;
+            self.at[s * n + moved] = k as u32;
+            self.deg[n + d] -= 1;
+            let (l, last) = (self.at_t[d * n + s] as usize, self.deg[n + d] as usize);
+            let moved = self.adj_t[d * n + last] as usize;
+            self.adj_t[d * n + l] = moved as u32;
+            self.at_t[d * n + moved] = l as u32;
+        }
     }
 
     /// The rate of each flow between `s` and `d` after the last [`PairMaxMin::fill`], for a
@@ -354,18 +412,20 @@ impl PairMaxMin {
         }
     }
 
-    /// [`PairMaxMin::rate`] of every pair `s * n + d` into `rate`, 0 for pairs without
-    /// flows. PERF: a branch-free pass over the whole matrix, for when most pairs have flows.
-    pub fn rates_into(&self, rate: &mut [f64]) {
+    /// [`PairMaxMin::rate`] of the pairs `(src[i], dst[i])` into `rate[i]`, and its inverse
+    /// (`1 / rate`, rounded; infinite for 0) into `inv[i]`, for pairs that had flows at the last
+    /// [`PairMaxMin::fill`].
+    pub fn rates_of(&self, src: &[u32], dst: &[u32], rate: &mut [f64], inv: &mut [f64]) {
         let n = self.n;
-        let (seq_in, at_in) = (&self.seq[n..], &self.frozen_at[n..]);
-        for s in 0..n {
-            let (seq_s, at_s) = (self.seq[s], self.frozen_at[s]);
-            let row = &self.weight[s * n..(s + 1) * n];
-            for (d, r) in rate[s * n..(s + 1) * n].iter_mut().enumerate() {
-                let x = if seq_s < seq_in[d] { at_s } else { at_in[d] };
-                *r = if row[d] > 0 { x } else { 0.0 };
-            }
+        let (seq, at, inv_at) = (&self.seq[..2 * n], &self.frozen_at[..2 * n], &self.inv_at[..2 * n]);
+        for (((r, v), &s), &d) in rate.iter_mut().zip(inv.iter_mut()).zip(src).zip(dst) {
+            let (s, i) = (s as usize, n + d as usize);
+            // PERF: pick the port first (a conditional move), then load from it: selecting
+            // between the two ports' values compiled to a branch, which port froze first is
+            // unpredictable, and the mispredictions were most of this pass.
+            let b = if seq[s] < seq[i] { s } else { i };
+            *r = at[b];
+            *v = inv_at[b];
         }
     }
 
@@ -374,14 +434,16 @@ impl PairMaxMin {
     pub fn fill(&mut self, res: &mut Residual) {
         let n = self.n;
         debug_assert_eq!(res.egress.len(), n, "PairMaxMin built for another fabric");
-        let free = |res: &Residual, p: usize| if p < n { res.egress[p] } else { res.ingress[p - n] };
+        self.free[..n].copy_from_slice(&res.egress);
+        self.free[n..].copy_from_slice(&res.ingress);
         // PERF: port totals kept by `add` and `remove`, not summed over the pairs per fill.
-        // INVARIANT: `level` is infinite exactly for the ports that are not open (no flows,
-        // frozen, or all their flows frozen at the other end).
+        // INVARIANT: `level[p]` is `free[p].max(0) / count[p]` for the open ports (flows not
+        // yet frozen) and infinite for the others (no flows, frozen, or all their flows frozen
+        // at the other end).
         for p in 0..2 * n {
-            self.count[p] = self.total[p];
+            self.count[p] = self.total[p] as f64;
             self.seq[p] = u32::MAX;
-            self.level[p] = if self.count[p] > 0 { free(res, p).max(0.0) / self.count[p] as f64 } else { f64::INFINITY };
+            self.level[p] = if self.count[p] > 0.0 { self.free[p].max(0.0) / self.count[p] } else { f64::INFINITY };
         }
         let mut num_frozen = 0u32;
         // PERF: each side's lowest level by a branch-free pass over its levels (a freeze
@@ -399,27 +461,50 @@ impl PairMaxMin {
             let p = side * n + at;
             let level = if best_level <= res.eps { 0.0 } else { best_level };
             self.frozen_at[p] = level;
+            self.inv_at[p] = 1.0 / level;
             self.seq[p] = num_frozen;
             num_frozen += 1;
             // PERF: p's own capacity goes in one subtraction (its level times its flows not
             // yet frozen), not pair by pair as in `MaxMin::fill_weighted`: that was a chain of
             // dependent subtractions per freeze, and p's capacity is read no more (its rates
             // are fixed), so the rates stay bit-identical.
-            res.take_port(p, level * self.count[p] as f64);
-            self.count[p] = 0;
+            self.free[p] -= level * self.count[p];
+            self.count[p] = 0.0;
             self.level[p] = f64::INFINITY;
             // Freeze p's pairs whose other port is still open, and update those ports.
-            let (row, other) = if p < n { (&self.weight[p * n..(p + 1) * n], n) } else { (&self.weight_t[at * n..(at + 1) * n], 0) };
-            for (q, &w) in row.iter().enumerate() {
-                let o = other + q;
-                if w == 0 || self.count[o] == 0 {
-                    continue;
+            let (row, adj) = if side == 0 { (&self.weight, &self.adj) } else { (&self.weight_t, &self.adj_t) };
+            let row = &row[at * n..(at + 1) * n];
+            let adj = &adj[at * n..at * n + self.deg[p] as usize];
+            let o = (1 - side) * n..(2 - side) * n;
+            let (free, count, lv) = (&mut self.free[o.clone()], &mut self.count[o.clone()], &mut self.level[o]);
+            let update = |q: usize, free: &mut [f64], count: &mut [f64], lv: &mut [f64]| {
+                let c = count[q];
+                let w = if c > 0.0 { row[q] } else { 0.0 };
+                let f = free[q] - level * w;
+                let c = c - w;
+                free[q] = f;
+                count[q] = c;
+                lv[q] = if c > 0.0 { f.max(0.0) / c } else { f64::INFINITY };
+            };
+            // PERF: branch-free over the whole row (and so vectorized), not only over the open
+            // ports with a pair to p: the branch on a pair's weight mispredicted, and each
+            // division waited on it. CORRECTNESS: a port without a pair to p (`w` 0) loses
+            // `level * 0`, so keeps its capacity exactly, and its level is recomputed from the
+            // same two numbers, so it is the same; a port no longer open keeps count 0 and an
+            // infinite level. So this is `MaxMin::fill_weighted`'s arithmetic, bit for bit.
+            if 3 * adj.len() > n {
+                for q in 0..n {
+                    update(q, free, count, lv);
                 }
-                res.take_port(o, level * w as f64);
-                self.count[o] -= w;
-                self.level[o] = if self.count[o] > 0 { free(res, o).max(0.0) / self.count[o] as f64 } else { f64::INFINITY };
+            } else {
+                for &q in adj {
+                    update(q as usize, free, count, lv);
+                }
             }
             best = [lowest(&self.level[..n]), lowest(&self.level[n..])];
+        }
+        for p in 0..2 * n {
+            res.set_port(p, self.free[p]);
         }
     }
 }
@@ -438,13 +523,101 @@ pub(crate) fn lowest(v: &[f64]) -> (f64, usize) {
     for x in m {
         low = if x < low { x } else { low };
     }
-    let at = v.iter().position(|&x| x == low).unwrap_or(0);
-    (low, at)
+    // PERF: the first chunk holding it by a branch-free test of eight at a time, then the
+    // place in that chunk: a plain `position` was a fifth of `PairMaxMin::fill`'s time.
+    let mut base = 0;
+    for c in v.chunks(8) {
+        if c.iter().fold(false, |any, &x| any | (x == low)) {
+            return (low, base + c.iter().position(|&x| x == low).unwrap_or(0));
+        }
+        base += c.len();
+    }
+    (low, 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SplitMix64, for random pair sets, weights and partly used fabrics.
+    fn splitmix(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn lowest_finds_the_first_least() {
+        assert_eq!(lowest(&[]), (f64::INFINITY, 0));
+        assert_eq!(lowest(&[f64::INFINITY; 3]), (f64::INFINITY, 0));
+        let mut next = splitmix(3);
+        for len in 1..40 {
+            for _ in 0..50 {
+                // Few distinct values, so the least repeats.
+                let v: Vec<f64> = (0..len).map(|_| (next() % 4) as f64).collect();
+                let low = v.iter().fold(f64::INFINITY, |a, &x| a.min(x));
+                assert_eq!(lowest(&v), (low, v.iter().position(|&x| x == low).unwrap()), "{v:?}");
+            }
+        }
+    }
+
+    /// Flows added and removed at random (so pairs come and go, and the adjacency lists are
+    /// swap-removed from), on fabrics large enough that freezes take both the per-row and the
+    /// per-list update: every fill bit-identical to `MaxMin::fill_weighted`'s.
+    #[test]
+    fn pair_maxmin_with_removals_is_bit_identical_to_fill_weighted() {
+        let mut next = splitmix(11);
+        for round in 0..300 {
+            let n = 1 + (next() % 40) as usize;
+            let fab = Fabric {
+                egress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
+                ingress: (0..n).map(|_| if round % 2 == 0 { 12.0 } else { 1.0 + (next() % 1000) as f64 / 7.0 }).collect(),
+            };
+            let src: Vec<u32> = (0..n * n).map(|p| (p / n) as u32).collect();
+            let dst: Vec<u32> = (0..n * n).map(|p| (p % n) as u32).collect();
+            let mut pm = PairMaxMin::new(n);
+            let mut weight = vec![0u32; n * n];
+            // Sparse rounds (a port pairs with few others) and dense ones.
+            let span = if round % 3 == 0 { n * n } else { 3 * n };
+            for step in 0..30 {
+                for _ in 0..1 + next() % (2 * n as u64) {
+                    let pair = (next() % span as u64) as usize % (n * n);
+                    let (s, d) = (src[pair], dst[pair]);
+                    if weight[pair] > 0 && next() & 1 == 0 {
+                        weight[pair] -= 1;
+                        pm.remove(s, d);
+                    } else {
+                        weight[pair] += 1;
+                        pm.add(s, d);
+                    }
+                }
+                for (pair, &w) in weight.iter().enumerate() {
+                    assert_eq!(pm.weight(src[pair], dst[pair]), w);
+                }
+                let pairs: Vec<u32> = (0..n * n).filter(|&p| weight[p] > 0).map(|p| p as u32).collect();
+                let mut rate = vec![0.0; n * n];
+                let mut res1 = Residual::new(&fab);
+                MaxMin::default().fill_weighted(&pairs, &src, &dst, Some(&weight), &mut res1, &mut rate);
+                let mut res2 = Residual::new(&fab);
+                pm.fill(&mut res2);
+                for &p in &pairs {
+                    let got = pm.rate(src[p as usize], dst[p as usize]);
+                    assert_eq!(got.to_bits(), rate[p as usize].to_bits(), "round {round} step {step}: pair {p}");
+                }
+                // What is left: the same up to rounding (a frozen port's capacity goes in one
+                // subtraction here, pair by pair there).
+                let left = |r: &Residual| r.egress.iter().chain(&r.ingress).copied().collect::<Vec<f64>>();
+                for (a, b) in left(&res1).into_iter().zip(left(&res2)) {
+                    assert!((a - b).abs() <= res1.eps, "round {round} step {step}: {a} vs {b} left");
+                }
+            }
+        }
+    }
 
     #[test]
     fn bottleneck_is_most_loaded_port() {

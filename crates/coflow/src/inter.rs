@@ -728,10 +728,22 @@ impl<'a> Engine<'a> {
     /// so far (bytes each of its flows has received since the pair's epoch) and a min-heap of
     /// the service at which each flow ends (service at its arrival plus its size).
     ///
-    /// PERF: an event costs O(active pairs log P), not O(active flows): the full trace has up
-    /// to ~10^5 flows active at once under FAIR; per flow, it took minutes. The fill itself is
+    /// PERF: an event costs O(active pairs + fill), not O(active flows): the full trace has up
+    /// to ~10^5 flows active at once under FAIR; per flow, it took minutes. The fill is
     /// [`PairMaxMin`]'s per-port one (the reference keeps the list-based `MaxMin` fill, which
-    /// gives bit-identical rates): 14.6 -> 5.6 CPU s for FAIR, 15.9 -> 6.5 for FETCH:5.
+    /// gives bit-identical rates): 14.6 -> 5.6 CPU s for FAIR, 15.9 -> 6.5 for FETCH:5. The
+    /// pairs with flows sit in slots, their service, first end and rate in arrays of their own
+    /// (a pair keeps its slot while it has flows; its service waits in `served_idle` while it
+    /// has none): the passes of an event over them read memory in order. With the pairs' data
+    /// in `n x n` arrays, FETCH's ~3,200 active pairs were ~3,200 cache misses per array per
+    /// event, and FAIR passed over all 22,500 pairs (~14,700 active) to avoid them. With the
+    /// slots, the times by multiplication and `PairMaxMin`'s branch-free freezes, FB2010 went
+    /// from 6.4 to 3.7 CPU s for FAIR (36,568 events) and from 7.7 to 4.6 for FETCH:5
+    /// (124,376): medians of four `coflow_bench` runs alternated with the build before, at
+    /// load average 11 to 13 on 2 cores; every coflow's and flow's finish bit-identical to
+    /// before. Setting up the run (`Engine::new`) and the outcome take under 1% of it. Left
+    /// per event: the fill (~110 freezes, each a pass over the opposite ports and a search for
+    /// the least level on both sides: about half the time) and three passes over the slots.
     ///
     /// With `fetch_limit` `Some(k)`, this is FETCH: only each reducer's first `k` live flows
     /// (mapper order) take part, and a flow joins its pair (service so far plus its size)
@@ -743,19 +755,27 @@ impl<'a> Engine<'a> {
         let num_c = self.c_id.len();
         let pair_src: Vec<u32> = (0..n * n).map(|p| (p / n) as u32).collect();
         let pair_dst: Vec<u32> = (0..n * n).map(|p| (p % n) as u32).collect();
-        let mut served = vec![0.0f64; n * n];
-        let mut rate = vec![0.0f64; n * n];
+        // Per pair: its flows, the service at which each ends (least first), its slot (while
+        // it has flows) and its service while it has none.
         let mut count = vec![0u32; n * n];
         let mut ends: Vec<std::collections::BinaryHeap<Reverse<(OrdF64, u32)>>> = vec![Default::default(); n * n];
-        let mut pairs: Vec<u32> = Vec::new();
+        let mut slot_of = vec![u32::MAX; n * n];
+        let mut served_idle = vec![0.0f64; n * n];
+        // Per slot: its pair (and the pair's two ports), service so far, the service at which
+        // its first flow ends (the head of its heap), rate, and time until that end.
+        let mut pair: Vec<u32> = Vec::new();
+        let (mut src, mut dst): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        let mut served: Vec<f64> = Vec::new();
+        let mut first_end: Vec<f64> = Vec::new();
+        let mut rate: Vec<f64> = Vec::new();
+        let mut inv: Vec<f64> = Vec::new();
+        let mut due: Vec<f64> = Vec::new();
         let mut pm = PairMaxMin::new(n);
-        // Per pair, the time until its first flow ends (whole-matrix passes only), and the
-        // pairs with a flow due at this event.
-        let mut due = vec![f64::INFINITY; n * n];
+        // The reference's fill: its pairs in order, and the rate of each by pair.
+        let mut sorted: Vec<u32> = Vec::new();
+        let mut pair_rate = if self.is_reference { vec![0.0f64; n * n] } else { Vec::new() };
+        // The pairs with a flow due at this event.
         let mut done: Vec<u32> = Vec::new();
-        // PERF: the head of each pair's heap, in a flat array (the heaps' heads are scattered
-        // in memory, and the scan for the next event reads every active pair's).
-        let mut first_end = vec![f64::INFINITY; n * n];
         // FETCH: each reducer's next flow to join (the ones before it have joined), and the
         // flows joining at this instant.
         let mut r_next = vec![0u32; self.r_dst.len()];
@@ -775,16 +795,25 @@ impl<'a> Engine<'a> {
             for &f in &joining {
                 let p = (self.f_src[f as usize] as usize) * n + self.f_dst[f as usize] as usize;
                 if count[p] == 0 {
-                    pairs.push(p as u32);
+                    slot_of[p] = pair.len() as u32;
+                    pair.push(p as u32);
+                    src.push(pair_src[p]);
+                    dst.push(pair_dst[p]);
+                    served.push(served_idle[p]);
+                    first_end.push(f64::INFINITY);
+                    rate.push(0.0);
+                    inv.push(0.0);
+                    due.push(f64::INFINITY);
                 }
                 count[p] += 1;
                 pm.add(pair_src[p], pair_dst[p]);
-                let end = served[p] + self.f_size[f as usize];
+                let i = slot_of[p] as usize;
+                let end = served[i] + self.f_size[f as usize];
                 ends[p].push(Reverse((OrdF64(end), f)));
-                first_end[p] = first_end[p].min(end);
+                first_end[i] = first_end[i].min(end);
             }
             joining.clear();
-            if pairs.is_empty() {
+            if pair.is_empty() {
                 if next == num_c {
                     break;
                 }
@@ -794,84 +823,84 @@ impl<'a> Engine<'a> {
             self.num_events += 1;
             self.res.reset(self.fabric);
             if self.is_reference {
-                pairs.sort_unstable();
-                self.maxmin.fill_weighted(&pairs, &pair_src, &pair_dst, Some(&count), &mut self.res, &mut rate);
+                sorted.clear();
+                sorted.extend_from_slice(&pair);
+                sorted.sort_unstable();
+                self.maxmin.fill_weighted(&sorted, &pair_src, &pair_dst, Some(&count), &mut self.res, &mut pair_rate);
+                for ((r, v), &p) in rate.iter_mut().zip(inv.iter_mut()).zip(&pair) {
+                    *r = pair_rate[p as usize];
+                    *v = 1.0 / *r;
+                }
             } else {
-                // PERF: `PairMaxMin` needs no pair order, and the scan below breaks ties by pair
-                // index as a scan in sorted order would; sorting took 14% of FETCH's time.
+                // PERF: `PairMaxMin` needs no pair order, and the least time below breaks ties
+                // by pair index as a scan in sorted order would; sorting took 14% of FETCH's time.
                 pm.fill(&mut self.res);
+                pm.rates_of(&src, &dst, &mut rate, &mut inv);
+            }
+            // The time until each pair's first flow ends is `(first_end - served) / rate`; the
+            // least decides the event. PERF: a division per pair was most of FAIR's scan (a
+            // divider is slow, and shared with the other hyperthread); `due` holds the times
+            // times the rate's inverse instead, a multiplication, and only the pairs within
+            // 1e-12 of the least of those are divided. CORRECTNESS: each is within 3 ulps of the
+            // quotient (one rounding in the inverse, one in the product), and the quotient
+            // within 1 ulp, so every pair whose quotient is the least is among them, and the
+            // least quotient and its lowest pair are what dividing every pair gives.
+            let m = pair.len();
+            let (sv, fe, rt) = (&mut served[..m], &first_end[..m], &rate[..m]);
+            for (((t, &e), &s), (&r, &v)) in due[..m].iter_mut().zip(fe).zip(&*sv).zip(rt.iter().zip(&inv)) {
+                *t = if r > 0.0 { (e - s) * v } else { f64::INFINITY };
+            }
+            let (low, _) = lowest(&due[..m]);
+            let near = low + low.abs() * 1e-12;
+            let mut least = f64::INFINITY;
+            let mut first = None;
+            for i in 0..m {
+                if due[i] <= near {
+                    let t = (fe[i] - sv[i]) / rt[i];
+                    if t < least || (t == least && first.is_some_and(|j: usize| pair[i] < pair[j])) {
+                        least = t;
+                        first = Some(i);
+                    }
+                }
             }
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };
-            let mut first = None;
-            // PERF: with most pairs active, whole-matrix passes (no indirection, vectorizable)
-            // instead of passes over the list of active pairs. Both scan in pair order or break
-            // ties by pair index, so they pick the same `first`.
-            let is_dense = !self.is_reference && 3 * pairs.len() >= n * n;
-            if is_dense {
-                pm.rates_into(&mut rate);
-                for (t, p) in due.iter_mut().zip(0..n * n) {
-                    *t = if rate[p] > 0.0 { (first_end[p] - served[p]) / rate[p] } else { f64::INFINITY };
-                }
-                // The first pair with the least time, as the scan in pair order finds it.
-                let (t, p) = lowest(&due);
-                if t < dt {
-                    dt = t;
-                    first = Some(p);
-                }
+            // The pair with the least time, if it comes before the next arrival.
+            if least < dt {
+                dt = least;
             } else {
-                for &p in &pairs {
-                    let p = p as usize;
-                    if !self.is_reference {
-                        rate[p] = pm.rate(pair_src[p], pair_dst[p]);
-                    }
-                    if rate[p] > 0.0 {
-                        let t = (first_end[p] - served[p]) / rate[p];
-                        if t < dt || (t == dt && first.is_some_and(|q| p < q)) {
-                            dt = t;
-                            first = Some(p);
-                        }
-                    }
-                }
+                first = None;
             }
             assert!(dt.is_finite(), "fair: flows are active but nothing progresses at t = {} s", self.now);
             self.now += dt;
-            if is_dense {
-                // Pairs without flows have rate 0: their service does not move.
-                for (sv, &r) in served.iter_mut().zip(&rate) {
-                    *sv += r * dt;
+            done.clear();
+            // PERF: eight pairs at a time, branch-free (and so vectorized), and the pairs due
+            // picked out of the few blocks that have one.
+            for ((sv, e), (r, p)) in sv.chunks_mut(8).zip(fe.chunks(8)).zip(rt.chunks(8).zip(pair.chunks(8))) {
+                let mut any = false;
+                for ((s, &e), &r) in sv.iter_mut().zip(e).zip(r) {
+                    *s += r * dt;
+                    any |= e - *s <= e * DONE_TOL;
                 }
-                if let Some(p) = first {
-                    served[p] = served[p].max(first_end[p]);
+                if any {
+                    done.extend(sv.iter().zip(e).zip(p).filter(|((&s, &e), _)| e - s <= e * DONE_TOL).map(|(_, &p)| p));
                 }
-                done.clear();
-                for p in 0..n * n {
-                    // PERF: `&`, not `&&`: one branch, taken only by the pairs due.
-                    if (first_end[p] - served[p] <= first_end[p] * DONE_TOL) & (count[p] > 0) {
-                        done.push(p as u32);
-                    }
-                }
-            } else {
-                done.clear();
-                for &p in &pairs {
-                    let p = p as usize;
-                    served[p] += rate[p] * dt;
-                    if first == Some(p) {
-                        // The pair that set the event: its first flow is done, whatever the rounding.
-                        served[p] = served[p].max(first_end[p]);
-                    }
-                    if first_end[p] - served[p] <= first_end[p] * DONE_TOL {
-                        done.push(p as u32);
-                    }
+            }
+            if let Some(i) = first {
+                // The pair that set the event: its first flow is done, whatever the rounding.
+                served[i] = served[i].max(first_end[i]);
+                if !done.contains(&pair[i]) {
+                    done.push(pair[i]);
                 }
             }
             for &p in &done {
                 let p = p as usize;
+                let i = slot_of[p] as usize;
                 while let Some(&Reverse((OrdF64(end), f))) = ends[p].peek() {
-                    if end - served[p] > self.f_size[f as usize] * DONE_TOL {
+                    if end - served[i] > self.f_size[f as usize] * DONE_TOL {
                         break;
                     }
                     ends[p].pop();
-                    first_end[p] = ends[p].peek().map_or(f64::INFINITY, |Reverse((OrdF64(e), _))| *e);
+                    first_end[i] = ends[p].peek().map_or(f64::INFINITY, |Reverse((OrdF64(e), _))| *e);
                     count[p] -= 1;
                     pm.remove(pair_src[p], pair_dst[p]);
                     let f = f as usize;
@@ -890,7 +919,26 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-            pairs.retain(|&p| count[p as usize] > 0);
+            // Pairs left without flows give up their slots (the last slot moves in).
+            for &p in &done {
+                let p = p as usize;
+                if count[p] > 0 {
+                    continue;
+                }
+                let i = slot_of[p] as usize;
+                served_idle[p] = served[i];
+                slot_of[p] = u32::MAX;
+                let last = pair.len() - 1;
+                slot_of[pair[last] as usize] = i as u32;
+                pair.swap_remove(i);
+                src.swap_remove(i);
+                dst.swap_remove(i);
+                served.swap_remove(i);
+                first_end.swap_remove(i);
+                rate.swap_remove(i);
+                inv.swap_remove(i);
+                due.swap_remove(i);
+            }
         }
     }
 
