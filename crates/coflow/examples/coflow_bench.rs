@@ -20,16 +20,21 @@
 //! | ncf | 78.7 | 8.1 | 625,112 | 49.55 | 59.33 | 1.19x |
 //! | lcf | 77.4 | 6.3 | 559,831 | 24.58 | 42.00 | 2.39x |
 //! | sebf | 84.0 | 5.7 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 18.6 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | dclas | 30.9 | 10.8 | 71,334 | 37.10 | 39.88 | 1.58x |
 //! | sincronia | 12.9 | 2.6 | 343,654 | 22.35 | 40.26 | 2.63x |
 //! | pfp | 128.0 | 8.8 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 6.5 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
 //! "after" is a run on a loaded machine (load average 4 on 2 cores), after D-CLAS got its fast
 //! path (`inter::dclas`, from 30.8 s) and FAIR and FETCH the per-port fill
-//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). Still above 5 s: D-CLAS recomputes about
-//! four coflows per event (each ~9,000 live flows: the big coflows queued behind an event's
-//! coflow see their ports' free capacity change); FIFO and NCF keep many wide coflows queued,
+//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). D-CLAS' row is later: its grid fill
+//! (`inter::dclas`: each coflow's open mappers x open reducers as a dense matrix, bit-identical
+//! results), measured in alternating runs against the previous path at load average 11 on
+//! the 2 cores: 21.7 and 21.8 s before, 10.2 and 11.4 s after (2.0x; the 18.6 s it replaces
+//! was measured on a quieter machine, where the grid path took 8.9 to 9.6 s). Still above 5
+//! s: D-CLAS recomputes about four coflows per event (~2,300 open flows each: the big coflows
+//! queued behind an event's coflow see their ports' free capacity change), and builds, fills
+//! and walks each one's grid flow by flow; FIFO and NCF keep many wide coflows queued,
 //! and the backfill looks at ~13 of them per event, O(mappers + reducers) each; PFP refiles the
 //! pair heads that ran and walks every free egress port's heads at every event; FAIR, FETCH,
 //! SEBF, SCF and LCF are within 30% of it.
