@@ -698,7 +698,8 @@ mod tests {
                 v
             };
             let (rows, cols) = (shuffled(&mut next), shuffled(&mut next));
-            grid.reset(rows.iter().map(|&p| (p, res.egress[p as usize])), cols.iter().map(|&p| (p, res.ingress[p as usize])));
+            let (egress, ingress) = (&res.egress, &res.ingress);
+            grid.reset(rows.iter().map(|&p| (p, egress[p as usize])), cols.iter().map(|&p| (p, ingress[p as usize])));
             let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
             for (b, &d) in cols.iter().enumerate() {
                 // A third of the columns full, set at once.
@@ -730,7 +731,8 @@ mod tests {
                 assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
             }
             for (b, &p) in cols.iter().enumerate() {
-                assert_eq!(grid.cols.free[b].to_bits(), res1.ingress[p as usize].to_bits(), "round {round}: ingress {p}");
+                let want = res1.ingress[p as usize];
+                assert_eq!(grid.cols.free[b].to_bits(), want.to_bits(), "round {round}: ingress {p}");
             }
         }
     }
