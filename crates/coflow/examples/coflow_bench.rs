@@ -20,7 +20,7 @@
 //! | ncf | 78.7 | 8.1 | 625,112 | 49.55 | 59.33 | 1.19x |
 //! | lcf | 77.4 | 6.3 | 559,831 | 24.58 | 42.00 | 2.39x |
 //! | sebf | 84.0 | 5.7 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 18.6 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | dclas | 30.9 | 10.8 | 71,334 | 37.10 | 39.88 | 1.58x |
 //! | sincronia | 12.9 | 2.6 | 343,654 | 22.35 | 40.26 | 2.63x |
 //! | pfp | 128.0 | 1.7 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 4.6 | 124,376 | 87.01 | 196.03 | 0.68x |
@@ -30,10 +30,15 @@
 //! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). PFP's is from its own path (`inter::pfp`,
 //! which repairs the greedy allocation where an event changed it): 1.60-1.75 s in alternating
 //! runs against 9.3-10.0 s for the path before it (`inter::fast`, 8.8 s in the earlier run),
-//! load 4 to 11, the same events and CCTs (its results are the reference's bit for bit). Still
-//! above 5 s: D-CLAS recomputes about four coflows per event (each ~9,000 live flows: the big
-//! coflows queued behind an event's coflow see their ports' free capacity change); FIFO and NCF
-//! keep many wide coflows queued, and the backfill looks at ~13 of them per event,
+//! load 4 to 11, the same events and CCTs (its results are the reference's bit for bit).
+//! D-CLAS' row is later too: its grid fill (`inter::dclas`: each coflow's open mappers x open
+//! reducers as a dense matrix, bit-identical results), measured in alternating runs against
+//! the previous path at load average 11 on the 2 cores: 21.7 and 21.8 s before, 10.2 and 11.4
+//! s after (2.0x; the 18.6 s it replaces was measured on a quieter machine, where the grid
+//! path took 8.9 to 9.6 s). Still above 5 s: D-CLAS recomputes about four coflows per event
+//! (~2,300 open flows each: the big coflows queued behind an event's coflow see their ports'
+//! free capacity change), and builds, fills and walks each one's grid flow by flow; FIFO and
+//! NCF keep many wide coflows queued, and the backfill looks at ~13 of them per event,
 //! O(mappers + reducers) each; SEBF, SCF and LCF are within 30% of it.
 //!
 //! FAIR's and FETCH's "after" is a later run: medians of four runs alternated with the

@@ -19,6 +19,25 @@
 //!   at each coflow once (its next finish, its next queue threshold: the time its bytes sent
 //!   reach the threshold at its current rate, Aalo §4.2's queue crossing in closed form), and
 //!   touches the flows of a coflow only when one of them is due or its rates change.
+//! - **A coflow is a grid.** Every coflow has one flow from each of its mappers to each of
+//!   its reducers, on distinct racks (`trace` checks it), so the flows the reference fills
+//!   (`push_open`: live, both ports open) are its open mappers times its open reducers less
+//!   the finished ones. [`GridMaxMin`] fills them as a dense matrix, with the list-based
+//!   fill's arithmetic in the same order (bit-identical rates and capacity left), and the
+//!   coflow's running flows are that rectangle (`run_m` x `run_r`), walked in `push_open`'s
+//!   order, rather than a list of flows.
+//!
+//! PERF: on FB2010 an event recomputes ~4 coflows (281,926 fills for 71,334 events), each
+//! with ~9,100 live flows of which ~2,300 are open; an open rectangle is only ~14% larger
+//! than its open flows, and a recomputed coflow's capacity left almost never equals its
+//! previous one (21 of the 281,926), so the coflows behind it could not replay. The
+//! list-based fill (two linked lists over the open flows, chased per freeze) and the
+//! per-flow `run` lists took ~70% of 19.6 CPU s; the grid halves it (`coflow_bench`). What is
+//! left is per open flow and per fill: building the grid (reading which flows finished),
+//! the fill's level updates (a division per flow), the pass that sets rates and finds the
+//! next finish, and the pass that advances and stops the old rectangle. 77% of the flows of
+//! a recomputed coflow get the rate they had before; a path that touched only the flows
+//! whose rate changed (per-flow epochs, a heap of finishes) is what could go further.
 //!
 //! CORRECTNESS: the rates are the reference's (the same fills on the same inputs, in the same
 //! order). A flow's bytes are `rem - rate * (now - epoch)` once per recomputation instead of
@@ -27,10 +46,13 @@
 //! as much relative to the clock, as for the MADD fast path (`super::fast`); the tests hold
 //! every finish to 1e-9 of the clock (`fast::tests`). On the whole FB2010 trace: the same
 //! 71,334 events, every coflow's finish within 2.4e-12 of the clock and every flow's within
-//! 4.8e-11 (the ignored `fast_matches_reference_on_whole_fb2010`). `c_load` is not kept up to date here:
-//! D-CLAS does not read it.
+//! 4.8e-11 (the ignored `fast_matches_reference_on_whole_fb2010`); the grid fill left every
+//! finish time of the fast path on the whole trace bit for bit as it was. `c_load` and
+//! `r_live` are not kept up to date here: D-CLAS' fast path reads neither (a reducer's live
+//! flows are counted by `c_cnt` at its port, and finished flows are told by `f_finish`).
 
 use super::{Engine, DONE_TOL};
+use crate::fabric::lowest;
 
 /// Per-coflow caches of the D-CLAS fast path, indexed by coflow.
 #[derive(Debug, Default)]
@@ -41,17 +63,23 @@ pub(super) struct State {
     /// Free capacity of the coflow's ports (`c_ports`) before and after its turn.
     input: Vec<Vec<f64>>,
     output: Vec<Vec<f64>>,
-    /// Its flows with a positive rate.
-    run: Vec<Vec<u32>>,
+    /// Its running rectangle: the mappers and the reducers (indices within the coflow,
+    /// ascending) that were open at its last allocation. INVARIANT: every flow of the coflow
+    /// with a positive rate goes from one of these mappers to one of these reducers (the
+    /// others in the rectangle have rate 0: finished, or frozen at a level of 0).
+    run_m: Vec<Vec<u32>>,
+    run_r: Vec<Vec<u32>>,
     /// When its flows' `f_rem` and its `c_sent` were last brought up to date.
     epoch: Vec<f64>,
-    /// The earliest finish of a flow in `run` (absolute time) and that flow, and the earliest
-    /// time at which one of them is within `DONE_TOL` of its end.
+    /// The earliest finish of one of its running flows (absolute time) and that flow, and the
+    /// earliest time at which one of them is within `DONE_TOL` of its end.
     next_finish: Vec<f64>,
     next_flow: Vec<u32>,
     next_due: Vec<f64>,
     /// Scratch: the coflow's ports' free capacity now.
     free_now: Vec<f64>,
+    /// Scratch: the max-min fill over one coflow's open mappers and reducers.
+    grid: GridMaxMin,
 }
 
 impl Engine<'_> {
@@ -63,12 +91,14 @@ impl Engine<'_> {
             is_valid: vec![false; num_c],
             input: vec![Vec::new(); num_c],
             output: vec![Vec::new(); num_c],
-            run: vec![Vec::new(); num_c],
+            run_m: vec![Vec::new(); num_c],
+            run_r: vec![Vec::new(); num_c],
             epoch: vec![0.0; num_c],
             next_finish: vec![f64::INFINITY; num_c],
             next_flow: vec![0; num_c],
             next_due: vec![f64::INFINITY; num_c],
             free_now: Vec::new(),
+            grid: GridMaxMin::default(),
         };
         let mut next = 0;
         loop {
@@ -92,7 +122,7 @@ impl Engine<'_> {
             let mut first: Option<u32> = None;
             for &c in &self.active {
                 let c = c as usize;
-                if !self.dclas.run[c].is_empty() {
+                if !self.dclas.run_r[c].is_empty() {
                     let t = self.dclas.next_finish[c] - self.now;
                     if t < dt {
                         dt = t;
@@ -121,12 +151,31 @@ impl Engine<'_> {
         self.c_sent[c] + self.c_rate[c] * (self.now - self.dclas.epoch[c])
     }
 
+    /// Calls `visit(flow)` for every flow in coflow `c`'s running rectangle, reducer by
+    /// reducer and mapper by mapper (the order `push_open` collects them in).
+    fn for_run_dclas(&self, c: usize, mut visit: impl FnMut(usize)) {
+        let m = self.c_mappers[c].len();
+        for &j in &self.dclas.run_r[c] {
+            let row = self.c_first[c] as usize + j as usize * m;
+            for &i in &self.dclas.run_m[c] {
+                visit(row + i as usize);
+            }
+        }
+    }
+
     /// Brings coflow `c`'s flows' bytes and its bytes sent up to now.
     fn advance_dclas(&mut self, c: usize) {
         let dt = self.now - self.dclas.epoch[c];
         if dt > 0.0 {
-            for &f in &self.dclas.run[c] {
-                self.f_rem[f as usize] -= self.f_rate[f as usize] * dt;
+            // The flows of the rectangle with rate 0 lose exactly nothing.
+            let (rem, rate) = (&mut self.f_rem, &self.f_rate);
+            let m = self.c_mappers[c].len();
+            for &j in &self.dclas.run_r[c] {
+                let row = self.c_first[c] as usize + j as usize * m;
+                for &i in &self.dclas.run_m[c] {
+                    let f = row + i as usize;
+                    rem[f] -= rate[f] * dt;
+                }
             }
             self.c_sent[c] += self.c_rate[c] * dt;
         }
@@ -135,11 +184,26 @@ impl Engine<'_> {
 
     /// Takes coflow `c`'s rates away (after bringing it up to now).
     fn stop_dclas(&mut self, c: usize) {
-        self.advance_dclas(c);
-        for &f in &self.dclas.run[c] {
-            self.f_rate[f as usize] = 0.0;
+        // `advance_dclas` and the zeroing in one pass.
+        let dt = self.now - self.dclas.epoch[c];
+        let (rem, rate) = (&mut self.f_rem, &mut self.f_rate);
+        let m = self.c_mappers[c].len();
+        for &j in &self.dclas.run_r[c] {
+            let row = self.c_first[c] as usize + j as usize * m;
+            for &i in &self.dclas.run_m[c] {
+                let f = row + i as usize;
+                if dt > 0.0 {
+                    rem[f] -= rate[f] * dt;
+                }
+                rate[f] = 0.0;
+            }
         }
-        self.dclas.run[c].clear();
+        if dt > 0.0 {
+            self.c_sent[c] += self.c_rate[c] * dt;
+        }
+        self.dclas.epoch[c] = self.now;
+        self.dclas.run_m[c].clear();
+        self.dclas.run_r[c].clear();
         self.c_rate[c] = 0.0;
         self.dclas.is_valid[c] = false;
     }
@@ -157,7 +221,7 @@ impl Engine<'_> {
             let ci = c as usize;
             if self.res.is_saturated() {
                 // The reference stops here: nothing is left for the coflows after.
-                if !self.dclas.run[ci].is_empty() || self.dclas.is_valid[ci] {
+                if !self.dclas.run_r[ci].is_empty() || self.dclas.is_valid[ci] {
                     self.stop_dclas(ci);
                 }
                 continue;
@@ -177,28 +241,121 @@ impl Engine<'_> {
             free_now.clear();
             free_now.extend(self.c_ports[ci].iter().map(|&p| self.free(p as usize)));
             self.stop_dclas(ci);
-            if self.has_open_pair(c) {
-                self.scratch.clear();
-                self.push_open(c);
-                self.maxmin.fill(&self.scratch, &self.f_src, &self.f_dst, &mut self.res, &mut self.f_rate);
-                for &f in &self.scratch {
-                    let r = self.f_rate[f as usize];
-                    if r > 0.0 {
-                        self.dclas.run[ci].push(f);
-                        self.c_rate[ci] += r;
-                    }
-                }
-            }
+            self.fill_dclas(ci);
             std::mem::swap(&mut self.dclas.input[ci], &mut free_now);
             let mut output = std::mem::take(&mut self.dclas.output[ci]);
             output.clear();
             output.extend(self.c_ports[ci].iter().map(|&p| self.free(p as usize)));
             self.dclas.output[ci] = output;
             self.dclas.is_valid[ci] = true;
-            self.plan_dclas(ci);
         }
         self.dclas.free_now = free_now;
         self.order = order;
+    }
+
+    /// Max-min fair rates for stopped coflow `c`'s live flows whose two ports have capacity
+    /// left (the reference's `push_open` and `MaxMin::fill`), taken from the residual; sets
+    /// its running rectangle, its total rate and its next finish and due times.
+    ///
+    /// PERF: a coflow is a complete bipartite graph (one flow from each of its mappers to each
+    /// of its reducers, all distinct racks), so its open flows are its open mappers times its
+    /// open reducers less the finished ones, and [`GridMaxMin`] fills them as a dense matrix;
+    /// the list-based fill built two linked lists over ~2,300 open flows per fill and chased
+    /// them, ~70% of D-CLAS' time on FB2010.
+    fn fill_dclas(&mut self, c: usize) {
+        let (n, eps) = (self.n, self.res.eps);
+        let base = c * 2 * n;
+        let mut run_m = std::mem::take(&mut self.dclas.run_m[c]);
+        let mut run_r = std::mem::take(&mut self.dclas.run_r[c]);
+        run_m.clear();
+        run_r.clear();
+        for (i, &p) in self.c_mappers[c].iter().enumerate() {
+            if self.c_cnt[base + p as usize] > 0 && self.res.egress[p as usize] > eps {
+                run_m.push(i as u32);
+            }
+        }
+        let reducers = self.c_rfirst[c] as usize..self.c_rfirst[c + 1] as usize;
+        for (j, &d) in self.r_dst[reducers].iter().enumerate() {
+            if self.c_cnt[base + n + d as usize] > 0 && self.res.ingress[d as usize] > eps {
+                run_r.push(j as u32);
+            }
+        }
+        let (mut finish, mut flow, mut due) = (f64::INFINITY, 0, f64::INFINITY);
+        if run_m.is_empty() || run_r.is_empty() {
+            run_m.clear();
+            run_r.clear();
+        } else {
+            let m = self.c_mappers[c].len();
+            let grid = &mut self.dclas.grid;
+            let reducers = &self.r_dst[self.c_rfirst[c] as usize..];
+            grid.reset(
+                run_m.iter().map(|&i| {
+                    let p = self.c_mappers[c][i as usize];
+                    (p, self.res.egress[p as usize])
+                }),
+                run_r.iter().map(|&j| {
+                    let d = reducers[j as usize];
+                    (d, self.res.ingress[d as usize])
+                }),
+            );
+            for (b, &j) in run_r.iter().enumerate() {
+                if self.c_cnt[base + n + reducers[j as usize] as usize] as usize == m {
+                    // PERF: none of the reducer's flows has finished (most reducers): no
+                    // need to look at them one by one.
+                    grid.set_column_live(b);
+                    continue;
+                }
+                let row = self.c_first[c] as usize + j as usize * m;
+                for (a, &i) in run_m.iter().enumerate() {
+                    if self.f_finish[row + i as usize].is_nan() {
+                        grid.set_live(a, b);
+                    }
+                }
+            }
+            grid.fill(eps);
+            for (a, &i) in run_m.iter().enumerate() {
+                self.res.set_port(self.c_mappers[c][i as usize] as usize, grid.rows.free[a]);
+            }
+            for (b, &j) in run_r.iter().enumerate() {
+                self.res.set_port(n + reducers[j as usize] as usize, grid.cols.free[b]);
+            }
+            let mut total = 0.0;
+            for (b, &j) in run_r.iter().enumerate() {
+                let row = self.c_first[c] as usize + j as usize * m;
+                for (a, &i) in run_m.iter().enumerate() {
+                    if !grid.is_live(a, b) {
+                        continue;
+                    }
+                    let r = grid.rate(a, b);
+                    if r > 0.0 {
+                        let f = row + i as usize;
+                        self.f_rate[f] = r;
+                        total += r;
+                        // PERF: divide only where the quotient can be below the least so far
+                        // (a bound by multiplication with room for its rounding): the two
+                        // divisions per flow were the pass's cost, and most flows end later.
+                        let rem = self.f_rem[f];
+                        if could_be_below(rem, finish, r) {
+                            let t = rem / r;
+                            if t < finish {
+                                finish = t;
+                                flow = f as u32;
+                            }
+                        }
+                        let to_due = rem - self.f_size[f] * DONE_TOL;
+                        if could_be_below(to_due, due, r) {
+                            due = due.min(to_due / r);
+                        }
+                    }
+                }
+            }
+            self.c_rate[c] = total;
+        }
+        self.dclas.run_m[c] = run_m;
+        self.dclas.run_r[c] = run_r;
+        self.dclas.next_finish[c] = self.now + finish;
+        self.dclas.next_flow[c] = flow;
+        self.dclas.next_due[c] = self.now + due;
     }
 
     /// Whether coflow `c`'s allocation reads the same free capacity now as when it was
@@ -218,48 +375,32 @@ impl Engine<'_> {
         })
     }
 
-    /// Coflow `c`'s next finish and next due time at its current rates (its flows up to now).
-    fn plan_dclas(&mut self, c: usize) {
-        let (mut finish, mut flow, mut due) = (f64::INFINITY, 0, f64::INFINITY);
-        for &f in &self.dclas.run[c] {
-            let (rem, rate) = (self.f_rem[f as usize], self.f_rate[f as usize]);
-            let t = rem / rate;
-            if t < finish {
-                finish = t;
-                flow = f;
-            }
-            due = due.min((rem - self.f_size[f as usize] * DONE_TOL) / rate);
-        }
-        self.dclas.next_finish[c] = self.now + finish;
-        self.dclas.next_flow[c] = flow;
-        self.dclas.next_due[c] = self.now + due;
-    }
-
     /// Finishes the flows within `DONE_TOL` of their end (and `first`, the one that set the
     /// event, whatever the rounding), looking only at coflows with one due.
     fn complete_dclas(&mut self, first: Option<u32>) {
         let n2 = 2 * self.n;
         let mut any = false;
-        self.scratch.clear();
+        let mut done = std::mem::take(&mut self.scratch);
         for k in 0..self.active.len() {
             let c = self.active[k] as usize;
             let is_first = first.is_some_and(|f| self.f_coflow[f as usize] as usize == c);
             // Slack for the rounding of `next_due` (the flows themselves are checked exactly).
             let slack = 1e-12 * self.now.abs().max(1.0);
-            if self.dclas.run[c].is_empty() || !(is_first || self.dclas.next_due[c] <= self.now + slack) {
+            if self.dclas.run_r[c].is_empty() || !(is_first || self.dclas.next_due[c] <= self.now + slack) {
                 continue;
             }
             self.advance_dclas(c);
             if let Some(f) = first.filter(|_| is_first) {
                 self.f_rem[f as usize] = 0.0;
             }
-            let mut run = std::mem::take(&mut self.dclas.run[c]);
-            let mut finished = false;
-            for &f in &run {
-                let f = f as usize;
-                if self.f_rem[f] > self.f_size[f] * DONE_TOL {
-                    continue;
+            done.clear();
+            self.for_run_dclas(c, |f| {
+                if self.f_rate[f] > 0.0 && self.f_rem[f] <= self.f_size[f] * DONE_TOL {
+                    done.push(f as u32);
                 }
+            });
+            for &f in &done {
+                let f = f as usize;
                 for p in [self.f_src[f] as usize, self.n + self.f_dst[f] as usize] {
                     self.c_cnt[c * n2 + p] -= 1;
                 }
@@ -270,30 +411,329 @@ impl Engine<'_> {
                 if self.c_num_left[c] == 0 {
                     self.c_finish[c] = self.now;
                 }
-                self.scratch.push(self.f_reducer[f]);
-                finished = true;
             }
-            if finished {
+            if !done.is_empty() {
                 // Its rates change at the next allocation; until then it moves no bytes.
-                let rate = &self.f_rate;
-                run.retain(|&f| rate[f as usize] > 0.0);
                 self.dclas.is_valid[c] = false;
                 any = true;
             }
-            self.dclas.run[c] = run;
         }
-        if !any {
-            return;
+        done.clear();
+        self.scratch = done;
+        if any {
+            let left = &self.c_num_left;
+            self.active.retain(|&c| left[c as usize] > 0);
         }
-        let mut reducers = std::mem::take(&mut self.scratch);
-        reducers.sort_unstable();
-        reducers.dedup();
-        for &r in &reducers {
-            let finish = &self.f_finish;
-            self.r_live[r as usize].retain(|&f| finish[f as usize].is_nan());
+    }
+}
+
+/// Whether `x / r` (`r > 0`) can round below `bound`: `x < bound * r` with room for the
+/// rounding of the product (1e-15 relative, ~4.5 ulp), so a `false` is exact and saves a
+/// division.
+fn could_be_below(x: f64, bound: f64, r: f64) -> bool {
+    let br = bound * r;
+    x <= br + br.abs() * 1e-15
+}
+
+/// Max-min fair rates by progressive filling over a dense matrix of flows: rows are egress
+/// ports, columns ingress ports, and each cell holds at most one flow (one coflow's open
+/// mappers and reducers in [`Engine::fill_dclas`]).
+///
+/// CORRECTNESS: this is [`crate::fabric::MaxMin::fill`] on the same flows with the same
+/// arithmetic in the same order, so the rates and the capacity left are bit-identical
+/// (`tests::grid_maxmin_is_bit_identical_to_maxmin`): the port with the lowest level freezes
+/// next (ties: lowest port, egress before ingress), its capacity loses its level once per flow
+/// not yet frozen, each open port across one of its flows loses the level once and gets the
+/// level `free / count` again, and a level at most `eps` freezes at 0.
+#[derive(Debug, Default)]
+struct GridMaxMin {
+    rows: GridSide,
+    cols: GridSide,
+    /// `live[a * cols + b]`: a flow from row `a` to column `b`; `live_t` is the transpose.
+    live: Vec<u8>,
+    live_t: Vec<u8>,
+}
+
+/// One side of a [`GridMaxMin`], per port.
+#[derive(Debug, Default)]
+struct GridSide {
+    /// The port's number on its side (for ties), and its free capacity.
+    port: Vec<u32>,
+    free: Vec<f64>,
+    /// Flows not yet frozen, and the level they would freeze at now (infinite without any).
+    count: Vec<u32>,
+    level: Vec<f64>,
+    /// After the fill: the level the port froze at and its place in the freeze order
+    /// (`u32::MAX` if all its flows froze at their other end).
+    at: Vec<f64>,
+    seq: Vec<u32>,
+    /// The flows it froze (its flows not yet frozen when it froze).
+    num_frozen: Vec<u32>,
+}
+
+impl GridSide {
+    fn reset(&mut self, ports: impl Iterator<Item = (u32, f64)>) {
+        self.port.clear();
+        self.free.clear();
+        for (p, free) in ports {
+            self.port.push(p);
+            self.free.push(free);
         }
-        self.scratch = reducers;
-        let left = &self.c_num_left;
-        self.active.retain(|&c| left[c as usize] > 0);
+        let k = self.port.len();
+        self.count.clear();
+        self.count.resize(k, 0);
+        self.level.clear();
+        self.level.resize(k, f64::INFINITY);
+        self.at.clear();
+        self.at.resize(k, 0.0);
+        self.seq.clear();
+        self.seq.resize(k, u32::MAX);
+        self.num_frozen.clear();
+        self.num_frozen.resize(k, 0);
+    }
+
+    /// The lowest level and the lowest port holding it (`INFINITY` if none is open).
+    fn lowest(&self) -> (f64, usize) {
+        let (low, mut at) = lowest(&self.level);
+        if low < f64::INFINITY {
+            for k in at + 1..self.level.len() {
+                if self.level[k] == low && self.port[k] < self.port[at] {
+                    at = k;
+                }
+            }
+        }
+        (low, at)
+    }
+
+    /// Freezes port `k` at its level (0 if at most `eps`); returns that level.
+    fn freeze(&mut self, k: usize, seq: u32, eps: f64) -> f64 {
+        let level = if self.level[k] <= eps { 0.0 } else { self.level[k] };
+        self.at[k] = level;
+        self.seq[k] = seq;
+        // Its capacity loses `level` once per flow, in `take_frozen`.
+        self.num_frozen[k] = self.count[k];
+        self.count[k] = 0;
+        self.level[k] = f64::INFINITY;
+        level
+    }
+
+    /// Freezes at `level` the flows across `live` (a row or column of the other side's
+    /// frozen port) whose port here is still open.
+    ///
+    /// PERF: branch-free, so that it vectorizes (divisions included); a port that is not hit
+    /// loses `0.0` (exact) and keeps its level.
+    fn take_across(&mut self, live: &[u8], level: f64) {
+        let k = live.len();
+        let (free, count, lv) = (&mut self.free[..k], &mut self.count[..k], &mut self.level[..k]);
+        for k in 0..k {
+            let hit = (live[k] != 0) & (count[k] > 0);
+            let c = count[k] - u32::from(hit);
+            let f = free[k] - if hit { level } else { 0.0 };
+            let q = if c > 0 { f.max(0.0) / c as f64 } else { f64::INFINITY };
+            free[k] = f;
+            count[k] = c;
+            lv[k] = if hit { q } else { lv[k] };
+        }
+    }
+
+    /// Takes each frozen port's level from its capacity once per flow it froze, as
+    /// `MaxMin::fill` does (not `level * flows` in one go, which rounds differently).
+    ///
+    /// CORRECTNESS: a frozen port's capacity is read no more during the fill (`take_across`
+    /// takes `0.0` from it), so deferring its subtractions to the end changes no bit.
+    /// PERF: one dependent chain of subtractions per port cost a few cycles a flow; four
+    /// ports' chains stepped together are independent and overlap.
+    fn take_frozen(&mut self) {
+        const LANES: usize = 4;
+        let mut frozen = (0..self.free.len()).filter(|&k| self.num_frozen[k] > 0 && self.at[k] != 0.0);
+        loop {
+            let mut ks = [usize::MAX; LANES];
+            let (mut free, mut num, mut at) = ([0.0; LANES], [0u32; LANES], [0.0; LANES]);
+            for lane in 0..LANES {
+                if let Some(k) = frozen.next() {
+                    (ks[lane], free[lane], num[lane], at[lane]) = (k, self.free[k], self.num_frozen[k], self.at[k]);
+                }
+            }
+            if ks[0] == usize::MAX {
+                break;
+            }
+            for step in 0..num.iter().copied().max().unwrap_or(0) {
+                for lane in 0..LANES {
+                    free[lane] -= if step < num[lane] { at[lane] } else { 0.0 };
+                }
+            }
+            for lane in 0..LANES {
+                if ks[lane] != usize::MAX {
+                    self.free[ks[lane]] = free[lane];
+                }
+            }
+        }
+    }
+}
+
+impl GridMaxMin {
+    /// No flows between these rows and columns ((port, free capacity) each).
+    fn reset(&mut self, rows: impl Iterator<Item = (u32, f64)>, cols: impl Iterator<Item = (u32, f64)>) {
+        self.rows.reset(rows);
+        self.cols.reset(cols);
+        let k = self.rows.port.len() * self.cols.port.len();
+        self.live.clear();
+        self.live.resize(k, 0);
+        self.live_t.clear();
+        self.live_t.resize(k, 0);
+    }
+
+    /// A flow from row `a` to column `b`. PRECONDITION: not there yet.
+    fn set_live(&mut self, a: usize, b: usize) {
+        let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
+        self.live[a * nc + b] = 1;
+        self.live_t[b * nr + a] = 1;
+        self.rows.count[a] += 1;
+        self.cols.count[b] += 1;
+    }
+
+    /// A flow from every row to column `b`. PRECONDITION: none there yet.
+    fn set_column_live(&mut self, b: usize) {
+        let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
+        self.live_t[b * nr..(b + 1) * nr].fill(1);
+        for (cell, count) in self.live.iter_mut().skip(b).step_by(nc).zip(&mut self.rows.count) {
+            *cell = 1;
+            *count += 1;
+        }
+        self.cols.count[b] += nr as u32;
+    }
+
+    fn is_live(&self, a: usize, b: usize) -> bool {
+        self.live_t[b * self.rows.port.len() + a] != 0
+    }
+
+    /// Max-min fair rates for the flows set, on the free capacity given; leaves the capacity
+    /// left in `rows.free` and `cols.free`.
+    fn fill(&mut self, eps: f64) {
+        let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
+        for side in [&mut self.rows, &mut self.cols] {
+            for k in 0..side.port.len() {
+                if side.count[k] > 0 {
+                    side.level[k] = side.free[k].max(0.0) / side.count[k] as f64;
+                }
+            }
+        }
+        let mut seq = 0;
+        loop {
+            let (row_level, a) = self.rows.lowest();
+            let (col_level, b) = self.cols.lowest();
+            if row_level == f64::INFINITY && col_level == f64::INFINITY {
+                break;
+            }
+            // Egress before ingress on a tie, as `MaxMin::fill` numbers them.
+            if row_level <= col_level {
+                let level = self.rows.freeze(a, seq, eps);
+                self.cols.take_across(&self.live[a * nc..(a + 1) * nc], level);
+            } else {
+                let level = self.cols.freeze(b, seq, eps);
+                self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level);
+            }
+            seq += 1;
+        }
+        self.rows.take_frozen();
+        self.cols.take_frozen();
+    }
+
+    /// The rate of the flow from row `a` to column `b` after the fill: the level of the first
+    /// of its two ports to freeze.
+    fn rate(&self, a: usize, b: usize) -> f64 {
+        if self.rows.seq[a] < self.cols.seq[b] {
+            self.rows.at[a]
+        } else {
+            self.cols.at[b]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{Fabric, MaxMin, Residual};
+
+    #[test]
+    fn grid_maxmin_is_bit_identical_to_maxmin() {
+        // SplitMix64, for random port sets, flows and partly used fabrics.
+        let mut state = 11u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let mut grid = GridMaxMin::default();
+        for round in 0..3000 {
+            let n = 1 + (next() % 12) as usize;
+            // Half the rounds on equal ports, where levels tie and the tie-break decides.
+            let fab = if round % 2 == 0 {
+                Fabric::uniform(n, 12.0)
+            } else {
+                Fabric {
+                    egress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
+                    ingress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
+                }
+            };
+            let mut res = Residual::new(&fab);
+            // Some capacity already taken, some ports (nearly) full, as after the coflows ahead.
+            for p in 0..n {
+                if next() % 3 == 0 {
+                    let d = (next() % n as u64) as u32;
+                    let h = res.headroom(p as u32, d);
+                    let k = next() % 6;
+                    let take = if k == 5 { h * (1.0 - 1e-13) } else { h * k as f64 / 4.0 };
+                    res.take(p as u32, d, take);
+                }
+            }
+            // Rows and columns in a random order (a coflow's mappers and reducers in trace order).
+            let shuffled = |next: &mut dyn FnMut() -> u64| {
+                let mut v: Vec<u32> = (0..n as u32).filter(|_| !next().is_multiple_of(4)).collect();
+                for i in (1..v.len()).rev() {
+                    v.swap(i, (next() % (i as u64 + 1)) as usize);
+                }
+                v
+            };
+            let (rows, cols) = (shuffled(&mut next), shuffled(&mut next));
+            let (egress, ingress) = (&res.egress, &res.ingress);
+            grid.reset(rows.iter().map(|&p| (p, egress[p as usize])), cols.iter().map(|&p| (p, ingress[p as usize])));
+            let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+            for (b, &d) in cols.iter().enumerate() {
+                // A third of the columns full, set at once.
+                let is_full = next() % 3 == 0;
+                if is_full {
+                    grid.set_column_live(b);
+                }
+                for (a, &s) in rows.iter().enumerate() {
+                    if is_full || next() % 5 != 0 {
+                        if !is_full {
+                            grid.set_live(a, b);
+                        }
+                        src.push(s);
+                        dst.push(d);
+                        cells.push((a, b));
+                    }
+                }
+            }
+            let flows: Vec<u32> = (0..src.len() as u32).collect();
+            let mut rate = vec![0.0; flows.len()];
+            let mut res1 = res.clone();
+            MaxMin::default().fill(&flows, &src, &dst, &mut res1, &mut rate);
+            grid.fill(res.eps);
+            for (k, &(a, b)) in cells.iter().enumerate() {
+                let got = grid.rate(a, b);
+                assert_eq!(got.to_bits(), rate[k].to_bits(), "round {round}: flow {k}: {got} vs {}", rate[k]);
+            }
+            for (a, &p) in rows.iter().enumerate() {
+                assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
+            }
+            for (b, &p) in cols.iter().enumerate() {
+                let want = res1.ingress[p as usize];
+                assert_eq!(grid.cols.free[b].to_bits(), want.to_bits(), "round {round}: ingress {p}");
+            }
+        }
     }
 }
