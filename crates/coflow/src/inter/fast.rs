@@ -65,6 +65,21 @@ pub(super) struct State {
     is_touched: Vec<bool>,
     /// Mapper indices of the coflow being backfilled whose egress is still free.
     open: Vec<u32>,
+    /// The backfill's port sets (MADD schedulers and Sincronia), `words` `u64`s each, bit `p`
+    /// for port `p`: per coflow whether its mappers and its reducers' ports are both strictly
+    /// ascending (then port order is mapper order and reducer order, and its backfill walks
+    /// these sets, see `backfill_sorted`); per coflow its mappers' ports (`m_ports`), its
+    /// reducers' ports (`r_ports`) and those with live flows (`live_in`); per reducer the
+    /// egress ports of its live flows (`live_out`); and during a backfill, the ports with
+    /// free capacity (`open_out`, `open_in`).
+    words: usize,
+    is_sorted: Vec<bool>,
+    m_ports: Vec<u64>,
+    r_ports: Vec<u64>,
+    live_in: Vec<u64>,
+    live_out: Vec<u64>,
+    open_out: Vec<u64>,
+    open_in: Vec<u64>,
     /// PFP, per port pair `src * n + dst`: its live flow first in PFP's order (`NIL` if none),
     /// and its other live flows by (bytes left, id). Only a pair's head can get a rate (see
     /// `allocate_pfp`), so the others' bytes never change and the heap's keys stay exact.
@@ -82,6 +97,13 @@ pub(super) struct State {
 }
 
 const NIL: u32 = u32::MAX;
+
+/// How many of the ports in the set `bits` are below port `p`: the index of the mapper (or
+/// reducer) at port `p` among a coflow's mappers (reducers) when they are in port order.
+fn rank(bits: &[u64], p: usize) -> usize {
+    let (k, b) = (p / 64, p % 64);
+    bits[..k].iter().map(|x| x.count_ones() as usize).sum::<usize>() + (bits[k] & ((1u64 << b) - 1)).count_ones() as usize
+}
 
 /// PFP: a head's key (bytes left, flow), its egress port, and its index in the port's list.
 type Candidate = ((OrdF64, u32), u32, u32);
@@ -129,6 +151,9 @@ impl Engine<'_> {
     pub(super) fn simulate_fast(&mut self) {
         if self.is_scaled() {
             self.fast.is_touched = vec![false; self.f_src.len()];
+        }
+        if self.sched != Scheduler::Pfp {
+            self.init_port_sets();
         }
         if self.sched == Scheduler::Pfp {
             self.fast.head = vec![NIL; self.n * self.n];
@@ -310,16 +335,70 @@ impl Engine<'_> {
         }
     }
 
+    /// Sets up the backfill's port sets (see `State::words`): every flow live.
+    fn init_port_sets(&mut self) {
+        let (n, num_c) = (self.n, self.c_id.len());
+        let w = n.div_ceil(64);
+        let set = |bits: &mut [u64], p: usize| bits[p / 64] |= 1 << (p % 64);
+        let fast = &mut self.fast;
+        fast.words = w;
+        fast.is_sorted = vec![false; num_c];
+        fast.m_ports = vec![0; num_c * w];
+        fast.r_ports = vec![0; num_c * w];
+        fast.live_out = vec![0; self.r_dst.len() * w];
+        fast.open_out = vec![0; w];
+        fast.open_in = vec![0; w];
+        for c in 0..num_c {
+            let mappers = &self.c_mappers[c];
+            let dsts = &self.r_dst[self.c_rfirst[c] as usize..self.c_rfirst[c + 1] as usize];
+            fast.is_sorted[c] = mappers.windows(2).all(|p| p[0] < p[1]) && dsts.windows(2).all(|p| p[0] < p[1]);
+            for &s in mappers {
+                set(&mut fast.m_ports[c * w..(c + 1) * w], s as usize);
+            }
+            for &d in dsts {
+                set(&mut fast.r_ports[c * w..(c + 1) * w], d as usize);
+            }
+            for r in self.c_rfirst[c] as usize..self.c_rfirst[c + 1] as usize {
+                fast.live_out[r * w..(r + 1) * w].copy_from_slice(&fast.m_ports[c * w..(c + 1) * w]);
+            }
+        }
+        fast.live_in = fast.r_ports.clone();
+    }
+
+    /// Gives flow `f` all its ports have left (`Engine::greedy`), and closes in the backfill's
+    /// open sets the ports that filled.
+    fn grant(&mut self, f: u32) {
+        self.greedy(f);
+        let (s, d) = (self.f_src[f as usize] as usize, self.f_dst[f as usize] as usize);
+        if self.res.egress[s] <= self.res.eps {
+            self.fast.open_out[s / 64] &= !(1 << (s % 64));
+        }
+        if self.res.ingress[d] <= self.res.eps {
+            self.fast.open_in[d / 64] &= !(1 << (d % 64));
+        }
+    }
+
     /// [`Engine::backfill`] visiting only flows that can get something: per reducer with free
     /// ingress, the coflow's mappers with free egress, in mapper order, until the ingress is
     /// full. Every grant it skips the reference would have made zero, so the grants and their
     /// order are the reference's.
     fn backfill_fast(&mut self, order: &[u32]) {
         let n = self.n;
+        let eps = self.res.eps;
+        for p in 0..n {
+            let (bit, k) = (1u64 << (p % 64), p / 64);
+            let (out, inn) = (&mut self.fast.open_out[k], &mut self.fast.open_in[k]);
+            *out = if self.res.egress[p] > eps { *out | bit } else { *out & !bit };
+            *inn = if self.res.ingress[p] > eps { *inn | bit } else { *inn & !bit };
+        }
         let mut open = std::mem::take(&mut self.fast.open);
         for &c in order {
             if self.res.is_saturated() {
                 break;
+            }
+            if self.fast.is_sorted[c as usize] {
+                self.backfill_sorted(c);
+                continue;
             }
             let ci = c as usize;
             let base = ci * 2 * n;
@@ -347,7 +426,7 @@ impl Engine<'_> {
                         let f = self.r_live[r][k];
                         let s = self.f_src[f as usize] as usize;
                         if self.res.egress[s] > self.res.eps {
-                            self.greedy(f);
+                            self.grant(f);
                             num_closed += usize::from(self.res.egress[s] <= self.res.eps);
                             if self.res.ingress[d] <= self.res.eps {
                                 break;
@@ -365,7 +444,7 @@ impl Engine<'_> {
                         }
                         let f = row + i;
                         if self.f_rem[f] > 0.0 {
-                            self.greedy(f as u32);
+                            self.grant(f as u32);
                             num_closed += usize::from(self.res.egress[s] <= self.res.eps);
                             if self.res.ingress[d] <= self.res.eps {
                                 break;
@@ -383,6 +462,44 @@ impl Engine<'_> {
         self.fast.open = open;
     }
 
+    /// The backfill of a coflow whose mappers and reducers are in port order (as in the FB2010
+    /// trace): its reducers are the ports in `live_in & open_in` in ascending order, and a
+    /// reducer's flows that can get something come from the ports in `live_out & open_out`,
+    /// also ascending. The same grants in the same order as `backfill_fast`'s walk, without
+    /// visiting the reducers that have finished or whose ingress is full, nor the flows whose
+    /// egress is full.
+    ///
+    /// PERF: on the full trace, FIFO's backfill visited ~1,500 reducers per event (~900 of
+    /// them finished) and ~2,300 flows or mappers, for ~180 grants.
+    fn backfill_sorted(&mut self, c: u32) {
+        let ci = c as usize;
+        let w = self.fast.words;
+        let (first_r, first_f) = (self.c_rfirst[ci] as usize, self.c_first[ci] as usize);
+        let m = self.c_mappers[ci].len();
+        for k in 0..w {
+            let mut reducers = self.fast.live_in[ci * w + k] & self.fast.open_in[k];
+            while reducers != 0 {
+                let d = k * 64 + reducers.trailing_zeros() as usize;
+                reducers &= reducers - 1;
+                let r = first_r + rank(&self.fast.r_ports[ci * w..(ci + 1) * w], d);
+                let row = first_f + (r - first_r) * m;
+                'flows: for v in 0..w {
+                    let mut mappers = self.fast.live_out[r * w + v] & self.fast.open_out[v];
+                    while mappers != 0 {
+                        let s = v * 64 + mappers.trailing_zeros() as usize;
+                        mappers &= mappers - 1;
+                        let f = row + rank(&self.fast.m_ports[ci * w..(ci + 1) * w], s);
+                        debug_assert_eq!((self.f_src[f] as usize, self.f_dst[f] as usize), (s, d));
+                        self.grant(f as u32);
+                        if self.res.ingress[d] <= self.res.eps {
+                            break 'flows;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Finishes flow `f` (its bytes are within rounding of none).
     fn finish_fast(&mut self, f: usize) {
         let c = self.f_coflow[f] as usize;
@@ -392,6 +509,13 @@ impl Engine<'_> {
             self.c_cnt[i] -= 1;
             // INVARIANT: a port without live flows carries no load (no rounding residue).
             self.c_load[i] = if self.c_cnt[i] == 0 { 0.0 } else { self.c_load[i] - self.f_rem[f] };
+        }
+        if !self.fast.live_out.is_empty() {
+            let (w, s, d) = (self.fast.words, self.f_src[f] as usize, self.f_dst[f] as usize);
+            self.fast.live_out[self.f_reducer[f] as usize * w + s / 64] &= !(1 << (s % 64));
+            if self.c_cnt[c * n2 + self.n + d] == 0 {
+                self.fast.live_in[c * w + d / 64] &= !(1 << (d % 64));
+            }
         }
         self.c_qsum[c] -= self.f_rem[f];
         self.f_rem[f] = 0.0;
