@@ -80,6 +80,10 @@ pub(super) struct State {
     live_out: Vec<u64>,
     open_out: Vec<u64>,
     open_in: Vec<u64>,
+    /// The least finish time (from now) of the flows the backfill granted, and the first flow
+    /// (in `running`'s order) with it.
+    first_t: f64,
+    first_f: u32,
     /// PFP, per port pair `src * n + dst`: its live flow first in PFP's order (`NIL` if none),
     /// and its other live flows by (bytes left, id). Only a pair's head can get a rate (see
     /// `allocate_pfp`), so the others' bytes never change and the heap's keys stay exact.
@@ -192,12 +196,19 @@ impl Engine<'_> {
                     first = First::Coflow(c);
                 }
             }
-            for &f in &self.running {
-                let t = self.bytes_left(f) / self.rate_of(f);
-                if t < dt {
-                    dt = t;
-                    first = First::Flow(f);
+            if self.sched == Scheduler::Pfp {
+                for &f in &self.running {
+                    let t = self.bytes_left(f) / self.rate_of(f);
+                    if t < dt {
+                        dt = t;
+                        first = First::Flow(f);
+                    }
                 }
+            } else if self.fast.first_t < dt {
+                // The first least finish of a granted flow in `running`'s order (`grant`), as
+                // the scan above finds it.
+                dt = self.fast.first_t;
+                first = First::Flow(self.fast.first_f);
             }
             assert!(
                 dt.is_finite(),
@@ -255,6 +266,7 @@ impl Engine<'_> {
             }
         }
         self.running.clear();
+        self.fast.first_t = f64::INFINITY;
         for &c in &self.fast.madd {
             self.fast.gamma[c as usize] = f64::INFINITY;
         }
@@ -365,11 +377,25 @@ impl Engine<'_> {
         fast.live_in = fast.r_ports.clone();
     }
 
-    /// Gives flow `f` all its ports have left (`Engine::greedy`), and closes in the backfill's
-    /// open sets the ports that filled.
+    /// Gives flow `f` all its ports have left (`Engine::greedy`), closes in the backfill's
+    /// open sets the ports that filled, and keeps the first least finish time of the flows
+    /// granted so far (`first_t`, `first_f`). PRECONDITION: both of `f`'s ports are open and
+    /// `f` has no grant yet (the backfill visits a flow once), so this is `greedy`'s grant
+    /// (`0 + headroom`). PERF: the finish time is computed here, with the flow at hand,
+    /// instead of in a second pass over `running`.
     fn grant(&mut self, f: u32) {
-        self.greedy(f);
-        let (s, d) = (self.f_src[f as usize] as usize, self.f_dst[f as usize] as usize);
+        let fi = f as usize;
+        let (s, d) = (self.f_src[fi] as usize, self.f_dst[fi] as usize);
+        let h = self.res.headroom(s as u32, d as u32);
+        debug_assert!(h > 0.0 && self.f_rate[fi] == 0.0, "grant: flow {f} has no headroom or a grant");
+        self.running.push(f);
+        self.f_rate[fi] = h;
+        self.res.take(s as u32, d as u32, h);
+        let t = self.bytes_left(f) / self.rate_of(f);
+        if t < self.fast.first_t {
+            self.fast.first_t = t;
+            self.fast.first_f = f;
+        }
         if self.res.egress[s] <= self.res.eps {
             self.fast.open_out[s / 64] &= !(1 << (s % 64));
         }
@@ -635,28 +661,23 @@ impl Engine<'_> {
     fn complete_fast(&mut self) {
         let mut any = false;
         self.scratch.clear();
+        let is_scaled = self.is_scaled();
         for k in 0..self.running.len() {
             let f = self.running[k] as usize;
+            let c = self.f_coflow[f] as usize;
             // A scale at DONE_TOL finishes the whole coflow below.
-            if self.c_scale[self.f_coflow[f] as usize] > DONE_TOL && self.bytes_left(f as u32) <= self.f_size[f] * DONE_TOL {
+            if self.c_scale[c] > DONE_TOL && self.bytes_left(f as u32) <= self.f_size[f] * DONE_TOL {
                 self.finish_fast(f);
                 any = true;
-            }
-        }
-        if self.is_scaled() {
-            // The greedy flows still going are touched now. CORRECTNESS: recorded after the
-            // loop above, so a flow the backfill finishes leaves no ratio of ~0 in
-            // `touched_min` (which would send every later event to the scan below).
-            for &f in &self.running {
-                let f = f as usize;
-                if self.f_finish[f].is_nan() {
-                    let c = self.f_coflow[f] as usize;
-                    if !std::mem::replace(&mut self.fast.is_touched[f], true) {
-                        self.fast.touched[c].push(f as u32);
-                    }
-                    let m = &mut self.fast.touched_min[c];
-                    *m = m.min(self.f_rem[f] / self.f_size[f]);
+            } else if is_scaled {
+                // A greedy flow still going is touched now. CORRECTNESS: recorded only if it
+                // has not finished, so a flow the backfill finishes leaves no ratio of ~0 in
+                // `touched_min` (which would send every later event to the scan below).
+                if !std::mem::replace(&mut self.fast.is_touched[f], true) {
+                    self.fast.touched[c].push(f as u32);
                 }
+                let m = &mut self.fast.touched_min[c];
+                *m = m.min(self.f_rem[f] / self.f_size[f]);
             }
         }
         for k in 0..self.fast.madd.len() {
