@@ -223,14 +223,17 @@ impl Engine<'_> {
                 let s = self.c_scale[c];
                 self.c_scale[c] = if first == First::Coflow(c as u32) { 0.0 } else { s - s / self.fast.gamma[c] * dt };
             }
+            // PERF: the grants are zeroed here, for the next allocation, while the flows are
+            // at hand (`allocate_fast` does it for PFP).
             for &f in &self.running {
                 let f = f as usize;
                 let c = self.f_coflow[f] as usize;
                 let s = self.c_scale[c];
+                let rate = std::mem::take(&mut self.f_rate[f]);
                 if s <= 0.0 {
                     continue; // the whole coflow finishes below
                 }
-                let moved = self.f_rate[f] * dt / s;
+                let moved = rate * dt / s;
                 self.f_rem[f] -= moved;
                 self.c_load[c * n2 + self.f_src[f] as usize] -= moved;
                 self.c_load[c * n2 + self.n + self.f_dst[f] as usize] -= moved;
@@ -259,9 +262,9 @@ impl Engine<'_> {
     /// Rates for this event: MADD coflows in `fast.madd` with their Gamma, greedy grants in
     /// `f_rate` of the flows in `running`.
     fn allocate_fast(&mut self) {
-        for &f in &self.running {
-            self.f_rate[f as usize] = 0.0;
-            if self.sched == Scheduler::Pfp {
+        if self.sched == Scheduler::Pfp {
+            for &f in &self.running {
+                self.f_rate[f as usize] = 0.0;
                 self.fast.moved.push(self.f_src[f as usize] * self.n as u32 + self.f_dst[f as usize]);
             }
         }
@@ -383,15 +386,21 @@ impl Engine<'_> {
     /// `f` has no grant yet (the backfill visits a flow once), so this is `greedy`'s grant
     /// (`0 + headroom`). PERF: the finish time is computed here, with the flow at hand,
     /// instead of in a second pass over `running`.
-    fn grant(&mut self, f: u32) {
+    ///
+    /// PERF: the backfill passes the flow's ports and coflow, which it knows: loading them
+    /// from the flow arrays missed the cache (they are scattered over the 706k flows).
+    fn grant(&mut self, f: u32, s: usize, d: usize, c: usize) {
         let fi = f as usize;
-        let (s, d) = (self.f_src[fi] as usize, self.f_dst[fi] as usize);
+        debug_assert_eq!((self.f_src[fi] as usize, self.f_dst[fi] as usize, self.f_coflow[fi] as usize), (s, d, c));
         let h = self.res.headroom(s as u32, d as u32);
         debug_assert!(h > 0.0 && self.f_rate[fi] == 0.0, "grant: flow {f} has no headroom or a grant");
         self.running.push(f);
         self.f_rate[fi] = h;
         self.res.take(s as u32, d as u32, h);
-        let t = self.bytes_left(f) / self.rate_of(f);
+        // As `bytes_left(f) / rate_of(f)`.
+        let bytes = self.c_scale[c] * self.f_rem[fi];
+        let g = self.fast.gamma[c];
+        let t = bytes / (h + if g.is_finite() { bytes / g } else { 0.0 });
         if t < self.fast.first_t {
             self.fast.first_t = t;
             self.fast.first_f = f;
@@ -452,7 +461,7 @@ impl Engine<'_> {
                         let f = self.r_live[r][k];
                         let s = self.f_src[f as usize] as usize;
                         if self.res.egress[s] > self.res.eps {
-                            self.grant(f);
+                            self.grant(f, s, d, ci);
                             num_closed += usize::from(self.res.egress[s] <= self.res.eps);
                             if self.res.ingress[d] <= self.res.eps {
                                 break;
@@ -470,7 +479,7 @@ impl Engine<'_> {
                         }
                         let f = row + i;
                         if self.f_rem[f] > 0.0 {
-                            self.grant(f as u32);
+                            self.grant(f as u32, s, d, ci);
                             num_closed += usize::from(self.res.egress[s] <= self.res.eps);
                             if self.res.ingress[d] <= self.res.eps {
                                 break;
@@ -515,8 +524,7 @@ impl Engine<'_> {
                         let s = v * 64 + mappers.trailing_zeros() as usize;
                         mappers &= mappers - 1;
                         let f = row + rank(&self.fast.m_ports[ci * w..(ci + 1) * w], s);
-                        debug_assert_eq!((self.f_src[f] as usize, self.f_dst[f] as usize), (s, d));
-                        self.grant(f as u32);
+                        self.grant(f as u32, s, d, ci);
                         if self.res.ingress[d] <= self.res.eps {
                             break 'flows;
                         }
