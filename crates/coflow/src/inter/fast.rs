@@ -80,6 +80,9 @@ pub(super) struct State {
     live_out: Vec<u64>,
     open_out: Vec<u64>,
     open_in: Vec<u64>,
+    /// MADD schedulers and Sincronia: beside each flow in `running`, its coflow, ports and
+    /// grant (`f_rate` stays zero).
+    runs: Vec<Run>,
     /// The least finish time (from now) of the flows the backfill granted, and the first flow
     /// (in `running`'s order) with it.
     first_t: f64,
@@ -111,6 +114,15 @@ fn rank(bits: &[u64], p: usize) -> usize {
 
 /// PFP: a head's key (bytes left, flow), its egress port, and its index in the port's list.
 type Candidate = ((OrdF64, u32), u32, u32);
+
+/// A granted flow's coflow, ports and grant (`State::runs`).
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    c: u32,
+    s: u32,
+    d: u32,
+    rate: f64,
+}
 
 /// What set the next event.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -223,20 +235,23 @@ impl Engine<'_> {
                 let s = self.c_scale[c];
                 self.c_scale[c] = if first == First::Coflow(c as u32) { 0.0 } else { s - s / self.fast.gamma[c] * dt };
             }
-            // PERF: the grants are zeroed here, for the next allocation, while the flows are
-            // at hand (`allocate_fast` does it for PFP).
-            for &f in &self.running {
-                let f = f as usize;
-                let c = self.f_coflow[f] as usize;
+            let is_pfp = self.sched == Scheduler::Pfp;
+            for k in 0..self.running.len() {
+                let f = self.running[k] as usize;
+                let run = if is_pfp {
+                    Run { c: self.f_coflow[f], s: self.f_src[f], d: self.f_dst[f], rate: self.f_rate[f] }
+                } else {
+                    self.fast.runs[k]
+                };
+                let c = run.c as usize;
                 let s = self.c_scale[c];
-                let rate = std::mem::take(&mut self.f_rate[f]);
                 if s <= 0.0 {
                     continue; // the whole coflow finishes below
                 }
-                let moved = rate * dt / s;
+                let moved = run.rate * dt / s;
                 self.f_rem[f] -= moved;
-                self.c_load[c * n2 + self.f_src[f] as usize] -= moved;
-                self.c_load[c * n2 + self.n + self.f_dst[f] as usize] -= moved;
+                self.c_load[c * n2 + run.s as usize] -= moved;
+                self.c_load[c * n2 + self.n + run.d as usize] -= moved;
                 self.c_qsum[c] -= moved;
             }
             self.now += dt;
@@ -252,15 +267,16 @@ impl Engine<'_> {
         self.c_scale[self.f_coflow[f as usize] as usize] * self.f_rem[f as usize]
     }
 
-    /// Flow `f`'s rate: its greedy grant plus, if its coflow has MADD rates, `rem / Gamma`.
+    /// Flow `f`'s rate: its greedy grant plus, if its coflow has MADD rates, `rem / Gamma`
+    /// (PFP: the others' grants are in `runs`).
     fn rate_of(&self, f: u32) -> f64 {
         let g = self.fast.gamma[self.f_coflow[f as usize] as usize];
         let madd = if g.is_finite() { self.bytes_left(f) / g } else { 0.0 };
         self.f_rate[f as usize] + madd
     }
 
-    /// Rates for this event: MADD coflows in `fast.madd` with their Gamma, greedy grants in
-    /// `f_rate` of the flows in `running`.
+    /// Rates for this event: MADD coflows in `fast.madd` with their Gamma, greedy grants of
+    /// the flows in `running` in `fast.runs` (PFP: in `f_rate`).
     fn allocate_fast(&mut self) {
         if self.sched == Scheduler::Pfp {
             for &f in &self.running {
@@ -269,6 +285,7 @@ impl Engine<'_> {
             }
         }
         self.running.clear();
+        self.fast.runs.clear();
         self.fast.first_t = f64::INFINITY;
         for &c in &self.fast.madd {
             self.fast.gamma[c as usize] = f64::INFINITY;
@@ -387,15 +404,16 @@ impl Engine<'_> {
     /// (`0 + headroom`). PERF: the finish time is computed here, with the flow at hand,
     /// instead of in a second pass over `running`.
     ///
-    /// PERF: the backfill passes the flow's ports and coflow, which it knows: loading them
-    /// from the flow arrays missed the cache (they are scattered over the 706k flows).
+    /// PERF: the grant goes to `runs` beside `running` with the flow's coflow and ports, which
+    /// the backfill passes (it knows them), not to `f_rate`: the flow arrays are scattered
+    /// over the 706k flows, and reading them per grant and per advance missed the cache.
     fn grant(&mut self, f: u32, s: usize, d: usize, c: usize) {
         let fi = f as usize;
         debug_assert_eq!((self.f_src[fi] as usize, self.f_dst[fi] as usize, self.f_coflow[fi] as usize), (s, d, c));
         let h = self.res.headroom(s as u32, d as u32);
-        debug_assert!(h > 0.0 && self.f_rate[fi] == 0.0, "grant: flow {f} has no headroom or a grant");
+        debug_assert!(h > 0.0 && !self.running.contains(&f), "grant: flow {f} has no headroom or a grant");
         self.running.push(f);
-        self.f_rate[fi] = h;
+        self.fast.runs.push(Run { c: c as u32, s: s as u32, d: d as u32, rate: h });
         self.res.take(s as u32, d as u32, h);
         // As `bytes_left(f) / rate_of(f)`.
         let bytes = self.c_scale[c] * self.f_rem[fi];
@@ -672,7 +690,7 @@ impl Engine<'_> {
         let is_scaled = self.is_scaled();
         for k in 0..self.running.len() {
             let f = self.running[k] as usize;
-            let c = self.f_coflow[f] as usize;
+            let c = if self.sched == Scheduler::Pfp { self.f_coflow[f] as usize } else { self.fast.runs[k].c as usize };
             // A scale at DONE_TOL finishes the whole coflow below.
             if self.c_scale[c] > DONE_TOL && self.bytes_left(f as u32) <= self.f_size[f] * DONE_TOL {
                 self.finish_fast(f);
