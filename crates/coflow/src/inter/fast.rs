@@ -76,6 +76,10 @@ pub(super) struct State {
     is_sorted: Vec<bool>,
     m_ports: Vec<u64>,
     r_ports: Vec<u64>,
+    /// Per coflow and word `k` of `m_ports` (`r_ports`), how many of its mappers (reducers)
+    /// are at ports below `64 k`, for `rank`.
+    m_below: Vec<u32>,
+    r_below: Vec<u32>,
     live_in: Vec<u64>,
     live_out: Vec<u64>,
     open_out: Vec<u64>,
@@ -105,11 +109,12 @@ pub(super) struct State {
 
 const NIL: u32 = u32::MAX;
 
-/// How many of the ports in the set `bits` are below port `p`: the index of the mapper (or
-/// reducer) at port `p` among a coflow's mappers (reducers) when they are in port order.
-fn rank(bits: &[u64], p: usize) -> usize {
+/// How many of the ports in the set `bits` are below port `p`, given `below[k]`, how many are
+/// below port `64 k`: the index of the mapper (or reducer) at port `p` among a coflow's
+/// mappers (reducers) when they are in port order.
+fn rank(bits: &[u64], below: &[u32], p: usize) -> usize {
     let (k, b) = (p / 64, p % 64);
-    bits[..k].iter().map(|x| x.count_ones() as usize).sum::<usize>() + (bits[k] & ((1u64 << b) - 1)).count_ones() as usize
+    below[k] as usize + (bits[k] & ((1u64 << b) - 1)).count_ones() as usize
 }
 
 /// PFP: a head's key (bytes left, flow), its egress port, and its index in the port's list.
@@ -395,6 +400,14 @@ impl Engine<'_> {
             }
         }
         fast.live_in = fast.r_ports.clone();
+        let below = |ports: &[u64]| -> Vec<u32> {
+            ports
+                .chunks(w)
+                .flat_map(|bits| bits.iter().scan(0u32, |sum, x| Some(std::mem::replace(sum, *sum + x.count_ones()))))
+                .collect()
+        };
+        fast.m_below = below(&fast.m_ports);
+        fast.r_below = below(&fast.r_ports);
     }
 
     /// Gives flow `f` all its ports have left (`Engine::greedy`), closes in the backfill's
@@ -534,14 +547,14 @@ impl Engine<'_> {
             while reducers != 0 {
                 let d = k * 64 + reducers.trailing_zeros() as usize;
                 reducers &= reducers - 1;
-                let r = first_r + rank(&self.fast.r_ports[ci * w..(ci + 1) * w], d);
+                let r = first_r + rank(&self.fast.r_ports[ci * w..(ci + 1) * w], &self.fast.r_below[ci * w..(ci + 1) * w], d);
                 let row = first_f + (r - first_r) * m;
                 'flows: for v in 0..w {
                     let mut mappers = self.fast.live_out[r * w + v] & self.fast.open_out[v];
                     while mappers != 0 {
                         let s = v * 64 + mappers.trailing_zeros() as usize;
                         mappers &= mappers - 1;
-                        let f = row + rank(&self.fast.m_ports[ci * w..(ci + 1) * w], s);
+                        let f = row + rank(&self.fast.m_ports[ci * w..(ci + 1) * w], &self.fast.m_below[ci * w..(ci + 1) * w], s);
                         self.grant(f as u32, s, d, ci);
                         if self.res.ingress[d] <= self.res.eps {
                             break 'flows;
