@@ -13,7 +13,15 @@
 //!   together, in O(1) to detect.
 //! - **Backfill and Sincronia's greedy** visit, per reducer with free ingress, only the
 //!   coflow's mappers whose egress is still free, and stop at the reducer once its ingress is
-//!   full (the reference visits every live flow and grants most of them nothing).
+//!   full (the reference visits every live flow and grants most of them nothing). A coflow
+//!   whose mappers and reducers are listed in port order (every coflow of FB2010) keeps them
+//!   as port bitsets: its reducers with live flows, and per reducer the mappers it still
+//!   receives from; ANDed with the free ports, they give the reducers and flows to visit in
+//!   the same order, so finished reducers and flows behind a full port cost nothing
+//!   (`backfill_sorted`). Each grant goes to a compact list beside `running` with the flow's
+//!   coflow and ports, and the first least finish time is kept as the grants are made: the
+//!   passes after the allocation (next event, advance, completion) read no scattered flow
+//!   array but the bytes left.
 //! - **PFP** gives at most one flow per port pair a rate (see `allocate_pfp`).
 //!
 //! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`); nor is
@@ -883,6 +891,30 @@ mod tests {
         let opts = Options { port_bytes_per_sec: BYTES_PER_MB, record_flows: true, ..Options::default() };
         for seed in 0..300 {
             check(&random_trace(seed), &format!("seed {seed}"), opts);
+        }
+    }
+
+    /// Random traces with every coflow's mappers and reducers in port order, as in FB2010, so
+    /// that the backfill walks the port sets (`backfill_sorted`) rather than the lists; every
+    /// other seed spreads the ports over 140, so that the sets span three words.
+    #[test]
+    fn fast_matches_reference_on_random_traces_in_port_order() {
+        let opts = Options { port_bytes_per_sec: BYTES_PER_MB, record_flows: true, ..Options::default() };
+        for seed in 0..300 {
+            let mut t = random_trace(seed);
+            let wide = seed % 2 == 1;
+            // Order-preserving, so the coflows stay in port order.
+            let at = |p: u32| if wide { 14 * p + (seed % 14) as u32 } else { p };
+            if wide {
+                t.num_ports = 140;
+            }
+            for c in &mut t.coflows {
+                c.mappers.sort_unstable();
+                c.mappers.iter_mut().for_each(|p| *p = at(*p));
+                c.reducers.sort_by_key(|r| r.rack);
+                c.reducers.iter_mut().for_each(|r| r.rack = at(r.rack));
+            }
+            check(&t, &format!("seed {seed} in port order"), opts);
         }
     }
 
