@@ -15,13 +15,13 @@
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | fair | 15.3 | 3.7 | 36,568 | 58.79 | 231.10 | 1.00x |
-//! | fifo | 73.3 | 8.7 | 622,111 | 120.02 | 1077.23 | 0.49x |
-//! | scf | 89.0 | 5.9 | 515,466 | 23.90 | 42.13 | 2.46x |
-//! | ncf | 78.7 | 8.1 | 625,112 | 49.55 | 59.33 | 1.19x |
-//! | lcf | 77.4 | 6.3 | 559,831 | 24.58 | 42.00 | 2.39x |
-//! | sebf | 84.0 | 5.7 | 522,329 | 22.23 | 39.98 | 2.65x |
+//! | fifo | 73.3 | 5.7 | 622,111 | 120.02 | 1077.23 | 0.49x |
+//! | scf | 89.0 | 4.7 | 515,466 | 23.90 | 42.13 | 2.46x |
+//! | ncf | 78.7 | 5.5 | 625,112 | 49.55 | 59.33 | 1.19x |
+//! | lcf | 77.4 | 5.0 | 559,831 | 24.58 | 42.00 | 2.39x |
+//! | sebf | 84.0 | 4.6 | 522,329 | 22.23 | 39.98 | 2.65x |
 //! | dclas | 30.9 | 10.8 | 71,334 | 37.10 | 39.88 | 1.58x |
-//! | sincronia | 12.9 | 2.6 | 343,654 | 22.35 | 40.26 | 2.63x |
+//! | sincronia | 12.9 | 1.7 | 343,654 | 22.35 | 40.26 | 2.63x |
 //! | pfp | 128.0 | 1.7 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 4.6 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
@@ -37,9 +37,7 @@
 //! s after (2.0x; the 18.6 s it replaces was measured on a quieter machine, where the grid
 //! path took 8.9 to 9.6 s). Still above 5 s: D-CLAS recomputes about four coflows per event
 //! (~2,300 open flows each: the big coflows queued behind an event's coflow see their ports'
-//! free capacity change), and builds, fills and walks each one's grid flow by flow; FIFO and
-//! NCF keep many wide coflows queued, and the backfill looks at ~13 of them per event,
-//! O(mappers + reducers) each; SEBF, SCF and LCF are within 30% of it.
+//! free capacity change), and builds, fills and walks each one's grid flow by flow.
 //!
 //! FAIR's and FETCH's "after" is a later run: medians of four runs alternated with the
 //! previous build (`inter`'s active pairs in slots, times by multiplication, and
@@ -47,6 +45,17 @@
 //! cores, wall time 4 to 10 times CPU time): FAIR 6.4 -> 3.7 s (runs 3.6 to 4.1), FETCH:5
 //! 7.7 -> 4.6 s (4.4 to 5.0); the previous build's 5.6 and 6.5 above ran on the lighter load.
 //! Results are bit-identical to the previous build's (every coflow's and flow's finish).
+//!
+//! FIFO, SCF, NCF, LCF, SEBF and Sincronia were re-measured later, after the backfill's port
+//! bitsets and the compact grant list (`inter::fast`), on a heavily loaded machine (load
+//! average 9 to 13 on 2 cores), alternating with the previous build: CPU s before -> after,
+//! two runs each, FIFO 13.9/10.8 -> 5.9/5.5, SCF 9.6/7.1 -> 4.5/4.8, NCF 9.8/9.9 -> 5.5/5.4,
+//! LCF 8.4/7.5 -> 5.3/4.6, SEBF 7.3/6.5 -> 4.6/4.6, Sincronia 3.2/3.2 -> 1.7/1.7; the table
+//! has the means of the after runs. In a quieter spell the same code ran FIFO in 4.7 s and NCF
+//! in 4.7 s. Their events and every coflow's and flow's finish time are bit-identical to
+//! before (both backfill settings). What remains is per grant (~180 per event under FIFO, each
+//! filling a port, most of them changing from one event to the next): the grant itself, and
+//! advancing and checking the granted flows.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
