@@ -232,6 +232,28 @@ impl Port {
         marked
     }
 
+    /// Whether nothing is queued and a packet enqueued now would be the next dequeued without
+    /// changing the scheduler's state: one FIFO (no scheduling decision) or strict priority (a
+    /// stateless one), and not pFabric. Then [`Port::pass`] may stand for the pair.
+    #[inline]
+    pub fn is_idle_fifo(&self) -> bool {
+        self.total == 0
+            && !self.is_pfabric()
+            && (self.queues.len() == 1 || matches!(self.scheduler, AnyScheduler::StrictPriority(_)))
+    }
+
+    /// The accounting of [`Port::enqueue`] of a packet of `size` bytes into queue `q` followed
+    /// at once by [`Port::dequeue`] of the same packet. PRECONDITION: [`Port::is_idle_fifo`].
+    /// CORRECTNESS: the queue was empty, so the packet is not ECN-marked (`bytes[q] = 0` is not
+    /// above any threshold), and its queue's maximum becomes at least its size.
+    #[inline]
+    pub fn pass(&mut self, q: usize, size: u64) {
+        debug_assert!(self.is_idle_fifo());
+        if size > self.max_bytes[q] {
+            self.max_bytes[q] = size;
+        }
+    }
+
     /// The FIFO of connection `conn`'s packets under per-flow round robin (a new one if needed).
     #[inline(never)]
     fn flow_slot(&mut self, conn: u32) -> usize {

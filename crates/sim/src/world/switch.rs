@@ -55,6 +55,18 @@ pub(crate) struct Link {
     pub(crate) tx_bytes: u64,
 }
 
+impl Link {
+    /// Whether a packet handed to this link now would go on the wire at once, ahead of nothing
+    /// (its port empty, the link idle, no `TxDone` pending, no credit queue) and so can skip the
+    /// port's FIFO (`Port::pass`).
+    // PERF: on the 256-host comparison run about two thirds of the packet-hops find their link
+    // idle; pushing such a packet into the FIFO only to pop it again copied it twice more.
+    #[inline(always)]
+    pub(crate) fn passes_through(&self, now: Time) -> bool {
+        !self.tx_done_pending && self.busy_until <= now && self.credit.is_none() && self.port.is_idle_fifo()
+    }
+}
+
 /// Per-switch shared buffer and counters.
 #[derive(Debug)]
 pub(crate) struct Switch {
@@ -158,6 +170,17 @@ impl Simulation {
         let q = link.port.queue_of(pkt.seg.prio());
         let size = pkt.size as u64;
         if link.switch == NO_SWITCH {
+            if link.passes_through(self.sched.now()) {
+                if link.port.check_cap(q, size).is_err() {
+                    self.nic_drops += 1;
+                    self.bytes_dropped += size;
+                    self.int.forget(&pkt);
+                    return;
+                }
+                link.port.pass(q, size);
+                self.transmit(l, q, pkt, false);
+                return;
+            }
             if !self.nic_accept(l, q, pkt) {
                 return;
             }
@@ -206,6 +229,16 @@ impl Simulation {
             sw.buf.qlen[qi] += size;
             sw.stats.enqueued_bytes += size;
             sw.admission.on_enqueue(qi, size, now);
+            if verdict == Verdict::Accept && link.passes_through(now) {
+                // The packet goes on the wire at once: enqueue and dequeue in one step (see
+                // `Link::passes_through`), with the same accounting in the same order.
+                link.port.pass(q, size);
+                if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
+                    sw.stats.max_occupancy_bytes = sw.buf.occupancy;
+                }
+                self.transmit(l, q, pkt, false);
+                return;
+            }
             if link.port.enqueue(q, pkt) {
                 sw.stats.ecn_marks += 1;
             }
@@ -403,6 +436,17 @@ impl Simulation {
             }
             return;
         };
+        self.transmit(l, q, pkt, is_credit);
+    }
+
+    /// Put `pkt`, just taken from queue `q` of link `l`'s port (or its credit queue if
+    /// `is_credit`), on the wire: the dequeue's switch accounting, then serialization and
+    /// propagation. If more packets wait, the link's next start is scheduled at the end of
+    /// this serialization.
+    #[inline(always)]
+    fn transmit(&mut self, l: LinkId, q: usize, pkt: Packet, is_credit: bool) {
+        let now = self.sched.now();
+        let link = &mut self.links[l.idx()];
         let size = pkt.size as u64;
         if link.switch != NO_SWITCH && !is_credit {
             let sw = &mut self.switches[link.switch as usize];
