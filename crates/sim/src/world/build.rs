@@ -337,7 +337,6 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
                 busy_until: Time::ZERO,
                 tx_done_pending: false,
                 wire: VecDeque::new(),
-                wire_bytes: 0,
                 credit: credit_gap(spec, l.rate).map(|(cap, gap)| Box::new(CreditShaper::new(cap, gap))),
                 tx_packets: 0,
                 tx_bytes: 0,

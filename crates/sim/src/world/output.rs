@@ -179,7 +179,7 @@ impl Simulation {
         let in_flight: u64 = self
             .links
             .iter()
-            .map(|l| l.port.total_bytes() + l.wire_bytes + l.credit.as_deref().map_or(0, |c| c.bytes()))
+            .map(|l| l.port.total_bytes() + l.wire_bytes() + l.credit.as_deref().map_or(0, |c| c.bytes()))
             .sum();
         let summary = Summary {
             num_flows: self.total_transfers() as u64,
