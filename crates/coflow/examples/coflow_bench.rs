@@ -14,48 +14,39 @@
 //!
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | fair | 15.3 | 3.7 | 36,568 | 58.79 | 231.10 | 1.00x |
-//! | fifo | 73.3 | 5.7 | 622,111 | 120.02 | 1077.23 | 0.49x |
+//! | fair | 15.3 | 3.5 | 36,568 | 58.79 | 231.10 | 1.00x |
+//! | fifo | 73.3 | 5.1 | 622,111 | 120.02 | 1077.23 | 0.49x |
 //! | scf | 89.0 | 4.7 | 515,466 | 23.90 | 42.13 | 2.46x |
-//! | ncf | 78.7 | 5.5 | 625,112 | 49.55 | 59.33 | 1.19x |
-//! | lcf | 77.4 | 5.0 | 559,831 | 24.58 | 42.00 | 2.39x |
-//! | sebf | 84.0 | 4.6 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 10.8 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | ncf | 78.7 | 5.4 | 625,112 | 49.55 | 59.33 | 1.19x |
+//! | lcf | 77.4 | 4.5 | 559,831 | 24.58 | 42.00 | 2.39x |
+//! | sebf | 84.0 | 4.4 | 522,329 | 22.23 | 39.98 | 2.65x |
+//! | dclas | 30.9 | 9.5 | 71,334 | 37.10 | 39.88 | 1.58x |
 //! | sincronia | 12.9 | 1.7 | 343,654 | 22.35 | 40.26 | 2.63x |
-//! | pfp | 128.0 | 1.7 | 275,156 | 33.45 | 76.60 | 1.76x |
-//! | fetch:5 | 22.7 | 4.6 | 124,376 | 87.01 | 196.03 | 0.68x |
+//! | pfp | 128.0 | 1.6 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | fetch:5 | 22.7 | 4.3 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
-//! "after" is a run on a loaded machine (load average 4 on 2 cores), after D-CLAS got its fast
-//! path (`inter::dclas`, from 30.8 s) and FAIR and FETCH the per-port fill
-//! (`fabric::PairMaxMin`, from 14.6 and 15.9 s). PFP's is from its own path (`inter::pfp`,
-//! which repairs the greedy allocation where an event changed it): 1.60-1.75 s in alternating
-//! runs against 9.3-10.0 s for the path before it (`inter::fast`, 8.8 s in the earlier run),
-//! load 4 to 11, the same events and CCTs (its results are the reference's bit for bit).
-//! D-CLAS' row is later too: its grid fill (`inter::dclas`: each coflow's open mappers x open
-//! reducers as a dense matrix, bit-identical results), measured in alternating runs against
-//! the previous path at load average 11 on the 2 cores: 21.7 and 21.8 s before, 10.2 and 11.4
-//! s after (2.0x; the 18.6 s it replaces was measured on a quieter machine, where the grid
-//! path took 8.9 to 9.6 s). Still above 5 s: D-CLAS recomputes about four coflows per event
-//! (~2,300 open flows each: the big coflows queued behind an event's coflow see their ports'
-//! free capacity change), and builds, fills and walks each one's grid flow by flow.
+//! "after" is one run of `make bench-coflow` on a quiet machine (2026-11-26, main at the merge
+//! of the four speed branches below; under load the same code takes 10-30% more). Each step
+//! was measured in alternating runs against the build before it, and its results were
+//! bit-identical to that build's on the whole trace (every coflow's and flow's finish, and the
+//! events):
+//! - FAIR and FETCH: the per-port fill (`fabric::PairMaxMin`, 14.6 and 15.9 -> 5.6 and 6.5 s),
+//!   then active pairs in dense slots, times by multiplication and branch-free freezes
+//!   (medians of four runs at load 11 to 13: FAIR 6.4 -> 3.7 s, FETCH:5 7.7 -> 4.6 s).
+//! - PFP: its own path (`inter::pfp`, which repairs the greedy allocation where an event changed
+//!   it): 9.3-10.0 -> 1.60-1.75 s at load 4 to 11; identical to the reference bit for bit.
+//! - FIFO, SCF, NCF, LCF, SEBF, Sincronia: the backfill over port bitsets and a compact grant
+//!   list (`inter::fast`), at load 9 to 13, two runs each: FIFO 13.9/10.8 -> 5.9/5.5, SCF
+//!   9.6/7.1 -> 4.5/4.8, NCF 9.8/9.9 -> 5.5/5.4, LCF 8.4/7.5 -> 5.3/4.6, SEBF 7.3/6.5 ->
+//!   4.6/4.6, Sincronia 3.2/3.2 -> 1.7/1.7. What remains is per grant (~180 per event under
+//!   FIFO, each filling a port, most of them changing from one event to the next).
+//! - D-CLAS: its fast path (`inter::dclas`, 30.8 -> 18.6 s), then the grid fill (each coflow's
+//!   open mappers x open reducers as a dense matrix): 21.7 and 21.8 -> 10.2 and 11.4 s at load
+//!   11. Still above 5 s: about four coflows per event are refilled (~2,300 open flows each:
+//!   the big coflows queued behind an event's coflow see their ports' free capacity change),
+//!   and each one's grid is built, filled and walked flow by flow.
 //!
-//! FAIR's and FETCH's "after" is a later run: medians of four runs alternated with the
-//! previous build (`inter`'s active pairs in slots, times by multiplication, and
-//! `PairMaxMin`'s branch-free freezes), on a machine loaded harder (load average 11 to 13 on 2
-//! cores, wall time 4 to 10 times CPU time): FAIR 6.4 -> 3.7 s (runs 3.6 to 4.1), FETCH:5
-//! 7.7 -> 4.6 s (4.4 to 5.0); the previous build's 5.6 and 6.5 above ran on the lighter load.
-//! Results are bit-identical to the previous build's (every coflow's and flow's finish).
-//!
-//! FIFO, SCF, NCF, LCF, SEBF and Sincronia were re-measured later, after the backfill's port
-//! bitsets and the compact grant list (`inter::fast`), on a heavily loaded machine (load
-//! average 9 to 13 on 2 cores), alternating with the previous build: CPU s before -> after,
-//! two runs each, FIFO 13.9/10.8 -> 5.9/5.5, SCF 9.6/7.1 -> 4.5/4.8, NCF 9.8/9.9 -> 5.5/5.4,
-//! LCF 8.4/7.5 -> 5.3/4.6, SEBF 7.3/6.5 -> 4.6/4.6, Sincronia 3.2/3.2 -> 1.7/1.7; the table
-//! has the means of the after runs. In a quieter spell the same code ran FIFO in 4.7 s and NCF
-//! in 4.7 s. Their events and every coflow's and flow's finish time are bit-identical to
-//! before (both backfill settings). What remains is per grant (~180 per event under FIFO, each
-//! filling a port, most of them changing from one event to the next): the grant itself, and
-//! advancing and checking the granted flows.
+//! FIFO (5.1 s) and NCF (5.4 s) are borderline: 4.6-5.0 s in other quiet runs.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
