@@ -538,18 +538,7 @@ pub(crate) fn lowest(v: &[f64]) -> (f64, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// SplitMix64, for random pair sets, weights and partly used fabrics.
-    fn splitmix(seed: u64) -> impl FnMut() -> u64 {
-        let mut state = seed;
-        move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::testrng::splitmix;
 
     #[test]
     fn lowest_finds_the_first_least() {
@@ -655,15 +644,7 @@ mod tests {
 
     #[test]
     fn pair_maxmin_is_bit_identical_to_fill_weighted() {
-        // SplitMix64, for random pair sets, weights and partly used fabrics.
-        let mut state = 7u64;
-        let mut next = move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut next = splitmix(7);
         for round in 0..2000 {
             let n = 1 + (next() % 12) as usize;
             // Half the rounds on equal ports, where levels tie and the tie-break decides.
@@ -678,7 +659,7 @@ mod tests {
             let mut res = Residual::new(&fab);
             // Some capacity already taken, some ports full (as after higher-priority work).
             for p in 0..n {
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     let d = (next() % n as u64) as u32;
                     let h = res.headroom(p as u32, d);
                     res.take(p as u32, d, h * (next() % 5) as f64 / 4.0);
@@ -688,7 +669,7 @@ mod tests {
             let mut weight = vec![0u32; n * n];
             let mut pairs = Vec::new();
             for (pair, w) in weight.iter_mut().enumerate() {
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     *w = 1 + (next() % 4) as u32;
                     pairs.push(pair as u32);
                     for _ in 0..*w {

@@ -16,3 +16,5 @@ pub mod net;
 pub mod packet;
 pub mod shuffle;
 pub mod trace;
+#[cfg(test)]
+mod testrng;

@@ -654,18 +654,11 @@ impl GridMaxMin {
 mod tests {
     use super::*;
     use crate::fabric::{Fabric, MaxMin, Residual};
+    use crate::testrng::splitmix;
 
     #[test]
     fn grid_maxmin_is_bit_identical_to_maxmin() {
-        // SplitMix64, for random port sets, flows and partly used fabrics.
-        let mut state = 11u64;
-        let mut next = move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut next = splitmix(11);
         let mut grid = GridMaxMin::default();
         for round in 0..3000 {
             let n = 1 + (next() % 12) as usize;
@@ -681,7 +674,7 @@ mod tests {
             let mut res = Residual::new(&fab);
             // Some capacity already taken, some ports (nearly) full, as after the coflows ahead.
             for p in 0..n {
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     let d = (next() % n as u64) as u32;
                     let h = res.headroom(p as u32, d);
                     let k = next() % 6;
@@ -703,12 +696,12 @@ mod tests {
             let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
             for (b, &d) in cols.iter().enumerate() {
                 // A third of the columns full, set at once.
-                let is_full = next() % 3 == 0;
+                let is_full = next().is_multiple_of(3);
                 if is_full {
                     grid.set_column_live(b);
                 }
                 for (a, &s) in rows.iter().enumerate() {
-                    if is_full || next() % 5 != 0 {
+                    if is_full || !next().is_multiple_of(5) {
                         if !is_full {
                             grid.set_live(a, b);
                         }

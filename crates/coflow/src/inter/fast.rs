@@ -613,6 +613,7 @@ impl Engine<'_> {
 mod tests {
     use super::super::{run_on, run_reference, DclasConfig, Options, Outcome, Scheduler};
     use crate::fabric::Fabric;
+    use crate::testrng::Rng;
     use crate::trace::{Trace, BYTES_PER_MB};
 
     /// How far a fast-path time may be from the reference's, relative to the clock (the time
@@ -669,34 +670,6 @@ mod tests {
         let flows = run_reference(trace, &fabric, Scheduler::Fetch(u32::MAX), &opts);
         let (c, f) = max_rel_diff(&pairs, &flows);
         assert!(c.max(f) <= TIME_TOL, "{what} fair per pair vs per flow: {c:e} (coflows), {f:e} (flows) of the clock");
-    }
-
-    /// A small deterministic generator (SplitMix64) for random traces.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-
-        /// `k` distinct ports out of `n`.
-        fn ports(&mut self, n: u64, k: u64) -> Vec<u64> {
-            let mut all: Vec<u64> = (0..n).collect();
-            for i in 0..k as usize {
-                let j = i + self.below(n - i as u64) as usize;
-                all.swap(i, j);
-            }
-            all.truncate(k as usize);
-            all
-        }
     }
 
     /// Up to 12 coflows of up to 6 x 6 flows on 3 to 10 ports, sizes from 1 to 8 MB per flow,

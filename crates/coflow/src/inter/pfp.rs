@@ -522,20 +522,8 @@ mod tests {
     use super::super::{run_on, run_reference, OrdF64, Options, Scheduler};
     use super::{flow_of, key_of};
     use crate::fabric::Fabric;
+    use crate::testrng::Rng;
     use crate::trace::{Trace, BYTES_PER_MB};
-
-    /// SplitMix64, for the traces and fabrics below.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % n
-        }
-    }
 
     /// Up to 16 coflows on 2 to 7 ports, with mappers and reducers drawn with repeats across
     /// coflows (so pairs hold several flows and heads get pushed back by arrivals), sizes of

@@ -1,0 +1,36 @@
+//! The unit tests' deterministic generator (SplitMix64): random traces, fabrics and fills
+//! that are the same on every run.
+
+/// SplitMix64 with state `.0`.
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// `k` distinct ports out of `n`.
+    pub(crate) fn ports(&mut self, n: u64, k: u64) -> Vec<u64> {
+        let mut all: Vec<u64> = (0..n).collect();
+        for i in 0..k as usize {
+            let j = i + self.below(n - i as u64) as usize;
+            all.swap(i, j);
+        }
+        all.truncate(k as usize);
+        all
+    }
+}
+
+/// The generator seeded with `seed` as a closure.
+pub(crate) fn splitmix(seed: u64) -> impl FnMut() -> u64 {
+    let mut r = Rng(seed);
+    move || r.next()
+}
