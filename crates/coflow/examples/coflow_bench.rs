@@ -46,7 +46,7 @@
 //!   the big coflows queued behind an event's coflow see their ports' free capacity change),
 //!   and each one's grid is built, filled and walked flow by flow.
 //!
-//! FIFO (5.1 s) and NCF (5.4 s) are borderline: 4.6-6.0 s and 4.6-6.2 s across six runs on an
+//! FIFO (5.1 s) and NCF (5.4 s) are borderline: 4.7-6.0 s and 4.6-6.2 s across five runs on an
 //! idle machine (which swings by 20% from run to run).
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
