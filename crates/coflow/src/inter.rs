@@ -644,6 +644,30 @@ impl<'a> Engine<'a> {
         cfg.first_threshold_bytes * cfg.multiplier.powi(q as i32) - sent
     }
 
+    /// The start of an event of every event loop but FAIR's: admits the coflows that have
+    /// arrived by `now` (into `active`, then `on_admit` with each one's index) from `*next` on,
+    /// moves an idle fabric's clock to the next arrival, and counts the event. False when
+    /// every coflow has arrived and finished.
+    fn begin_event(&mut self, next: &mut usize, mut on_admit: impl FnMut(&mut Self, usize)) -> bool {
+        let num_c = self.c_id.len();
+        loop {
+            while *next < num_c && self.c_arrival[*next] <= self.now {
+                self.active.push(*next as u32);
+                on_admit(self, *next);
+                *next += 1;
+            }
+            self.num_admitted = *next;
+            if !self.active.is_empty() {
+                self.num_events += 1;
+                return true;
+            }
+            if *next == num_c {
+                return false;
+            }
+            self.now = self.c_arrival[*next];
+        }
+    }
+
     fn simulate(&mut self) {
         match self.sched {
             Scheduler::Fair => return self.simulate_fair(None),
@@ -661,21 +685,7 @@ impl<'a> Engine<'a> {
         }
         let num_c = self.c_id.len();
         let mut next = 0;
-        loop {
-            while next < num_c && self.c_arrival[next] <= self.now {
-                self.active.push(next as u32);
-                self.order_stale = true;
-                next += 1;
-            }
-            self.num_admitted = next;
-            if self.active.is_empty() {
-                if next == num_c {
-                    break;
-                }
-                self.now = self.c_arrival[next];
-                continue;
-            }
-            self.num_events += 1;
+        while self.begin_event(&mut next, |e, _| e.order_stale = true) {
             self.allocate();
             // The next event: a completion, an arrival or a D-CLAS threshold.
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };

@@ -101,20 +101,7 @@ impl Engine<'_> {
             grid: GridMaxMin::default(),
         };
         let mut next = 0;
-        loop {
-            while next < num_c && self.c_arrival[next] <= self.now {
-                self.active.push(next as u32);
-                self.dclas.epoch[next] = self.now;
-                next += 1;
-            }
-            if self.active.is_empty() {
-                if next == num_c {
-                    break;
-                }
-                self.now = self.c_arrival[next];
-                continue;
-            }
-            self.num_events += 1;
+        while self.begin_event(&mut next, |e, c| e.dclas.epoch[c] = e.now) {
             self.allocate_dclas();
             // The next event: a completion, an arrival or a queue threshold (the reference's
             // scans, coflow by coflow).

@@ -164,21 +164,7 @@ impl Engine<'_> {
         let num_c = self.c_id.len();
         let n2 = 2 * self.n;
         let mut next = 0;
-        loop {
-            while next < num_c && self.c_arrival[next] <= self.now {
-                self.active.push(next as u32);
-                self.order_stale = true;
-                next += 1;
-            }
-            self.num_admitted = next;
-            if self.active.is_empty() {
-                if next == num_c {
-                    break;
-                }
-                self.now = self.c_arrival[next];
-                continue;
-            }
-            self.num_events += 1;
+        while self.begin_event(&mut next, |e, _| e.order_stale = true) {
             self.allocate_fast();
             // The next event: an arrival, a MADD coflow's common finish, or a greedy flow's.
             let mut dt = if next < num_c { self.c_arrival[next] - self.now } else { f64::INFINITY };

@@ -134,20 +134,7 @@ impl Engine<'_> {
         };
         let num_c = self.c_id.len();
         let mut next = 0;
-        loop {
-            while next < num_c && self.c_arrival[next] <= self.now {
-                self.active.push(next as u32);
-                self.pfp_admit(next as u32);
-                next += 1;
-            }
-            if self.active.is_empty() {
-                if next == num_c {
-                    break;
-                }
-                self.now = self.c_arrival[next];
-                continue;
-            }
-            self.num_events += 1;
+        while self.begin_event(&mut next, |e, c| e.pfp_admit(c as u32)) {
             self.sweep();
             // The next event: an arrival or a head's finish. CORRECTNESS: on a tie, the
             // reference takes the first in its running list, which is in PFP's order.
