@@ -538,7 +538,7 @@ pub(crate) fn lowest(v: &[f64]) -> (f64, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testrng::splitmix;
+    use crate::testrng::{random_fabric, splitmix};
 
     #[test]
     fn lowest_finds_the_first_least() {
@@ -647,15 +647,7 @@ mod tests {
         let mut next = splitmix(7);
         for round in 0..2000 {
             let n = 1 + (next() % 12) as usize;
-            // Half the rounds on equal ports, where levels tie and the tie-break decides.
-            let fab = if round % 2 == 0 {
-                Fabric::uniform(n, 12.0)
-            } else {
-                Fabric {
-                    egress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
-                    ingress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
-                }
-            };
+            let fab = random_fabric(&mut next, n, round % 2 == 0);
             let mut res = Residual::new(&fab);
             // Some capacity already taken, some ports full (as after higher-priority work).
             for p in 0..n {

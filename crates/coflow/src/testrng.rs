@@ -1,6 +1,8 @@
 //! The unit tests' deterministic generator (SplitMix64): random traces, fabrics and fills
 //! that are the same on every run.
 
+use crate::fabric::Fabric;
+
 /// SplitMix64 with state `.0`.
 pub(crate) struct Rng(pub(crate) u64);
 
@@ -33,4 +35,17 @@ impl Rng {
 pub(crate) fn splitmix(seed: u64) -> impl FnMut() -> u64 {
     let mut r = Rng(seed);
     move || r.next()
+}
+
+/// A fabric of `n` ports: all of 12 bytes/s if `is_uniform` (levels tie and the tie-break
+/// decides), else each egress and ingress of 1 to about 144 drawn from `next`.
+pub(crate) fn random_fabric(next: &mut impl FnMut() -> u64, n: usize, is_uniform: bool) -> Fabric {
+    if is_uniform {
+        Fabric::uniform(n, 12.0)
+    } else {
+        Fabric {
+            egress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
+            ingress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
+        }
+    }
 }

@@ -640,8 +640,8 @@ impl GridMaxMin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::{Fabric, MaxMin, Residual};
-    use crate::testrng::splitmix;
+    use crate::fabric::{MaxMin, Residual};
+    use crate::testrng::{random_fabric, splitmix};
 
     #[test]
     fn grid_maxmin_is_bit_identical_to_maxmin() {
@@ -649,15 +649,7 @@ mod tests {
         let mut grid = GridMaxMin::default();
         for round in 0..3000 {
             let n = 1 + (next() % 12) as usize;
-            // Half the rounds on equal ports, where levels tie and the tie-break decides.
-            let fab = if round % 2 == 0 {
-                Fabric::uniform(n, 12.0)
-            } else {
-                Fabric {
-                    egress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
-                    ingress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
-                }
-            };
+            let fab = random_fabric(&mut next, n, round % 2 == 0);
             let mut res = Residual::new(&fab);
             // Some capacity already taken, some ports (nearly) full, as after the coflows ahead.
             for p in 0..n {
