@@ -13,6 +13,20 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// This process's CPU time (user + system) in seconds, from `/proc/self/stat`: fields 14 and
+/// 15 count clock ticks of `USER_HZ`, which Linux fixes at 100 on every architecture this
+/// builds for. The rates below are per CPU second because wall time swings with whatever
+/// else the machine runs (a 2-core machine shared with a build doubles it).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime.saturating_add(stime) as f64 / 100.0)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 1 {
@@ -37,6 +51,7 @@ fn main() -> ExitCode {
         }
     };
     let t0 = Instant::now();
+    let cpu0 = cpu_seconds();
     let mut simulation = match sim::Simulation::new(&valid) {
         Ok(s) => s,
         Err(e) => {
@@ -57,9 +72,13 @@ fn main() -> ExitCode {
     // The run is done: this takes every record left.
     slowdowns.add(&simulation.take_records().records);
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = match (cpu0, cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     let out = simulation.output();
     slowdowns.most_held = most_held;
-    match print_summary(&valid, &out, &slowdowns, wall, setup) {
+    match print_summary(&valid, &out, &slowdowns, Times { wall, cpu, setup }) {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`slacknet-sim | head`) is the reader's choice, not a crash.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -88,12 +107,18 @@ impl Slowdowns {
     }
 }
 
+/// Wall and CPU seconds of the run (setup included) and of its setup alone.
+struct Times {
+    wall: f64,
+    cpu: Option<f64>,
+    setup: f64,
+}
+
 fn print_summary(
     valid: &sim::ValidSpec,
     out: &sim::Output,
     slowdowns: &Slowdowns,
-    wall: f64,
-    setup: f64,
+    t: Times,
 ) -> std::io::Result<()> {
     let s = &out.summary;
     let mut w = std::io::stdout().lock();
@@ -117,9 +142,19 @@ fn print_summary(
     writeln!(w, "ecn marks         {}", s.ecn_marks)?;
     writeln!(w, "events            {}", s.events)?;
     writeln!(w, "packet-hops       {}", s.packet_hops)?;
-    writeln!(w, "wall time         {wall:.3} s (setup {setup:.3} s)")?;
-    writeln!(w, "events/s          {:.3e}", s.events as f64 / wall)?;
-    writeln!(w, "packet-hops/s     {:.3e}", s.packet_hops as f64 / wall)?;
+    writeln!(w, "wall time         {:.3} s (setup {:.3} s)", t.wall, t.setup)?;
+    // Rates per CPU second where the CPU time is known (10 ms ticks: a run shorter than a
+    // second falls back to wall time), per wall second otherwise; the line says which.
+    let (per, what) = match t.cpu {
+        Some(c) if c >= 1.0 => (c, "per CPU s"),
+        _ => (t.wall, "per wall s"),
+    };
+    match t.cpu {
+        Some(c) => writeln!(w, "cpu time          {c:.2} s (user + system)")?,
+        None => writeln!(w, "cpu time          n/a")?,
+    }
+    writeln!(w, "events/s          {:.3e} ({what})", s.events as f64 / per)?;
+    writeln!(w, "packet-hops/s     {:.3e} ({what})", s.packet_hops as f64 / per)?;
     match peak_rss_kib() {
         Some(k) => writeln!(w, "peak memory       {:.1} MB", k as f64 / 1024.0),
         None => writeln!(w, "peak memory       n/a"),
