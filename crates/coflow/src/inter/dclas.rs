@@ -80,6 +80,8 @@ pub(super) struct State {
     free_now: Vec<f64>,
     /// Scratch: the max-min fill over one coflow's open mappers and reducers.
     grid: GridMaxMin,
+    /// Scratch: the rows of `grid` that froze.
+    early: Vec<u32>,
 }
 
 impl Engine<'_> {
@@ -99,6 +101,7 @@ impl Engine<'_> {
             next_due: vec![f64::INFINITY; num_c],
             free_now: Vec::new(),
             grid: GridMaxMin::default(),
+            early: Vec::new(),
         };
         let mut next = 0;
         while self.begin_event(&mut next, |e, c| e.dclas.epoch[c] = e.now) {
@@ -306,21 +309,47 @@ impl Engine<'_> {
             for (b, &j) in run_r.iter().enumerate() {
                 self.res.set_port(n + reducers[j as usize] as usize, grid.cols.free[b]);
             }
+            // Rows that froze, in row order: a flow takes its row's level if its row froze before
+            // its column, else its column's (`GridMaxMin::rate`). PERF: few rows freeze (~6 of
+            // ~130 per fill on FB2010: most flows freeze at their reducer), so a column is runs of
+            // flows at the column's level between a few flows at their row's.
+            let mut early = std::mem::take(&mut self.dclas.early);
+            early.clear();
+            early.extend((0..run_m.len()).filter(|&a| grid.rows.seq[a] != u32::MAX).map(|a| a as u32));
+            let nr = run_m.len();
             let mut total = 0.0;
             for (b, &j) in run_r.iter().enumerate() {
                 let row = self.c_first[c] as usize + j as usize * m;
-                for (a, &i) in run_m.iter().enumerate() {
-                    if !grid.is_live(a, b) {
-                        continue;
+                let (seq_b, level) = (grid.cols.seq[b], grid.cols.at[b]);
+                let live = &grid.live_t[b * nr..(b + 1) * nr];
+                let mut from = 0;
+                for a in early.iter().map(|&a| a as usize).filter(|&a| grid.rows.seq[a] < seq_b).chain([nr]) {
+                    if level > 0.0 && from < a {
+                        // The flows at the column's level, in one pass: the rate sum as
+                        // `total += level` flow by flow, and the earliest finish and due from
+                        // the least bytes left (`x / level` is monotone in `x`).
+                        let run = RunScan::scan(&mut self.f_rate, &self.f_rem, &self.f_size, row, &run_m[from..a], &live[from..a], level);
+                        total = repeat_add(total, level, run.num);
+                        let t = run.least_rem / level;
+                        if t < finish {
+                            // The first flow of the run that finishes then (ties: scan order).
+                            let k = (from..a).find(|&k| live[k] != 0 && self.f_rem[row + run_m[k] as usize] / level == t);
+                            finish = t;
+                            flow = (row + run_m[k.expect("the least is in the run")] as usize) as u32;
+                        }
+                        due = due.min(run.least_to_due / level);
                     }
-                    let r = grid.rate(a, b);
-                    if r > 0.0 {
-                        let f = row + i as usize;
+                    if a == nr {
+                        break;
+                    }
+                    from = a + 1;
+                    let r = grid.rows.at[a];
+                    if live[a] != 0 && r > 0.0 {
+                        let f = row + run_m[a] as usize;
                         self.f_rate[f] = r;
                         total += r;
                         // PERF: divide only where the quotient can be below the least so far
-                        // (a bound by multiplication with room for its rounding): the two
-                        // divisions per flow were the pass's cost, and most flows end later.
+                        // (a bound by multiplication with room for its rounding).
                         let rem = self.f_rem[f];
                         if could_be_below(rem, finish, r) {
                             let t = rem / r;
@@ -336,6 +365,7 @@ impl Engine<'_> {
                     }
                 }
             }
+            self.dclas.early = early;
             self.c_rate[c] = total;
         }
         self.dclas.run_m[c] = run_m;
@@ -420,6 +450,92 @@ impl Engine<'_> {
 fn could_be_below(x: f64, bound: f64, r: f64) -> bool {
     let br = bound * r;
     x <= br + br.abs() * 1e-15
+}
+
+/// One pass over a run of a column's flows that all get the column's level: sets their rates
+/// and finds what the earliest finish and due need.
+struct RunScan {
+    /// Live flows in the run.
+    num: u32,
+    /// The least bytes left of one of them, and the least bytes left short of `DONE_TOL`.
+    least_rem: f64,
+    least_to_due: f64,
+}
+
+impl RunScan {
+    /// Flows `row + rows[k]` with `live[k] != 0` get `level`; the others keep rate 0.
+    fn scan(rate: &mut [f64], rem: &[f64], size: &[f64], row: usize, rows: &[u32], live: &[u8], level: f64) -> RunScan {
+        let (mut num, mut least_rem, mut least_to_due) = (0u32, f64::INFINITY, f64::INFINITY);
+        for (&i, &is_live) in rows.iter().zip(live) {
+            let f = row + i as usize;
+            let is_live = is_live != 0;
+            rate[f] = if is_live { level } else { 0.0 };
+            let (x, to_due) = if is_live { (rem[f], rem[f] - size[f] * DONE_TOL) } else { (f64::INFINITY, f64::INFINITY) };
+            least_rem = if x < least_rem { x } else { least_rem };
+            least_to_due = if to_due < least_to_due { to_due } else { least_to_due };
+            num += u32::from(is_live);
+        }
+        RunScan { num, least_rem, least_to_due }
+    }
+}
+
+/// `acc + x + x + ...` with `k` additions, each rounded as `acc += x` rounds it, for `acc >= 0`
+/// and `x > 0`.
+///
+/// PERF: in O(binades `acc` crosses) rather than O(k): within a binade of width `2^e` the
+/// representable numbers are the multiples of `u = ulp(acc)`, so while the sum stays in it each
+/// addition adds `x` rounded to a multiple of `u`, exactly (unless `x / u` is half an odd
+/// integer: ties round to even and alternate, so those take the slow path), and the steps up
+/// to the binade's end go in one multiplication. CORRECTNESS: bit-identical to the loop
+/// (`tests::repeat_add_is_bit_identical_to_a_loop`).
+fn repeat_add(mut acc: f64, x: f64, mut k: u32) -> f64 {
+    const TOP: u64 = 1 << 53;
+    while k > 0 {
+        if let Some((a, u, xi)) = binade_units(acc, x) {
+            if xi == 0 {
+                // Every addition rounds back to `acc`.
+                return acc;
+            }
+            // Steps while `a + steps * xi <= 2^53 - 1`: the exact sum stays below `2^53 u`.
+            // PERF: all `k` usually fit, and a multiplication tells (no integer division).
+            let room = TOP - 1 - a;
+            let steps = if u64::from(k).checked_mul(xi).is_some_and(|p| p <= room) { u64::from(k) } else { room / xi };
+            if steps > 0 {
+                acc = (a + steps * xi) as f64 * u;
+                k -= steps as u32;
+                continue;
+            }
+        }
+        acc += x;
+        k -= 1;
+    }
+    acc
+}
+
+/// For a positive normal `acc` (not tiny) and a positive normal `x`: `acc` in units of its ulp
+/// `u` (an integer in `[2^52, 2^53)`), `u`, and `x` rounded to a whole number of `u` (`None`
+/// if that rounding is a tie or `x` is far larger than `acc`).
+fn binade_units(acc: f64, x: f64) -> Option<(u64, f64, u64)> {
+    let exp = (acc.to_bits() >> 52) & 0x7ff;
+    // Exponent fields 53..2046: `u = 2^(exp - 1075)` and `1 / u` are normal and `acc` is finite
+    // and positive.
+    if acc <= 0.0 || !(53..0x7ff).contains(&exp) || !x.is_normal() || x < 0.0 {
+        return None;
+    }
+    let (u, inv_u) = (f64::from_bits((exp - 52) << 52), f64::from_bits((2098 - exp) << 52));
+    // Both exact: scaling by a power of two (`x * inv_u` may underflow only when `x` is far
+    // below `u / 2`, and then it rounds to 0 units, which is right).
+    let (a, xu) = (acc * inv_u, x * inv_u);
+    if xu >= (1u64 << 53) as f64 {
+        return None;
+    }
+    // PERF: the conversions truncate (`floor` is a libm call on baseline x86-64).
+    let whole = xu as u64;
+    let frac = xu - whole as f64;
+    if frac == 0.5 {
+        return None;
+    }
+    Some((a as u64, u, whole + u64::from(frac > 0.5)))
 }
 
 /// Max-min fair rates by progressive filling over a dense matrix of flows: rows are egress
@@ -590,10 +706,6 @@ impl GridMaxMin {
         self.cols.count[b] += nr as u32;
     }
 
-    fn is_live(&self, a: usize, b: usize) -> bool {
-        self.live_t[b * self.rows.port.len() + a] != 0
-    }
-
     /// Max-min fair rates for the flows set, on the free capacity given; leaves the capacity
     /// left in `rows.free` and `cols.free`.
     fn fill(&mut self, eps: f64) {
@@ -627,7 +739,8 @@ impl GridMaxMin {
     }
 
     /// The rate of the flow from row `a` to column `b` after the fill: the level of the first
-    /// of its two ports to freeze.
+    /// of its two ports to freeze. (The engine reads the rates column by column instead.)
+    #[cfg(test)]
     fn rate(&self, a: usize, b: usize) -> f64 {
         if self.rows.seq[a] < self.cols.seq[b] {
             self.rows.at[a]
@@ -642,6 +755,37 @@ mod tests {
     use super::*;
     use crate::fabric::{MaxMin, Residual};
     use crate::testrng::{random_fabric, splitmix};
+
+    #[test]
+    fn repeat_add_is_bit_identical_to_a_loop() {
+        let mut next = splitmix(5);
+        let unit = |next: &mut dyn FnMut() -> u64| (next() % 1_000_000) as f64 / 1e6;
+        for round in 0..20_000 {
+            let k = (next() % if round % 3 == 0 { 5000 } else { 40 }) as u32;
+            // Starts at 0 (the rate sum), small or large against `x`, across scales.
+            let scale = [1.0, 1e-300, 1e8, 3.0e300, 1e-12][(next() % 5) as usize];
+            let acc = match next() % 4 {
+                0 => 0.0,
+                1 => unit(&mut next) * scale,
+                _ => (1.0 + unit(&mut next) * 1e4) * scale,
+            };
+            let mut x = (0.01 + unit(&mut next)) * scale * [1.0, 1e-17, 1e20, 1.0 / 1024.0][(next() % 4) as usize];
+            if round % 7 == 0 && acc > 0.0 && acc.is_normal() {
+                // Half an odd number of ulps of `acc`: ties, which round to even.
+                let u = f64::from_bits(((acc.to_bits() >> 52) & 0x7ff).saturating_sub(52) << 52);
+                x = u * (0.5 + (next() % 8) as f64);
+            }
+            if !x.is_finite() || x <= 0.0 {
+                continue;
+            }
+            let mut sum = acc;
+            for _ in 0..k {
+                sum += x;
+            }
+            let got = repeat_add(acc, x, k);
+            assert_eq!(got.to_bits(), sum.to_bits(), "round {round}: {acc} + {k} x {x}: {got} vs {sum}");
+        }
+    }
 
     #[test]
     fn grid_maxmin_is_bit_identical_to_maxmin() {
