@@ -82,6 +82,9 @@ pub(super) struct State {
     grid: GridMaxMin,
     /// Scratch: the rows of `grid` that froze.
     early: Vec<u32>,
+    /// Scratch: a refilled coflow's new running rectangle (swapped with its old one).
+    new_m: Vec<u32>,
+    new_r: Vec<u32>,
 }
 
 impl Engine<'_> {
@@ -102,6 +105,8 @@ impl Engine<'_> {
             free_now: Vec::new(),
             grid: GridMaxMin::default(),
             early: Vec::new(),
+            new_m: Vec::new(),
+            new_r: Vec::new(),
         };
         let mut next = 0;
         while self.begin_event(&mut next, |e, c| e.dclas.epoch[c] = e.now) {
@@ -174,8 +179,28 @@ impl Engine<'_> {
 
     /// Takes coflow `c`'s rates away (after bringing it up to now).
     fn stop_dclas(&mut self, c: usize) {
-        // `advance_dclas` and the zeroing in one pass.
+        let dt = self.begin_refill_dclas(c);
+        self.stop_flows_dclas(c, dt);
+        self.dclas.run_m[c].clear();
+        self.dclas.run_r[c].clear();
+    }
+
+    /// Brings coflow `c`'s bytes sent up to now and takes its total rate away, leaving its flows
+    /// to the caller; returns the time since its flows were last brought up to date.
+    fn begin_refill_dclas(&mut self, c: usize) -> f64 {
         let dt = self.now - self.dclas.epoch[c];
+        if dt > 0.0 {
+            self.c_sent[c] += self.c_rate[c] * dt;
+        }
+        self.dclas.epoch[c] = self.now;
+        self.c_rate[c] = 0.0;
+        self.dclas.is_valid[c] = false;
+        dt
+    }
+
+    /// Brings the flows of coflow `c`'s running rectangle `dt` forward at their rates and takes
+    /// the rates away.
+    fn stop_flows_dclas(&mut self, c: usize, dt: f64) {
         let (rem, rate) = (&mut self.f_rem, &mut self.f_rate);
         let m = self.c_mappers[c].len();
         for &j in &self.dclas.run_r[c] {
@@ -188,14 +213,6 @@ impl Engine<'_> {
                 rate[f] = 0.0;
             }
         }
-        if dt > 0.0 {
-            self.c_sent[c] += self.c_rate[c] * dt;
-        }
-        self.dclas.epoch[c] = self.now;
-        self.dclas.run_m[c].clear();
-        self.dclas.run_r[c].clear();
-        self.c_rate[c] = 0.0;
-        self.dclas.is_valid[c] = false;
     }
 
     /// The reference's D-CLAS allocation, replaying each coflow whose input is unchanged.
@@ -230,7 +247,6 @@ impl Engine<'_> {
             }
             free_now.clear();
             free_now.extend(self.c_ports[ci].iter().map(|&p| self.free(p as usize)));
-            self.stop_dclas(ci);
             self.fill_dclas(ci);
             std::mem::swap(&mut self.dclas.input[ci], &mut free_now);
             let mut output = std::mem::take(&mut self.dclas.output[ci]);
@@ -255,8 +271,9 @@ impl Engine<'_> {
     fn fill_dclas(&mut self, c: usize) {
         let (n, eps) = (self.n, self.res.eps);
         let base = c * 2 * n;
-        let mut run_m = std::mem::take(&mut self.dclas.run_m[c]);
-        let mut run_r = std::mem::take(&mut self.dclas.run_r[c]);
+        let mut dt = self.begin_refill_dclas(c);
+        let mut run_m = std::mem::take(&mut self.dclas.new_m);
+        let mut run_r = std::mem::take(&mut self.dclas.new_r);
         run_m.clear();
         run_r.clear();
         for (i, &p) in self.c_mappers[c].iter().enumerate() {
@@ -270,11 +287,19 @@ impl Engine<'_> {
                 run_r.push(j as u32);
             }
         }
-        let (mut finish, mut flow, mut due) = (f64::INFINITY, 0, f64::INFINITY);
         if run_m.is_empty() || run_r.is_empty() {
             run_m.clear();
             run_r.clear();
-        } else {
+        }
+        // PERF: with the same running rectangle (most refills), the pass that sets the new rates
+        // also brings the flows forward at their old ones (what `stop_dclas` does); else the old
+        // rectangle is stopped first and the new one starts from rates of 0.
+        if run_m != self.dclas.run_m[c] || run_r != self.dclas.run_r[c] {
+            self.stop_flows_dclas(c, dt);
+            dt = 0.0;
+        }
+        let (mut finish, mut flow, mut due) = (f64::INFINITY, 0, f64::INFINITY);
+        if !run_m.is_empty() {
             let m = self.c_mappers[c].len();
             let grid = &mut self.dclas.grid;
             let reducers = &self.r_dst[self.c_rfirst[c] as usize..];
@@ -324,11 +349,11 @@ impl Engine<'_> {
                 let live = &grid.live_t[b * nr..(b + 1) * nr];
                 let mut from = 0;
                 for a in early.iter().map(|&a| a as usize).filter(|&a| grid.rows.seq[a] < seq_b).chain([nr]) {
-                    if level > 0.0 && from < a {
+                    let run = RunScan::scan(&mut self.f_rate, &mut self.f_rem, &self.f_size, row, &run_m[from..a], &live[from..a], level, dt);
+                    if level > 0.0 && run.num > 0 {
                         // The flows at the column's level, in one pass: the rate sum as
                         // `total += level` flow by flow, and the earliest finish and due from
                         // the least bytes left (`x / level` is monotone in `x`).
-                        let run = RunScan::scan(&mut self.f_rate, &self.f_rem, &self.f_size, row, &run_m[from..a], &live[from..a], level);
                         total = repeat_add(total, level, run.num);
                         let t = run.least_rem / level;
                         if t < finish {
@@ -344,8 +369,10 @@ impl Engine<'_> {
                     }
                     from = a + 1;
                     let r = grid.rows.at[a];
+                    let f = row + run_m[a] as usize;
+                    self.f_rem[f] -= self.f_rate[f] * dt;
+                    self.f_rate[f] = 0.0;
                     if live[a] != 0 && r > 0.0 {
-                        let f = row + run_m[a] as usize;
                         self.f_rate[f] = r;
                         total += r;
                         // PERF: divide only where the quotient can be below the least so far
@@ -368,8 +395,8 @@ impl Engine<'_> {
             self.dclas.early = early;
             self.c_rate[c] = total;
         }
-        self.dclas.run_m[c] = run_m;
-        self.dclas.run_r[c] = run_r;
+        self.dclas.new_m = std::mem::replace(&mut self.dclas.run_m[c], run_m);
+        self.dclas.new_r = std::mem::replace(&mut self.dclas.run_r[c], run_r);
         self.dclas.next_finish[c] = self.now + finish;
         self.dclas.next_flow[c] = flow;
         self.dclas.next_due[c] = self.now + due;
@@ -463,14 +490,28 @@ struct RunScan {
 }
 
 impl RunScan {
-    /// Flows `row + rows[k]` with `live[k] != 0` get `level`; the others keep rate 0.
-    fn scan(rate: &mut [f64], rem: &[f64], size: &[f64], row: usize, rows: &[u32], live: &[u8], level: f64) -> RunScan {
+    /// Flows `row + rows[k]` go `dt` forward at their old rates, then those with
+    /// `live[k] != 0` get `level` and the others 0 (`rem -= rate * dt` is exact for a rate of 0
+    /// and for `dt` 0, as `stop_dclas`'s skipped subtraction).
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        rate: &mut [f64],
+        rem: &mut [f64],
+        size: &[f64],
+        row: usize,
+        rows: &[u32],
+        live: &[u8],
+        level: f64,
+        dt: f64,
+    ) -> RunScan {
         let (mut num, mut least_rem, mut least_to_due) = (0u32, f64::INFINITY, f64::INFINITY);
         for (&i, &is_live) in rows.iter().zip(live) {
             let f = row + i as usize;
             let is_live = is_live != 0;
+            let left = rem[f] - rate[f] * dt;
+            rem[f] = left;
             rate[f] = if is_live { level } else { 0.0 };
-            let (x, to_due) = if is_live { (rem[f], rem[f] - size[f] * DONE_TOL) } else { (f64::INFINITY, f64::INFINITY) };
+            let (x, to_due) = if is_live { (left, left - size[f] * DONE_TOL) } else { (f64::INFINITY, f64::INFINITY) };
             least_rem = if x < least_rem { x } else { least_rem };
             least_to_due = if to_due < least_to_due { to_due } else { least_to_due };
             num += u32::from(is_live);
