@@ -85,6 +85,15 @@ pub(super) struct State {
     /// Scratch: a refilled coflow's new running rectangle (swapped with its old one).
     new_m: Vec<u32>,
     new_r: Vec<u32>,
+    /// Each coflow's mappers (indices within it) in port order.
+    m_by_port: Vec<Vec<u32>>,
+    /// Scratch: the open mappers in port order (`grid`'s rows), the grid row of each mapper,
+    /// and of each of `run_m`'s; which flows of the rectangle are live, column by column in
+    /// `run_m`'s order.
+    grid_m: Vec<u32>,
+    row_of_mapper: Vec<u32>,
+    row_of: Vec<u32>,
+    live: Vec<u8>,
 }
 
 impl Engine<'_> {
@@ -107,6 +116,19 @@ impl Engine<'_> {
             early: Vec::new(),
             new_m: Vec::new(),
             new_r: Vec::new(),
+            m_by_port: self
+                .c_mappers
+                .iter()
+                .map(|ports| {
+                    let mut by_port: Vec<u32> = (0..ports.len() as u32).collect();
+                    by_port.sort_by_key(|&i| ports[i as usize]);
+                    by_port
+                })
+                .collect(),
+            grid_m: Vec::new(),
+            row_of_mapper: Vec::new(),
+            row_of: Vec::new(),
+            live: Vec::new(),
         };
         let mut next = 0;
         while self.begin_event(&mut next, |e, c| e.dclas.epoch[c] = e.now) {
@@ -301,10 +323,36 @@ impl Engine<'_> {
         let (mut finish, mut flow, mut due) = (f64::INFINITY, 0, f64::INFINITY);
         if !run_m.is_empty() {
             let m = self.c_mappers[c].len();
+            let nr = run_m.len();
+            // PERF: the grid's rows in port order, so that its lowest level's first row is the
+            // lowest port holding it (`GridSide::lowest` skips its scan for ties, which are
+            // common: on FB2010 every port has the same capacity); the rates are read in
+            // `run_m`'s order through `row_of`.
+            let (mut grid_m, mut row_of_mapper, mut row_of, mut live) = (
+                std::mem::take(&mut self.dclas.grid_m),
+                std::mem::take(&mut self.dclas.row_of_mapper),
+                std::mem::take(&mut self.dclas.row_of),
+                std::mem::take(&mut self.dclas.live),
+            );
+            grid_m.clear();
+            for &i in &self.dclas.m_by_port[c] {
+                let p = self.c_mappers[c][i as usize] as usize;
+                if self.c_cnt[base + p] > 0 && self.res.egress[p] > eps {
+                    grid_m.push(i);
+                }
+            }
+            row_of_mapper.resize(m, 0);
+            for (g, &i) in grid_m.iter().enumerate() {
+                row_of_mapper[i as usize] = g as u32;
+            }
+            row_of.clear();
+            row_of.extend(run_m.iter().map(|&i| row_of_mapper[i as usize]));
+            live.clear();
+            live.resize(nr * run_r.len(), 1);
             let grid = &mut self.dclas.grid;
             let reducers = &self.r_dst[self.c_rfirst[c] as usize..];
             grid.reset(
-                run_m.iter().map(|&i| {
+                grid_m.iter().map(|&i| {
                     let p = self.c_mappers[c][i as usize];
                     (p, self.res.egress[p as usize])
                 }),
@@ -322,14 +370,16 @@ impl Engine<'_> {
                 }
                 let row = self.c_first[c] as usize + j as usize * m;
                 for (a, &i) in run_m.iter().enumerate() {
-                    if self.f_finish[row + i as usize].is_nan() {
-                        grid.set_live(a, b);
+                    let is_live = self.f_finish[row + i as usize].is_nan();
+                    if is_live {
+                        grid.set_live(row_of[a] as usize, b);
                     }
+                    live[b * nr + a] = u8::from(is_live);
                 }
             }
             grid.fill(eps);
-            for (a, &i) in run_m.iter().enumerate() {
-                self.res.set_port(self.c_mappers[c][i as usize] as usize, grid.rows.free[a]);
+            for (g, &i) in grid_m.iter().enumerate() {
+                self.res.set_port(self.c_mappers[c][i as usize] as usize, grid.rows.free[g]);
             }
             for (b, &j) in run_r.iter().enumerate() {
                 self.res.set_port(n + reducers[j as usize] as usize, grid.cols.free[b]);
@@ -340,15 +390,14 @@ impl Engine<'_> {
             // flows at the column's level between a few flows at their row's.
             let mut early = std::mem::take(&mut self.dclas.early);
             early.clear();
-            early.extend((0..run_m.len()).filter(|&a| grid.rows.seq[a] != u32::MAX).map(|a| a as u32));
-            let nr = run_m.len();
+            early.extend((0..nr).filter(|&a| grid.rows.seq[row_of[a] as usize] != u32::MAX).map(|a| a as u32));
             let mut total = 0.0;
             for (b, &j) in run_r.iter().enumerate() {
                 let row = self.c_first[c] as usize + j as usize * m;
                 let (seq_b, level) = (grid.cols.seq[b], grid.cols.at[b]);
-                let live = &grid.live_t[b * nr..(b + 1) * nr];
+                let live = &live[b * nr..(b + 1) * nr];
                 let mut from = 0;
-                for a in early.iter().map(|&a| a as usize).filter(|&a| grid.rows.seq[a] < seq_b).chain([nr]) {
+                for a in early.iter().map(|&a| a as usize).filter(|&a| grid.rows.seq[row_of[a] as usize] < seq_b).chain([nr]) {
                     let run = RunScan::scan(&mut self.f_rate, &mut self.f_rem, &self.f_size, row, &run_m[from..a], &live[from..a], level, dt);
                     if level > 0.0 && run.num > 0 {
                         // The flows at the column's level, in one pass: the rate sum as
@@ -368,7 +417,7 @@ impl Engine<'_> {
                         break;
                     }
                     from = a + 1;
-                    let r = grid.rows.at[a];
+                    let r = grid.rows.at[row_of[a] as usize];
                     let f = row + run_m[a] as usize;
                     self.f_rem[f] -= self.f_rate[f] * dt;
                     self.f_rate[f] = 0.0;
@@ -393,6 +442,10 @@ impl Engine<'_> {
                 }
             }
             self.dclas.early = early;
+            self.dclas.grid_m = grid_m;
+            self.dclas.row_of_mapper = row_of_mapper;
+            self.dclas.row_of = row_of;
+            self.dclas.live = live;
             self.c_rate[c] = total;
         }
         self.dclas.new_m = std::mem::replace(&mut self.dclas.run_m[c], run_m);
@@ -589,13 +642,21 @@ fn binade_units(acc: f64, x: f64) -> Option<(u64, f64, u64)> {
 /// next (ties: lowest port, egress before ingress), its capacity loses its level once per flow
 /// not yet frozen, each open port across one of its flows loses the level once and gets the
 /// level `free / count` again, and a level at most `eps` freezes at 0.
+///
+/// PERF: with rows (columns) given in port order, the lowest port at the lowest level is the
+/// first one holding it, so no scan for ties is needed; [`Engine::fill_dclas`] gives its rows
+/// so (the test with rows shuffled takes the scan).
 #[derive(Debug, Default)]
 struct GridMaxMin {
     rows: GridSide,
     cols: GridSide,
-    /// `live[a * cols + b]`: a flow from row `a` to column `b`; `live_t` is the transpose.
-    live: Vec<u8>,
+    /// `live_t[b * rows + a]`: a flow from row `a` to column `b`.
     live_t: Vec<u8>,
+    /// Columns set whole by `set_column_live`, not yet counted in `rows.count`.
+    /// PERF: counted once per row at the fill, not per cell (no row-major copy of `live_t`
+    /// either: a row freeze, ~6 per fill, gathers its row into `row_live`).
+    num_full: u32,
+    row_live: Vec<u8>,
 }
 
 /// One side of a [`GridMaxMin`], per port.
@@ -603,6 +664,8 @@ struct GridMaxMin {
 struct GridSide {
     /// The port's number on its side (for ties), and its free capacity.
     port: Vec<u32>,
+    /// Whether `port` ascends (then the first port at the lowest level is the lowest port).
+    is_sorted: bool,
     free: Vec<f64>,
     /// Flows not yet frozen, and the level they would freeze at now (infinite without any).
     count: Vec<u32>,
@@ -624,6 +687,7 @@ impl GridSide {
             self.free.push(free);
         }
         let k = self.port.len();
+        self.is_sorted = self.port.is_sorted();
         self.count.clear();
         self.count.resize(k, 0);
         self.level.clear();
@@ -639,7 +703,7 @@ impl GridSide {
     /// The lowest level and the lowest port holding it (`INFINITY` if none is open).
     fn lowest(&self) -> (f64, usize) {
         let (low, mut at) = lowest(&self.level);
-        if low < f64::INFINITY {
+        if low < f64::INFINITY && !self.is_sorted {
             for k in at + 1..self.level.len() {
                 if self.level[k] == low && self.port[k] < self.port[at] {
                     at = k;
@@ -721,16 +785,14 @@ impl GridMaxMin {
         self.rows.reset(rows);
         self.cols.reset(cols);
         let k = self.rows.port.len() * self.cols.port.len();
-        self.live.clear();
-        self.live.resize(k, 0);
+        self.num_full = 0;
         self.live_t.clear();
         self.live_t.resize(k, 0);
     }
 
     /// A flow from row `a` to column `b`. PRECONDITION: not there yet.
     fn set_live(&mut self, a: usize, b: usize) {
-        let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
-        self.live[a * nc + b] = 1;
+        let nr = self.rows.port.len();
         self.live_t[b * nr + a] = 1;
         self.rows.count[a] += 1;
         self.cols.count[b] += 1;
@@ -738,12 +800,9 @@ impl GridMaxMin {
 
     /// A flow from every row to column `b`. PRECONDITION: none there yet.
     fn set_column_live(&mut self, b: usize) {
-        let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
+        let nr = self.rows.port.len();
         self.live_t[b * nr..(b + 1) * nr].fill(1);
-        for (cell, count) in self.live.iter_mut().skip(b).step_by(nc).zip(&mut self.rows.count) {
-            *cell = 1;
-            *count += 1;
-        }
+        self.num_full += 1;
         self.cols.count[b] += nr as u32;
     }
 
@@ -751,6 +810,10 @@ impl GridMaxMin {
     /// left in `rows.free` and `cols.free`.
     fn fill(&mut self, eps: f64) {
         let (nr, nc) = (self.rows.port.len(), self.cols.port.len());
+        for count in &mut self.rows.count {
+            *count += self.num_full;
+        }
+        self.num_full = 0;
         for side in [&mut self.rows, &mut self.cols] {
             for k in 0..side.port.len() {
                 if side.count[k] > 0 {
@@ -768,7 +831,9 @@ impl GridMaxMin {
             // Egress before ingress on a tie, as `MaxMin::fill` numbers them.
             if row_level <= col_level {
                 let level = self.rows.freeze(a, seq, eps);
-                self.cols.take_across(&self.live[a * nc..(a + 1) * nc], level);
+                self.row_live.clear();
+                self.row_live.extend((0..nc).map(|b| self.live_t[b * nr + a]));
+                self.cols.take_across(&self.row_live, level);
             } else {
                 let level = self.cols.freeze(b, seq, eps);
                 self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level);
@@ -825,6 +890,69 @@ mod tests {
             }
             let got = repeat_add(acc, x, k);
             assert_eq!(got.to_bits(), sum.to_bits(), "round {round}: {acc} + {k} x {x}: {got} vs {sum}");
+        }
+    }
+
+    /// The engine's case: rows in port order (so `GridSide::lowest` takes the first row at the
+    /// lowest level without its scan for ties), many rows, few columns, most columns whole,
+    /// on uniform fabrics (where levels tie) and others.
+    #[test]
+    fn grid_maxmin_with_rows_in_port_order_is_bit_identical_to_maxmin() {
+        let mut next = splitmix(13);
+        let mut grid = GridMaxMin::default();
+        for round in 0..1500 {
+            let n = 2 + (next() % 40) as usize;
+            let fab = random_fabric(&mut next, n, round % 2 == 0);
+            let mut res = Residual::new(&fab);
+            for p in 0..n {
+                if next().is_multiple_of(4) {
+                    let d = (next() % n as u64) as u32;
+                    let h = res.headroom(p as u32, d);
+                    res.take(p as u32, d, h * (next() % 5) as f64 / 4.0);
+                }
+            }
+            // Rows ascending, columns in any order; a row and a column may share a port number
+            // (egress and ingress are different ports).
+            let rows: Vec<u32> = (0..n as u32).filter(|_| !next().is_multiple_of(5)).collect();
+            let mut cols: Vec<u32> = (0..n as u32).filter(|_| next().is_multiple_of(3)).collect();
+            for i in (1..cols.len()).rev() {
+                cols.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            let (egress, ingress) = (&res.egress, &res.ingress);
+            grid.reset(rows.iter().map(|&p| (p, egress[p as usize])), cols.iter().map(|&p| (p, ingress[p as usize])));
+            assert!(grid.rows.is_sorted);
+            let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+            for (b, &d) in cols.iter().enumerate() {
+                let is_full = !next().is_multiple_of(4);
+                if is_full {
+                    grid.set_column_live(b);
+                }
+                for (a, &s) in rows.iter().enumerate() {
+                    if is_full || !next().is_multiple_of(3) {
+                        if !is_full {
+                            grid.set_live(a, b);
+                        }
+                        src.push(s);
+                        dst.push(d);
+                        cells.push((a, b));
+                    }
+                }
+            }
+            let flows: Vec<u32> = (0..src.len() as u32).collect();
+            let mut rate = vec![0.0; flows.len()];
+            let mut res1 = res.clone();
+            MaxMin::default().fill(&flows, &src, &dst, &mut res1, &mut rate);
+            grid.fill(res.eps);
+            for (k, &(a, b)) in cells.iter().enumerate() {
+                let got = grid.rate(a, b);
+                assert_eq!(got.to_bits(), rate[k].to_bits(), "round {round}: flow {k}: {got} vs {}", rate[k]);
+            }
+            for (a, &p) in rows.iter().enumerate() {
+                assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
+            }
+            for (b, &p) in cols.iter().enumerate() {
+                assert_eq!(grid.cols.free[b].to_bits(), res1.ingress[p as usize].to_bits(), "round {round}: ingress {p}");
+            }
         }
     }
 
