@@ -32,12 +32,24 @@
 //! than its open flows, and a recomputed coflow's capacity left almost never equals its
 //! previous one (21 of the 281,926), so the coflows behind it could not replay. The
 //! list-based fill (two linked lists over the open flows, chased per freeze) and the
-//! per-flow `run` lists took ~70% of 19.6 CPU s; the grid halves it (`coflow_bench`). What is
-//! left is per open flow and per fill: building the grid (reading which flows finished),
-//! the fill's level updates (a division per flow), the pass that sets rates and finds the
-//! next finish, and the pass that advances and stops the old rectangle. 77% of the flows of
-//! a recomputed coflow get the rate they had before; a path that touched only the flows
-//! whose rate changed (per-flow epochs, a heap of finishes) is what could go further.
+//! per-flow `run` lists took ~70% of 19.6 CPU s; the grid halves it (`coflow_bench`).
+//! A fill's grid is ~130 open mappers by ~20 open reducers (averages over the first 200,000
+//! fills), and ~17 reducers but only ~6 mappers freeze in it: most flows get their reducer's
+//! level. So a column's rates are read as runs at the column's level between the few flows
+//! whose mapper froze first: a run's earliest finish and due come from its least bytes left
+//! (two divisions per run, not a bounded one per flow) and its part of the rate sum is added
+//! per binade ([`repeat_add`]), in the pass that also brings the flows forward at their old
+//! rates (when the rectangle is unchanged, which is most refills). The grid's rows are in
+//! port order, so its lowest level's first row is the lowest port (ties are common: every
+//! FB2010 port has the same capacity). Issue 14, each step bit-identical on the whole trace:
+//! 8.6 -> 4.8-5.2 CPU s (alternating `coflow_bench` runs against the build before, on the
+//! shared machine at load 5 to 8; the README's 9.5 s was an idle-machine run). What is left,
+//! per open flow and fill: the fill's update of every open mapper at each reducer freeze (a
+//! division each, ~19%: the compiler keeps it scalar), the pass setting rates (~12%),
+//! finding the lowest level (~6%), the frozen ports' chains of subtractions (~4%). 77% of a
+//! recomputed coflow's flows get the rate they had; touching only the others (per-flow
+//! epochs, a heap of finishes) would change the rounding of the bytes left, which the
+//! bit-identical steps above do not.
 //!
 //! CORRECTNESS: the rates are the reference's (the same fills on the same inputs, in the same
 //! order). A flow's bytes are `rem - rate * (now - epoch)` once per recomputation instead of
