@@ -20,7 +20,7 @@
 //! | ncf | 78.7 | 5.4 | 625,112 | 49.55 | 59.33 | 1.19x |
 //! | lcf | 77.4 | 4.5 | 559,831 | 24.58 | 42.00 | 2.39x |
 //! | sebf | 84.0 | 4.4 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 9.5 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | dclas | 30.9 | 4.8-5.2 | 71,334 | 37.10 | 39.88 | 1.58x |
 //! | sincronia | 12.9 | 1.7 | 343,654 | 22.35 | 40.26 | 2.63x |
 //! | pfp | 128.0 | 1.6 | 275,156 | 33.45 | 76.60 | 1.76x |
 //! | fetch:5 | 22.7 | 4.3 | 124,376 | 87.01 | 196.03 | 0.68x |
@@ -42,12 +42,14 @@
 //!   FIFO, each filling a port, most of them changing from one event to the next).
 //! - D-CLAS: its fast path (`inter::dclas`, 30.8 -> 18.6 s), then the grid fill (each coflow's
 //!   open mappers x open reducers as a dense matrix): 21.7 and 21.8 -> 10.2 and 11.4 s at load
-//!   11. Still above 5 s: about four coflows per event are refilled (~2,300 open flows each:
-//!   the big coflows queued behind an event's coflow see their ports' free capacity change),
-//!   and each one's grid is built, filled and walked flow by flow.
+//!   11; then the rates read column by column as runs at the reducer's level, the grid's rows
+//!   in port order and its counts as `f64`: 8.5-9.1 -> 4.8-5.2 s in alternating runs at load 5
+//!   to 8 (its "after" is that range, not the quiet-machine run). About four coflows per event
+//!   are still refilled (~2,300 open flows each: the big coflows queued behind an event's
+//!   coflow see their ports' free capacity change), each one's grid built and filled.
 //!
-//! FIFO (5.1 s) and NCF (5.4 s) are borderline: 4.7-6.0 s and 4.6-6.2 s across five runs on an
-//! idle machine (which swings by 20% from run to run).
+//! FIFO (5.1 s), NCF (5.4 s) and D-CLAS (4.8-5.2 s) are borderline: FIFO and NCF took 4.7-6.0 s
+//! and 4.6-6.2 s across five runs on an idle machine (which swings by 20% from run to run).
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
