@@ -185,10 +185,20 @@ impl Engine<'_> {
                 let s = self.c_scale[c];
                 self.c_scale[c] = if first == First::Coflow(c as u32) { 0.0 } else { s - s / self.fast.gamma[c] * dt };
             }
+            // PERF: a coflow's grants are consecutive in `runs` (the backfill visits a coflow
+            // once), so its `c_qsum` is kept in a register over them: the same subtractions in
+            // the same order, without a store and a reload per grant on one address.
+            let (mut cur, mut qsum) = (usize::MAX, 0.0);
             for k in 0..self.running.len() {
                 let f = self.running[k] as usize;
                 let run = self.fast.runs[k];
                 let c = run.c as usize;
+                if c != cur {
+                    if cur != usize::MAX {
+                        self.c_qsum[cur] = qsum;
+                    }
+                    (cur, qsum) = (c, self.c_qsum[c]);
+                }
                 let s = self.c_scale[c];
                 if s <= 0.0 {
                     continue; // the whole coflow finishes below
@@ -197,7 +207,10 @@ impl Engine<'_> {
                 self.f_rem[f] -= moved;
                 self.c_load[c * n2 + run.s as usize] -= moved;
                 self.c_load[c * n2 + self.n + run.d as usize] -= moved;
-                self.c_qsum[c] -= moved;
+                qsum -= moved;
+            }
+            if cur != usize::MAX {
+                self.c_qsum[cur] = qsum;
             }
             self.now += dt;
             if let First::Flow(f) = first {
@@ -520,11 +533,22 @@ impl Engine<'_> {
         let mut any = false;
         self.scratch.clear();
         let is_scaled = self.is_scaled();
+        // PERF: as in the advance, a coflow's `touched_min` is kept in a register over its
+        // consecutive grants (a min, so exact in any order).
+        let (mut cur, mut tmin) = (usize::MAX, f64::INFINITY);
         for k in 0..self.running.len() {
             let f = self.running[k] as usize;
             let c = self.fast.runs[k].c as usize;
-            // A scale at DONE_TOL finishes the whole coflow below.
-            if self.c_scale[c] > DONE_TOL && self.bytes_left(f as u32) <= self.f_size[f] * DONE_TOL {
+            if c != cur {
+                if cur != usize::MAX {
+                    self.fast.touched_min[cur] = tmin;
+                }
+                (cur, tmin) = (c, self.fast.touched_min[c]);
+            }
+            let s = self.c_scale[c];
+            // A scale at DONE_TOL finishes the whole coflow below. (`s * f_rem` is
+            // `bytes_left`, with the coflow at hand.)
+            if s > DONE_TOL && s * self.f_rem[f] <= self.f_size[f] * DONE_TOL {
                 self.finish_fast(f);
                 any = true;
             } else if is_scaled {
@@ -534,9 +558,14 @@ impl Engine<'_> {
                 if !std::mem::replace(&mut self.fast.is_touched[f], true) {
                     self.fast.touched[c].push(f as u32);
                 }
-                let m = &mut self.fast.touched_min[c];
-                *m = m.min(self.f_rem[f] / self.f_size[f]);
+                let ratio = self.f_rem[f] / self.f_size[f];
+                if ratio < tmin {
+                    tmin = ratio;
+                }
             }
+        }
+        if cur != usize::MAX {
+            self.fast.touched_min[cur] = tmin;
         }
         for k in 0..self.fast.madd.len() {
             let c = self.fast.madd[k] as usize;
