@@ -417,11 +417,12 @@ impl Engine<'_> {
     fn backfill_fast(&mut self, order: &[u32]) {
         let n = self.n;
         let eps = self.res.eps;
-        for p in 0..n {
-            let (bit, k) = (1u64 << (p % 64), p / 64);
-            let (out, inn) = (&mut self.fast.open_out[k], &mut self.fast.open_in[k]);
-            *out = if self.res.egress[p] > eps { *out | bit } else { *out & !bit };
-            *inn = if self.res.ingress[p] > eps { *inn | bit } else { *inn & !bit };
+        // PERF: each word is built in a register, 64 ports at a time, without a branch per port.
+        let (egress, ingress) = (&self.res.egress, &self.res.ingress);
+        for (k, (out, inn)) in self.fast.open_out.iter_mut().zip(&mut self.fast.open_in).enumerate() {
+            let ports = 64 * k..n.min(64 * k + 64);
+            let bits = |free: &[f64]| free[ports.clone()].iter().rev().fold(0u64, |b, &x| b << 1 | u64::from(x > eps));
+            (*out, *inn) = (bits(egress), bits(ingress));
         }
         let mut open = std::mem::take(&mut self.fast.open);
         for &c in order {
