@@ -25,6 +25,24 @@
 //!   every coflow's and flow's finish and the event counts of FIFO, SCF, NCF, LCF, SEBF (with
 //!   and without backfill) and Sincronia are bit-identical to the list walk's; together they
 //!   took FIFO from ~9 to ~5 CPU s (`coflow_bench`).
+//! - **Per grant and per MADD port, constant factors** (issue 14's second round; FIFO's ~180
+//!   grants and ~1.5 MADD coflows of up to 300 ports per event are what remains). The backfill
+//!   turns a port found in a set into its mapper or reducer with one load (`port_index`), not
+//!   a count of set bits (no `popcnt` in the baseline x86-64 target); the advance and the
+//!   completion check keep a coflow's `c_qsum` and `touched_min` in a register over its
+//!   consecutive grants; MADD walks only its live ports (`live_ports`) and divides only for a
+//!   port that can raise its max (`surely_below`); the open-port words are built 64 ports at a
+//!   time. Each step bit-identical to the one before on the whole trace (every coflow's and
+//!   flow's finish, and the events, of FIFO, NCF, SCF, LCF, SEBF and Sincronia). CPU s of
+//!   `coflow_bench`, three runs alternating with the build before, at load 8.5 to 9.2 on the
+//!   shared 2-core machine: FIFO 4.61-4.95 -> 3.43-3.50, NCF 4.67-4.76 -> 3.43-3.47, SCF
+//!   4.06-4.12 -> 2.96-3.00, LCF 4.09-4.11 -> 3.07-3.16, SEBF 3.91-3.96 -> 2.95-3.11, Sincronia
+//!   1.41-1.45 -> 1.11-1.21. Step by step (FIFO, alternating runs at load 5 to 6): the port
+//!   index ~10%, the registers ~8%, MADD's live ports and skipped divisions ~7%, the
+//!   open-port words ~3%. Tried and dropped, as no faster within the noise: skipping the
+//!   division of a grant's finish time when it surely cannot be the least (it skipped 77 of
+//!   80 million divisions under FIFO, so the divisions are not where a grant's time goes),
+//!   and branch-free updates of the open-port bits at a grant.
 //! - **FETCH** is not here: it runs on FAIR's per-pair path (`Engine::simulate_fair`); nor are
 //!   **D-CLAS** (module `dclas`) and **PFP** (module `pfp`).
 //!
@@ -62,6 +80,12 @@ pub(super) struct State {
     madd: Vec<u32>,
     /// Per coflow, the port (egress `p`, ingress `n + p`) found full when it last got no MADD.
     blocked: Vec<u32>,
+    /// Per coflow (MADD schedulers), its ports (`c_ports`) that had live flows when it last got
+    /// MADD rates, and whether one of them has lost its last flow since. PERF: MADD's two
+    /// loops over a coflow's ports skipped the dead ones with a branch each, about a third of
+    /// the ports of FIFO's MADD coflows on the full trace.
+    live_ports: Vec<Vec<u32>>,
+    has_dead: Vec<bool>,
     /// Per coflow (MADD schedulers), its flows whose `f_rem` is no longer their size (they got
     /// backfill), and a lower bound on their least `f_rem / size`: exact but for flows that
     /// have finished since (each leaves its last ratio, which is not near zero, see
@@ -74,18 +98,17 @@ pub(super) struct State {
     /// The backfill's port sets (MADD schedulers and Sincronia), `words` `u64`s each, bit `p`
     /// for port `p`: per coflow whether its mappers and its reducers' ports are both strictly
     /// ascending (then port order is mapper order and reducer order, and its backfill walks
-    /// these sets, see `backfill_sorted`); per coflow its mappers' ports (`m_ports`), its
-    /// reducers' ports (`r_ports`) and those with live flows (`live_in`); per reducer the
-    /// egress ports of its live flows (`live_out`); and during a backfill, the ports with
-    /// free capacity (`open_out`, `open_in`).
+    /// these sets, see `backfill_sorted`); per coflow its reducers' ports with live flows
+    /// (`live_in`); per reducer the egress ports of its live flows (`live_out`); and during a
+    /// backfill, the ports with free capacity (`open_out`, `open_in`).
     words: usize,
     is_sorted: Vec<bool>,
-    m_ports: Vec<u64>,
-    r_ports: Vec<u64>,
-    /// Per coflow and word `k` of `m_ports` (`r_ports`), how many of its mappers (reducers)
-    /// are at ports below `64 k`, for `rank`.
-    m_below: Vec<u32>,
-    r_below: Vec<u32>,
+    /// Per coflow in port order, laid out as `c_cnt` (`c * 2n + p`): the index of its mapper
+    /// at egress port `p` among its mappers, and of its reducer at ingress port `n + d` among
+    /// its reducers; unset elsewhere. PERF: the backfill turns a port it found in a set into
+    /// a flow with one load; counting the set's bits below the port (no `popcnt` in the
+    /// baseline x86-64 target: a dozen instructions per count) was a quarter of its time.
+    port_index: Vec<u32>,
     live_in: Vec<u64>,
     live_out: Vec<u64>,
     open_out: Vec<u64>,
@@ -99,12 +122,14 @@ pub(super) struct State {
     first_f: u32,
 }
 
-/// How many of the ports in the set `bits` are below port `p`, given `below[k]`, how many are
-/// below port `64 k`: the index of the mapper (or reducer) at port `p` among a coflow's
-/// mappers (reducers) when they are in port order.
-fn rank(bits: &[u64], below: &[u32], p: usize) -> usize {
-    let (k, b) = (p / 64, p % 64);
-    below[k] as usize + (bits[k] & ((1u64 << b) - 1)).count_ones() as usize
+/// Whether `x < y` in exact arithmetic for the rounded product `y` of two positive numbers,
+/// with a margin of `2^-30` relative, far above the product's rounding (`2^-53`): then `x / b <
+/// a` exactly and, rounding being monotonic, `x / b` rounded is at most `a`, so a max of
+/// quotients skips `x / b` without changing. False (so the caller divides) within the margin
+/// or when `y` is too small for a relative rounding bound (subnormal).
+fn surely_below(x: f64, y: f64) -> bool {
+    let below = y * (1.0 - 1.0 / (1u64 << 30) as f64);
+    x < below && below >= f64::MIN_POSITIVE
 }
 
 /// A granted flow's coflow, ports and grant (`State::runs`).
@@ -159,6 +184,8 @@ impl Engine<'_> {
     pub(super) fn simulate_fast(&mut self) {
         if self.is_scaled() {
             self.fast.is_touched = vec![false; self.f_src.len()];
+            self.fast.live_ports = self.c_ports.clone();
+            self.fast.has_dead = vec![false; self.c_id.len()];
         }
         self.init_port_sets();
         let num_c = self.c_id.len();
@@ -194,10 +221,20 @@ impl Engine<'_> {
                 let s = self.c_scale[c];
                 self.c_scale[c] = if first == First::Coflow(c as u32) { 0.0 } else { s - s / self.fast.gamma[c] * dt };
             }
+            // PERF: a coflow's grants are consecutive in `runs` (the backfill visits a coflow
+            // once), so its `c_qsum` is kept in a register over them: the same subtractions in
+            // the same order, without a store and a reload per grant on one address.
+            let (mut cur, mut qsum) = (usize::MAX, 0.0);
             for k in 0..self.running.len() {
                 let f = self.running[k] as usize;
                 let run = self.fast.runs[k];
                 let c = run.c as usize;
+                if c != cur {
+                    if cur != usize::MAX {
+                        self.c_qsum[cur] = qsum;
+                    }
+                    (cur, qsum) = (c, self.c_qsum[c]);
+                }
                 let s = self.c_scale[c];
                 if s <= 0.0 {
                     continue; // the whole coflow finishes below
@@ -206,7 +243,10 @@ impl Engine<'_> {
                 self.f_rem[f] -= moved;
                 self.c_load[c * n2 + run.s as usize] -= moved;
                 self.c_load[c * n2 + self.n + run.d as usize] -= moved;
-                self.c_qsum[c] -= moved;
+                qsum -= moved;
+            }
+            if cur != usize::MAX {
+                self.c_qsum[cur] = qsum;
             }
             self.now += dt;
             if let First::Flow(f) = first {
@@ -277,32 +317,47 @@ impl Engine<'_> {
         if self.c_cnt[base + b] > 0 && self.free(b) <= self.res.eps {
             return;
         }
-        let mut gamma = 0.0f64;
-        for &p in &self.c_ports[ci] {
+        if std::mem::replace(&mut self.fast.has_dead[ci], false) {
+            let cnt = &self.c_cnt[base..base + 2 * self.n];
+            self.fast.live_ports[ci].retain(|&p| cnt[p as usize] > 0);
+        }
+        // The max of the quotients, and the load and free capacity that gave it.
+        let (mut gamma, mut max_load, mut max_free) = (0.0f64, 0.0, f64::INFINITY);
+        let eps = self.res.eps;
+        for &p in &self.fast.live_ports[ci] {
             let p = p as usize;
-            if self.c_cnt[base + p] == 0 {
-                continue;
-            }
             let free = self.free(p);
-            if free <= self.res.eps {
+            if free <= eps {
                 self.fast.blocked[ci] = p as u32;
                 return;
             }
-            gamma = gamma.max(self.c_load[base + p].max(0.0) / free);
+            let load = self.c_load[base + p].max(0.0);
+            // PERF: most ports cannot raise the max, and this skips their division (the max
+            // was `f64::max` of every quotient, a latency chain) without changing it: a port
+            // with no more load and no less free capacity than the max's, or one surely below
+            // it (`surely_below`), has a quotient that rounds to at most the max's (rounding
+            // is monotonic). The first catches the ties of FB2010's coflows, whose mappers all
+            // carry the same load.
+            if (load <= max_load && free >= max_free) || surely_below(load, gamma * free) {
+                continue;
+            }
+            let q = load / free;
+            if q > gamma {
+                (gamma, max_load, max_free) = (q, load, free);
+            }
         }
         // As `Engine::gamma`, with the scale factored out of the max.
-        let gamma = gamma * self.c_scale[ci];
+        let scale = self.c_scale[ci];
+        let gamma = gamma * scale;
         if gamma <= 0.0 {
             return;
         }
         self.fast.gamma[ci] = gamma;
         self.fast.madd.push(c);
-        for k in 0..self.c_ports[ci].len() {
-            let p = self.c_ports[ci][k] as usize;
-            if self.c_cnt[base + p] > 0 {
-                let load = (self.c_load[base + p] * self.c_scale[ci]).max(0.0);
-                self.res.take_port(p, load / gamma);
-            }
+        let c_load = &self.c_load[base..base + 2 * self.n];
+        for &p in &self.fast.live_ports[ci] {
+            let load = (c_load[p as usize] * scale).max(0.0);
+            self.res.take_port(p as usize, load / gamma);
         }
     }
 
@@ -314,8 +369,8 @@ impl Engine<'_> {
         let fast = &mut self.fast;
         fast.words = w;
         fast.is_sorted = vec![false; num_c];
-        fast.m_ports = vec![0; num_c * w];
-        fast.r_ports = vec![0; num_c * w];
+        fast.port_index = vec![0; num_c * 2 * n];
+        fast.live_in = vec![0; num_c * w];
         fast.live_out = vec![0; self.r_dst.len() * w];
         fast.open_out = vec![0; w];
         fast.open_in = vec![0; w];
@@ -323,25 +378,20 @@ impl Engine<'_> {
             let mappers = &self.c_mappers[c];
             let dsts = &self.r_dst[self.c_rfirst[c] as usize..self.c_rfirst[c + 1] as usize];
             fast.is_sorted[c] = mappers.windows(2).all(|p| p[0] < p[1]) && dsts.windows(2).all(|p| p[0] < p[1]);
-            for &s in mappers {
-                set(&mut fast.m_ports[c * w..(c + 1) * w], s as usize);
+            let base = c * 2 * n;
+            let mut m_ports = vec![0; w];
+            for (i, &s) in mappers.iter().enumerate() {
+                fast.port_index[base + s as usize] = i as u32;
+                set(&mut m_ports, s as usize);
             }
-            for &d in dsts {
-                set(&mut fast.r_ports[c * w..(c + 1) * w], d as usize);
+            for (j, &d) in dsts.iter().enumerate() {
+                fast.port_index[base + n + d as usize] = j as u32;
+                set(&mut fast.live_in[c * w..(c + 1) * w], d as usize);
             }
             for r in self.c_rfirst[c] as usize..self.c_rfirst[c + 1] as usize {
-                fast.live_out[r * w..(r + 1) * w].copy_from_slice(&fast.m_ports[c * w..(c + 1) * w]);
+                fast.live_out[r * w..(r + 1) * w].copy_from_slice(&m_ports);
             }
         }
-        fast.live_in = fast.r_ports.clone();
-        let below = |ports: &[u64]| -> Vec<u32> {
-            ports
-                .chunks(w)
-                .flat_map(|bits| bits.iter().scan(0u32, |sum, x| Some(std::mem::replace(sum, *sum + x.count_ones()))))
-                .collect()
-        };
-        fast.m_below = below(&fast.m_ports);
-        fast.r_below = below(&fast.r_ports);
     }
 
     /// Gives flow `f` all its ports have left (`Engine::greedy`), closes in the backfill's
@@ -385,11 +435,12 @@ impl Engine<'_> {
     fn backfill_fast(&mut self, order: &[u32]) {
         let n = self.n;
         let eps = self.res.eps;
-        for p in 0..n {
-            let (bit, k) = (1u64 << (p % 64), p / 64);
-            let (out, inn) = (&mut self.fast.open_out[k], &mut self.fast.open_in[k]);
-            *out = if self.res.egress[p] > eps { *out | bit } else { *out & !bit };
-            *inn = if self.res.ingress[p] > eps { *inn | bit } else { *inn & !bit };
+        // PERF: each word is built in a register, 64 ports at a time, without a branch per port.
+        let (egress, ingress) = (&self.res.egress, &self.res.ingress);
+        for (k, (out, inn)) in self.fast.open_out.iter_mut().zip(&mut self.fast.open_in).enumerate() {
+            let ports = 64 * k..n.min(64 * k + 64);
+            let bits = |free: &[f64]| free[ports.clone()].iter().rev().fold(0u64, |b, &x| b << 1 | u64::from(x > eps));
+            (*out, *inn) = (bits(egress), bits(ingress));
         }
         let mut open = std::mem::take(&mut self.fast.open);
         for &c in order {
@@ -476,19 +527,20 @@ impl Engine<'_> {
         let w = self.fast.words;
         let (first_r, first_f) = (self.c_rfirst[ci] as usize, self.c_first[ci] as usize);
         let m = self.c_mappers[ci].len();
+        let (n, base) = (self.n, ci * 2 * self.n);
         for k in 0..w {
             let mut reducers = self.fast.live_in[ci * w + k] & self.fast.open_in[k];
             while reducers != 0 {
                 let d = k * 64 + reducers.trailing_zeros() as usize;
                 reducers &= reducers - 1;
-                let r = first_r + rank(&self.fast.r_ports[ci * w..(ci + 1) * w], &self.fast.r_below[ci * w..(ci + 1) * w], d);
-                let row = first_f + (r - first_r) * m;
+                let j = self.fast.port_index[base + n + d] as usize;
+                let (r, row) = (first_r + j, first_f + j * m);
                 'flows: for v in 0..w {
                     let mut mappers = self.fast.live_out[r * w + v] & self.fast.open_out[v];
                     while mappers != 0 {
                         let s = v * 64 + mappers.trailing_zeros() as usize;
                         mappers &= mappers - 1;
-                        let f = row + rank(&self.fast.m_ports[ci * w..(ci + 1) * w], &self.fast.m_below[ci * w..(ci + 1) * w], s);
+                        let f = row + self.fast.port_index[base + s] as usize;
                         self.grant(f as u32, s, d, ci);
                         if self.res.ingress[d] <= self.res.eps {
                             break 'flows;
@@ -508,6 +560,9 @@ impl Engine<'_> {
             self.c_cnt[i] -= 1;
             // INVARIANT: a port without live flows carries no load (no rounding residue).
             self.c_load[i] = if self.c_cnt[i] == 0 { 0.0 } else { self.c_load[i] - self.f_rem[f] };
+            if self.c_cnt[i] == 0 && !self.fast.has_dead.is_empty() {
+                self.fast.has_dead[c] = true;
+            }
         }
         if !self.fast.live_out.is_empty() {
             let (w, s, d) = (self.fast.words, self.f_src[f] as usize, self.f_dst[f] as usize);
@@ -533,11 +588,22 @@ impl Engine<'_> {
         let mut any = false;
         self.scratch.clear();
         let is_scaled = self.is_scaled();
+        // PERF: as in the advance, a coflow's `touched_min` is kept in a register over its
+        // consecutive grants (a min, so exact in any order).
+        let (mut cur, mut tmin) = (usize::MAX, f64::INFINITY);
         for k in 0..self.running.len() {
             let f = self.running[k] as usize;
             let c = self.fast.runs[k].c as usize;
-            // A scale at DONE_TOL finishes the whole coflow below.
-            if self.c_scale[c] > DONE_TOL && self.bytes_left(f as u32) <= self.f_size[f] * DONE_TOL {
+            if c != cur {
+                if cur != usize::MAX {
+                    self.fast.touched_min[cur] = tmin;
+                }
+                (cur, tmin) = (c, self.fast.touched_min[c]);
+            }
+            let s = self.c_scale[c];
+            // A scale at DONE_TOL finishes the whole coflow below. (`s * f_rem` is
+            // `bytes_left`, with the coflow at hand.)
+            if s > DONE_TOL && s * self.f_rem[f] <= self.f_size[f] * DONE_TOL {
                 self.finish_fast(f);
                 any = true;
             } else if is_scaled {
@@ -547,9 +613,14 @@ impl Engine<'_> {
                 if !std::mem::replace(&mut self.fast.is_touched[f], true) {
                     self.fast.touched[c].push(f as u32);
                 }
-                let m = &mut self.fast.touched_min[c];
-                *m = m.min(self.f_rem[f] / self.f_size[f]);
+                let ratio = self.f_rem[f] / self.f_size[f];
+                if ratio < tmin {
+                    tmin = ratio;
+                }
             }
+        }
+        if cur != usize::MAX {
+            self.fast.touched_min[cur] = tmin;
         }
         for k in 0..self.fast.madd.len() {
             let c = self.fast.madd[k] as usize;
@@ -681,6 +752,35 @@ mod tests {
             text += "\n";
         }
         Trace::parse(&text).unwrap()
+    }
+
+    /// `surely_below(x, a * b)` must imply `x / b <= a` after rounding, over the whole range of
+    /// positive doubles (subnormals and overflow included) and, most of all, for `x` within a
+    /// few multiples of the margin of the product, where a wrong bound would show.
+    #[test]
+    fn surely_below_implies_the_quotient_rounds_below() {
+        let positive = |r: &mut Rng| loop {
+            let x = f64::from_bits(r.next() >> 1);
+            if x.is_finite() && x > 0.0 {
+                return x;
+            }
+        };
+        let mut r = Rng(14);
+        let (mut num_true, mut num_near) = (0, 0);
+        for i in 0..400_000 {
+            let (a, b) = (positive(&mut r), positive(&mut r));
+            let y = a * b;
+            // Every other case just below the product: up to 2^24 ulps, about 8 times the
+            // margin of 2^-30, so the margin's edge is crossed both ways.
+            let x = if i % 2 == 0 && y.is_normal() { f64::from_bits(y.to_bits() - (r.next() >> 40)) } else { positive(&mut r) };
+            if super::surely_below(x, y) {
+                num_true += 1;
+                num_near += usize::from(i % 2 == 0);
+                assert!(x / b <= a, "x {x:e} a {a:e} b {b:e}: {:e} > a", x / b);
+            }
+        }
+        // Not vacuous: it held often, and often close to the product.
+        assert!(num_true > 100_000 && num_near > 10_000, "{num_true} {num_near}");
     }
 
     #[test]
