@@ -301,6 +301,24 @@ impl Sched {
         }
     }
 
+    /// The links of the next two events (each if it is a `TxDone` or an `Arrive`), found
+    /// without moving buckets: a hint for prefetching only. They are the first two `due`, or
+    /// the first two of the first bucket (due soon all the same when it is a low level's); an
+    /// event scheduled meanwhile can come before them in any case.
+    #[inline]
+    pub fn peek_links(&self) -> [Option<LinkId>; 2] {
+        let link = |p: Packed| (p.0 >> KIND_SHIFT <= ARRIVE).then_some(LinkId(p.0 as u32));
+        let (first, second) = match self.due.get(self.head) {
+            Some(&p) => (p, self.due.get(self.head + 1).copied()),
+            None => {
+                let Some(b) = self.first_bucket() else { return [None, None] };
+                let bucket = &self.buckets[b];
+                (bucket[0].1, bucket.get(1).map(|&(_, q)| q))
+            }
+        };
+        [link(first), second.and_then(link)]
+    }
+
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Time> {
         if self.head < self.due.len() {
