@@ -229,6 +229,11 @@ impl Port {
         &self.meta[self.at(MAX_BYTES, 0)..self.at(MAX_BYTES + 1, 0)]
     }
 
+    /// Packets queued, in all queues.
+    pub fn num_packets(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum()
+    }
+
     /// Whether nothing is queued.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -254,12 +259,12 @@ impl Port {
         let mut marked = false;
         let (b, m) = (self.at(BYTES, q), self.at(MAX_BYTES, q));
         // No threshold is u64::MAX, which no backlog exceeds.
-        if self.meta[b] > self.meta[self.at(ECN_K, q)] && pkt.seg.ecn().is_ect() {
-            pkt.seg.set_ecn(Ecn::Ce);
+        if self.meta[b] > self.meta[self.at(ECN_K, q)] && pkt.ecn.is_ect() {
+            pkt.ecn = Ecn::Ce;
             marked = true;
         }
         let size = pkt.size as u64;
-        let slot = if let AnyScheduler::PerFlowRr(_) = self.scheduler { self.flow_slot(pkt.seg.conn()) } else { q };
+        let slot = if let AnyScheduler::PerFlowRr(_) = self.scheduler { self.flow_slot(pkt.conn) } else { q };
         self.queues[slot].push_back(pkt);
         self.meta[b] += size;
         self.total += size;
@@ -387,14 +392,7 @@ mod tests {
     use units::NodeId;
 
     fn pkt(prio: u8, size: u32, ecn: Ecn) -> Packet {
-        Packet {
-            seg: Segment::Tcp(SegmentRepr { prio, ecn, ..Default::default() }),
-            dst: NodeId(0),
-            size,
-            to_receiver: true,
-            hops: 0,
-            int: Packet::NO_INT,
-        }
+        Packet::new(&Segment::Tcp(SegmentRepr { prio, ecn, ..Default::default() }), 0, NodeId(0), size, true)
     }
 
     fn conf(k: Option<u64>) -> QueueConf {
@@ -408,7 +406,7 @@ mod tests {
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 1500 B: not greater than K
         assert!(p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 3000 B > K
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::NotEct)));
-        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.seg.ecn()).collect();
+        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.ecn).collect();
         assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(p.total_bytes(), 0);
         assert_eq!(p.max_bytes(), &[6000]);
@@ -448,7 +446,7 @@ mod tests {
         let mut p = Port::per_flow(QueueConf { ecn_threshold: Some(1500), cap: Some(6000), dt_alpha: 1.0 }, 1500);
         let of = |conn: u32| {
             let mut x = pkt(0, 1500, Ecn::Ect0);
-            x.seg = Segment::Tcp(SegmentRepr { conn, ecn: Ecn::Ect0, ..Default::default() });
+            x.conn = conn;
             x
         };
         assert!(!p.enqueue(0, of(1))); // total 0 B
@@ -459,7 +457,7 @@ mod tests {
         // Round robin: flows 1, 2, 3, then flow 1's second packet.
         let order: Vec<u32> = std::iter::from_fn(|| p.dequeue()).map(|(q, x)| {
             assert_eq!(q, 0);
-            x.seg.conn()
+            x.conn
         }).collect();
         assert_eq!(order, [1, 2, 3, 1]);
         assert_eq!((p.total_bytes(), p.max_bytes()), (0, &[6000][..]));
@@ -467,7 +465,7 @@ mod tests {
 
     fn pf(conn: u32, rank: u64, size: u32) -> Packet {
         let seg = Segment::Pfabric(proto::PfabricRepr { conn, rank, len: size - 40, ..Default::default() });
-        Packet { seg, size, ..pkt(0, size, Ecn::NotEct) }
+        Packet::new(&seg, 0, NodeId(0), size, true)
     }
 
     #[test]

@@ -37,6 +37,7 @@ use units::{AppId, Bytes, Dur, LinkId, Time};
 use crate::app::{AnyApp, TransferDone, UnitRecord};
 use crate::ideal::IdealModel;
 use crate::metrics::{OccupancySample, Tier};
+use crate::packet::HeaderSlab;
 use crate::route::Routes;
 use crate::sched::{Event, Sched};
 use crate::spec::limits::MAX_OCCUPANCY_ROWS;
@@ -201,7 +202,9 @@ pub struct Simulation {
     /// Per-packet admission records, when enabled (Credence's training data).
     trace: Option<Box<DecisionTrace>>,
 
-    /// Telemetry stacks of the packets in flight that carry one.
+    /// The full headers of the packets in the network (`packet`).
+    hdrs: HeaderSlab,
+    /// Telemetry stacks of the packets in flight that carry one, by header slot.
     int: IntSlab,
     /// Telemetry to attach to the segments of `txbuf`, by position.
     int_txbuf: Vec<Option<proto::IntStack>>,
@@ -313,6 +316,7 @@ impl Simulation {
             first_rtt_bytes: t.init_window_pkts() as u64 * mss,
             base_rtt,
             trace: None,
+            hdrs: HeaderSlab::default(),
             int: IntSlab::default(),
             int_txbuf: Vec::new(),
             observe,
@@ -512,6 +516,47 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packets on the wires and in the port and credit queues.
+    fn packets_in_network(sim: &Simulation) -> usize {
+        let queued = |l: &Link| l.port.num_packets() + l.credit.as_deref().map_or(0, |c| c.num_packets());
+        sim.links.iter().map(|l| l.wire.len() + queued(l)).sum()
+    }
+
+    #[test]
+    fn every_header_slot_belongs_to_one_packet_in_the_network() {
+        // CORRECTNESS (`packet`): every way a packet leaves the network frees its header slot:
+        // delivery, a late packet for a finished transfer, and each kind of drop (admission,
+        // LQD push-out, queue caps, pFabric push-out, credit queues, Aeolus's selective drop).
+        let leaf_spine = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 4\nspines = 2\n\
+                          host_rate_gbps = 10\nfabric_rate_gbps = 10\n";
+        let incast = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nduration_ms = 1\n\
+                      [[workload]]\nkind = \"incast\"\nquery_rate_per_host = 4000\nfan_in = 6\nburst_bytes = 300000\nduration_ms = 1\n";
+        let cases = [
+            "[switch]\nbuffer_bytes = 60000\nadmission = { policy = \"lqd\" }\n",
+            "[switch]\nbuffer_bytes = 60000\nqueues = [{ ecn_threshold_bytes = 20000, cap_bytes = 20000 }]\n",
+            "[transport]\nkind = \"power_tcp\"\n[switch]\nbuffer_bytes = 60000\n",
+            "[transport]\nkind = \"pfabric\"\n[switch]\nscheduler = \"pfabric\"\n\
+             admission = { policy = \"complete_sharing\" }\nqueues = [{}]\n",
+            "[transport]\nkind = \"aeolus\"\n[switch]\ncredit_queue_pkts = 2\nselective_drop_bytes = 8000\n\
+             [routing]\nmode = \"symmetric_ecmp\"\n",
+        ];
+        for case in cases {
+            let text = format!("{leaf_spine}{case}{incast}");
+            let valid = crate::Spec::from_toml_str(&text).unwrap().validate(std::path::Path::new(".")).unwrap();
+            let mut sim = Simulation::new(&valid).unwrap();
+            let mut most = 0;
+            while sim.advance(997) {
+                assert_eq!(sim.hdrs.live(), packets_in_network(&sim), "{case}");
+                most = most.max(sim.hdrs.live());
+            }
+            assert_eq!(sim.hdrs.live(), packets_in_network(&sim), "{case}");
+            let out = sim.output();
+            let s = &out.summary;
+            let drops = s.bytes_dropped;
+            assert!(most > 0 && drops > 0, "{case}: the case drops nothing ({s:?})");
+        }
+    }
 
     #[test]
     fn prefetching_never_changes_a_run() {

@@ -51,6 +51,11 @@ impl CreditShaper {
         self.queue.is_empty()
     }
 
+    /// Credits waiting.
+    pub fn num_packets(&self) -> usize {
+        self.queue.len()
+    }
+
     /// Bytes of the credits waiting.
     #[inline]
     pub fn bytes(&self) -> u64 {
@@ -87,7 +92,7 @@ mod tests {
 
     fn credit() -> Packet {
         let seg = Segment::Xpass(XpassRepr { kind: XpassKind::Credit, ..Default::default() });
-        Packet { seg, dst: NodeId(0), size: 84, to_receiver: false, hops: 0, int: Packet::NO_INT }
+        Packet::new(&seg, 0, NodeId(0), 84, false)
     }
 
     #[test]

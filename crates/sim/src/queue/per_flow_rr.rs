@@ -157,14 +157,7 @@ mod tests {
     use units::NodeId;
 
     fn pkt(conn: u32, size: u32) -> Packet {
-        Packet {
-            seg: Segment::Tcp(SegmentRepr { conn, ..Default::default() }),
-            dst: NodeId(0),
-            size,
-            to_receiver: true,
-            hops: 0,
-            int: Packet::NO_INT,
-        }
+        Packet::new(&Segment::Tcp(SegmentRepr { conn, ..Default::default() }), 0, NodeId(0), size, true)
     }
 
     /// A port's side of the contract: queues the policy assigns, popped where it picks.
@@ -180,7 +173,7 @@ mod tests {
         }
         fn push(&mut self, p: Packet) {
             let rr = self.rr.as_mut().unwrap();
-            let s = rr.slot_for(p.seg.conn(), self.queues.len());
+            let s = rr.slot_for(p.conn, self.queues.len());
             if s == self.queues.len() {
                 self.queues.push(VecDeque::new());
             }
@@ -194,7 +187,7 @@ mod tests {
             self.queues[s].pop_front()
         }
         fn order(&mut self) -> Vec<u32> {
-            std::iter::from_fn(|| self.pop()).map(|p| p.seg.conn()).collect()
+            std::iter::from_fn(|| self.pop()).map(|p| p.conn).collect()
         }
     }
 
@@ -230,7 +223,7 @@ mod tests {
         q.push(pkt(1, 1500));
         q.push(pkt(2, 1500));
         q.push(pkt(2, 1500));
-        assert_eq!(q.pop().unwrap().seg.conn(), 1);
+        assert_eq!(q.pop().unwrap().conn, 1);
         q.push(pkt(1, 100)); // flow 1 returns behind flow 2's turn
         assert_eq!(q.order(), [2, 1, 2]);
         // Slots are reused, and grown only when more flows wait at once than ever before.
@@ -254,7 +247,7 @@ mod tests {
         let v = rr.victim(&q.queues).unwrap();
         let tail = q.queues[v].pop_back().unwrap();
         rr.on_pop_back(v, q.queues[v].is_empty());
-        assert_eq!((tail.seg.conn(), tail.size), (2, 200));
+        assert_eq!((tail.conn, tail.size), (2, 200));
         assert_eq!(q.order(), [1, 2, 2]);
     }
 }

@@ -35,7 +35,7 @@ impl Pfabric {
     pub fn pick(queue: &VecDeque<Packet>) -> Option<usize> {
         let mut best: Option<(usize, u64)> = None;
         for (i, p) in queue.iter().enumerate() {
-            let r = p.seg.rank();
+            let r = p.rank;
             // Strictly less: of equal ranks, the earliest wins.
             if best.is_none_or(|(_, b)| r < b) {
                 best = Some((i, r));
@@ -52,7 +52,7 @@ impl Pfabric {
     pub fn victim(queue: &VecDeque<Packet>) -> Option<usize> {
         let mut worst: Option<(usize, u64)> = None;
         for (i, p) in queue.iter().enumerate() {
-            let r = p.seg.rank();
+            let r = p.rank;
             if worst.is_none_or(|(_, w)| r >= w) {
                 worst = Some((i, r));
             }
@@ -64,7 +64,7 @@ impl Pfabric {
     /// a full port may drop to make room for an arrival of rank `rank`; the arrival itself goes
     /// if they are not enough.
     pub fn bytes_below(queue: &VecDeque<Packet>, rank: u64) -> u64 {
-        queue.iter().filter(|p| p.seg.rank() > rank).map(|p| u64::from(p.size)).sum()
+        queue.iter().filter(|p| p.rank > rank).map(|p| u64::from(p.size)).sum()
     }
 }
 
@@ -75,18 +75,12 @@ mod tests {
     use units::NodeId;
 
     fn pkt(conn: u32, seq: u64, rank: u64) -> Packet {
-        Packet {
-            seg: Segment::Pfabric(PfabricRepr { conn, seq, rank, len: 1460, ..Default::default() }),
-            dst: NodeId(0),
-            size: 1500,
-            to_receiver: true,
-            hops: 0,
-            int: Packet::NO_INT,
-        }
+        let seg = Segment::Pfabric(PfabricRepr { conn, seq, rank, len: 1460, ..Default::default() });
+        Packet::new(&seg, 0, NodeId(0), 1500, true)
     }
 
     fn drain(mut q: VecDeque<Packet>) -> Vec<(u32, u64)> {
-        std::iter::from_fn(|| Pfabric::pick(&q).and_then(|i| q.remove(i))).map(|p| (p.flow(), p.seg.seq())).collect()
+        std::iter::from_fn(|| Pfabric::pick(&q).and_then(|i| q.remove(i))).map(|p| (p.flow(), p.seq)).collect()
     }
 
     #[test]

@@ -19,7 +19,7 @@ impl SelectiveDrop {
     /// Whether `pkt` must be dropped on arrival at a queue holding `queue_bytes`.
     #[inline]
     pub fn drops(&self, pkt: &Packet, queue_bytes: u64) -> bool {
-        queue_bytes > self.threshold_bytes && pkt.seg.is_unscheduled()
+        queue_bytes > self.threshold_bytes && pkt.is_unscheduled
     }
 }
 
@@ -31,7 +31,7 @@ mod tests {
 
     fn data(unscheduled: bool) -> Packet {
         let seg = Segment::Xpass(XpassRepr { kind: XpassKind::Data, unscheduled, len: 1454, ..Default::default() });
-        Packet { seg, dst: NodeId(0), size: 1538, to_receiver: true, hops: 0, int: Packet::NO_INT }
+        Packet::new(&seg, 0, NodeId(0), 1538, true)
     }
 
     #[test]

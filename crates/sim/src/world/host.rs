@@ -266,10 +266,10 @@ impl Simulation {
     pub(crate) fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
         // A credit that reaches a finished sender is wasted too: count it before the look-up.
-        self.credits_delivered += u64::from(!pkt.to_receiver && pkt.seg.is_credit());
-        let f = pkt.seg.conn() as usize;
+        self.credits_delivered += u64::from(!pkt.to_receiver && pkt.is_credit);
+        let f = pkt.conn as usize;
         let Some((spec, rt)) = self.transfers.get_mut(f).filter(|(_, rt)| !rt.released) else {
-            self.int.forget(&pkt);
+            self.hdrs.free(pkt.hdr);
             return; // a late duplicate for a finished transfer
         };
         let now = self.sched.now();
@@ -281,16 +281,19 @@ impl Simulation {
             match rt.sender.as_mut() {
                 Some(s) => s,
                 None => {
-                    self.int.forget(&pkt);
+                    self.hdrs.free(pkt.hdr);
                     return;
                 }
             }
         };
-        if pkt.int == Packet::NO_INT {
-            ep.handle_segment(now, &pkt.seg);
+        let mut seg = self.hdrs.take(pkt.hdr);
+        // The network's marks (the only header field it changes, `packet`) reach the endpoint.
+        seg.set_ecn(pkt.ecn);
+        if !pkt.has_int {
+            ep.handle_segment(now, &seg);
         } else {
-            let stack = self.int.take(pkt.int);
-            ep.handle_segment_int(now, &pkt.seg, Some(&stack));
+            let stack = self.int.take(pkt.hdr);
+            ep.handle_segment_int(now, &seg, Some(&stack));
         }
         self.flush(f, side);
     }
@@ -437,13 +440,14 @@ impl Simulation {
                     _ => prio,
                 });
             }
-            let int = match int_txbuf.get_mut(i).and_then(Option::take) {
-                Some(stack) => self.int.alloc(stack),
-                None => Packet::NO_INT,
-            };
-            let pkt = Packet { size: seg.len() + header, seg, dst: NodeId(dst), to_receiver: side == 0, hops: 0, int };
+            let hdr = self.hdrs.insert(seg);
+            let mut pkt = Packet::new(&seg, hdr, NodeId(dst), seg.len() + header, side == 0);
+            if let Some(stack) = int_txbuf.get_mut(i).and_then(Option::take) {
+                self.int.put(hdr, stack);
+                pkt.has_int = true;
+            }
             self.bytes_sent += pkt.size as u64;
-            self.credits_answered += u64::from(side == 0 && pkt.seg.answers_credit());
+            self.credits_answered += u64::from(side == 0 && seg.answers_credit());
             if tsq {
                 self.enqueue_tsq(nic, pkt);
             } else {

@@ -141,7 +141,7 @@ impl Simulation {
             return;
         }
         if let Some((_, pkt)) = link.wire.back().filter(|(_, p)| p.to_receiver) {
-            let (conn, size) = (pkt.seg.conn(), pkt.size as u64);
+            let (conn, size) = (pkt.conn, pkt.size as u64);
             self.on_nic_dequeue(conn, size);
             self.run_tsq_wakes();
         }
@@ -160,7 +160,7 @@ impl Simulation {
         match self.topo.switch_of(node) {
             None => self.deliver(pkt),
             Some(s) => {
-                let out = self.routes.next_hop(s.0, pkt.dst, pkt.seg.conn(), pkt.seg.seq());
+                let out = self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq);
                 pkt.hops = pkt.hops.saturating_add(1);
                 self.enqueue(out, pkt);
             }
@@ -171,18 +171,18 @@ impl Simulation {
     /// marking, then start serialization if the link is idle.
     pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
-        if link.credit.is_some() && pkt.seg.is_credit() {
+        if link.credit.is_some() && pkt.is_credit {
             self.enqueue_credit(l, pkt);
             return;
         }
-        let q = link.port.queue_of(pkt.seg.prio());
+        let q = link.port.queue_of(pkt.prio);
         let size = pkt.size as u64;
         if link.switch == NO_SWITCH {
             if link.passes_through(self.sched.now()) {
                 if link.port.check_cap(q, size).is_err() {
                     self.nic_drops += 1;
                     self.bytes_dropped += size;
-                    self.int.forget(&pkt);
+                    self.hdrs.free(pkt.hdr);
                     return;
                 }
                 link.port.pass(q, size);
@@ -201,7 +201,7 @@ impl Simulation {
                 sw.stats.drops_selective += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
-                self.int.forget(&pkt);
+                self.hdrs.free(pkt.hdr);
                 return;
             }
             if link.port.check_cap(q, size).is_err() && !self.pfabric_make_room(l, q, &pkt) {
@@ -209,14 +209,14 @@ impl Simulation {
                 sw.stats.drops_queue_cap += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
-                self.int.forget(&pkt);
+                self.hdrs.free(pkt.hdr);
                 return;
             }
             let link = &mut self.links[l.idx()];
             let sw = &mut self.switches[s];
             let now = self.sched.now();
             let qi = link.port_idx as usize * sw.buf.qpp + q;
-            let first_rtt = pkt.to_receiver && pkt.seg.seq() < self.first_rtt_bytes;
+            let first_rtt = pkt.to_receiver && pkt.seq < self.first_rtt_bytes;
             let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);
@@ -225,7 +225,7 @@ impl Simulation {
                 sw.stats.drops_admission += 1;
                 sw.stats.dropped_bytes += size;
                 self.bytes_dropped += size;
-                self.int.forget(&pkt);
+                self.hdrs.free(pkt.hdr);
                 return;
             }
             // INVARIANT: the shared buffer never holds more than its size (after push-out).
@@ -275,6 +275,7 @@ impl Simulation {
         }
         if let Err(pkt) = shaper.enqueue(pkt) {
             let size = u64::from(pkt.size);
+            self.hdrs.free(pkt.hdr);
             match sw {
                 Some(s) => {
                     let st = &mut self.switches[s].stats;
@@ -298,7 +299,7 @@ impl Simulation {
     fn pfabric_make_room(&mut self, l: LinkId, q: usize, pkt: &Packet) -> bool {
         let size = pkt.size as u64;
         let link = &mut self.links[l.idx()];
-        if !link.port.is_pfabric() || !link.port.pfabric_can_make_room(q, pkt.seg.rank(), size) {
+        if !link.port.is_pfabric() || !link.port.pfabric_can_make_room(q, pkt.rank, size) {
             return false;
         }
         let now = self.sched.now();
@@ -318,7 +319,7 @@ impl Simulation {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_push_out(s, qi);
             }
-            self.int.forget(&victim);
+            self.hdrs.free(victim.hdr);
             sw.stats.drops_pushout += 1;
             sw.stats.pushed_out_bytes += vsize;
             sw.stats.dropped_bytes += vsize;
@@ -337,7 +338,7 @@ impl Simulation {
         if link.port.check_cap(q, size).is_err() {
             self.nic_drops += 1;
             self.bytes_dropped += size;
-            self.int.forget(&pkt);
+            self.hdrs.free(pkt.hdr);
             return false;
         }
         if link.port.enqueue(q, pkt) {
@@ -375,8 +376,8 @@ impl Simulation {
     // the measurement at `queue::Port`).
     pub(crate) fn enqueue_tsq(&mut self, l: LinkId, pkt: Packet) {
         debug_assert!(self.links[l.idx()].switch == NO_SWITCH && pkt.to_receiver);
-        let q = self.links[l.idx()].port.queue_of(pkt.seg.prio());
-        let (conn, size) = (pkt.seg.conn(), pkt.size as u64);
+        let q = self.links[l.idx()].port.queue_of(pkt.prio);
+        let (conn, size) = (pkt.conn, pkt.size as u64);
         if !self.nic_accept(l, q, pkt) {
             return;
         }
@@ -408,7 +409,7 @@ impl Simulation {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_push_out(s, victim);
             }
-            self.int.forget(&pkt);
+            self.hdrs.free(pkt.hdr);
             sw.stats.drops_pushout += 1;
             sw.stats.pushed_out_bytes += size;
             sw.stats.dropped_bytes += size;
@@ -472,9 +473,9 @@ impl Simulation {
         self.hops += 1;
         link.tx_packets += 1;
         link.tx_bytes += size;
-        if pkt.int != Packet::NO_INT && pkt.to_receiver && link.switch != NO_SWITCH {
+        if pkt.has_int && pkt.to_receiver && link.switch != NO_SWITCH {
             // HPCC/PowerTCP INT: written as the packet leaves the egress port.
-            self.int.push_hop(pkt.int, IntHop {
+            self.int.push_hop(pkt.hdr, IntHop {
                 qlen_bytes: link.port.total_bytes(),
                 tx_bytes: link.tx_bytes,
                 ts_ps: now.ps(),

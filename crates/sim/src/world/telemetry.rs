@@ -1,55 +1,38 @@
 //! In-band network telemetry carried beside packets (HPCC/PowerTCP INT): a slab of stacks
-//! indexed by `Packet::int`, so that packets stay small and `Copy` and transports that do not
-//! use telemetry pay nothing but a sentinel check.
+//! indexed by the packet's header slot (`Packet::hdr`), so that packets stay small and `Copy`
+//! and transports that do not use telemetry pay nothing but a flag check (`Packet::has_int`).
 //!
-//! INVARIANT: a slot is in use by exactly one packet in the network or free; every packet that
-//! leaves the network (delivered or dropped) frees its slot through [`IntSlab::forget`] or
-//! [`IntSlab::take`].
+//! INVARIANT: slot `i` holds the stack of the packet whose header is in slot `i` of the header
+//! slab, if that packet `has_int`; a packet that leaves the network frees its header slot, and
+//! with it this one (the next packet with telemetry in the slot overwrites it).
 
 use proto::{IntHop, IntStack};
 
-use crate::packet::Packet;
-
-/// Telemetry stacks of the packets in flight that carry one.
+/// Telemetry stacks of the packets in flight that carry one, by header slot.
 #[derive(Debug, Default)]
 pub(crate) struct IntSlab {
     slab: Vec<IntStack>,
-    free: Vec<u32>,
 }
 
 impl IntSlab {
-    /// Store a stack for a packet about to be sent; returns its slot.
-    pub(crate) fn alloc(&mut self, stack: IntStack) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slab[i as usize] = stack;
-                i
-            }
-            None => {
-                self.slab.push(stack);
-                (self.slab.len() - 1) as u32
-            }
+    /// Store a stack for the packet about to be sent with its header in slot `hdr`.
+    pub(crate) fn put(&mut self, hdr: u32, stack: IntStack) {
+        let i = hdr as usize;
+        if i >= self.slab.len() {
+            self.slab.resize(i + 1, IntStack::default());
         }
+        self.slab[i] = stack;
     }
 
-    /// Append a hop to the stack in `slot`.
+    /// Append a hop to the stack of the packet in header slot `hdr`.
     #[inline]
-    pub(crate) fn push_hop(&mut self, slot: u32, hop: IntHop) {
-        self.slab[slot as usize].push(hop);
+    pub(crate) fn push_hop(&mut self, hdr: u32, hop: IntHop) {
+        self.slab[hdr as usize].push(hop);
     }
 
-    /// The stack of a delivered packet, freeing its slot.
+    /// The stack of a delivered packet.
     #[inline]
-    pub(crate) fn take(&mut self, slot: u32) -> IntStack {
-        self.free.push(slot);
-        self.slab[slot as usize]
-    }
-
-    /// A packet left the network without being delivered: free its slot, if it has one.
-    #[inline]
-    pub(crate) fn forget(&mut self, pkt: &Packet) {
-        if pkt.int != Packet::NO_INT {
-            self.free.push(pkt.int);
-        }
+    pub(crate) fn take(&mut self, hdr: u32) -> IntStack {
+        self.slab[hdr as usize]
     }
 }
