@@ -745,36 +745,40 @@ impl GridSide {
     /// the division; with `u32` counts and the level kept when not hit, the compiler branched
     /// on each, and the loop was ~17% of D-CLAS' time on FB2010 (now ~5% less time in all).
     /// Written as a plain loop the compiler kept it scalar on baseline x86-64 (~19% of the
-    /// time, a `divsd` per port); two ports per step in 2-lane arrays it packs into one
-    /// `divpd` (SSE2, always there on x86-64; no `unsafe`), 4.90-5.42 -> 4.77-5.23 CPU s
-    /// (three alternating `coflow_bench` runs each). CORRECTNESS: a port not hit loses
+    /// time, a `divsd` per port); four ports per step in local arrays it packs into two
+    /// `divpd` (SSE2, always there on x86-64; no `unsafe`). Three alternating `coflow_bench`
+    /// runs each: 4.90-5.42 -> 4.77-5.23 CPU s with two ports a step, 4.76-5.10 -> 4.71-4.91
+    /// with four (`chunks_exact` zipped over the four slices was not packed). CORRECTNESS: a port not hit loses
     /// `level * 0.0`, exactly nothing, and its level is recomputed from the same two numbers
     /// (INVARIANT: `level` is `free.max(0) / count` for a port with flows not yet frozen,
     /// infinite for the others), so this is the update port by port, bit for bit.
     fn take_across(&mut self, live: &[u8], level: f64) {
         let k = live.len();
         let (free, count, lv) = (&mut self.free[..k], &mut self.count[..k], &mut self.level[..k]);
-        // PERF: two ports per step, so the compiler packs them (one `divpd` for two
-        // quotients). CORRECTNESS: each lane is the scalar body below (the same operations in
+        // PERF: four ports per step, loaded into local arrays, so the compiler packs them
+        // (a `divpd` for two quotients). CORRECTNESS: each lane is the scalar body below (the same operations in
         // the same order, and Rust contracts no `a - b * c`), so the same bits; then the odd
         // port if any.
-        let pairs = k / 2;
-        for j in 0..pairs {
-            let i = 2 * j;
-            let (mut f2, mut c2, mut q2) = ([free[i], free[i + 1]], [count[i], count[i + 1]], [0.0; 2]);
-            let l2 = [f64::from(live[i]), f64::from(live[i + 1])];
-            for n in 0..2 {
+        const LANES: usize = 4;
+        let groups = k / LANES;
+        for j in 0..groups {
+            let i = LANES * j;
+            let (mut f2, mut c2, mut q2, mut l2) = ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+            for n in 0..LANES {
+                (f2[n], c2[n], l2[n]) = (free[i + n], count[i + n], f64::from(live[i + n]));
+            }
+            for n in 0..LANES {
                 let w = if c2[n] > 0.0 { l2[n] } else { 0.0 };
                 f2[n] -= level * w;
                 c2[n] -= w;
                 let q = f2[n].max(0.0) / c2[n];
                 q2[n] = if c2[n] > 0.0 { q } else { f64::INFINITY };
             }
-            (free[i], free[i + 1]) = (f2[0], f2[1]);
-            (count[i], count[i + 1]) = (c2[0], c2[1]);
-            (lv[i], lv[i + 1]) = (q2[0], q2[1]);
+            for n in 0..LANES {
+                (free[i + n], count[i + n], lv[i + n]) = (f2[n], c2[n], q2[n]);
+            }
         }
-        let done = 2 * pairs;
+        let done = LANES * groups;
         for k in done..k {
             // `live` is 0 or 1. The division is done whatever the count (a quotient by 0 is
             // thrown away), so that it needs no branch.
