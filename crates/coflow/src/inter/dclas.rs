@@ -726,6 +726,28 @@ impl GridSide {
         (low, at)
     }
 
+    /// [`Self::lowest`] when the lowest level `low` is known (from `take_across`).
+    fn lowest_at(&self, low: f64) -> (f64, usize) {
+        // The first chunk holding it by a branch-free test of eight at a time, as `lowest`.
+        let mut at = 0;
+        let mut base = 0;
+        for c in self.level.chunks(8) {
+            if c.iter().fold(false, |any, &x| any | (x == low)) {
+                at = base + c.iter().position(|&x| x == low).unwrap_or(0);
+                break;
+            }
+            base += c.len();
+        }
+        if low < f64::INFINITY && !self.is_sorted {
+            for k in at + 1..self.level.len() {
+                if self.level[k] == low && self.port[k] < self.port[at] {
+                    at = k;
+                }
+            }
+        }
+        (low, at)
+    }
+
     /// Freezes port `k` at its level (0 if at most `eps`); returns that level.
     fn freeze(&mut self, k: usize, seq: u32, eps: f64) -> f64 {
         let level = if self.level[k] <= eps { 0.0 } else { self.level[k] };
@@ -752,8 +774,14 @@ impl GridSide {
     /// `level * 0.0`, exactly nothing, and its level is recomputed from the same two numbers
     /// (INVARIANT: `level` is `free.max(0) / count` for a port with flows not yet frozen,
     /// infinite for the others), so this is the update port by port, bit for bit.
-    fn take_across(&mut self, live: &[u8], level: f64) {
+    ///
+    /// Returns the side's lowest level after it. PRECONDITION: `live` spans the side.
+    /// PERF: the minimum comes with the update (`minpd` beside the `divpd`), so the next
+    /// `lowest_at` only looks for where it is, not for what it is.
+    fn take_across(&mut self, live: &[u8], level: f64) -> f64 {
         let k = live.len();
+        debug_assert_eq!(k, self.level.len());
+        let mut low = [f64::INFINITY; 4];
         let (free, count, lv) = (&mut self.free[..k], &mut self.count[..k], &mut self.level[..k]);
         // PERF: four ports per step, loaded into local arrays, so the compiler packs them
         // (a `divpd` for two quotients). CORRECTNESS: each lane is the scalar body below (the same operations in
@@ -776,6 +804,7 @@ impl GridSide {
             }
             for n in 0..LANES {
                 (free[i + n], count[i + n], lv[i + n]) = (f2[n], c2[n], q2[n]);
+                low[n] = if q2[n] < low[n] { q2[n] } else { low[n] };
             }
         }
         let done = LANES * groups;
@@ -790,7 +819,9 @@ impl GridSide {
             free[k] = f;
             count[k] = c;
             lv[k] = if c > 0.0 { q } else { f64::INFINITY };
+            low[0] = if lv[k] < low[0] { lv[k] } else { low[0] };
         }
+        low.into_iter().fold(f64::INFINITY, |m, x| if x < m { x } else { m })
     }
 
     /// Takes each frozen port's level from its capacity once per flow it froze, as
@@ -871,9 +902,12 @@ impl GridMaxMin {
             }
         }
         let mut seq = 0;
+        // The lowest level of the side that was last taken across (the other side lost the
+        // port that froze, its lowest, and is scanned again).
+        let (mut row_low, mut col_low) = (None, None);
         loop {
-            let (row_level, a) = self.rows.lowest();
-            let (col_level, b) = self.cols.lowest();
+            let (row_level, a) = row_low.take().map_or_else(|| self.rows.lowest(), |low| self.rows.lowest_at(low));
+            let (col_level, b) = col_low.take().map_or_else(|| self.cols.lowest(), |low| self.cols.lowest_at(low));
             if row_level == f64::INFINITY && col_level == f64::INFINITY {
                 break;
             }
@@ -882,10 +916,10 @@ impl GridMaxMin {
                 let level = self.rows.freeze(a, seq, eps);
                 self.row_live.clear();
                 self.row_live.extend((0..nc).map(|b| self.live_t[b * nr + a]));
-                self.cols.take_across(&self.row_live, level);
+                col_low = Some(self.cols.take_across(&self.row_live, level));
             } else {
                 let level = self.cols.freeze(b, seq, eps);
-                self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level);
+                row_low = Some(self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level));
             }
             seq += 1;
         }
