@@ -43,10 +43,13 @@
 //! port order, so its lowest level's first row is the lowest port (ties are common: every
 //! FB2010 port has the same capacity). Issue 14, each step bit-identical on the whole trace:
 //! 8.6 -> 4.8-5.2 CPU s (alternating `coflow_bench` runs against the build before, on the
-//! shared machine at load 5 to 8; the README's 9.5 s was an idle-machine run). What is left,
-//! per open flow and fill: the fill's update of every open mapper at each reducer freeze (a
-//! division each, ~19%: the compiler keeps it scalar), the pass setting rates (~12%),
-//! finding the lowest level (~6%), the frozen ports' chains of subtractions (~4%). 77% of a
+//! shared machine at load 5 to 8; the README's 9.5 s was an idle-machine run), then
+//! 4.83-4.95 -> 4.65-4.69 (three alternating runs each at load ~3): the fill's update of
+//! every open mapper at each reducer freeze (a division each, ~19%) four ports a step so the
+//! compiler packs it into `divpd`, with the side's lowest level found in the same pass
+//! (`GridSide::take_across`). What is left, per open flow and fill: that update, the pass
+//! setting rates (~12%; two lanes of minima there cost ~5% more, reverted), finding where
+//! the lowest level is, the frozen ports' chains of subtractions (~4%). 77% of a
 //! recomputed coflow's flows get the rate they had; touching only the others (per-flow
 //! epochs, a heap of finishes) would change the rounding of the bytes left, which the
 //! bit-identical steps above do not.
@@ -770,10 +773,12 @@ impl GridSide {
     /// time, a `divsd` per port); four ports per step in local arrays it packs into two
     /// `divpd` (SSE2, always there on x86-64; no `unsafe`). Three alternating `coflow_bench`
     /// runs each: 4.90-5.42 -> 4.77-5.23 CPU s with two ports a step, 4.76-5.10 -> 4.71-4.91
-    /// with four (`chunks_exact` zipped over the four slices was not packed). CORRECTNESS: a port not hit loses
-    /// `level * 0.0`, exactly nothing, and its level is recomputed from the same two numbers
-    /// (INVARIANT: `level` is `free.max(0) / count` for a port with flows not yet frozen,
-    /// infinite for the others), so this is the update port by port, bit for bit.
+    /// with four (`chunks_exact` zipped over the four slices was not packed).
+    ///
+    /// CORRECTNESS: a port not hit loses `level * 0.0`, exactly nothing, and its level is
+    /// recomputed from the same two numbers (INVARIANT: `level` is `free.max(0) / count` for a
+    /// port with flows not yet frozen, infinite for the others), so this is the update port by
+    /// port, bit for bit.
     ///
     /// Returns the side's lowest level after it. PRECONDITION: `live` spans the side.
     /// PERF: the minimum comes with the update (`minpd` beside the `divpd`), so the next
@@ -781,12 +786,12 @@ impl GridSide {
     fn take_across(&mut self, live: &[u8], level: f64) -> f64 {
         let k = live.len();
         debug_assert_eq!(k, self.level.len());
-        let mut low = [f64::INFINITY; 4];
+        let mut low = [f64::INFINITY; LANES];
         let (free, count, lv) = (&mut self.free[..k], &mut self.count[..k], &mut self.level[..k]);
-        // PERF: four ports per step, loaded into local arrays, so the compiler packs them
-        // (a `divpd` for two quotients). CORRECTNESS: each lane is the scalar body below (the same operations in
-        // the same order, and Rust contracts no `a - b * c`), so the same bits; then the odd
-        // port if any.
+        // PERF: four ports per step, loaded into local arrays, so the compiler packs them (a
+        // `divpd` for two quotients). CORRECTNESS: each lane is the scalar body below (the
+        // same operations in the same order, and Rust contracts no `a - b * c`), so the same
+        // bits; then the last ports one by one.
         const LANES: usize = 4;
         let groups = k / LANES;
         for j in 0..groups {
