@@ -43,10 +43,13 @@
 //! port order, so its lowest level's first row is the lowest port (ties are common: every
 //! FB2010 port has the same capacity). Issue 14, each step bit-identical on the whole trace:
 //! 8.6 -> 4.8-5.2 CPU s (alternating `coflow_bench` runs against the build before, on the
-//! shared machine at load 5 to 8; the README's 9.5 s was an idle-machine run). What is left,
-//! per open flow and fill: the fill's update of every open mapper at each reducer freeze (a
-//! division each, ~19%: the compiler keeps it scalar), the pass setting rates (~12%),
-//! finding the lowest level (~6%), the frozen ports' chains of subtractions (~4%). 77% of a
+//! shared machine at load 5 to 8; the README's 9.5 s was an idle-machine run), then
+//! 4.83-4.95 -> 4.65-4.69 (three alternating runs each at load ~3): the fill's update of
+//! every open mapper at each reducer freeze (a division each, ~19%) four ports a step so the
+//! compiler packs it into `divpd`, with the side's lowest level found in the same pass
+//! (`GridSide::take_across`). What is left, per open flow and fill: that update, the pass
+//! setting rates (~12%; two lanes of minima there cost ~5% more, reverted), finding where
+//! the lowest level is, the frozen ports' chains of subtractions (~4%). 77% of a
 //! recomputed coflow's flows get the rate they had; touching only the others (per-flow
 //! epochs, a heap of finishes) would change the rounding of the bytes left, which the
 //! bit-identical steps above do not.
@@ -726,6 +729,28 @@ impl GridSide {
         (low, at)
     }
 
+    /// [`Self::lowest`] when the lowest level `low` is known (from `take_across`).
+    fn lowest_at(&self, low: f64) -> (f64, usize) {
+        // The first chunk holding it by a branch-free test of eight at a time, as `lowest`.
+        let mut at = 0;
+        let mut base = 0;
+        for c in self.level.chunks(8) {
+            if c.iter().fold(false, |any, &x| any | (x == low)) {
+                at = base + c.iter().position(|&x| x == low).unwrap_or(0);
+                break;
+            }
+            base += c.len();
+        }
+        if low < f64::INFINITY && !self.is_sorted {
+            for k in at + 1..self.level.len() {
+                if self.level[k] == low && self.port[k] < self.port[at] {
+                    at = k;
+                }
+            }
+        }
+        (low, at)
+    }
+
     /// Freezes port `k` at its level (0 if at most `eps`); returns that level.
     fn freeze(&mut self, k: usize, seq: u32, eps: f64) -> f64 {
         let level = if self.level[k] <= eps { 0.0 } else { self.level[k] };
@@ -743,15 +768,52 @@ impl GridSide {
     ///
     /// PERF: `f64` counts (no conversion) and no branch but the one the compiler puts around
     /// the division; with `u32` counts and the level kept when not hit, the compiler branched
-    /// on each, and the loop was ~17% of D-CLAS' time on FB2010 (now ~5% less time in all,
-    /// still scalar: the compiler does not vectorize it on baseline x86-64). CORRECTNESS: a port not hit loses
-    /// `level * 0.0`, exactly nothing, and its level is recomputed from the same two numbers
-    /// (INVARIANT: `level` is `free.max(0) / count` for a port with flows not yet frozen,
-    /// infinite for the others), so this is the update port by port, bit for bit.
-    fn take_across(&mut self, live: &[u8], level: f64) {
+    /// on each, and the loop was ~17% of D-CLAS' time on FB2010 (now ~5% less time in all).
+    /// Written as a plain loop the compiler kept it scalar on baseline x86-64 (~19% of the
+    /// time, a `divsd` per port); four ports per step in local arrays it packs into two
+    /// `divpd` (SSE2, always there on x86-64; no `unsafe`). Three alternating `coflow_bench`
+    /// runs each: 4.90-5.42 -> 4.77-5.23 CPU s with two ports a step, 4.76-5.10 -> 4.71-4.91
+    /// with four (`chunks_exact` zipped over the four slices was not packed).
+    ///
+    /// CORRECTNESS: a port not hit loses `level * 0.0`, exactly nothing, and its level is
+    /// recomputed from the same two numbers (INVARIANT: `level` is `free.max(0) / count` for a
+    /// port with flows not yet frozen, infinite for the others), so this is the update port by
+    /// port, bit for bit.
+    ///
+    /// Returns the side's lowest level after it. PRECONDITION: `live` spans the side.
+    /// PERF: the minimum comes with the update (`minpd` beside the `divpd`), so the next
+    /// `lowest_at` only looks for where it is, not for what it is.
+    fn take_across(&mut self, live: &[u8], level: f64) -> f64 {
         let k = live.len();
+        debug_assert_eq!(k, self.level.len());
+        let mut low = [f64::INFINITY; LANES];
         let (free, count, lv) = (&mut self.free[..k], &mut self.count[..k], &mut self.level[..k]);
-        for k in 0..k {
+        // PERF: four ports per step, loaded into local arrays, so the compiler packs them (a
+        // `divpd` for two quotients). CORRECTNESS: each lane is the scalar body below (the
+        // same operations in the same order, and Rust contracts no `a - b * c`), so the same
+        // bits; then the last ports one by one.
+        const LANES: usize = 4;
+        let groups = k / LANES;
+        for j in 0..groups {
+            let i = LANES * j;
+            let (mut f2, mut c2, mut q2, mut l2) = ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+            for n in 0..LANES {
+                (f2[n], c2[n], l2[n]) = (free[i + n], count[i + n], f64::from(live[i + n]));
+            }
+            for n in 0..LANES {
+                let w = if c2[n] > 0.0 { l2[n] } else { 0.0 };
+                f2[n] -= level * w;
+                c2[n] -= w;
+                let q = f2[n].max(0.0) / c2[n];
+                q2[n] = if c2[n] > 0.0 { q } else { f64::INFINITY };
+            }
+            for n in 0..LANES {
+                (free[i + n], count[i + n], lv[i + n]) = (f2[n], c2[n], q2[n]);
+                low[n] = if q2[n] < low[n] { q2[n] } else { low[n] };
+            }
+        }
+        let done = LANES * groups;
+        for k in done..k {
             // `live` is 0 or 1. The division is done whatever the count (a quotient by 0 is
             // thrown away), so that it needs no branch.
             let c = count[k];
@@ -762,7 +824,9 @@ impl GridSide {
             free[k] = f;
             count[k] = c;
             lv[k] = if c > 0.0 { q } else { f64::INFINITY };
+            low[0] = if lv[k] < low[0] { lv[k] } else { low[0] };
         }
+        low.into_iter().fold(f64::INFINITY, |m, x| if x < m { x } else { m })
     }
 
     /// Takes each frozen port's level from its capacity once per flow it froze, as
@@ -843,9 +907,12 @@ impl GridMaxMin {
             }
         }
         let mut seq = 0;
+        // The lowest level of the side that was last taken across (the other side lost the
+        // port that froze, its lowest, and is scanned again).
+        let (mut row_low, mut col_low) = (None, None);
         loop {
-            let (row_level, a) = self.rows.lowest();
-            let (col_level, b) = self.cols.lowest();
+            let (row_level, a) = row_low.take().map_or_else(|| self.rows.lowest(), |low| self.rows.lowest_at(low));
+            let (col_level, b) = col_low.take().map_or_else(|| self.cols.lowest(), |low| self.cols.lowest_at(low));
             if row_level == f64::INFINITY && col_level == f64::INFINITY {
                 break;
             }
@@ -854,10 +921,10 @@ impl GridMaxMin {
                 let level = self.rows.freeze(a, seq, eps);
                 self.row_live.clear();
                 self.row_live.extend((0..nc).map(|b| self.live_t[b * nr + a]));
-                self.cols.take_across(&self.row_live, level);
+                col_low = Some(self.cols.take_across(&self.row_live, level));
             } else {
                 let level = self.cols.freeze(b, seq, eps);
-                self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level);
+                row_low = Some(self.rows.take_across(&self.live_t[b * nr..(b + 1) * nr], level));
             }
             seq += 1;
         }
