@@ -14,19 +14,19 @@
 //!
 //! | idealised | cpu s before | cpu s after | events | avg CCT | p95 CCT | vs fair |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | fair | 15.3 | 3.5 | 36,568 | 58.79 | 231.10 | 1.00x |
-//! | fifo | 73.3 | 3.5 | 622,111 | 120.02 | 1077.23 | 0.49x |
-//! | scf | 89.0 | 3.0 | 515,466 | 23.90 | 42.13 | 2.46x |
-//! | ncf | 78.7 | 3.5 | 625,112 | 49.55 | 59.33 | 1.19x |
-//! | lcf | 77.4 | 3.1 | 559,831 | 24.58 | 42.00 | 2.39x |
-//! | sebf | 84.0 | 3.0 | 522,329 | 22.23 | 39.98 | 2.65x |
-//! | dclas | 30.9 | 4.8-5.2 | 71,334 | 37.10 | 39.88 | 1.58x |
-//! | sincronia | 12.9 | 1.2 | 343,654 | 22.35 | 40.26 | 2.63x |
-//! | pfp | 128.0 | 1.6 | 275,156 | 33.45 | 76.60 | 1.76x |
-//! | fetch:5 | 22.7 | 4.3 | 124,376 | 87.01 | 196.03 | 0.68x |
+//! | fair | 15.3 | 3.0 | 36,568 | 58.79 | 231.10 | 1.00x |
+//! | fifo | 73.3 | 3.3 | 622,111 | 120.02 | 1077.23 | 0.49x |
+//! | scf | 89.0 | 2.9 | 515,466 | 23.90 | 42.13 | 2.46x |
+//! | ncf | 78.7 | 3.4 | 625,112 | 49.55 | 59.33 | 1.19x |
+//! | lcf | 77.4 | 2.9 | 559,831 | 24.58 | 42.00 | 2.39x |
+//! | sebf | 84.0 | 2.8 | 522,329 | 22.23 | 39.98 | 2.65x |
+//! | dclas | 30.9 | 4.6-4.7 | 71,334 | 37.10 | 39.88 | 1.58x |
+//! | sincronia | 12.9 | 1.1 | 343,654 | 22.35 | 40.26 | 2.63x |
+//! | pfp | 128.0 | 1.4 | 275,156 | 33.45 | 76.60 | 1.76x |
+//! | fetch:5 | 22.7 | 3.6 | 124,376 | 87.01 | 196.03 | 0.68x |
 //!
-//! "after" is one run of `make bench-coflow` on a quiet machine (2026-11-26, main at the merge
-//! of the four speed branches below; under load the same code takes 10-30% more). Each step
+//! "after" is one run of `make bench-coflow` on a quiet machine (2026-11-26, after every step
+//! below, D-CLAS re-run after its last; under load the same code takes 10-30% more). Each step
 //! was measured in alternating runs against the build before it, and its results were
 //! bit-identical to that build's on the whole trace (every coflow's and flow's finish, and the
 //! events):
@@ -53,7 +53,8 @@
 //! MADD port (`inter::fast`'s doc; bit-identical on the whole trace): the six rows above now are
 //! medians of three runs alternating with the build before, at load 8.5 to 9.2, where it took
 //! FIFO 4.67, SCF 4.12, NCF 4.69, LCF 4.11, SEBF 3.94 and Sincronia 1.43 s.
-//! D-CLAS (4.8-5.2 s under load) is the closest to the 5 s target now.
+//! D-CLAS then 4.83-4.95 -> 4.62-4.69 s (its fill's update four mappers at a time, packed
+//! divisions; bit-identical), the closest to the 5 s target.
 //!
 //! Events and CCTs are the reference's but where rounding decides (see `inter::fast`): FIFO,
 //! NCF and FETCH counted 622,164, 634,154 and 124,272 events before (the reference itself
