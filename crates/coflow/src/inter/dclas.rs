@@ -1009,38 +1009,8 @@ mod tests {
             let (egress, ingress) = (&res.egress, &res.ingress);
             grid.reset(rows.iter().map(|&p| (p, egress[p as usize])), cols.iter().map(|&p| (p, ingress[p as usize])));
             assert!(grid.rows.is_sorted);
-            let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
-            for (b, &d) in cols.iter().enumerate() {
-                let is_full = !next().is_multiple_of(4);
-                if is_full {
-                    grid.set_column_live(b);
-                }
-                for (a, &s) in rows.iter().enumerate() {
-                    if is_full || !next().is_multiple_of(3) {
-                        if !is_full {
-                            grid.set_live(a, b);
-                        }
-                        src.push(s);
-                        dst.push(d);
-                        cells.push((a, b));
-                    }
-                }
-            }
-            let flows: Vec<u32> = (0..src.len() as u32).collect();
-            let mut rate = vec![0.0; flows.len()];
-            let mut res1 = res.clone();
-            MaxMin::default().fill(&flows, &src, &dst, &mut res1, &mut rate);
-            grid.fill(res.eps);
-            for (k, &(a, b)) in cells.iter().enumerate() {
-                let got = grid.rate(a, b);
-                assert_eq!(got.to_bits(), rate[k].to_bits(), "round {round}: flow {k}: {got} vs {}", rate[k]);
-            }
-            for (a, &p) in rows.iter().enumerate() {
-                assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
-            }
-            for (b, &p) in cols.iter().enumerate() {
-                assert_eq!(grid.cols.free[b].to_bits(), res1.ingress[p as usize].to_bits(), "round {round}: ingress {p}");
-            }
+            // Three columns in four full, set at once; a third of the others' cells left out.
+            fill_matches_maxmin(&mut grid, &res, &rows, &cols, &mut next, |r| !r.is_multiple_of(4), |r| !r.is_multiple_of(3), round);
         }
     }
 
@@ -1073,40 +1043,56 @@ mod tests {
             let (rows, cols) = (shuffled(&mut next), shuffled(&mut next));
             let (egress, ingress) = (&res.egress, &res.ingress);
             grid.reset(rows.iter().map(|&p| (p, egress[p as usize])), cols.iter().map(|&p| (p, ingress[p as usize])));
-            let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
-            for (b, &d) in cols.iter().enumerate() {
-                // A third of the columns full, set at once.
-                let is_full = next().is_multiple_of(3);
-                if is_full {
-                    grid.set_column_live(b);
-                }
-                for (a, &s) in rows.iter().enumerate() {
-                    if is_full || !next().is_multiple_of(5) {
-                        if !is_full {
-                            grid.set_live(a, b);
-                        }
-                        src.push(s);
-                        dst.push(d);
-                        cells.push((a, b));
+            // A third of the columns full, set at once; a fifth of the others' cells left out.
+            fill_matches_maxmin(&mut grid, &res, &rows, &cols, &mut next, |r| r.is_multiple_of(3), |r| !r.is_multiple_of(5), round);
+        }
+    }
+
+    /// Mark the grid's live cells (a column full when `is_full` of a draw, else each of its
+    /// cells live when `keep` of a draw), fill it, and check every rate and every port's
+    /// capacity left against `MaxMin::fill` on the same flows as a list, bit for bit.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_matches_maxmin(
+        grid: &mut GridMaxMin,
+        res: &Residual,
+        rows: &[u32],
+        cols: &[u32],
+        next: &mut impl FnMut() -> u64,
+        is_full: fn(u64) -> bool,
+        keep: fn(u64) -> bool,
+        round: usize,
+    ) {
+        let (mut src, mut dst, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+        for (b, &d) in cols.iter().enumerate() {
+            let full = is_full(next());
+            if full {
+                grid.set_column_live(b);
+            }
+            for (a, &s) in rows.iter().enumerate() {
+                if full || keep(next()) {
+                    if !full {
+                        grid.set_live(a, b);
                     }
+                    src.push(s);
+                    dst.push(d);
+                    cells.push((a, b));
                 }
             }
-            let flows: Vec<u32> = (0..src.len() as u32).collect();
-            let mut rate = vec![0.0; flows.len()];
-            let mut res1 = res.clone();
-            MaxMin::default().fill(&flows, &src, &dst, &mut res1, &mut rate);
-            grid.fill(res.eps);
-            for (k, &(a, b)) in cells.iter().enumerate() {
-                let got = grid.rate(a, b);
-                assert_eq!(got.to_bits(), rate[k].to_bits(), "round {round}: flow {k}: {got} vs {}", rate[k]);
-            }
-            for (a, &p) in rows.iter().enumerate() {
-                assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
-            }
-            for (b, &p) in cols.iter().enumerate() {
-                let want = res1.ingress[p as usize];
-                assert_eq!(grid.cols.free[b].to_bits(), want.to_bits(), "round {round}: ingress {p}");
-            }
+        }
+        let flows: Vec<u32> = (0..src.len() as u32).collect();
+        let mut rate = vec![0.0; flows.len()];
+        let mut res1 = res.clone();
+        MaxMin::default().fill(&flows, &src, &dst, &mut res1, &mut rate);
+        grid.fill(res.eps);
+        for (k, &(a, b)) in cells.iter().enumerate() {
+            let got = grid.rate(a, b);
+            assert_eq!(got.to_bits(), rate[k].to_bits(), "round {round}: flow {k}: {got} vs {}", rate[k]);
+        }
+        for (a, &p) in rows.iter().enumerate() {
+            assert_eq!(grid.rows.free[a].to_bits(), res1.egress[p as usize].to_bits(), "round {round}: egress {p}");
+        }
+        for (b, &p) in cols.iter().enumerate() {
+            assert_eq!(grid.cols.free[b].to_bits(), res1.ingress[p as usize].to_bits(), "round {round}: ingress {p}");
         }
     }
 }
