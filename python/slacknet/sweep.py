@@ -629,7 +629,8 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
             p.kill()
     # Release the pool's manager thread too: interpreter exit joins it, and a pool whose
     # workers were killed under it must not keep the process alive.
-    manager = pool._executor_manager_thread
+    # (typeshed types this private attribute wrongly, as the wakeup object: read it untyped)
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     # CORRECTNESS: let the manager thread finish now, closing its wakeup pipe on the way out.
     # Left running, it races with interpreter exit (concurrent.futures' `_python_exit` writes
