@@ -85,44 +85,54 @@ impl Packet {
     }
 }
 
-/// The full headers of the packets in the network, by slot; freed slots are reused last-in
-/// first-out, so that a new packet's header goes where one was just read (likely in cache).
-#[derive(Debug, Default)]
-pub struct HeaderSlab {
-    slab: Vec<Segment>,
+/// Values by slot; freed slots are reused last-in first-out, so that a new value goes where
+/// one was just read (likely in cache). The packets' full headers ([`HeaderSlab`]) and the
+/// event queue's pending timers (`sched`) live in one each.
+#[derive(Debug)]
+pub struct Slab<T> {
+    slab: Vec<T>,
     free: Vec<u32>,
 }
 
-impl HeaderSlab {
-    /// Store the header of a packet about to be sent; returns its slot.
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab { slab: Vec::new(), free: Vec::new() }
+    }
+}
+
+/// The full headers of the packets in the network, by slot.
+pub type HeaderSlab = Slab<Segment>;
+
+impl<T: Copy> Slab<T> {
+    /// Store a value (a packet's header as it is sent); returns its slot.
     #[inline]
-    pub fn insert(&mut self, seg: Segment) -> u32 {
+    pub fn insert(&mut self, value: T) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.slab[i as usize] = seg;
+                self.slab[i as usize] = value;
                 i
             }
             None => {
-                self.slab.push(seg);
+                self.slab.push(value);
                 (self.slab.len() - 1) as u32
             }
         }
     }
 
-    /// The header of a delivered packet, freeing its slot.
+    /// The value in `slot` (a packet's header at delivery); frees the slot.
     #[inline]
-    pub fn take(&mut self, slot: u32) -> Segment {
+    pub fn take(&mut self, slot: u32) -> T {
         self.free.push(slot);
         self.slab[slot as usize]
     }
 
-    /// A packet left the network without being delivered: free its slot.
+    /// Free `slot` without reading it (a dropped packet's header).
     #[inline]
     pub fn free(&mut self, slot: u32) {
         self.free.push(slot);
     }
 
-    /// Slots in use: the packets in the network.
+    /// Slots in use.
     pub fn live(&self) -> usize {
         self.slab.len() - self.free.len()
     }

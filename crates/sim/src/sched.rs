@@ -16,6 +16,7 @@
 //! number. An entry is 16 bytes: the time and the event packed into one word (`Packed`; a
 //! `Timer`'s endpoint and generation wait in a side table until it pops).
 
+use crate::packet::Slab;
 use units::{Dur, LinkId, Time};
 
 /// Everything that can happen. Small and `Copy`: ids, never pointers or closures.
@@ -82,10 +83,8 @@ pub struct Sched {
     last: Time,
     len: usize,
     now: Time,
-    /// The `(ep, generation)` of each pending `Timer` by the index its packed event holds, and
-    /// the free indices.
-    timers: Vec<(u32, u32)>,
-    free_timers: Vec<u32>,
+    /// The `(ep, generation)` of each pending `Timer` by the index its packed event holds.
+    timers: Slab<(u32, u32)>,
 }
 
 impl Default for Sched {
@@ -99,8 +98,7 @@ impl Default for Sched {
             last: Time::ZERO,
             len: 0,
             now: Time::ZERO,
-            timers: Vec::new(),
-            free_timers: Vec::new(),
+            timers: Slab::default(),
         }
     }
 }
@@ -161,17 +159,7 @@ impl Sched {
 
     #[inline(never)]
     fn new_timer(&mut self, ep: u32, generation: u32) -> u32 {
-        match self.free_timers.pop() {
-            Some(i) => {
-                self.timers[i as usize] = (ep, generation);
-                i
-            }
-            None => {
-                // CORRECTNESS: fewer than 2^32 events are ever pending (each takes memory).
-                self.timers.push((ep, generation));
-                (self.timers.len() - 1) as u32
-            }
-        }
+        self.timers.insert((ep, generation))
     }
 
     /// The event `p` stands for (freeing a `Timer`'s slot: `p` is popping).
@@ -182,8 +170,7 @@ impl Sched {
             TX_DONE => Event::TxDone { link: LinkId(low) },
             ARRIVE => Event::Arrive { link: LinkId(low) },
             TIMER => {
-                self.free_timers.push(low);
-                let (ep, generation) = self.timers[low as usize];
+                let (ep, generation) = self.timers.take(low);
                 Event::Timer { ep, generation }
             }
             APP_WAKE => Event::AppWake,
