@@ -20,7 +20,7 @@
 //! The port does not decide buffer admission: the switch's shared-buffer policy
 //! (`admission`) is asked first; a port only enforces its own static caps.
 //!
-//! INVARIANT: the bytes of class `c` (`Port::meta[BYTES * n + c]` of `n` classes) equal the sum
+//! INVARIANT: the bytes of class `c` (`Port::meta()[BYTES * n + c]` of `n` classes) equal the sum
 //! of `size` of the packets of class `c` (stored in `queues[c]`, or in any of `queues` under
 //! per-flow round robin, which has one class), and `total` equals their sum.
 
@@ -126,12 +126,14 @@ const META_ROWS: usize = 4;
 #[repr(C)]
 pub struct Port {
     total: u64,
-    /// Per class, in rows of [`Port::num_queues`] words: bytes queued ([`BYTES`]), the largest
-    /// backlog ([`MAX_BYTES`]), the ECN threshold ([`ECN_K`]) and the cap ([`CAP`]).
-    // PERF: one allocation for everything an enqueue reads and writes per class (it was three
-    // `Vec`s, three cache lines to miss per packet at a port of the 1,024-host fat-tree). A
-    // threshold or cap of `u64::MAX` acts as none: no backlog exceeds it.
-    meta: Box<[u64]>,
+    /// The per-class words of a one-class port (see [`Port::meta`]); unused with more classes.
+    // PERF: inline, so that a packet at a one-class port (every port of most runs) reads and
+    // writes its counters in the `Link`'s own cache lines. In an allocation of their own they
+    // were a cache miss per packet-hop on the 1,024-host fat-tree (`check_cap`, about 7% of a
+    // run waited there), one that no prefetch of the link can start early.
+    one: [u64; META_ROWS],
+    /// The per-class words of a port of two classes or more; empty for one class.
+    many: Box<[u64]>,
     /// One FIFO per class, or per flow slot under [`AnyScheduler::PerFlowRr`].
     // PERF: per-flow FIFOs live here too, not inside the policy, so that `dequeue` has one
     // place to pop from (two made it copy every packet once more, on every port). With the TSQ
@@ -140,18 +142,25 @@ pub struct Port {
     // against 2.723 G without them), down from 7.9% in their first, inline form.
     queues: Vec<VecDeque<Packet>>,
     scheduler: AnyScheduler,
-    conf: Box<[QueueConf]>,
 }
 
-/// [`Port::meta`] for `conf`.
-fn port_meta(conf: &[QueueConf]) -> Box<[u64]> {
+/// Per class, in rows of `n` words: bytes queued ([`BYTES`]), the largest backlog
+/// ([`MAX_BYTES`]), the ECN threshold ([`ECN_K`]) and the cap ([`CAP`]); as
+/// `(one, many)` for [`Port`].
+// PERF: one place for everything an enqueue reads and writes per class (it was three `Vec`s,
+// three cache lines to miss per packet at a port of the 1,024-host fat-tree). A threshold or
+// cap of `u64::MAX` acts as none: no backlog exceeds it.
+fn port_meta(conf: &[QueueConf]) -> ([u64; META_ROWS], Box<[u64]>) {
     let n = conf.len();
     let mut meta = vec![0; META_ROWS * n];
     for (c, qc) in conf.iter().enumerate() {
         meta[ECN_K * n + c] = qc.ecn_threshold.unwrap_or(u64::MAX);
         meta[CAP * n + c] = qc.cap.unwrap_or(u64::MAX);
     }
-    meta.into_boxed_slice()
+    match <[u64; META_ROWS]>::try_from(&meta[..]) {
+        Ok(one) if n == 1 => (one, Box::default()),
+        _ => ([0; META_ROWS], meta.into_boxed_slice()),
+    }
 }
 
 /// Why a port refused a packet.
@@ -166,11 +175,12 @@ impl Port {
     pub fn new(conf: Vec<QueueConf>, scheduler: SchedulerKind, quantum: u64) -> Port {
         let n = conf.len();
         debug_assert!(n >= 1);
+        let (one, many) = port_meta(&conf);
         Port {
             queues: (0..n).map(|_| VecDeque::new()).collect(),
             scheduler: AnyScheduler::new(scheduler, n, quantum),
-            meta: port_meta(&conf),
-            conf: conf.into_boxed_slice(),
+            one,
+            many,
             total: 0,
         }
     }
@@ -179,19 +189,40 @@ impl Port {
     /// among the flows (quantum `quantum` bytes, at least one MTU): a NIC under
     /// `host.scheduler = "per_flow_rr"`.
     pub fn per_flow(conf: QueueConf, quantum: u64) -> Port {
+        let (one, many) = port_meta(&[conf]);
         Port {
             queues: (0..PerFlowRr::INITIAL_SLOTS).map(|_| VecDeque::new()).collect(),
             scheduler: AnyScheduler::PerFlowRr(Box::new(PerFlowRr::new(quantum))),
-            meta: port_meta(&[conf]),
-            conf: Box::new([conf]),
+            one,
+            many,
             total: 0,
+        }
+    }
+
+    /// The per-class words (see `port_meta`).
+    #[inline(always)]
+    fn meta(&self) -> &[u64] {
+        if self.many.is_empty() {
+            &self.one
+        } else {
+            &self.many
+        }
+    }
+
+    /// The per-class words, to change.
+    #[inline(always)]
+    fn meta_mut(&mut self) -> &mut [u64] {
+        if self.many.is_empty() {
+            &mut self.one
+        } else {
+            &mut self.many
         }
     }
 
     /// Number of queues.
     #[inline]
     pub fn num_queues(&self) -> usize {
-        self.meta.len() / META_ROWS
+        self.meta().len() / META_ROWS
     }
 
     /// Word `row` of class `q` in `meta`.
@@ -209,7 +240,7 @@ impl Port {
     /// Bytes queued in queue `q`.
     #[inline]
     pub fn queue_bytes(&self, q: usize) -> u64 {
-        self.meta[self.at(BYTES, q)]
+        self.meta()[self.at(BYTES, q)]
     }
 
     /// Bytes queued in all queues.
@@ -218,15 +249,9 @@ impl Port {
         self.total
     }
 
-    /// Configuration of queue `q`.
-    #[inline]
-    pub fn conf(&self, q: usize) -> &QueueConf {
-        &self.conf[q]
-    }
-
     /// Largest backlog each queue reached.
     pub fn max_bytes(&self) -> &[u64] {
-        &self.meta[self.at(MAX_BYTES, 0)..self.at(MAX_BYTES + 1, 0)]
+        &self.meta()[self.at(MAX_BYTES, 0)..self.at(MAX_BYTES + 1, 0)]
     }
 
     /// Packets queued, in all queues.
@@ -244,7 +269,7 @@ impl Port {
     #[inline]
     pub fn check_cap(&self, q: usize, size: u64) -> Result<(), PortDrop> {
         // No cap is u64::MAX, which no backlog plus a packet exceeds.
-        if self.meta[self.at(BYTES, q)] + size > self.meta[self.at(CAP, q)] {
+        if self.meta()[self.at(BYTES, q)] + size > self.meta()[self.at(CAP, q)] {
             Err(PortDrop::QueueCap)
         } else {
             Ok(())
@@ -257,19 +282,20 @@ impl Port {
     #[inline]
     pub fn enqueue(&mut self, q: usize, mut pkt: Packet) -> bool {
         let mut marked = false;
-        let (b, m) = (self.at(BYTES, q), self.at(MAX_BYTES, q));
+        let (b, m, k) = (self.at(BYTES, q), self.at(MAX_BYTES, q), self.at(ECN_K, q));
         // No threshold is u64::MAX, which no backlog exceeds.
-        if self.meta[b] > self.meta[self.at(ECN_K, q)] && pkt.ecn.is_ect() {
+        if self.meta()[b] > self.meta()[k] && pkt.ecn.is_ect() {
             pkt.ecn = Ecn::Ce;
             marked = true;
         }
         let size = pkt.size as u64;
         let slot = if let AnyScheduler::PerFlowRr(_) = self.scheduler { self.flow_slot(pkt.conn) } else { q };
         self.queues[slot].push_back(pkt);
-        self.meta[b] += size;
         self.total += size;
-        if self.meta[b] > self.meta[m] {
-            self.meta[m] = self.meta[b];
+        let meta = self.meta_mut();
+        meta[b] += size;
+        if meta[b] > meta[m] {
+            meta[m] = meta[b];
         }
         marked
     }
@@ -292,8 +318,9 @@ impl Port {
     pub fn pass(&mut self, q: usize, size: u64) {
         debug_assert!(self.is_idle_fifo());
         let m = self.at(MAX_BYTES, q);
-        if size > self.meta[m] {
-            self.meta[m] = size;
+        let meta = self.meta_mut();
+        if size > meta[m] {
+            meta[m] = size;
         }
     }
 
@@ -335,7 +362,7 @@ impl Port {
         let q = s.min(self.num_queues() - 1);
         let size = pkt.size as u64;
         let b = self.at(BYTES, q);
-        self.meta[b] -= size;
+        self.meta_mut()[b] -= size;
         self.total -= size;
         Some((q, pkt))
     }
@@ -350,7 +377,8 @@ impl Port {
     /// `rank` and `size` bytes makes room for it under queue `q`'s cap. `false` means the
     /// arrival is the one to drop.
     pub fn pfabric_can_make_room(&self, q: usize, rank: u64, size: u64) -> bool {
-        let Some(cap) = self.conf[q].cap else { return true };
+        // No cap is u64::MAX, which no sum below reaches past.
+        let cap = self.meta()[self.at(CAP, q)];
         let below = Pfabric::bytes_below(&self.queues[q], rank);
         self.queue_bytes(q).saturating_sub(below).saturating_add(size) <= cap
     }
@@ -361,7 +389,7 @@ impl Port {
         let pkt = self.queues[q].remove(i)?;
         let size = pkt.size as u64;
         let b = self.at(BYTES, q);
-        self.meta[b] -= size;
+        self.meta_mut()[b] -= size;
         self.total -= size;
         Some(pkt)
     }
@@ -379,7 +407,7 @@ impl Port {
         };
         let size = pkt.size as u64;
         let b = self.at(BYTES, q);
-        self.meta[b] -= size;
+        self.meta_mut()[b] -= size;
         self.total -= size;
         Some(pkt)
     }
