@@ -7,7 +7,7 @@
 //! Why the header lives apart: every hop copies a packet into its link's wire and out of it (and
 //! through a port FIFO when it waits), but only the host that sent it and the host that receives
 //! it read the whole header. With the header inside, a packet was 72 bytes and a wire entry 80
-//! (two cache lines); now they are 40 and 48.
+//! (two cache lines); now they are 32 and 40 (see [`Packet`]).
 //!
 //! INVARIANT: a header slot is used by exactly one packet in the network (on a wire, in a port
 //! or credit queue, or being handled) or free. Every packet that leaves the network frees it:
@@ -23,7 +23,11 @@ use proto::Ecn;
 /// One packet in the simulated network.
 ///
 /// INVARIANT: `size == header.len() + header_bytes` of the run's transport, and `conn`, `seq`,
-/// `prio`, `rank`, `is_credit` and `is_unscheduled` are the header's (see [`Packet::new`]).
+/// `rank` and the flags (priority class, ECN codepoint, credit, unscheduled) are the header's
+/// (see [`Packet::new`]), but for the ECN codepoint a switch marks.
+// PERF: 32 bytes, two to a cache line in a port FIFO (a wire entry with its arrival time is
+// 40): the flags share one word and the size is 16 bits (validation caps a packet at
+// `spec::limits::MAX_PACKET_BYTES`, 65,535). It was 40 (and 48 on a wire).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     /// The header's payload offset ([`Segment::seq`]: the spraying hash's entropy and ABM's
@@ -35,46 +39,44 @@ pub struct Packet {
     pub conn: u32,
     /// Destination host.
     pub dst: NodeId,
-    /// Bytes on the wire.
-    pub size: u32,
     /// Slot of the full header in the simulation's [`HeaderSlab`] (and of the in-band telemetry
-    /// stack, if `has_int`).
+    /// stack, if [`Packet::has_int`]).
     pub hdr: u32,
-    /// Priority class (0 = highest).
-    pub prio: u8,
-    /// ECN codepoint, as switches mark it.
-    pub ecn: Ecn,
-    /// `true` for sender-to-receiver packets (data, SYN), `false` for the reverse (ACKs).
-    pub to_receiver: bool,
-    /// Links crossed so far.
-    pub hops: u8,
-    /// Whether this is an ExpressPass credit ([`Segment::is_credit`]).
-    pub is_credit: bool,
-    /// Whether this is an Aeolus unscheduled packet ([`Segment::is_unscheduled`]).
-    pub is_unscheduled: bool,
-    /// Whether the packet carries an in-band telemetry stack (PowerTCP), in the simulation's
-    /// telemetry slab at slot `hdr`.
-    pub has_int: bool,
+    /// Bytes on the wire.
+    pub size: u16,
+    /// The flags, by the `*_BIT`/`*_SHIFT` constants below.
+    bits: u16,
 }
+
+/// The priority class in the low bits of `Packet::bits`; classes past the last a port can have
+/// are stored as the last (a port serves them all in its last queue, `queue::Port::queue_of`).
+const PRIO_MASK: u16 = 0b111;
+const _: () = assert!(crate::spec::MAX_QUEUES <= PRIO_MASK as usize + 1);
+const ECN_SHIFT: u32 = 3;
+const TO_RECEIVER: u16 = 1 << 5;
+const CREDIT: u16 = 1 << 6;
+const UNSCHEDULED: u16 = 1 << 7;
+const HAS_INT: u16 = 1 << 8;
 
 impl Packet {
     /// A packet of `size` bytes to host `dst` carrying `seg`, whose full header is in slot `hdr`.
+    /// PRECONDITION: `size <= MAX_PACKET_BYTES` (validation; a larger one is stored as 65,535).
     #[inline]
     pub fn new(seg: &Segment, hdr: u32, dst: NodeId, size: u32, to_receiver: bool) -> Packet {
+        debug_assert!(size <= u32::from(u16::MAX), "a packet of {size} bytes");
+        let flag = |on: bool, bit: u16| if on { bit } else { 0 };
         Packet {
             seq: seg.seq(),
             rank: seg.rank(),
             conn: seg.conn(),
             dst,
-            size,
             hdr,
-            prio: seg.prio(),
-            ecn: seg.ecn(),
-            to_receiver,
-            hops: 0,
-            is_credit: seg.is_credit(),
-            is_unscheduled: seg.is_unscheduled(),
-            has_int: false,
+            size: u16::try_from(size).unwrap_or(u16::MAX),
+            bits: u16::from(seg.prio()).min(PRIO_MASK)
+                | (seg.ecn() as u16) << ECN_SHIFT
+                | flag(to_receiver, TO_RECEIVER)
+                | flag(seg.is_credit(), CREDIT)
+                | flag(seg.is_unscheduled(), UNSCHEDULED),
         }
     }
 
@@ -82,6 +84,60 @@ impl Packet {
     #[inline]
     pub fn flow(&self) -> u32 {
         self.conn
+    }
+
+    /// Priority class (0 = highest), at most `MAX_QUEUES - 1`.
+    #[inline]
+    pub fn prio(&self) -> u8 {
+        (self.bits & PRIO_MASK) as u8
+    }
+
+    /// ECN codepoint, as switches mark it.
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        match (self.bits >> ECN_SHIFT) & 0b11 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// Set the ECN codepoint (a switch marking CE).
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.bits = (self.bits & !(0b11 << ECN_SHIFT)) | (ecn as u16) << ECN_SHIFT;
+    }
+
+    /// `true` for sender-to-receiver packets (data, SYN), `false` for the reverse (ACKs).
+    #[inline]
+    pub fn to_receiver(&self) -> bool {
+        self.bits & TO_RECEIVER != 0
+    }
+
+    /// Whether this is an ExpressPass credit ([`Segment::is_credit`]).
+    #[inline]
+    pub fn is_credit(&self) -> bool {
+        self.bits & CREDIT != 0
+    }
+
+    /// Whether this is an Aeolus unscheduled packet ([`Segment::is_unscheduled`]).
+    #[inline]
+    pub fn is_unscheduled(&self) -> bool {
+        self.bits & UNSCHEDULED != 0
+    }
+
+    /// Whether the packet carries an in-band telemetry stack (PowerTCP), in the simulation's
+    /// telemetry slab at slot `hdr`.
+    #[inline]
+    pub fn has_int(&self) -> bool {
+        self.bits & HAS_INT != 0
+    }
+
+    /// Mark the packet as carrying a telemetry stack.
+    #[inline]
+    pub fn set_has_int(&mut self) {
+        self.bits |= HAS_INT;
     }
 }
 
@@ -148,23 +204,44 @@ mod tests {
     fn a_packet_and_its_wire_entry_stay_small() {
         // PERF: packets are moved by value through every queue and wire; a field that grows
         // them past this belongs in the header (`HeaderSlab`) or a side table (as telemetry).
-        assert!(std::mem::size_of::<Packet>() <= 40, "{} bytes", std::mem::size_of::<Packet>());
-        assert!(std::mem::size_of::<(units::Time, Packet)>() <= 48);
+        assert!(std::mem::size_of::<Packet>() <= 32, "{} bytes", std::mem::size_of::<Packet>());
+        assert!(std::mem::size_of::<(units::Time, Packet)>() <= 40);
     }
 
     #[test]
     fn a_packet_copies_what_the_network_reads_of_its_header() {
         let tcp = Segment::Tcp(SegmentRepr { conn: 7, seq: 3000, prio: 2, ecn: Ecn::Ect0, ..Default::default() });
         let p = Packet::new(&tcp, 5, NodeId(9), 1540, true);
-        assert_eq!((p.conn, p.seq, p.prio, p.ecn, p.rank), (7, 3000, 2, Ecn::Ect0, 0));
-        assert_eq!((p.hdr, p.dst, p.size, p.to_receiver, p.hops), (5, NodeId(9), 1540, true, 0));
-        assert!(!p.is_credit && !p.is_unscheduled && !p.has_int);
+        assert_eq!((p.conn, p.seq, p.prio(), p.ecn(), p.rank), (7, 3000, 2, Ecn::Ect0, 0));
+        assert_eq!((p.hdr, p.dst, p.size, p.to_receiver()), (5, NodeId(9), 1540, true));
+        assert!(!p.is_credit() && !p.is_unscheduled() && !p.has_int());
         let pf = Segment::Pfabric(PfabricRepr { conn: 1, seq: 10, rank: 123, ..Default::default() });
         assert_eq!((Packet::new(&pf, 0, NodeId(0), 0, true).rank, Packet::new(&pf, 0, NodeId(0), 0, true).seq), (123, 10));
         let credit = Segment::Xpass(XpassRepr { kind: XpassKind::Credit, ..Default::default() });
-        assert!(Packet::new(&credit, 0, NodeId(0), 84, false).is_credit);
+        assert!(Packet::new(&credit, 0, NodeId(0), 84, false).is_credit());
         let unsched = Segment::Xpass(XpassRepr { kind: XpassKind::Data, unscheduled: true, ..Default::default() });
-        assert!(Packet::new(&unsched, 0, NodeId(0), 84, true).is_unscheduled);
+        assert!(Packet::new(&unsched, 0, NodeId(0), 84, true).is_unscheduled());
+    }
+
+    #[test]
+    fn the_flags_keep_their_values_apart() {
+        for ecn in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+            for prio in [0u8, 3, 7] {
+                for to_receiver in [false, true] {
+                    let seg = Segment::Tcp(SegmentRepr { prio, ecn, ..Default::default() });
+                    let mut p = Packet::new(&seg, 0, NodeId(0), 65_535, to_receiver);
+                    assert_eq!((p.prio(), p.ecn(), p.to_receiver(), p.size), (prio, ecn, to_receiver, 65_535));
+                    p.set_ecn(Ecn::Ce);
+                    p.set_has_int();
+                    assert_eq!((p.prio(), p.ecn(), p.to_receiver(), p.has_int()), (prio, Ecn::Ce, to_receiver, true));
+                    p.set_ecn(ecn);
+                    assert_eq!((p.prio(), p.ecn(), p.is_credit(), p.is_unscheduled()), (prio, ecn, false, false));
+                }
+            }
+        }
+        // A class past the last a port can have is served in the last queue either way.
+        let low = Segment::Tcp(SegmentRepr { prio: 200, ..Default::default() });
+        assert_eq!(Packet::new(&low, 0, NodeId(0), 100, true).prio(), 7);
     }
 
     #[test]

@@ -284,8 +284,8 @@ impl Port {
         let mut marked = false;
         let (b, m, k) = (self.at(BYTES, q), self.at(MAX_BYTES, q), self.at(ECN_K, q));
         // No threshold is u64::MAX, which no backlog exceeds.
-        if self.meta()[b] > self.meta()[k] && pkt.ecn.is_ect() {
-            pkt.ecn = Ecn::Ce;
+        if self.meta()[b] > self.meta()[k] && pkt.ecn().is_ect() {
+            pkt.set_ecn(Ecn::Ce);
             marked = true;
         }
         let size = pkt.size as u64;
@@ -434,7 +434,7 @@ mod tests {
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 1500 B: not greater than K
         assert!(p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 3000 B > K
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::NotEct)));
-        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.ecn).collect();
+        let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.ecn()).collect();
         assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(p.total_bytes(), 0);
         assert_eq!(p.max_bytes(), &[6000]);

@@ -19,7 +19,7 @@ impl SelectiveDrop {
     /// Whether `pkt` must be dropped on arrival at a queue holding `queue_bytes`.
     #[inline]
     pub fn drops(&self, pkt: &Packet, queue_bytes: u64) -> bool {
-        queue_bytes > self.threshold_bytes && pkt.is_unscheduled
+        queue_bytes > self.threshold_bytes && pkt.is_unscheduled()
     }
 }
 

@@ -266,14 +266,14 @@ impl Simulation {
     pub(crate) fn deliver(&mut self, pkt: Packet) {
         self.bytes_delivered += pkt.size as u64;
         // A credit that reaches a finished sender is wasted too: count it before the look-up.
-        self.credits_delivered += u64::from(!pkt.to_receiver && pkt.is_credit);
+        self.credits_delivered += u64::from(!pkt.to_receiver() && pkt.is_credit());
         let f = pkt.conn as usize;
         let Some((spec, rt)) = self.transfers.get_mut(f).filter(|(_, rt)| !rt.released) else {
             self.hdrs.free(pkt.hdr);
             return; // a late duplicate for a finished transfer
         };
         let now = self.sched.now();
-        let side = if pkt.to_receiver { 1 } else { 0 };
+        let side = if pkt.to_receiver() { 1 } else { 0 };
         let ep = if side == 1 {
             let t = &self.transports[spec.transport as usize].cfg;
             rt.receiver.get_or_insert_with(|| Box::new(Endpoint::receiver(t, f as u32)))
@@ -288,8 +288,8 @@ impl Simulation {
         };
         let mut seg = self.hdrs.take(pkt.hdr);
         // The network's marks (the only header field it changes, `packet`) reach the endpoint.
-        seg.set_ecn(pkt.ecn);
-        if !pkt.has_int {
+        seg.set_ecn(pkt.ecn());
+        if !pkt.has_int() {
             ep.handle_segment(now, &seg);
         } else {
             let stack = self.int.take(pkt.hdr);
@@ -444,7 +444,7 @@ impl Simulation {
             let mut pkt = Packet::new(&seg, hdr, NodeId(dst), seg.len() + header, side == 0);
             if let Some(stack) = int_txbuf.get_mut(i).and_then(Option::take) {
                 self.int.put(hdr, stack);
-                pkt.has_int = true;
+                pkt.set_has_int();
             }
             self.bytes_sent += pkt.size as u64;
             self.credits_answered += u64::from(side == 0 && seg.answers_credit());

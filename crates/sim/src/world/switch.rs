@@ -140,7 +140,7 @@ impl Simulation {
         if link.switch != NO_SWITCH || link.tx_packets == sent {
             return;
         }
-        if let Some((_, pkt)) = link.wire.back().filter(|(_, p)| p.to_receiver) {
+        if let Some((_, pkt)) = link.wire.back().filter(|(_, p)| p.to_receiver()) {
             let (conn, size) = (pkt.conn, pkt.size as u64);
             self.on_nic_dequeue(conn, size);
             self.run_tsq_wakes();
@@ -149,7 +149,7 @@ impl Simulation {
 
     pub(crate) fn on_arrive(&mut self, l: LinkId) {
         let link = &mut self.links[l.idx()];
-        let Some((_, mut pkt)) = link.wire.pop_front() else {
+        let Some((_, pkt)) = link.wire.pop_front() else {
             debug_assert!(false, "Arrive implies a packet on the wire");
             return;
         };
@@ -161,7 +161,6 @@ impl Simulation {
             None => self.deliver(pkt),
             Some(s) => {
                 let out = self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq);
-                pkt.hops = pkt.hops.saturating_add(1);
                 self.enqueue(out, pkt);
             }
         }
@@ -171,11 +170,11 @@ impl Simulation {
     /// marking, then start serialization if the link is idle.
     pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
-        if link.credit.is_some() && pkt.is_credit {
+        if link.credit.is_some() && pkt.is_credit() {
             self.enqueue_credit(l, pkt);
             return;
         }
-        let q = link.port.queue_of(pkt.prio);
+        let q = link.port.queue_of(pkt.prio());
         let size = pkt.size as u64;
         if link.switch == NO_SWITCH {
             if link.passes_through(self.sched.now()) {
@@ -216,7 +215,7 @@ impl Simulation {
             let sw = &mut self.switches[s];
             let now = self.sched.now();
             let qi = link.port_idx as usize * sw.buf.qpp + q;
-            let first_rtt = pkt.to_receiver && pkt.seq < self.first_rtt_bytes;
+            let first_rtt = pkt.to_receiver() && pkt.seq < self.first_rtt_bytes;
             let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);
@@ -375,8 +374,8 @@ impl Simulation {
     // PERF: a function of its own rather than a branch in `enqueue`, which every hop runs (see
     // the measurement at `queue::Port`).
     pub(crate) fn enqueue_tsq(&mut self, l: LinkId, pkt: Packet) {
-        debug_assert!(self.links[l.idx()].switch == NO_SWITCH && pkt.to_receiver);
-        let q = self.links[l.idx()].port.queue_of(pkt.prio);
+        debug_assert!(self.links[l.idx()].switch == NO_SWITCH && pkt.to_receiver());
+        let q = self.links[l.idx()].port.queue_of(pkt.prio());
         let (conn, size) = (pkt.conn, pkt.size as u64);
         if !self.nic_accept(l, q, pkt) {
             return;
@@ -473,7 +472,7 @@ impl Simulation {
         self.hops += 1;
         link.tx_packets += 1;
         link.tx_bytes += size;
-        if pkt.has_int && pkt.to_receiver && link.switch != NO_SWITCH {
+        if pkt.has_int() && pkt.to_receiver() && link.switch != NO_SWITCH {
             // HPCC/PowerTCP INT: written as the packet leaves the egress port.
             self.int.push_hop(pkt.hdr, IntHop {
                 qlen_bytes: link.port.total_bytes(),
