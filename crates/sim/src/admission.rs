@@ -217,7 +217,7 @@ impl AnyAdmission {
                 AnyAdmission::DynamicThresholds(DynamicThresholds::new(ctx.dt_alpha.to_vec()))
             }
             AdmissionSpec::Static { port_bytes } => {
-                AnyAdmission::Static(StaticPartition { port_bytes: *port_bytes })
+                AnyAdmission::Static(StaticPartition::new(*port_bytes))
             }
             AdmissionSpec::Lqd => AnyAdmission::Lqd(Lqd),
             AdmissionSpec::Harmonic => AnyAdmission::Harmonic(Harmonic::new()),

@@ -93,14 +93,12 @@ impl Scheduler for AnyScheduler {
 }
 
 /// Per-queue configuration, resolved from the spec.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueConf {
     /// Mark CE when the queue holds more than this many bytes at enqueue.
     pub ecn_threshold: Option<u64>,
     /// Static byte cap.
     pub cap: Option<u64>,
-    /// Dynamic Thresholds alpha.
-    pub dt_alpha: f64,
 }
 
 /// A drained FIFO with room for more packets than this shrinks to [`KEEP_PKTS`].
@@ -434,7 +432,7 @@ mod tests {
     }
 
     fn conf(k: Option<u64>) -> QueueConf {
-        QueueConf { ecn_threshold: k, cap: None, dt_alpha: 1.0 }
+        QueueConf { ecn_threshold: k, cap: None }
     }
 
     #[test]
@@ -481,7 +479,7 @@ mod tests {
 
     #[test]
     fn per_flow_port_marks_and_caps_on_its_total_backlog() {
-        let mut p = Port::per_flow(QueueConf { ecn_threshold: Some(1500), cap: Some(6000), dt_alpha: 1.0 }, 1500);
+        let mut p = Port::per_flow(QueueConf { ecn_threshold: Some(1500), cap: Some(6000) }, 1500);
         let of = |conn: u32| {
             let mut x = pkt(0, 1500, Ecn::Ect0);
             x.conn = conn;
@@ -508,7 +506,7 @@ mod tests {
 
     #[test]
     fn pfabric_port_pushes_out_only_for_a_more_urgent_arrival() {
-        let conf = QueueConf { ecn_threshold: None, cap: Some(4500), dt_alpha: 1.0 };
+        let conf = QueueConf { ecn_threshold: None, cap: Some(4500) };
         let mut p = Port::new(vec![conf], SchedulerKind::Pfabric, 1500);
         assert!(p.is_pfabric());
         p.enqueue(0, pf(1, 5000, 1500));
@@ -535,7 +533,7 @@ mod tests {
     #[test]
     fn cap_refuses_beyond_limit() {
         let mut p = Port::new(
-            vec![QueueConf { ecn_threshold: None, cap: Some(3000), dt_alpha: 1.0 }],
+            vec![QueueConf { ecn_threshold: None, cap: Some(3000) }],
             SchedulerKind::StrictPriority,
             1500,
         );

@@ -1,6 +1,7 @@
 //! Dynamic Thresholds (Choudhury and Hahne, ToN 1998).
 
 use super::{Arrival, BufferAdmission, BufferView, Verdict};
+use crate::spec::MAX_QUEUES;
 
 /// How DT compares a queue with its threshold `T(t) = alpha * (B - Q(t))`. The two readings
 /// differ by one packet at the threshold: with unit packets, [`DtRule::FitsUnder`] stops a
@@ -37,6 +38,10 @@ impl DtRule {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamicThresholds {
     alpha: Vec<f64>,
+    /// `alpha_of` class `c` for the classes a port can have (`c < MAX_QUEUES`), inline.
+    // PERF: an arrival at a switch read its class's alpha through the `Vec`'s pointer: on the
+    // 1,024-host fat-tree a cache miss per hop (one allocation per switch).
+    first: [f64; MAX_QUEUES],
     rule: DtRule,
 }
 
@@ -50,7 +55,9 @@ impl DynamicThresholds {
     /// DT deciding by `rule`.
     pub fn with_rule(alpha: Vec<f64>, rule: DtRule) -> DynamicThresholds {
         debug_assert!(!alpha.is_empty());
-        DynamicThresholds { alpha, rule }
+        let last = alpha.len().saturating_sub(1);
+        let first = std::array::from_fn(|c| alpha.get(c.min(last)).copied().unwrap_or(f64::NAN));
+        DynamicThresholds { alpha, first, rule }
     }
 
     /// The rule this DT decides by.
@@ -61,8 +68,11 @@ impl DynamicThresholds {
     /// The alpha of queue `q`.
     #[inline]
     pub fn alpha_of(&self, q: usize, queues_per_port: usize) -> f64 {
-        let c = q % queues_per_port;
-        self.alpha[c.min(self.alpha.len() - 1)]
+        let c = if queues_per_port == 1 { 0 } else { q % queues_per_port };
+        match self.first.get(c) {
+            Some(&a) => a,
+            None => self.alpha[c.min(self.alpha.len() - 1)],
+        }
     }
 }
 
@@ -105,6 +115,20 @@ mod tests {
         let mut p = DynamicThresholds::new(vec![2.0]);
         while offer(&mut p, &mut b, 0, 1000).0 == Verdict::Accept {}
         assert_eq!(b.len[0], 7000);
+    }
+
+    #[test]
+    fn each_class_gets_its_alpha_and_later_classes_the_last() {
+        let alphas: Vec<f64> = (1..=10).map(f64::from).collect();
+        let p = DynamicThresholds::new(alphas.clone());
+        for qpp in [1, 3, 8, 12] {
+            for q in 0..40 {
+                let c = q % qpp;
+                assert_eq!(p.alpha_of(q, qpp), alphas[c.min(9)], "queue {q} of {qpp} per port");
+            }
+        }
+        let two = DynamicThresholds::new(vec![0.5, 4.0]);
+        assert_eq!((0..8).map(|q| two.alpha_of(q, 8)).collect::<Vec<_>>(), [0.5, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]);
     }
 
     #[test]

@@ -298,7 +298,7 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
         .switch
         .queues
         .iter()
-        .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes, dt_alpha: q.dt_alpha })
+        .map(|q| QueueConf { ecn_threshold: q.ecn_threshold_bytes, cap: q.cap_bytes })
         .collect();
     if spec.switch.scheduler == SchedulerKind::Pfabric {
         for c in sw_conf.iter_mut().filter(|c| c.cap.is_none()) {
@@ -309,7 +309,6 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
     let nic_conf = QueueConf {
         ecn_threshold: nic_k.filter(|_| spec.host.ecn_marking),
         cap: spec.host.nic_buffer_bytes,
-        dt_alpha: 1.0,
     };
     let nic_port = || match spec.host.scheduler {
         // A FIFO NIC under pFabric switches stays a FIFO (see `SchedulerKind::Pfabric`).
