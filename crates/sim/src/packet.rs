@@ -44,7 +44,8 @@ pub struct Packet {
     pub hdr: u32,
     /// Bytes on the wire.
     pub size: u16,
-    /// The flags, by the `*_BIT`/`*_SHIFT` constants below.
+    /// The flags: the priority class (`PRIO_MASK`), the ECN codepoint (at `ECN_SHIFT`) and one
+    /// bit each for `TO_RECEIVER`, `CREDIT`, `UNSCHEDULED` and `HAS_INT`.
     bits: u16,
 }
 
@@ -95,12 +96,8 @@ impl Packet {
     /// ECN codepoint, as switches mark it.
     #[inline]
     pub fn ecn(&self) -> Ecn {
-        match (self.bits >> ECN_SHIFT) & 0b11 {
-            0 => Ecn::NotEct,
-            1 => Ecn::Ect1,
-            2 => Ecn::Ect0,
-            _ => Ecn::Ce,
-        }
+        // Two bits are always a codepoint: the fallback is never taken.
+        Ecn::from_u8(((self.bits >> ECN_SHIFT) & 0b11) as u8).unwrap_or(Ecn::Ce)
     }
 
     /// Set the ECN codepoint (a switch marking CE).

@@ -148,6 +148,7 @@ impl Ecn {
         matches!(self, Ecn::Ect0 | Ecn::Ect1)
     }
     /// The codepoint of the two ECN bits `b` (0 to 3), as IP carries them.
+    #[inline]
     pub fn from_u8(b: u8) -> Result<Ecn, WireError> {
         Ok(match b {
             0 => Ecn::NotEct,
