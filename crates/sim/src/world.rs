@@ -275,8 +275,11 @@ impl Simulation {
         let num_apps = apps.len();
         let observe = Observer::new(spec.run.timeseries.as_ref(), &links);
         let tsq = Tsq::new(spec.host.tsq_pkts, transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header)));
+        // The event queue's ring reaches two of the longest hops (see `Sched::with_reach`).
+        let mtu = transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header)).max().unwrap_or(1500);
+        let hop = links.iter().map(|l| l.delay + l.rate.tx_time(Bytes(mtu))).max().unwrap_or(Dur::ZERO);
         let mut sim = Simulation {
-            sched: Sched::new(),
+            sched: Sched::with_reach(hop),
             routes,
             links,
             switches,
