@@ -20,7 +20,7 @@
 //! The port does not decide buffer admission: the switch's shared-buffer policy
 //! (`admission`) is asked first; a port only enforces its own static caps.
 //!
-//! INVARIANT: the bytes of class `c` (`Port::meta()[BYTES * n + c]` of `n` classes) equal the sum
+//! INVARIANT: the bytes of class `c` (`Port::word(BYTES, c)`) equal the sum
 //! of `size` of the packets of class `c` (stored in `queues[c]`, or in any of `queues` under
 //! per-flow round robin, which has one class), and `total` equals their sum.
 
@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use proto::Ecn;
 
 use crate::packet::Packet;
-use crate::spec::SchedulerKind;
+use crate::spec::{SchedulerKind, MAX_QUEUES};
 
 mod credit_shaper;
 mod drr;
@@ -106,32 +106,41 @@ const SHRINK_ABOVE_PKTS: usize = 64;
 /// The room a drained FIFO keeps.
 const KEEP_PKTS: usize = 16;
 
-/// Row of [`Port::meta`]: bytes queued per class.
+/// Row of the per-class words (`port_meta`): bytes queued per class.
 const BYTES: usize = 0;
-/// Row of [`Port::meta`]: the largest backlog each class reached.
-const MAX_BYTES: usize = 1;
-/// Row of [`Port::meta`]: each class's ECN threshold, `u64::MAX` for none.
-const ECN_K: usize = 2;
-/// Row of [`Port::meta`]: each class's static byte cap, `u64::MAX` for none.
-const CAP: usize = 3;
-/// Rows of [`Port::meta`].
+/// Row of the per-class words: each class's static byte cap, `u64::MAX` for none.
+const CAP: usize = 1;
+/// Row of the per-class words: the largest backlog each class reached.
+const MAX_BYTES: usize = 2;
+/// Row of the per-class words: each class's ECN threshold, `u64::MAX` for none (last: only a
+/// packet that waits reads it, see `Port`).
+const ECN_K: usize = 3;
+/// Rows of the per-class words.
 const META_ROWS: usize = 4;
+
+/// The per-class words of a port of two classes or more, in rows of [`MAX_QUEUES`] words.
+type ManyWords = [u64; META_ROWS * MAX_QUEUES];
 
 /// The queues of one egress port.
 // PERF: `repr(C)` keeps the fields in this order: what a packet that passes an idle port reads
-// (`is_idle_fifo`, `pass`) comes first, in one cache line of its `Link`.
+// and writes (`total`, whether it has one class, its bytes, cap and largest backlog) comes
+// first, 40 bytes that share the second cache line of its `Link` with the wire (see
+// `world::switch::Link`); the ECN threshold, the FIFOs and the scheduler, read only when a
+// packet waits, follow.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct Port {
     total: u64,
-    /// The per-class words of a one-class port (see [`Port::meta`]); unused with more classes.
+    /// The per-class words of a port of two classes or more; `None` for one class.
+    // PERF: a thin pointer (one word), so that the test of the port's width stays in the same
+    // cache line as the one-class words.
+    many: Option<Box<ManyWords>>,
+    /// The per-class words of a one-class port (see `port_meta`); unused with more classes.
     // PERF: inline, so that a packet at a one-class port (every port of most runs) reads and
     // writes its counters in the `Link`'s own cache lines. In an allocation of their own they
     // were a cache miss per packet-hop on the 1,024-host fat-tree (`check_cap`, about 7% of a
     // run waited there), one that no prefetch of the link can start early.
     one: [u64; META_ROWS],
-    /// The per-class words of a port of two classes or more; empty for one class.
-    many: Box<[u64]>,
     /// One FIFO per class, or per flow slot under [`AnyScheduler::PerFlowRr`].
     // PERF: per-flow FIFOs live here too, not inside the policy, so that `dequeue` has one
     // place to pop from (two made it copy every packet once more, on every port). With the TSQ
@@ -142,22 +151,23 @@ pub struct Port {
     scheduler: AnyScheduler,
 }
 
-/// Per class, in rows of `n` words: bytes queued ([`BYTES`]), the largest backlog
-/// ([`MAX_BYTES`]), the ECN threshold ([`ECN_K`]) and the cap ([`CAP`]); as
-/// `(one, many)` for [`Port`].
+/// Per class, in rows: bytes queued ([`BYTES`]), the cap ([`CAP`]), the largest backlog
+/// ([`MAX_BYTES`]) and the ECN threshold ([`ECN_K`]); as `(one, many)` for [`Port`]: one
+/// class's four words, or rows of [`MAX_QUEUES`] words for more classes.
 // PERF: one place for everything an enqueue reads and writes per class (it was three `Vec`s,
 // three cache lines to miss per packet at a port of the 1,024-host fat-tree). A threshold or
 // cap of `u64::MAX` acts as none: no backlog exceeds it.
-fn port_meta(conf: &[QueueConf]) -> ([u64; META_ROWS], Box<[u64]>) {
-    let n = conf.len();
-    let mut meta = vec![0; META_ROWS * n];
-    for (c, qc) in conf.iter().enumerate() {
-        meta[ECN_K * n + c] = qc.ecn_threshold.unwrap_or(u64::MAX);
-        meta[CAP * n + c] = qc.cap.unwrap_or(u64::MAX);
+fn port_meta(conf: &[QueueConf]) -> ([u64; META_ROWS], Option<Box<ManyWords>>) {
+    debug_assert!((1..=MAX_QUEUES).contains(&conf.len()));
+    let mut words = Box::new([0; META_ROWS * MAX_QUEUES]);
+    for (c, qc) in conf.iter().enumerate().take(MAX_QUEUES) {
+        words[ECN_K * MAX_QUEUES + c] = qc.ecn_threshold.unwrap_or(u64::MAX);
+        words[CAP * MAX_QUEUES + c] = qc.cap.unwrap_or(u64::MAX);
     }
-    match <[u64; META_ROWS]>::try_from(&meta[..]) {
-        Ok(one) if n == 1 => (one, Box::default()),
-        _ => ([0; META_ROWS], meta.into_boxed_slice()),
+    if conf.len() == 1 {
+        ([words[0], words[MAX_QUEUES], words[2 * MAX_QUEUES], words[3 * MAX_QUEUES]], None)
+    } else {
+        ([0; META_ROWS], Some(words))
     }
 }
 
@@ -169,17 +179,22 @@ pub enum PortDrop {
 }
 
 impl Port {
+    /// The bytes at the start of a port that a packet passing it idle reads or writes (`total`,
+    /// `many` and the one-class words up to its largest backlog; see `Port`).
+    #[cfg(test)]
+    pub(crate) const HOT_BYTES: usize = std::mem::offset_of!(Port, one) + (MAX_BYTES + 1) * 8;
+
     /// A port with one queue per `conf` entry. `quantum` is the DRR quantum (at least one MTU).
     pub fn new(conf: Vec<QueueConf>, scheduler: SchedulerKind, quantum: u64) -> Port {
         let n = conf.len();
         debug_assert!(n >= 1);
         let (one, many) = port_meta(&conf);
         Port {
+            total: 0,
+            many,
+            one,
             queues: (0..n).map(|_| VecDeque::new()).collect(),
             scheduler: AnyScheduler::new(scheduler, n, quantum),
-            one,
-            many,
-            total: 0,
         }
     }
 
@@ -189,21 +204,11 @@ impl Port {
     pub fn per_flow(conf: QueueConf, quantum: u64) -> Port {
         let (one, many) = port_meta(&[conf]);
         Port {
+            total: 0,
+            many,
+            one,
             queues: (0..PerFlowRr::INITIAL_SLOTS).map(|_| VecDeque::new()).collect(),
             scheduler: AnyScheduler::PerFlowRr(Box::new(PerFlowRr::new(quantum))),
-            one,
-            many,
-            total: 0,
-        }
-    }
-
-    /// The per-class words (see `port_meta`).
-    #[inline(always)]
-    fn meta(&self) -> &[u64] {
-        if self.many.is_empty() {
-            &self.one
-        } else {
-            &self.many
         }
     }
 
@@ -213,36 +218,34 @@ impl Port {
     // instructions of the 256-host run).
     #[inline(always)]
     fn word(&self, row: usize, q: usize) -> u64 {
-        if self.many.is_empty() {
-            self.one[row + q]
-        } else {
-            self.many[row * (self.many.len() / META_ROWS) + q]
+        match &self.many {
+            None => self.one[row + q],
+            Some(many) => many[row * MAX_QUEUES + q],
         }
     }
 
     /// Word `row` of class `q`, to change.
     #[inline(always)]
     fn word_mut(&mut self, row: usize, q: usize) -> &mut u64 {
-        if self.many.is_empty() {
-            &mut self.one[row + q]
-        } else {
-            let n = self.many.len() / META_ROWS;
-            &mut self.many[row * n + q]
+        match &mut self.many {
+            None => &mut self.one[row + q],
+            Some(many) => &mut many[row * MAX_QUEUES + q],
         }
     }
 
     /// Number of queues.
-    #[inline]
+    #[inline(always)]
     pub fn num_queues(&self) -> usize {
-        if self.many.is_empty() {
+        // A port of several classes has one FIFO per class (per-flow FIFOs are one class's).
+        if self.many.is_none() {
             1
         } else {
-            self.many.len() / META_ROWS
+            self.queues.len()
         }
     }
 
     /// The queue a packet of priority class `prio` uses.
-    #[inline]
+    #[inline(always)]
     pub fn queue_of(&self, prio: u8) -> usize {
         (prio as usize).min(self.num_queues() - 1)
     }
@@ -261,8 +264,10 @@ impl Port {
 
     /// Largest backlog each queue reached.
     pub fn max_bytes(&self) -> &[u64] {
-        let n = self.num_queues();
-        &self.meta()[MAX_BYTES * n..(MAX_BYTES + 1) * n]
+        match &self.many {
+            None => std::slice::from_ref(&self.one[MAX_BYTES]),
+            Some(many) => &many[MAX_BYTES * MAX_QUEUES..MAX_BYTES * MAX_QUEUES + self.queues.len()],
+        }
     }
 
     /// Packets queued, in all queues.
@@ -271,13 +276,13 @@ impl Port {
     }
 
     /// Whether nothing is queued.
-    #[inline]
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }
 
     /// Check the static cap of queue `q` for a packet of `size` bytes.
-    #[inline]
+    #[inline(always)]
     pub fn check_cap(&self, q: usize, size: u64) -> Result<(), PortDrop> {
         // No cap is u64::MAX, which no backlog plus a packet exceeds.
         if self.word(BYTES, q) + size > self.word(CAP, q) {
@@ -326,7 +331,7 @@ impl Port {
     /// at once by [`Port::dequeue`] of the same packet. PRECONDITION: [`Port::is_idle_fifo`].
     /// CORRECTNESS: the queue was empty, so the packet is not ECN-marked (`bytes[q] = 0` is not
     /// above any threshold), and its queue's maximum becomes at least its size.
-    #[inline]
+    #[inline(always)]
     pub fn pass(&mut self, q: usize, size: u64) {
         debug_assert!(self.is_idle_fifo());
         let max = self.word_mut(MAX_BYTES, q);

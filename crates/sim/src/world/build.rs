@@ -326,17 +326,22 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
             let sw = topo.switch_of(l.src);
             let port_idx = next_port[l.src.idx()];
             next_port[l.src.idx()] += 1;
+            let port = if sw.is_some() { Port::new(sw_conf.clone(), spec.switch.scheduler, quantum) } else { nic_port() };
+            let credit = credit_gap(spec, l.rate).map(|(cap, gap)| Box::new(CreditShaper::new(cap, gap)));
             Link {
                 dst: l.dst,
                 rate: l.rate,
                 delay: l.delay,
                 switch: sw.map_or(NO_SWITCH, |s| s.0),
                 port_idx,
-                port: if sw.is_some() { Port::new(sw_conf.clone(), spec.switch.scheduler, quantum) } else { nic_port() },
+                // An empty port: whether it is an idle FIFO is whether it may ever pass.
+                passable: port.is_idle_fifo(),
+                port,
                 busy_until: Time::ZERO,
                 tx_done_pending: false,
+                has_credit: credit.is_some(),
                 wire: VecDeque::new(),
-                credit: credit_gap(spec, l.rate).map(|(cap, gap)| Box::new(CreditShaper::new(cap, gap))),
+                credit,
                 tx_packets: 0,
                 tx_bytes: 0,
             }
