@@ -332,8 +332,11 @@ def test_killing_a_sweep_stops_its_workers(sig: signal.Signals, tmp_path: Path) 
     (tmp_path / "base.toml").write_text(BASE.replace("duration_ms = 2", "duration_ms = 20000"))  # minutes each
     sweep = tmp_path / "sweep.toml"
     sweep.write_text('name = "long"\nbase = "base.toml"\n[[axis]]\nkey = "workload[0].load"\nvalues = [0.3, 0.4]\n')
+    # The sweep gets default signal handling even if this test run inherited SIGINT ignored
+    # (started as a background job of a shell: `make test &`, nohup), as from a terminal.
     proc = subprocess.Popen([sys.executable, "-m", "slacknet.cli", "sweep", str(sweep), "--out", str(tmp_path / "o"),
-                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 120
