@@ -274,9 +274,10 @@ impl Simulation {
             .filter(|d| *d > Dur::ZERO);
         let num_apps = apps.len();
         let observe = Observer::new(spec.run.timeseries.as_ref(), &links);
-        let tsq = Tsq::new(spec.host.tsq_pkts, transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header)));
+        let packet_bytes = || transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header));
+        let tsq = Tsq::new(spec.host.tsq_pkts, packet_bytes());
         // The event queue's ring reaches two of the longest hops (see `Sched::with_reach`).
-        let mtu = transports.iter().map(|t| u64::from(t.cfg.mss()) + u64::from(t.header)).max().unwrap_or(1500);
+        let mtu = packet_bytes().max().unwrap_or(1500);
         let hop = links.iter().map(|l| l.delay + l.rate.tx_time(Bytes(mtu))).max().unwrap_or(Dur::ZERO);
         let mut sim = Simulation {
             sched: Sched::with_reach(hop),

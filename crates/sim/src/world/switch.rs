@@ -443,8 +443,8 @@ impl Simulation {
         debug_assert!(link.busy_until <= now && !link.tx_done_pending);
         // ExpressPass §3.1: a waiting credit goes first whenever its rate limiter allows.
         let credit = match link.credit.as_deref_mut() {
-            Some(c) if link.has_credit => c.dequeue(now),
-            _ => None,
+            Some(c) => c.dequeue(now),
+            None => None,
         };
         let is_credit = credit.is_some();
         let Some((q, pkt)) = credit.map(|p| (0, p)).or_else(|| link.port.dequeue()) else {
