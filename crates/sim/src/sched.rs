@@ -10,7 +10,9 @@
 //! a packet network is scheduled less than one hop's serialization and propagation ahead (on
 //! the 256-host comparison run 55% exactly 1.1632 us ahead, 12% 43.2 ns), so a ring of buckets
 //! a few hops long, each [`Sched`]'s `2^shift` picoseconds wide, files an event with one append
-//! and pops it after one small sort of its bucket. An event beyond the ring's reach (timers,
+//! and pops it after one small sort of its bucket. The buckets' width follows how many events
+//! they hold (`Sched::adapt`): a sparse run's buckets widen until each holds a few, so the
+//! queue does not pay a bucket change per event. An event beyond the ring's reach (timers,
 //! samples, long-idle senders) waits in a binary heap on `(time, seq)` and moves into the ring
 //! when the ring's reach passes its time, before any later event can be filed behind it.
 //! Every bucket keeps its events in scheduling order (appends, and moves from the heap in
@@ -60,6 +62,14 @@ pub enum Event {
 const RING_BITS: u32 = 12;
 /// log2 of the narrowest bucket, in picoseconds (1.024 ns).
 const MIN_SHIFT: u32 = 10;
+/// log2 of the widest bucket, in picoseconds (1.1 s).
+const MAX_SHIFT: u32 = 40;
+/// Bucket changes between two looks at how full the buckets are (`Sched::adapt`).
+const ADAPT_WINDOW: u32 = 1024;
+/// Buckets that held fewer events than this on average over a window double their width...
+const WIDEN_BELOW: u64 = 4;
+/// ...and more than this halve it, down to the width the ring's reach asked for.
+const NARROW_ABOVE: u64 = 24;
 /// The most events a ring bucket keeps room for once it is emptied.
 // PERF: on the 1,024-host fat-tree a 1 ns bucket holds about 60 events. Kept room costs at most
 // 4,096 x 64 x 16 B = 4 MB (the whole 10 ms k = 16 run: 59 -> 65 MB peak, against 72 MB when
@@ -69,8 +79,9 @@ const KEPT_CAPACITY: usize = 64;
 /// The scheduler: current time plus pending events.
 ///
 /// INVARIANT: with `width = 2^shift` picoseconds and `n = 2^ring_bits` buckets, an event at time
-/// `t` is in bucket `b = t >> shift`. The events of bucket `cur` are in `current`, sorted by time
-/// descending, equal times in reverse scheduling order (the next to pop is the last). The events
+/// `t` is in bucket `b = t >> shift` (`shift <= MAX_SHIFT`; `adapt` keeps it `>= min_shift`).
+/// The events of bucket `cur` are in `current`, sorted by time descending, equal times in
+/// reverse scheduling order (the next to pop is the last). The events
 /// of buckets `cur + 1 .. cur + n` are in `ring[b % n]`, in scheduling order, and bit `b % n` of
 /// `occupied` is set iff that bucket is non-empty; `in_ring` counts them. Every other pending
 /// event is in `far`, and its bucket is at least `cur + n`; `far_first` is the earliest one's
@@ -78,14 +89,17 @@ const KEPT_CAPACITY: usize = 64;
 // PERF: in place of a radix heap (6-bit digits, each event refiled about three times on its way
 // down its levels), this replayed the 256-host comparison run's 26 million queue operations in
 // 0.23 s instead of 0.32-0.36 s, and 0.3 ms of the k = 16 fat-tree's 8.4 million in 0.067 s
-// instead of 0.109 s (1.024 ns buckets, 4,096 of them). Narrower buckets fill the ring with
-// empty ones on sparse runs; a reach shorter than one hop sends most events through the heap
-// (1.05 us on the 256-host run: 0.85 s), hence `Sched::with_reach`.
+// instead of 0.109 s (1.024 ns buckets, 4,096 of them). A reach shorter than one hop sends
+// most events through the heap (1.05 us on the 256-host run: 0.85 s), hence
+// `Sched::with_reach`; buckets too narrow for a sparse run cost a bucket change per event,
+// hence `Sched::adapt`.
 #[derive(Debug)]
 pub struct Sched {
     current: Vec<(Time, Packed)>,
     cur: u64,
     shift: u32,
+    /// The narrowest buckets `adapt` may go back to (what the reach asked for).
+    min_shift: u32,
     ring_bits: u32,
     /// `2^ring_bits - 1`.
     mask: u64,
@@ -98,6 +112,11 @@ pub struct Sched {
     far_seq: u64,
     len: usize,
     now: Time,
+    /// Bucket changes, and the events they made current, since `adapt` last looked.
+    window_changes: u32,
+    window_events: u64,
+    /// Bucket changes per look (`ADAPT_WINDOW`; a test makes it small).
+    window: u32,
     /// The `(ep, generation)` of each pending `Timer` by the index its packed event holds.
     timers: Slab<(u32, u32)>,
 }
@@ -139,7 +158,7 @@ impl Sched {
     pub fn with_reach(hop: Dur) -> Sched {
         let want = hop.0.saturating_mul(2).max(1);
         let bits = 64 - (want - 1).leading_zeros();
-        Sched::with_buckets(bits.saturating_sub(RING_BITS).clamp(MIN_SHIFT, 40), RING_BITS)
+        Sched::with_buckets(bits.saturating_sub(RING_BITS).clamp(MIN_SHIFT, MAX_SHIFT), RING_BITS)
     }
 
     /// An empty scheduler with `2^ring_bits` buckets of `2^shift` picoseconds.
@@ -149,6 +168,7 @@ impl Sched {
             current: Vec::new(),
             cur: 0,
             shift,
+            min_shift: shift,
             ring_bits,
             mask: n as u64 - 1,
             ring: (0..n).map(|_| Vec::new()).collect(),
@@ -159,6 +179,9 @@ impl Sched {
             far_seq: 0,
             len: 0,
             now: Time::ZERO,
+            window_changes: 0,
+            window_events: 0,
+            window: ADAPT_WINDOW,
             timers: Slab::default(),
         }
     }
@@ -277,6 +300,9 @@ impl Sched {
     /// `far`) and return true; else change nothing and return false.
     #[inline(never)]
     fn next_bucket(&mut self, until: Time) -> bool {
+        if self.window_changes >= self.window {
+            self.adapt();
+        }
         let next = if self.in_ring > 0 {
             let b = self.next_occupied();
             let bucket = &self.ring[self.slot(b)];
@@ -300,6 +326,8 @@ impl Sched {
         std::mem::swap(&mut self.current, &mut self.ring[i]);
         self.occupied[i / 64] &= !(1 << (i % 64));
         self.in_ring -= self.current.len();
+        self.window_changes += 1;
+        self.window_events += self.current.len() as u64;
         // PERF: a bucket that grew large gives its room back (see `KEPT_CAPACITY`).
         if self.ring[i].capacity() > KEPT_CAPACITY {
             self.ring[i] = Vec::new();
@@ -310,6 +338,80 @@ impl Sched {
             self.current.sort_by_key(|&(t, _)| Reverse(t));
         }
         true
+    }
+
+    /// Look at how many events the last window's buckets held, and double or halve the
+    /// buckets' width if they held too few or too many (`WIDEN_BELOW`, `NARROW_ABOVE`).
+    // PERF: a bucket change costs about 100 instructions (find the next bucket, swap it in,
+    // sort it), a small sort little per event: on the 256-host comparison run 1 ns buckets held
+    // 1.16 events each, 8 ns 1.5, 16 ns 3.4, 32 ns 6.0 and 64 ns 11.2, and the whole run took
+    // 9.27, 8.97, 8.57, 8.46 and 8.55 G instructions (cachegrind). The 1,024-host fat-tree's
+    // 1 ns buckets hold 13-60 events and it would like narrower ones (7 events: 2.6% fewer
+    // instructions, 2.6% more cache misses), but those would also shorten the ring's reach;
+    // the width never goes below what the reach asked for (`Sched::with_reach`).
+    #[cold]
+    #[inline(never)]
+    fn adapt(&mut self) {
+        let (changes, events) = (u64::from(self.window_changes), self.window_events);
+        (self.window_changes, self.window_events) = (0, 0);
+        if events < WIDEN_BELOW * changes && self.shift < MAX_SHIFT {
+            self.reshift(self.shift + 1);
+        } else if events > NARROW_ABOVE * changes && self.shift > self.min_shift {
+            self.reshift(self.shift - 1);
+        }
+    }
+
+    /// Re-file every pending event for buckets of `2^shift` picoseconds (one more or one fewer
+    /// than now). PRECONDITION: the current bucket is empty.
+    // CORRECTNESS: the ring's events are re-filed bucket after bucket, each bucket in its
+    // scheduling order, and equal times share a bucket at every width, so every bucket still
+    // holds its equal times in scheduling order. All of them come after the current (empty)
+    // bucket, which becomes the one at or before `now` that precedes them all: for wider
+    // buckets the one before the old next bucket's (`cur + 1` -> `(cur + 1) / 2`, so
+    // `(cur + 1) / 2 - 1 <= cur / 2 <= now >> shift`), for narrower ones the first half of the
+    // old current one (`2 cur`; the old next starts at `2 cur + 2`). An event the narrower
+    // ring no longer reaches goes to `far` (its time is before every event already there,
+    // which were beyond the wider reach), one the wider ring now reaches comes in from `far`
+    // after the ring's own (later times).
+    #[cold]
+    #[inline(never)]
+    fn reshift(&mut self, shift: u32) {
+        debug_assert!(self.current.is_empty() && shift.abs_diff(self.shift) == 1);
+        if shift > self.shift && self.cur == 0 {
+            return; // no bucket before the next one's half yet
+        }
+        let mut pending = Vec::with_capacity(self.in_ring);
+        if self.in_ring > 0 {
+            for k in 1..=self.mask + 1 {
+                let i = self.slot(self.cur + k);
+                if self.occupied[i / 64] & 1 << (i % 64) != 0 {
+                    pending.append(&mut self.ring[i]);
+                    if self.ring[i].capacity() > KEPT_CAPACITY {
+                        self.ring[i] = Vec::new();
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(pending.len(), self.in_ring);
+        self.occupied.fill(0);
+        self.in_ring = 0;
+        // `(cur + 1) / 2 - 1` without overflowing at `u64::MAX` (buckets of 1 ps).
+        self.cur = if shift > self.shift { (self.cur >> 1) + (self.cur & 1) - 1 } else { self.cur << 1 };
+        self.shift = shift;
+        for (t, ev) in pending {
+            let ahead = (t.0 >> shift) - self.cur;
+            debug_assert!(ahead >= 1);
+            if ahead >> self.ring_bits == 0 {
+                self.put(t, ev);
+            } else {
+                self.far_seq += 1;
+                self.far.push(Reverse((t, self.far_seq, ev.0)));
+            }
+        }
+        self.far_first = self.far.peek().map_or(u64::MAX, |r| r.0 .0 .0 >> shift);
+        if (self.far_first - self.cur) >> self.ring_bits == 0 {
+            self.take_far();
+        }
     }
 
     /// The first non-empty ring bucket after `cur`. PRECONDITION: `in_ring > 0`.
@@ -480,14 +582,17 @@ mod tests {
     /// Random schedules (many equal times, delays from zero to far beyond the others, a
     /// moving horizon, clock advances) pop exactly as from the reference heap, with the
     /// default ring and with rings so short and narrow that most events go through `far` and
-    /// the ring wraps around often.
+    /// the ring wraps around often, with buckets that change width as often as every bucket
+    /// change (`adapt`) and at random moments in either direction (`reshift`).
     #[test]
     fn pops_exactly_as_a_binary_heap_on_time_and_seq() {
         use rand::{Rng, SeedableRng};
-        for seed in 0..240u64 {
+        let mut reshifts = [0u32; 2];
+        for seed in 0..360u64 {
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let (shift, bits) = [(MIN_SHIFT, RING_BITS), (0, 1), (3, 4), (8, 2), (12, 6), (MIN_SHIFT, RING_BITS)][seed as usize % 6];
             let (mut s, mut r) = (Sched::with_buckets(shift, bits), Reference::default());
+            s.window = [ADAPT_WINDOW, 1, 3, 16][seed as usize / 6 % 4];
             let mut tag = 0u32;
             // A few delays recur (links of one rate and length), so times collide often.
             let fixed: Vec<u64> = (0..rng.gen_range(1..5)).map(|_| rng.gen_range(0..5_000)).collect();
@@ -515,6 +620,16 @@ mod tests {
                         assert_eq!(s.pop_until(until), want, "seed {seed}");
                         assert_eq!(s.now(), r.now.max(s.now()));
                     }
+                    98 if s.current.is_empty() => {
+                        // A width change at any moment the current bucket is empty.
+                        let wider = rng.gen_bool(0.5);
+                        let shift = if wider { s.shift + 1 } else { s.shift.wrapping_sub(1) };
+                        if shift <= MAX_SHIFT {
+                            let before = s.shift;
+                            s.reshift(shift);
+                            reshifts[usize::from(s.shift != before)] += 1;
+                        }
+                    }
                     _ => {
                         // The end of a run at its stop time: only when nothing is due before it.
                         let t = Time(s.now().0.saturating_add(rng.gen_range(0..1_000)));
@@ -533,5 +648,36 @@ mod tests {
             }
             assert!(s.is_empty() && s.pop_until(Time::MAX).is_none());
         }
+        assert!(reshifts[1] > 300, "the random width changes happened: {reshifts:?}");
+    }
+
+    /// Sparse events widen the buckets until they hold several each; dense ones narrow them
+    /// again, but never below the width the ring's reach asked for.
+    #[test]
+    fn buckets_widen_when_sparse_and_narrow_when_dense() {
+        let mut s = Sched::with_buckets(MIN_SHIFT, RING_BITS);
+        // One event every 20 ns, each scheduled 1 us ahead: one per 1 ns bucket.
+        let mut t = 0u64;
+        for _ in 0..50 {
+            s.at(Time(t + 1_000_000), Event::AppWake);
+            t += 20_000;
+        }
+        for _ in 0..200_000 {
+            let (at, _) = s.pop_until(Time::MAX).expect("an event");
+            s.at(Time(at.0 + 1_000_000), Event::AppWake);
+        }
+        // 20 ns apart: buckets of 2^17 ps (131 ns) hold 6.5, 2^16 3.3.
+        assert_eq!(s.shift, 17, "widened to hold at least WIDEN_BELOW events");
+        // Now 1,000 events per 20 ns: narrow back to the floor and no further (looking every
+        // 16 bucket changes, not to need millions of events).
+        s.window = 16;
+        let now = s.now().0;
+        for i in 0..1_000u64 {
+            for k in 0..1_000 {
+                s.at(Time(now + 1_000_000 + i * 20_000 + k), Event::Sample);
+            }
+        }
+        while s.pop_until(Time::MAX).is_some() {}
+        assert_eq!(s.shift, MIN_SHIFT, "narrowed to the reach's width");
     }
 }
