@@ -58,8 +58,12 @@ pub trait BufferView {
         self.num_queues() / self.queues_per_port()
     }
     /// Total length of the queues of port `p`.
+    #[inline]
     fn port_len(&self, p: usize) -> u64 {
         let k = self.queues_per_port();
+        if k == 1 {
+            return self.queue_len(p);
+        }
         (p * k..(p + 1) * k).map(|q| self.queue_len(q)).sum()
     }
     /// The longest queue and its length; ties go to the lowest index. `(0, 0)` if all empty.
@@ -103,6 +107,10 @@ pub enum Verdict {
 
 /// The contract of a buffer admission policy.
 pub trait BufferAdmission {
+    /// Whether the policy keeps state that the `on_*` callbacks update. A buffer whose policy
+    /// says `false` may skip `on_enqueue` and `on_dequeue` (the packet simulator does: two
+    /// dispatches per packet-hop); the default is the safe `true`.
+    const WATCHES_QUEUES: bool = true;
     /// Decide on an arrival.
     fn admit<V: BufferView>(&mut self, view: &V, a: &Arrival) -> Verdict;
     /// A packet of `size` entered queue `q` (after `admit`, before any push-out).
@@ -289,6 +297,17 @@ macro_rules! dispatch {
     };
 }
 
+impl AnyAdmission {
+    /// Whether this policy's `on_enqueue` and `on_dequeue` do anything
+    /// ([`BufferAdmission::WATCHES_QUEUES`]).
+    pub fn watches_queues(&self) -> bool {
+        fn watches<P: BufferAdmission>(_: &P) -> bool {
+            P::WATCHES_QUEUES
+        }
+        dispatch!(self, p => watches(p))
+    }
+}
+
 impl BufferAdmission for AnyAdmission {
     #[inline]
     fn admit<V: BufferView>(&mut self, view: &V, a: &Arrival) -> Verdict {
@@ -378,5 +397,65 @@ pub(crate) mod tests {
             }
         }
         (v, pushed)
+    }
+
+    /// A policy that says it does not watch its queues gives the same verdicts whether or not
+    /// it is told of enqueues and dequeues (the packet simulator does not tell it), and the
+    /// policies that keep state say they watch.
+    #[test]
+    fn policies_that_are_not_told_of_enqueues_and_dequeues_decide_the_same() {
+        use crate::spec::{AdmissionSpec, OracleSpec};
+        use rand::{Rng, SeedableRng};
+        let specs = [
+            (AdmissionSpec::CompleteSharing, false),
+            (AdmissionSpec::DynamicThresholds, false),
+            (AdmissionSpec::Static { port_bytes: None }, false),
+            (AdmissionSpec::Static { port_bytes: Some(2_500) }, false),
+            (AdmissionSpec::Lqd, false),
+            (AdmissionSpec::Harmonic, false),
+            (AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 1_000 }, true),
+            (AdmissionSpec::FollowLqd, true),
+            (AdmissionSpec::Credence { oracle: OracleSpec::AlwaysAccept, base_rtt_us: None }, true),
+        ];
+        let rates = [Bps::from_gbps(10); 4];
+        let ctx = AdmissionCtx { dt_alpha: &[1.0, 0.5], port_rates: &rates, base_rtt: Some(Dur::from_us(10)), seed: 1, buffer_index: 0 };
+        for (spec, watches) in specs {
+            let mut told = AnyAdmission::from_spec(&spec, &ctx).expect("a valid spec");
+            let mut not_told = AnyAdmission::from_spec(&spec, &ctx).expect("a valid spec");
+            assert_eq!(told.watches_queues(), watches, "{spec:?}");
+            if watches {
+                continue;
+            }
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+            // Four ports of two classes sharing 12 kB: full often, so every verdict occurs.
+            let mut b = SimpleBuffer { capacity: 12_000, queues_per_port: 2, len: vec![0; 8] };
+            let mut verdicts = [0u32; 3];
+            for step in 0..20_000u64 {
+                let now = Time::from_ns(step * 100);
+                let (q, size) = (rng.gen_range(0..8), rng.gen_range(64..1_500u64));
+                if rng.gen_bool(0.6) {
+                    let a = Arrival { queue: q, size, now, first_rtt: rng.gen_bool(0.2) };
+                    let v = told.admit(&b, &a);
+                    assert_eq!(not_told.admit(&b, &a), v, "{spec:?} at step {step}");
+                    verdicts[v as usize] += 1;
+                    if v != Verdict::Drop {
+                        b.len[q] += size;
+                        told.on_enqueue(q, size, now);
+                    }
+                    while b.occupancy() > b.capacity {
+                        let (victim, len) = b.longest_queue();
+                        let cut = size.min(len);
+                        b.len[victim] -= cut;
+                        told.on_push_out(victim, cut, now);
+                        not_told.on_push_out(victim, cut, now);
+                    }
+                } else if b.len[q] > 0 {
+                    let d = size.min(b.len[q]);
+                    b.len[q] -= d;
+                    told.on_dequeue(q, d, now);
+                }
+            }
+            assert!(verdicts[0] > 1_000 && verdicts[1] + verdicts[2] > 1_000, "{spec:?}: {verdicts:?}");
+        }
     }
 }

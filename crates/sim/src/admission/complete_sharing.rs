@@ -7,6 +7,8 @@ use super::{Arrival, BufferAdmission, BufferView, Verdict};
 pub struct CompleteSharing;
 
 impl BufferAdmission for CompleteSharing {
+    const WATCHES_QUEUES: bool = false;
+
     #[inline]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         if v.occupancy() + a.size <= v.capacity() {

@@ -77,6 +77,8 @@ impl DynamicThresholds {
 }
 
 impl BufferAdmission for DynamicThresholds {
+    const WATCHES_QUEUES: bool = false;
+
     #[inline]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         let occ = v.occupancy();

@@ -49,6 +49,8 @@ impl Harmonic {
 }
 
 impl BufferAdmission for Harmonic {
+    const WATCHES_QUEUES: bool = false;
+
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         if self.limits.is_empty() {
             self.init(v);

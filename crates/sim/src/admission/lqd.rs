@@ -11,6 +11,8 @@ use super::{Arrival, BufferAdmission, BufferView, Verdict};
 pub struct Lqd;
 
 impl BufferAdmission for Lqd {
+    const WATCHES_QUEUES: bool = false;
+
     #[inline]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         if v.occupancy() + a.size <= v.capacity() {

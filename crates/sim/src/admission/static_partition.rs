@@ -41,6 +41,8 @@ impl StaticPartition {
 }
 
 impl BufferAdmission for StaticPartition {
+    const WATCHES_QUEUES: bool = false;
+
     #[inline]
     fn admit<V: BufferView>(&mut self, v: &V, a: &Arrival) -> Verdict {
         let share = match self.port_bytes {

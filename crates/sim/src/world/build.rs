@@ -412,6 +412,7 @@ pub(crate) fn switches(
                 },
                 buf: SwitchBuf { capacity: buffer, occupancy: 0, qpp, qlen: vec![0; ports.len() * qpp] },
                 ports,
+                watches: admission.watches_queues(),
                 admission,
                 selective: spec.switch.selective_drop_bytes.map(|threshold_bytes| SelectiveDrop { threshold_bytes }),
             })

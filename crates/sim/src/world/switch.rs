@@ -94,6 +94,8 @@ pub(crate) struct Switch {
     pub(crate) buf: SwitchBuf,
     pub(crate) ports: Vec<LinkId>,
     pub(crate) admission: AnyAdmission,
+    /// `admission.watches_queues()`: whether to tell it of enqueues and dequeues.
+    pub(crate) watches: bool,
     /// Aeolus's selective dropping (`switch.selective_drop_bytes`).
     pub(crate) selective: Option<SelectiveDrop>,
 }
@@ -246,7 +248,9 @@ impl Simulation {
             sw.buf.occupancy += size;
             sw.buf.qlen[qi] += size;
             sw.stats.enqueued_bytes += size;
-            sw.admission.on_enqueue(qi, size, now);
+            if sw.watches {
+                sw.admission.on_enqueue(qi, size, now);
+            }
             if verdict == Verdict::Accept && link.passes_through(now) {
                 // The packet goes on the wire at once: enqueue and dequeue in one step (see
                 // `Link::passes_through`), with the same accounting in the same order.
@@ -473,7 +477,9 @@ impl Simulation {
             sw.buf.occupancy -= size;
             sw.buf.qlen[qi] -= size;
             sw.stats.dequeued_bytes += size;
-            sw.admission.on_dequeue(qi, size, now);
+            if sw.watches {
+                sw.admission.on_dequeue(qi, size, now);
+            }
             if let Some(t) = self.trace.as_deref_mut() {
                 t.on_dequeue(link.switch as usize, qi);
             }
