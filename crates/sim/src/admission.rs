@@ -420,8 +420,8 @@ pub(crate) mod tests {
         let rates = [Bps::from_gbps(10); 4];
         let ctx = AdmissionCtx { dt_alpha: &[1.0, 0.5], port_rates: &rates, base_rtt: Some(Dur::from_us(10)), seed: 1, buffer_index: 0 };
         for (spec, watches) in specs {
-            let mut told = AnyAdmission::from_spec(&spec, &ctx).expect("a valid spec");
-            let mut not_told = AnyAdmission::from_spec(&spec, &ctx).expect("a valid spec");
+            let mut told = AnyAdmission::from_spec(&spec, ctx).expect("a valid spec");
+            let mut not_told = AnyAdmission::from_spec(&spec, ctx).expect("a valid spec");
             assert_eq!(told.watches_queues(), watches, "{spec:?}");
             if watches {
                 continue;
