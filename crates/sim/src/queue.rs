@@ -219,7 +219,12 @@ impl Port {
     #[inline(always)]
     fn word(&self, row: usize, q: usize) -> u64 {
         match &self.many {
-            None => self.one[row + q],
+            // A port of one class has only class 0 (`queue_of`, `dequeue`), so the index is the
+            // row's constant: no addition, no bounds check.
+            None => {
+                debug_assert_eq!(q, 0, "a one-class port's class");
+                self.one[row]
+            }
             Some(many) => many[row * MAX_QUEUES + q],
         }
     }
@@ -228,7 +233,10 @@ impl Port {
     #[inline(always)]
     fn word_mut(&mut self, row: usize, q: usize) -> &mut u64 {
         match &mut self.many {
-            None => &mut self.one[row + q],
+            None => {
+                debug_assert_eq!(q, 0, "a one-class port's class");
+                &mut self.one[row]
+            }
             Some(many) => &mut many[row * MAX_QUEUES + q],
         }
     }
