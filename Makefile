@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -109,6 +109,18 @@ bench-credence: install
 bench-scale:
 	cargo build --release --quiet -p slacknet-sim
 	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+
+## bench-ab: two builds of slacknet-sim timed against each other, alternately (A, B, A, B, ...)
+## so that both see the machine's same load: CPU seconds per run, min and median of each, in how
+## many pairs B was faster, and whether their printouts less timings agree (exit 1 if not).
+## make bench-ab BUILD_A=/tmp/sim-before [BUILD_B=target/release/slacknet-sim] [AB_SCENARIOS=...] [AB_RUNS=7]
+BUILD_A ?=
+BUILD_B ?= target/release/slacknet-sim
+AB_SCENARIOS ?= experiments/compare/ls256.toml
+AB_RUNS ?= 7
+bench-ab:
+	cargo build --release --quiet -p slacknet-sim
+	$(PY) bench/ab.py --runs $(AB_RUNS) $(if $(BUILD_A),$(BUILD_A),BUILD_A-not-set) $(BUILD_B) $(AB_SCENARIOS)
 
 ## bench-scale-table: cost against size: fat-trees of 16 to 1,024 hosts at 100 Gbit/s for 1 and
 ## 2 ms of simulated time, wall and CPU seconds, peak memory, events/s, packet-hops/s and CPU ns
