@@ -64,6 +64,8 @@ const RING_BITS: u32 = 12;
 const MIN_SHIFT: u32 = 10;
 /// log2 of the widest bucket, in picoseconds (1.1 s).
 const MAX_SHIFT: u32 = 40;
+/// log2 of the fewest buckets the ring uses when its buckets are wide (`Sched::reshift`).
+const MIN_RING_BITS: u32 = 6;
 /// Bucket changes between two looks at how full the buckets are (`Sched::adapt`).
 const ADAPT_WINDOW: u32 = 1024;
 /// Buckets that held fewer events than this on average over a window double their width...
@@ -101,6 +103,9 @@ pub struct Sched {
     /// The narrowest buckets `adapt` may go back to (what the reach asked for).
     min_shift: u32,
     ring_bits: u32,
+    /// The buckets allocated (`ring.len() = 2^max_ring_bits`); `ring_bits` is fewer when the
+    /// buckets are wider than `min_shift`, so that the reach stays what it was asked to be.
+    max_ring_bits: u32,
     /// `2^ring_bits - 1`.
     mask: u64,
     ring: Vec<Vec<(Time, Packed)>>,
@@ -172,6 +177,7 @@ impl Sched {
             shift,
             min_shift: shift,
             ring_bits,
+            max_ring_bits: ring_bits,
             mask: n as u64 - 1,
             ring: (0..n).map(|_| Vec::new()).collect(),
             occupied: vec![0; n.div_ceil(64)],
@@ -399,6 +405,18 @@ impl Sched {
         // `(cur + 1) / 2 - 1` without overflowing at `u64::MAX` (buckets of 1 ps).
         self.cur = if shift > self.shift { (self.cur >> 1) + (self.cur & 1) - 1 } else { self.cur << 1 };
         self.shift = shift;
+        // PERF: as many buckets as keep the reach (one fewer bit per doubling of the width, at
+        // least 2^MIN_RING_BITS): a ring of 4,096 wide buckets reached far beyond the next hops
+        // and, as the run went round it, left every bucket holding room for its events (2 MB of
+        // cold buffers on the 256-host run). Unused buckets give their room back.
+        let wider = shift.saturating_sub(self.min_shift);
+        self.ring_bits = self.max_ring_bits.saturating_sub(wider).max(MIN_RING_BITS.min(self.max_ring_bits));
+        self.mask = (1 << self.ring_bits) - 1;
+        for unused in &mut self.ring[1 << self.ring_bits..] {
+            if unused.capacity() > 0 {
+                *unused = Vec::new();
+            }
+        }
         for (t, ev) in pending {
             let ahead = (t.0 >> shift) - self.cur;
             debug_assert!(ahead >= 1);
@@ -419,7 +437,7 @@ impl Sched {
     #[inline]
     fn next_occupied(&self) -> u64 {
         let start = self.slot(self.cur + 1);
-        let words = self.occupied.len();
+        let words = (self.mask >> 6) as usize + 1;
         let (mut w, mut word) = (start / 64, self.occupied[start / 64] & (!0u64 << (start % 64)));
         for _ in 0..=words {
             if word != 0 {
@@ -752,6 +770,10 @@ mod tests {
         }
         // 20 ns apart: buckets of 2^17 ps (131 ns) hold 6.5, 2^16 3.3.
         assert_eq!(s.shift, 17, "widened to hold at least WIDEN_BELOW events");
+        // The reach stays about what it was (4.2 us; at least 64 buckets), and the buckets the
+        // ring no longer uses hold no room.
+        assert_eq!(s.ring_bits, MIN_RING_BITS);
+        assert!(s.ring[1 << s.ring_bits..].iter().all(|b| b.capacity() == 0));
         // Now 1,000 events per 20 ns: narrow back to the floor and no further (looking every
         // 16 bucket changes, not to need millions of events).
         s.window = 16;
@@ -763,5 +785,6 @@ mod tests {
         }
         while s.pop_until(Time::MAX).is_some() {}
         assert_eq!(s.shift, MIN_SHIFT, "narrowed to the reach's width");
+        assert_eq!(s.ring_bits, RING_BITS);
     }
 }
