@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from scale_table import run_binary  # bench/ is the script's folder, hence on its path
 
 # Lines of `slacknet-sim`'s printout that measure the machine, not the simulation.
 TIMING_PREFIXES = ("wall time", "cpu time", "events/s", "packet-hops/s", "peak memory")
@@ -52,14 +52,11 @@ def results_of(printout: str) -> str:
 
 def run_once(binary: Path, scenario: Path) -> tuple[float, str]:
     """Run `binary` on `scenario`; its CPU seconds (user + system) and its printout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([str(binary), str(scenario)], capture_output=True, text=True, cwd=scenario.parent)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise UsageError(f"{binary} failed on {scenario} (exit {proc.returncode}):\n  " + "\n  ".join(tail))
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, proc.stdout
+    try:
+        _, cpu, printout = run_binary(binary, scenario, cwd=scenario.parent)
+    except RuntimeError as e:
+        raise UsageError(str(e)) from None
+    return cpu, printout
 
 
 def check_args(a: Path, b: Path, scenarios: list[Path], runs: int) -> None:
@@ -82,7 +79,8 @@ def compare(a: Path, b: Path, scenario: Path, runs: int, out=sys.stdout) -> bool
             cpu, printout = run_once(binary, scenario)
             side = sides[name]
             side.cpu_s.append(cpu)
-            side.printout = side.printout if side.printout is not None else printout
+            if side.printout is None:
+                side.printout = printout
         print(f"  pair {i + 1}: A {sides['A'].cpu_s[-1]:.3f} s  B {sides['B'].cpu_s[-1]:.3f} s", file=out, flush=True)
     ca, cb = sides["A"].cpu_s, sides["B"].cpu_s
     same = results_of(sides["A"].printout or "") == results_of(sides["B"].printout or "")

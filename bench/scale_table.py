@@ -62,16 +62,24 @@ def field(out: str, name: str) -> str:
     return m.group(1)
 
 
-def run(path: Path) -> dict[str, float]:
+def run_binary(binary: Path, path: Path, cwd: Path | None = None) -> tuple[float, float, str]:
+    """Run `binary` (a `slacknet-sim`) on scenario `path`: wall seconds, CPU seconds (user +
+    system of the child, from ``getrusage``) and its printout. RuntimeError if it fails, with the
+    last lines it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run([str(BIN), str(path)], capture_output=True, text=True)
+    r = subprocess.run([str(binary), str(path)], capture_output=True, text=True, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
-        raise RuntimeError(f"slacknet-sim {path} failed ({r.returncode}):\n{r.stderr}")
-    out = r.stdout
+        tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"{binary} failed on {path} (exit {r.returncode}):\n  " + "\n  ".join(tail))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, r.stdout
+
+
+def run(path: Path) -> dict[str, float]:
+    wall, cpu, out = run_binary(BIN, path)
     return {
         "wall": wall,
         "cpu": cpu,

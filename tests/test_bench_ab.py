@@ -33,11 +33,16 @@ def ab(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(AB), *map(str, args)], capture_output=True, text=True)
 
 
-def test_alternates_the_builds_and_compares_results(tmp_path: Path) -> None:
+def two_builds(tmp_path: Path, events_a: int, events_b: int) -> tuple[Path, Path, Path, Path]:
+    """Builds `a` and `b` printing these event counts, an empty scenario, and their run log."""
     log = tmp_path / "order.log"
-    a, b = fake_build(tmp_path / "a", 100, log), fake_build(tmp_path / "b", 100, log)
     scenario = tmp_path / "s.toml"
     scenario.write_text("")
+    return fake_build(tmp_path / "a", events_a, log), fake_build(tmp_path / "b", events_b, log), scenario, log
+
+
+def test_alternates_the_builds_and_compares_results(tmp_path: Path) -> None:
+    a, b, scenario, log = two_builds(tmp_path, 100, 100)
     proc = ab("--runs", 3, a, b, scenario)
     assert proc.returncode == 0, proc.stderr
     assert log.read_text().split() == ["a", "b"] * 3
@@ -46,10 +51,7 @@ def test_alternates_the_builds_and_compares_results(tmp_path: Path) -> None:
 
 
 def test_different_results_are_reported_and_fail(tmp_path: Path) -> None:
-    log = tmp_path / "order.log"
-    a, b = fake_build(tmp_path / "a", 100, log), fake_build(tmp_path / "b", 101, log)
-    scenario = tmp_path / "s.toml"
-    scenario.write_text("")
+    a, b, scenario, _ = two_builds(tmp_path, 100, 101)
     proc = ab("--runs", 1, a, b, scenario)
     assert proc.returncode == 1
     assert proc.stdout.strip().endswith("results DIFFERENT")
