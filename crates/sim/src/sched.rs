@@ -337,10 +337,7 @@ impl Sched {
         self.in_ring -= self.current.len();
         self.window_changes += 1;
         self.window_events += self.current.len() as u64;
-        // PERF: a bucket that grew large gives its room back (see `KEPT_CAPACITY`).
-        if self.ring[i].capacity() > KEPT_CAPACITY {
-            self.ring[i] = Vec::new();
-        }
+        give_back_room(&mut self.ring[i]);
         if self.current.len() > 1 {
             sort_bucket(&mut self.current, &mut self.scratch, self.shift);
         }
@@ -393,9 +390,7 @@ impl Sched {
                 let i = self.slot(self.cur + k);
                 if self.occupied[i / 64] & 1 << (i % 64) != 0 {
                     pending.append(&mut self.ring[i]);
-                    if self.ring[i].capacity() > KEPT_CAPACITY {
-                        self.ring[i] = Vec::new();
-                    }
+                    give_back_room(&mut self.ring[i]);
                 }
             }
         }
@@ -508,6 +503,14 @@ impl Sched {
     }
 }
 
+/// An emptied ring bucket that grew large gives its room back (see `KEPT_CAPACITY`).
+#[inline(always)]
+fn give_back_room(bucket: &mut Vec<(Time, Packed)>) {
+    if bucket.capacity() > KEPT_CAPACITY {
+        *bucket = Vec::new();
+    }
+}
+
 /// Bits per digit of `sort_bucket`'s radix sort.
 const RADIX_BITS: u32 = 5;
 /// The fewest events `sort_bucket` radix-sorts (fewer: the standard library's stable sort,
@@ -539,6 +542,8 @@ fn sort_bucket(v: &mut Vec<(Time, Packed)>, scratch: &mut Vec<(Time, Packed)>, s
     while low < shift {
         let bits = RADIX_BITS.min(shift - low);
         let (at_bit, mask) = (low, (1u64 << bits) - 1);
+        // The second mask changes nothing (`bits <= RADIX_BITS`) but shows the compiler that a
+        // digit indexes `at` in bounds.
         let digit = move |t: Time| ((t.0 >> at_bit) & mask & ((1 << RADIX_BITS) - 1)) as usize;
         let (src, dst) = if flipped { (&scratch[..n], &mut v[..]) } else { (&v[..], &mut scratch[..n]) };
         let mut at = [0usize; 1 << RADIX_BITS];
