@@ -6,8 +6,20 @@ PIP    := $(PY) -m pip
 # A UEC htsim checkout (github.com/ultraethernet/uet-htsim) for bench-peers' second peer; unset: skipped.
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
+# PGO=1: the benchmarks below that time the simulator (bench, bench-scale, bench-scale-table,
+# bench-peers, bench-peers-seeds) build and time the profile-guided builds (see `pgo`).
+PGO ?=
+ifeq ($(PGO),1)
+SIM        := ./target/pgo/slacknet-sim
+BUILD_SIM  := $(PYTHON) bench/pgo.py binary
+BUILD_EXT  := $(PY) bench/pgo.py extension
+else
+SIM        := ./target/release/slacknet-sim
+BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
+BUILD_EXT  := @true
+endif
 
-.PHONY: demo install test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -20,6 +32,19 @@ install: $(VENV)/bin/python
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
+
+## pgo: a profile-guided build of slacknet-sim in target/pgo/slacknet-sim: built instrumented,
+## trained on experiments/pgo/ and the papers' reduced scenarios (none that a benchmark times),
+## built again with the profile; 7-11% less CPU, same results (`make bench-ab
+## BUILD_A=target/release/slacknet-sim BUILD_B=target/pgo/slacknet-sim`). About 2 minutes;
+## needs `rustup component add llvm-tools`.
+pgo:
+	$(PYTHON) bench/pgo.py binary
+
+## install-pgo: as install, then the Python extension rebuilt profile-guided the same way
+## (trained through the Python API); `make install` puts the plain build back.
+install-pgo: install
+	$(PY) bench/pgo.py extension
 
 ## test: the whole test suite, Rust and Python, and the fuzz smoke run (what CI runs)
 test: install test-rust test-python fuzz-smoke
@@ -70,11 +95,11 @@ fuzz:
 ## fat-tree, FBHD over ATP): wall time, events/s, packet-hops/s and
 ## peak memory
 bench:
-	cargo build --release --quiet -p slacknet-sim
-	./target/release/slacknet-sim experiments/peer_bench/s2.toml
-	./target/release/slacknet-sim experiments/compare/ls256.toml
-	./target/release/slacknet-sim experiments/bench/long_poisson.toml
-	./target/release/slacknet-sim experiments/bench/netapprox_fbhd_k12.toml
+	$(BUILD_SIM)
+	$(SIM) experiments/peer_bench/s2.toml
+	$(SIM) experiments/compare/ls256.toml
+	$(SIM) experiments/bench/long_poisson.toml
+	$(SIM) experiments/bench/netapprox_fbhd_k12.toml
 
 ## bench-peers: slacknet vs ns-3.44, and vs UEC htsim with HTSIM_DIR=<uet-htsim checkout>, on the
 ## same flows for the three comparison scenarios: per-class slowdowns, drops, wall time and the
@@ -82,6 +107,7 @@ bench:
 ## seeds 1-3 in every simulator (installs ns-3 privately and builds htsim_uec once per commit,
 ## both under ~/.cache/slacknet; about 12 minutes in all). Without HTSIM_DIR, htsim is skipped.
 bench-peers: install
+	$(BUILD_EXT)
 	$(PY) bench/peers/ns3/ns3peer.py ensure
 	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
 	$(VENV)/bin/slacknet compare experiments/compare/s1.toml $(HTSIM_FLAG)
@@ -93,6 +119,7 @@ bench-peers: install
 ## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in every simulator
 ## (htsim with HTSIM_DIR; three ns-3 runs of about 2 minutes each: kept out of bench-peers)
 bench-peers-seeds: install
+	$(BUILD_EXT)
 	$(PY) bench/peers/ns3/ns3peer.py ensure
 	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
 	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3 $(HTSIM_FLAG)
@@ -107,8 +134,8 @@ bench-credence: install
 ## bench-scale: a 1024-host k=16 fat-tree at 100 Gb/s, web search at load 0.5, 10 ms
 ## (several minutes)
 bench-scale:
-	cargo build --release --quiet -p slacknet-sim
-	./target/release/slacknet-sim experiments/scale/fat_tree_k16.toml
+	$(BUILD_SIM)
+	$(SIM) experiments/scale/fat_tree_k16.toml
 
 ## bench-ab: two builds of slacknet-sim timed against each other, alternately (A, B, A, B, ...)
 ## so that both see the machine's same load: CPU seconds per run, min and median of each, in how
@@ -127,8 +154,8 @@ bench-ab:
 ## per packet-hop, to predict a run's cost (about 3 minutes; BENCH_SCALE_ARGS="--k 4 8 --ms 5")
 BENCH_SCALE_ARGS ?=
 bench-scale-table:
-	cargo build --release --quiet -p slacknet-sim
-	$(PY) bench/scale_table.py $(BENCH_SCALE_ARGS)
+	$(BUILD_SIM)
+	$(PY) bench/scale_table.py --binary $(SIM) $(BENCH_SCALE_ARGS)
 
 ## bench-coflow-peer: our coflow schedulers (idealised and coflowsim-compatible) against the
 ## reference simulator coflowsim (Java) in the same run, CPU time and ratio per scheduler, and

@@ -78,8 +78,8 @@ def run_binary(binary: Path, path: Path, cwd: Path | None = None) -> tuple[float
     return wall, cpu, r.stdout
 
 
-def run(path: Path) -> dict[str, float]:
-    wall, cpu, out = run_binary(BIN, path)
+def run(path: Path, binary: Path = BIN) -> dict[str, float]:
+    wall, cpu, out = run_binary(binary, path)
     return {
         "wall": wall,
         "cpu": cpu,
@@ -96,6 +96,8 @@ def main() -> int:
                     help="fat-tree k values (even, 4-16; default 4 6 8 10 12 16)")
     ap.add_argument("--ms", type=float, nargs="+", default=[1.0, 2.0],
                     help="simulated milliseconds per run (default 1 2)")
+    ap.add_argument("--binary", type=Path, default=BIN,
+                    help="the slacknet-sim to time (default target/release/slacknet-sim; make PGO=1: target/pgo/slacknet-sim)")
     args = ap.parse_args()
     for k in args.k:
         if k < 4 or k > 16 or k % 2:
@@ -105,9 +107,11 @@ def main() -> int:
         if not 0 < ms <= 100:
             print(f"bench-scale-table: --ms {ms}: simulated milliseconds must be in (0, 100], e.g. --ms 1 2", file=sys.stderr)
             return 2
-    if not BIN.exists():
-        print(f"bench-scale-table: {BIN} is missing: run `cargo build --release -p slacknet-sim` first", file=sys.stderr)
+    if not args.binary.is_file():
+        print(f"bench-scale-table: --binary {args.binary}: no such file; run `cargo build --release -p slacknet-sim` "
+              "(or `make pgo` for target/pgo/slacknet-sim) first", file=sys.stderr)
         return 2
+    print(f"binary: {args.binary}")
     print(f"one run at a time, one core each ({os.cpu_count()} cores here); fat-tree at 100 Gbit/s, web search at load 0.5")
     head = (f"{'k':>3} {'hosts':>6} {'sim ms':>7} {'flows':>7} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} "
             f"{'events':>11} {'pkt-hops':>11} {'events/s':>9} {'hops/s':>9} {'CPU ns/hop':>10}")
@@ -118,7 +122,7 @@ def main() -> int:
             for ms in args.ms:
                 path = Path(d) / f"k{k}_{ms}.toml"
                 path.write_text(SCENARIO.format(k=k, ms=ms))
-                r = run(path)
+                r = run(path, args.binary)
                 ns = r["cpu"] / r["hops"] * 1e9 if r["hops"] else float("nan")
                 per_hop.setdefault(k, []).append(ns)
                 print(f"{k:>3} {k ** 3 // 4:>6} {ms:>7g} {r['flows']:>7.0f} {r['wall']:>8.2f} {r['cpu']:>8.2f} "

@@ -1,0 +1,72 @@
+"""`bench/pgo.py` (`make pgo`, `make install-pgo`): its training set is valid and disjoint from
+what the benchmarks time, bad arguments are refused with one line and exit code 2, and the
+user's RUSTFLAGS are kept. The builds themselves take minutes and are measured by `make bench-ab`
+(README, "Performance"), not here."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slacknet.config import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+PGO = ROOT / "bench" / "pgo.py"
+
+
+def pgo_module():
+    spec = importlib.util.spec_from_file_location("pgo", PGO)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_training_scenario_exists_and_validates() -> None:
+    pgo = pgo_module()
+    paths = pgo.training_set(ROOT)
+    assert len(paths) == len(pgo.TRAINING) >= 5
+    for p in paths:
+        load_scenario(p)
+
+
+def test_no_benchmarked_scenario_is_in_the_training_set() -> None:
+    # A profile trained on the timed scenarios would flatter them: the benchmarks' scenarios
+    # (everything the Makefile's bench targets and the peer comparisons run) stay out.
+    pgo = pgo_module()
+    makefile = (ROOT / "Makefile").read_text()
+    timed = set(re.findall(r"experiments/[\w/]+\.toml", makefile))
+    assert "experiments/compare/ls256.toml" in timed and "experiments/scale/fat_tree_k16.toml" in timed
+    assert not timed & set(pgo.TRAINING)
+    assert not [t for t in pgo.TRAINING if t.startswith(("experiments/compare/", "experiments/scale/", "experiments/peer_bench/"))]
+
+
+def test_a_missing_training_scenario_is_named(tmp_path: Path) -> None:
+    pgo = pgo_module()
+    with pytest.raises(pgo.UsageError, match="training scenario missing: .*experiments/pgo/leaf_spine.toml"):
+        pgo.training_set(tmp_path)
+
+
+def test_a_bad_profdata_path_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, str(PGO), "binary", "--profdata", str(tmp_path / "nope")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"error: --profdata = {tmp_path / 'nope'}: not an executable file; give the path of llvm-profdata "
+        "or leave it out to use the Rust toolchain's"
+    ]
+    r = subprocess.run([sys.executable, str(PGO), "everything"], capture_output=True, text=True)
+    assert r.returncode == 2 and "invalid choice: 'everything'" in r.stderr
+
+
+def test_the_users_rustflags_come_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    pgo = pgo_module()
+    monkeypatch.setenv("RUSTFLAGS", " -Ctarget-cpu=native ")
+    assert pgo.rustflags(["-Cprofile-use=/x"]) == "-Ctarget-cpu=native -Cprofile-use=/x"
+    monkeypatch.delenv("RUSTFLAGS")
+    assert pgo.rustflags(["-Cprofile-generate=/y"]) == "-Cprofile-generate=/y"
