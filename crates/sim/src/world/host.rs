@@ -451,7 +451,7 @@ impl Simulation {
             if tsq {
                 self.enqueue_tsq(nic, pkt);
             } else {
-                self.enqueue(nic, pkt);
+                self.enqueue_nic(nic, pkt);
             }
         }
         int_txbuf.clear();

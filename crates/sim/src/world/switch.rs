@@ -174,103 +174,118 @@ impl Simulation {
             None => self.deliver(pkt),
             Some(s) => {
                 let out = self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq);
-                self.enqueue(out, pkt);
+                self.enqueue_at_switch(out, pkt);
             }
         }
     }
 
-    /// Hand a packet to link `l`'s egress port: static cap, shared-buffer admission, ECN
+    /// Hand a packet from its host to the host's NIC link `l`: the NIC's static cap and ECN
     /// marking, then start serialization if the link is idle.
-    pub(crate) fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+    // PERF: the NIC's and a switch's enqueue are two functions (a packet's caller knows which
+    // it needs): one function with a branch on the link's kind cost every packet-hop the
+    // branch and the other side's register pressure.
+    pub(crate) fn enqueue_nic(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
+        debug_assert!(link.switch == NO_SWITCH);
         if link.has_credit && pkt.is_credit() {
             self.enqueue_credit(l, pkt);
             return;
         }
         let q = link.port.queue_of(pkt.prio());
         let size = pkt.size as u64;
-        if link.switch == NO_SWITCH {
-            if link.passes_through(self.sched.now()) {
-                if link.port.check_cap(q, size).is_err() {
-                    self.nic_drops += 1;
-                    self.bytes_dropped += size;
-                    self.hdrs.free(pkt.hdr);
-                    return;
-                }
-                link.port.pass(q, size);
-                self.transmit(l, q, pkt, false);
-                return;
-            }
-            if !self.nic_accept(l, q, pkt) {
-                return;
-            }
-        } else {
-            let s = link.switch as usize;
-            let sw = &mut self.switches[s];
-            sw.stats.arrivals += 1;
-            if sw.selective.is_some_and(|d| d.drops(&pkt, link.port.queue_bytes(q))) {
-                // Aeolus §3.2: an unscheduled packet finds its queue above the threshold.
-                sw.stats.drops_selective += 1;
-                sw.stats.dropped_bytes += size;
+        if link.passes_through(self.sched.now()) {
+            if link.port.check_cap(q, size).is_err() {
+                self.nic_drops += 1;
                 self.bytes_dropped += size;
                 self.hdrs.free(pkt.hdr);
                 return;
             }
-            if link.port.check_cap(q, size).is_err() && !self.pfabric_make_room(l, q, &pkt) {
-                let sw = &mut self.switches[s];
-                sw.stats.drops_queue_cap += 1;
-                sw.stats.dropped_bytes += size;
-                self.bytes_dropped += size;
-                self.hdrs.free(pkt.hdr);
-                return;
-            }
-            let link = &mut self.links[l.idx()];
+            link.port.pass(q, size);
+            self.transmit(l, q, pkt, false, false);
+            return;
+        }
+        if !self.nic_accept(l, q, pkt) {
+            return;
+        }
+        self.kick(l);
+    }
+
+    /// Hand a packet to switch port `l`: static cap, shared-buffer admission, ECN marking, then
+    /// start serialization if the link is idle.
+    pub(crate) fn enqueue_at_switch(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        debug_assert!(link.switch != NO_SWITCH);
+        if link.has_credit && pkt.is_credit() {
+            self.enqueue_credit(l, pkt);
+            return;
+        }
+        let q = link.port.queue_of(pkt.prio());
+        let size = pkt.size as u64;
+        let s = link.switch as usize;
+        let sw = &mut self.switches[s];
+        sw.stats.arrivals += 1;
+        if sw.selective.is_some_and(|d| d.drops(&pkt, link.port.queue_bytes(q))) {
+            // Aeolus §3.2: an unscheduled packet finds its queue above the threshold.
+            sw.stats.drops_selective += 1;
+            sw.stats.dropped_bytes += size;
+            self.bytes_dropped += size;
+            self.hdrs.free(pkt.hdr);
+            return;
+        }
+        if link.port.check_cap(q, size).is_err() && !self.pfabric_make_room(l, q, &pkt) {
             let sw = &mut self.switches[s];
-            let now = self.sched.now();
-            let qi = link.port_idx as usize * sw.buf.qpp + q;
-            let first_rtt = pkt.to_receiver() && pkt.seq < self.first_rtt_bytes;
-            let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
-            if let Some(t) = self.trace.as_deref_mut() {
-                t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);
-            }
-            if verdict == Verdict::Drop {
-                sw.stats.drops_admission += 1;
-                sw.stats.dropped_bytes += size;
-                self.bytes_dropped += size;
-                self.hdrs.free(pkt.hdr);
-                return;
-            }
-            // INVARIANT: the shared buffer never holds more than its size (after push-out).
-            debug_assert!(
-                verdict == Verdict::PushOut || sw.buf.occupancy + size <= sw.buf.capacity,
-                "admission overfilled the buffer"
-            );
-            sw.buf.occupancy += size;
-            sw.buf.qlen[qi] += size;
-            sw.stats.enqueued_bytes += size;
-            if sw.watches {
-                sw.admission.on_enqueue(qi, size, now);
-            }
-            if verdict == Verdict::Accept && link.passes_through(now) {
-                // The packet goes on the wire at once: enqueue and dequeue in one step (see
-                // `Link::passes_through`), with the same accounting in the same order.
-                link.port.pass(q, size);
-                if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
-                    sw.stats.max_occupancy_bytes = sw.buf.occupancy;
-                }
-                self.transmit(l, q, pkt, false);
-                return;
-            }
-            if link.port.enqueue(q, pkt) {
-                sw.stats.ecn_marks += 1;
-            }
-            if verdict == Verdict::PushOut {
-                self.push_out(s);
-            }
-            let sw = &mut self.switches[s];
+            sw.stats.drops_queue_cap += 1;
+            sw.stats.dropped_bytes += size;
+            self.bytes_dropped += size;
+            self.hdrs.free(pkt.hdr);
+            return;
+        }
+        let link = &mut self.links[l.idx()];
+        let sw = &mut self.switches[s];
+        let now = self.sched.now();
+        let qi = link.port_idx as usize * sw.buf.qpp + q;
+        let first_rtt = pkt.to_receiver() && pkt.seq < self.first_rtt_bytes;
+        let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.on_arrival(s, qi, &sw.buf, now, verdict == Verdict::Drop);
+        }
+        if verdict == Verdict::Drop {
+            sw.stats.drops_admission += 1;
+            sw.stats.dropped_bytes += size;
+            self.bytes_dropped += size;
+            self.hdrs.free(pkt.hdr);
+            return;
+        }
+        // INVARIANT: the shared buffer never holds more than its size (after push-out).
+        debug_assert!(
+            verdict == Verdict::PushOut || sw.buf.occupancy + size <= sw.buf.capacity,
+            "admission overfilled the buffer"
+        );
+        sw.buf.occupancy += size;
+        sw.buf.qlen[qi] += size;
+        sw.stats.enqueued_bytes += size;
+        if sw.watches {
+            sw.admission.on_enqueue(qi, size, now);
+        }
+        if verdict == Verdict::Accept && link.passes_through(now) {
+            // The packet goes on the wire at once: enqueue and dequeue in one step (see
+            // `Link::passes_through`), with the same accounting in the same order.
+            link.port.pass(q, size);
             if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
                 sw.stats.max_occupancy_bytes = sw.buf.occupancy;
             }
+            self.transmit(l, q, pkt, false, true);
+            return;
+        }
+        if link.port.enqueue(q, pkt) {
+            sw.stats.ecn_marks += 1;
+        }
+        if verdict == Verdict::PushOut {
+            self.push_out(s);
+        }
+        let sw = &mut self.switches[s];
+        if sw.buf.occupancy > sw.stats.max_occupancy_bytes {
+            sw.stats.max_occupancy_bytes = sw.buf.occupancy;
         }
         self.kick(l);
     }
@@ -459,19 +474,22 @@ impl Simulation {
             }
             return;
         };
-        self.transmit(l, q, pkt, is_credit);
+        let at_switch = link.switch != NO_SWITCH;
+        self.transmit(l, q, pkt, is_credit, at_switch);
     }
 
     /// Put `pkt`, just taken from queue `q` of link `l`'s port (or its credit queue if
     /// `is_credit`), on the wire: the dequeue's switch accounting, then serialization and
     /// propagation. If more packets wait, the link's next start is scheduled at the end of
     /// this serialization.
+    // PERF: `at_switch` is `link.switch != NO_SWITCH`, a constant where the caller knows it.
     #[inline(always)]
-    fn transmit(&mut self, l: LinkId, q: usize, pkt: Packet, is_credit: bool) {
+    fn transmit(&mut self, l: LinkId, q: usize, pkt: Packet, is_credit: bool, at_switch: bool) {
         let now = self.sched.now();
         let link = &mut self.links[l.idx()];
+        debug_assert_eq!(at_switch, link.switch != NO_SWITCH);
         let size = pkt.size as u64;
-        if link.switch != NO_SWITCH && !is_credit {
+        if at_switch && !is_credit {
             let sw = &mut self.switches[link.switch as usize];
             let qi = link.port_idx as usize * sw.buf.qpp + q;
             sw.buf.occupancy -= size;
@@ -489,7 +507,7 @@ impl Simulation {
         self.hops += 1;
         link.tx_packets += 1;
         link.tx_bytes += size;
-        if pkt.has_int() && pkt.to_receiver() && link.switch != NO_SWITCH {
+        if at_switch && pkt.has_int() && pkt.to_receiver() {
             // HPCC/PowerTCP INT: written as the packet leaves the egress port.
             self.int.push_hop(pkt.hdr, IntHop {
                 qlen_bytes: link.port.total_bytes(),
