@@ -20,7 +20,7 @@
 //! The port does not decide buffer admission: the switch's shared-buffer policy
 //! (`admission`) is asked first; a port only enforces its own static caps.
 //!
-//! INVARIANT: the bytes of class `c` (`Port::word(BYTES, c)`) equal the sum
+//! INVARIANT: the bytes of class `c` (`Port::class(c)[BYTES]`) equal the sum
 //! of `size` of the packets of class `c` (stored in `queues[c]`, or in any of `queues` under
 //! per-flow round robin, which has one class), and `total` equals their sum.
 
@@ -106,20 +106,23 @@ const SHRINK_ABOVE_PKTS: usize = 64;
 /// The room a drained FIFO keeps.
 const KEEP_PKTS: usize = 16;
 
-/// Row of the per-class words (`port_meta`): bytes queued per class.
+/// Word of a class's words (`port_meta`): bytes queued.
 const BYTES: usize = 0;
-/// Row of the per-class words: each class's static byte cap, `u64::MAX` for none.
+/// Word of a class's words: its static byte cap, `u64::MAX` for none.
 const CAP: usize = 1;
-/// Row of the per-class words: the largest backlog each class reached.
+/// Word of a class's words: the largest backlog it reached.
 const MAX_BYTES: usize = 2;
-/// Row of the per-class words: each class's ECN threshold, `u64::MAX` for none (last: only a
-/// packet that waits reads it, see `Port`).
+/// Word of a class's words: its ECN threshold, `u64::MAX` for none (last: only a packet that
+/// waits reads it, see `Port`).
 const ECN_K: usize = 3;
-/// Rows of the per-class words.
+/// Words per class.
 const META_ROWS: usize = 4;
 
-/// The per-class words of a port of two classes or more, in rows of [`MAX_QUEUES`] words.
-type ManyWords = [u64; META_ROWS * MAX_QUEUES];
+/// A class's words: [`BYTES`], [`CAP`], [`MAX_BYTES`], [`ECN_K`].
+type ClassWords = [u64; META_ROWS];
+
+/// The per-class words of a port of two classes or more, by class.
+type ManyWords = [ClassWords; MAX_QUEUES];
 
 /// The queues of one egress port.
 // PERF: `repr(C)` keeps the fields in this order: what a packet that passes an idle port reads
@@ -140,7 +143,7 @@ pub struct Port {
     // writes its counters in the `Link`'s own cache lines. In an allocation of their own they
     // were a cache miss per packet-hop on the 1,024-host fat-tree (`check_cap`, about 7% of a
     // run waited there), one that no prefetch of the link can start early.
-    one: [u64; META_ROWS],
+    one: ClassWords,
     /// One FIFO per class, or per flow slot under [`AnyScheduler::PerFlowRr`].
     // PERF: per-flow FIFOs live here too, not inside the policy, so that `dequeue` has one
     // place to pop from (two made it copy every packet once more, on every port). With the TSQ
@@ -151,21 +154,21 @@ pub struct Port {
     scheduler: AnyScheduler,
 }
 
-/// Per class, in rows: bytes queued ([`BYTES`]), the cap ([`CAP`]), the largest backlog
-/// ([`MAX_BYTES`]) and the ECN threshold ([`ECN_K`]); as `(one, many)` for [`Port`]: one
-/// class's four words, or rows of [`MAX_QUEUES`] words for more classes.
+/// Per class: bytes queued ([`BYTES`]), the cap ([`CAP`]), the largest backlog ([`MAX_BYTES`])
+/// and the ECN threshold ([`ECN_K`]); as `(one, many)` for [`Port`]: one class's four words, or
+/// four words per class for more classes.
 // PERF: one place for everything an enqueue reads and writes per class (it was three `Vec`s,
 // three cache lines to miss per packet at a port of the 1,024-host fat-tree). A threshold or
 // cap of `u64::MAX` acts as none: no backlog exceeds it.
-fn port_meta(conf: &[QueueConf]) -> ([u64; META_ROWS], Option<Box<ManyWords>>) {
+fn port_meta(conf: &[QueueConf]) -> (ClassWords, Option<Box<ManyWords>>) {
     debug_assert!((1..=MAX_QUEUES).contains(&conf.len()));
-    let mut words = Box::new([0; META_ROWS * MAX_QUEUES]);
-    for (c, qc) in conf.iter().enumerate().take(MAX_QUEUES) {
-        words[ECN_K * MAX_QUEUES + c] = qc.ecn_threshold.unwrap_or(u64::MAX);
-        words[CAP * MAX_QUEUES + c] = qc.cap.unwrap_or(u64::MAX);
+    let mut words = Box::new([[0; META_ROWS]; MAX_QUEUES]);
+    for (w, qc) in words.iter_mut().zip(conf) {
+        w[ECN_K] = qc.ecn_threshold.unwrap_or(u64::MAX);
+        w[CAP] = qc.cap.unwrap_or(u64::MAX);
     }
     if conf.len() == 1 {
-        ([words[0], words[MAX_QUEUES], words[2 * MAX_QUEUES], words[3 * MAX_QUEUES]], None)
+        (words[0], None)
     } else {
         ([0; META_ROWS], Some(words))
     }
@@ -212,32 +215,32 @@ impl Port {
         }
     }
 
-    /// Word `row` of class `q` (see `port_meta`).
-    // PERF: one test of the port's width per word, with the one-class index known at compile
-    // time; through `meta()` and `at()` each word re-read the width twice (2.3% of the
-    // instructions of the 256-host run).
+    /// The words of class `q` (see `port_meta`).
+    // PERF: one test of the port's width per call, then every word at a constant index (no
+    // addition, no bounds check): a class's words are together. With one test per word (rows
+    // of classes) the tests were 2.1% of the 256-host run's instructions; through `meta()` and
+    // `at()`, which re-read the width twice per word, 2.3% more.
     #[inline(always)]
-    fn word(&self, row: usize, q: usize) -> u64 {
+    fn class(&self, q: usize) -> &ClassWords {
         match &self.many {
-            // A port of one class has only class 0 (`queue_of`, `dequeue`), so the index is the
-            // row's constant: no addition, no bounds check.
+            // A port of one class has only class 0 (`queue_of`, `dequeue`).
             None => {
                 debug_assert_eq!(q, 0, "a one-class port's class");
-                self.one[row]
+                &self.one
             }
-            Some(many) => many[row * MAX_QUEUES + q],
+            Some(many) => &many[q],
         }
     }
 
-    /// Word `row` of class `q`, to change.
+    /// The words of class `q`, to change.
     #[inline(always)]
-    fn word_mut(&mut self, row: usize, q: usize) -> &mut u64 {
+    fn class_mut(&mut self, q: usize) -> &mut ClassWords {
         match &mut self.many {
             None => {
                 debug_assert_eq!(q, 0, "a one-class port's class");
-                &mut self.one[row]
+                &mut self.one
             }
-            Some(many) => &mut many[row * MAX_QUEUES + q],
+            Some(many) => &mut many[q],
         }
     }
 
@@ -261,7 +264,7 @@ impl Port {
     /// Bytes queued in queue `q`.
     #[inline]
     pub fn queue_bytes(&self, q: usize) -> u64 {
-        self.word(BYTES, q)
+        self.class(q)[BYTES]
     }
 
     /// Bytes queued in all queues.
@@ -271,11 +274,8 @@ impl Port {
     }
 
     /// Largest backlog each queue reached.
-    pub fn max_bytes(&self) -> &[u64] {
-        match &self.many {
-            None => std::slice::from_ref(&self.one[MAX_BYTES]),
-            Some(many) => &many[MAX_BYTES * MAX_QUEUES..MAX_BYTES * MAX_QUEUES + self.queues.len()],
-        }
+    pub fn max_bytes(&self) -> Vec<u64> {
+        (0..self.num_queues()).map(|q| self.class(q)[MAX_BYTES]).collect()
     }
 
     /// Packets queued, in all queues.
@@ -293,7 +293,8 @@ impl Port {
     #[inline(always)]
     pub fn check_cap(&self, q: usize, size: u64) -> Result<(), PortDrop> {
         // No cap is u64::MAX, which no backlog plus a packet exceeds.
-        if self.word(BYTES, q) + size > self.word(CAP, q) {
+        let w = self.class(q);
+        if w[BYTES] + size > w[CAP] {
             Err(PortDrop::QueueCap)
         } else {
             Ok(())
@@ -305,23 +306,20 @@ impl Port {
     /// arrival", instantaneous length, before this packet). Returns whether it was marked.
     #[inline]
     pub fn enqueue(&mut self, q: usize, mut pkt: Packet) -> bool {
-        let mut marked = false;
-        // No threshold is u64::MAX, which no backlog exceeds.
-        if self.word(BYTES, q) > self.word(ECN_K, q) && pkt.ecn().is_ect() {
-            pkt.set_ecn(Ecn::Ce);
-            marked = true;
-        }
         let size = pkt.size as u64;
+        let w = self.class_mut(q);
+        // No threshold is u64::MAX, which no backlog exceeds.
+        let marked = w[BYTES] > w[ECN_K] && pkt.ecn().is_ect();
+        w[BYTES] += size;
+        if w[BYTES] > w[MAX_BYTES] {
+            w[MAX_BYTES] = w[BYTES];
+        }
+        if marked {
+            pkt.set_ecn(Ecn::Ce);
+        }
         let slot = if let AnyScheduler::PerFlowRr(_) = self.scheduler { self.flow_slot(pkt.conn) } else { q };
         self.queues[slot].push_back(pkt);
         self.total += size;
-        let bytes = self.word_mut(BYTES, q);
-        *bytes += size;
-        let now_bytes = *bytes;
-        let max = self.word_mut(MAX_BYTES, q);
-        if now_bytes > *max {
-            *max = now_bytes;
-        }
         marked
     }
 
@@ -342,9 +340,9 @@ impl Port {
     #[inline(always)]
     pub fn pass(&mut self, q: usize, size: u64) {
         debug_assert!(self.is_idle_fifo());
-        let max = self.word_mut(MAX_BYTES, q);
-        if size > *max {
-            *max = size;
+        let w = self.class_mut(q);
+        if size > w[MAX_BYTES] {
+            w[MAX_BYTES] = size;
         }
     }
 
@@ -385,7 +383,7 @@ impl Port {
         // Per-flow FIFOs are all of class 0, the only class.
         let q = s.min(self.num_queues() - 1);
         let size = pkt.size as u64;
-        *self.word_mut(BYTES, q) -= size;
+        self.class_mut(q)[BYTES] -= size;
         self.total -= size;
         Some((q, pkt))
     }
@@ -401,7 +399,7 @@ impl Port {
     /// arrival is the one to drop.
     pub fn pfabric_can_make_room(&self, q: usize, rank: u64, size: u64) -> bool {
         // No cap is u64::MAX, which no sum below reaches past.
-        let cap = self.word(CAP, q);
+        let cap = self.class(q)[CAP];
         let below = Pfabric::bytes_below(&self.queues[q], rank);
         self.queue_bytes(q).saturating_sub(below).saturating_add(size) <= cap
     }
@@ -411,7 +409,7 @@ impl Port {
         let i = Pfabric::victim(&self.queues[q])?;
         let pkt = self.queues[q].remove(i)?;
         let size = pkt.size as u64;
-        *self.word_mut(BYTES, q) -= size;
+        self.class_mut(q)[BYTES] -= size;
         self.total -= size;
         Some(pkt)
     }
@@ -428,7 +426,7 @@ impl Port {
             _ => self.queues[q].pop_back()?,
         };
         let size = pkt.size as u64;
-        *self.word_mut(BYTES, q) -= size;
+        self.class_mut(q)[BYTES] -= size;
         self.total -= size;
         Some(pkt)
     }
@@ -458,7 +456,7 @@ mod tests {
         let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.ecn()).collect();
         assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(p.total_bytes(), 0);
-        assert_eq!(p.max_bytes(), &[6000]);
+        assert_eq!(p.max_bytes(), [6000]);
     }
 
     #[test]
@@ -509,7 +507,7 @@ mod tests {
             x.conn
         }).collect();
         assert_eq!(order, [1, 2, 3, 1]);
-        assert_eq!((p.total_bytes(), p.max_bytes()), (0, &[6000][..]));
+        assert_eq!((p.total_bytes(), p.max_bytes()), (0, vec![6000]));
     }
 
     fn pf(conn: u32, rank: u64, size: u32) -> Packet {
