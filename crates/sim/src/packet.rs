@@ -179,6 +179,12 @@ impl<T: Copy> Slab<T> {
         self.slab[slot as usize]
     }
 
+    /// The value in `slot`, if there is one (a prefetch hint's address).
+    #[inline]
+    pub fn get(&self, slot: u32) -> Option<&T> {
+        self.slab.get(slot as usize)
+    }
+
     /// Free `slot` without reading it (a dropped packet's header).
     #[inline]
     pub fn free(&mut self, slot: u32) {

@@ -464,14 +464,18 @@ impl Sched {
         self.far_first = self.far.peek().map_or(u64::MAX, |r| r.0 .0 .0 >> self.shift);
     }
 
-    /// The links of the next two events (each if it is a `TxDone` or an `Arrive`) of the
-    /// current bucket: a hint for prefetching only (an event scheduled meanwhile can come
-    /// before them in any case).
+    /// The links of the next four events of the current bucket, each if it is a `TxDone` or
+    /// an `Arrive` (with whether it is an `Arrive`): a hint for prefetching only (an event
+    /// scheduled meanwhile can come before them in any case).
     #[inline]
-    pub fn peek_links(&self) -> [Option<LinkId>; 2] {
-        let link = |&(_, p): &(Time, Packed)| (p.0 >> KIND_SHIFT <= ARRIVE).then_some(LinkId(p.0 as u32));
+    pub fn peek_links(&self) -> [Option<(LinkId, bool)>; 4] {
+        let link = |i: usize| {
+            let (_, p) = self.current[i];
+            let kind = p.0 >> KIND_SHIFT;
+            (kind <= ARRIVE).then_some((LinkId(p.0 as u32), kind == ARRIVE))
+        };
         let n = self.current.len();
-        [n.checked_sub(1).and_then(|i| link(&self.current[i])), n.checked_sub(2).and_then(|i| link(&self.current[i]))]
+        [n.checked_sub(1).and_then(link), n.checked_sub(2).and_then(link), n.checked_sub(3).and_then(link), n.checked_sub(4).and_then(link)]
     }
 
     /// Time of the next event.
