@@ -388,6 +388,19 @@ impl Port {
         Some((q, pkt))
     }
 
+    /// The bookkeeping of the port's first FIFO (a prefetch hint's address: the FIFO a
+    /// one-class port sends from).
+    #[inline]
+    pub fn fifo_hint(&self) -> Option<&VecDeque<Packet>> {
+        self.queues.first()
+    }
+
+    /// The packet at the head of the port's first FIFO (a prefetch hint's address).
+    #[inline]
+    pub fn head_hint(&self) -> Option<&Packet> {
+        self.queues.first()?.front()
+    }
+
     /// Whether this is a pFabric port (`switch.scheduler = "pfabric"`).
     #[inline]
     pub fn is_pfabric(&self) -> bool {
