@@ -493,23 +493,18 @@ impl Simulation {
     fn prefetch_next(&self) {
         let [first, second, third, fourth] = self.sched.peek_links();
         // The delivered packet's endpoint.
-        if let Some((l, true)) = first {
-            let link = &self.links[l.idx()];
-            if self.topo.switch_of(link.dst).is_none() {
-                if let Some((_, pkt)) = link.wire.front() {
-                    if let Some((_, rt)) = self.transfers.get(pkt.conn as usize) {
-                        let ep = if pkt.to_receiver() { rt.receiver.as_deref() } else { rt.sender.as_deref() };
-                        if let Some(ep) = ep {
-                            prefetch_prefix(ep, ENDPOINT_PREFETCH_BYTES);
-                        }
-                    }
+        if let Some(pkt) = first.and_then(|l| self.delivered_head(l)) {
+            if let Some((_, rt)) = self.transfers.get(pkt.conn as usize) {
+                let ep = if pkt.to_receiver() { rt.receiver.as_deref() } else { rt.sender.as_deref() };
+                if let Some(ep) = ep {
+                    prefetch_prefix(ep, ENDPOINT_PREFETCH_BYTES);
                 }
             }
         }
-        if let Some((l, true)) = second {
-            let link = &self.links[l.idx()];
-            if self.topo.switch_of(link.dst).is_none() {
-                if let Some((_, pkt)) = link.wire.front() {
+        match second {
+            // A delivery: the packet's full header and its transfer.
+            Some((_, true)) => {
+                if let Some(pkt) = second.and_then(|l| self.delivered_head(l)) {
                     if let Some(h) = self.hdrs.get(pkt.hdr) {
                         prefetch(h);
                     }
@@ -519,13 +514,14 @@ impl Simulation {
                     }
                 }
             }
-        }
-        // A serialization end: the packet at the head of the port's first FIFO (whose
-        // bookkeeping the step before loaded).
-        if let Some((l, false)) = second {
-            if let Some(head) = self.links[l.idx()].port.head_hint() {
-                prefetch(head);
+            // A serialization end: the packet at the head of the port's first FIFO (whose
+            // bookkeeping the step before loaded).
+            Some((l, false)) => {
+                if let Some(head) = self.links[l.idx()].port.head_hint() {
+                    prefetch(head);
+                }
             }
+            None => {}
         }
         match third {
             Some((l, true)) => {
@@ -543,6 +539,17 @@ impl Simulation {
         if let Some((l, _)) = fourth {
             prefetch(&self.links[l.idx()]);
         }
+    }
+
+    /// The packet that an event of `peek_links` (`(link, is an arrival)`) delivers to its host,
+    /// if it is an arrival at a host.
+    #[inline(always)]
+    fn delivered_head(&self, (l, arrives): (LinkId, bool)) -> Option<&crate::packet::Packet> {
+        let link = &self.links[l.idx()];
+        if !arrives || self.topo.switch_of(link.dst).is_some() {
+            return None;
+        }
+        link.wire.front().map(|(_, pkt)| pkt)
     }
 
     /// Run until [`Simulation::is_done`].
