@@ -55,13 +55,17 @@ class UsageError(Exception):
     """Something the user can fix: the message names it and the fix."""
 
 
+def rustc(*args: str) -> str:
+    """What `rustc ARGS` prints."""
+    try:
+        return subprocess.run(["rustc", *args], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise UsageError(f"rustc {' '.join(args)} failed ({e}): install Rust (https://rustup.rs) and put rustc on PATH") from None
+
+
 def rustc_field(name: str) -> str:
     """A field of `rustc -vV` (e.g. `host`)."""
-    try:
-        out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise UsageError(f"rustc -vV failed ({e}): install Rust (https://rustup.rs) and put rustc on PATH") from None
-    for line in out.splitlines():
+    for line in rustc("-vV").splitlines():
         key, _, value = line.partition(":")
         if key.strip() == name:
             return value.strip()
@@ -75,8 +79,7 @@ def find_profdata(explicit: Path | None) -> Path:
             raise UsageError(f"--profdata = {explicit}: not an executable file; give the path of llvm-profdata "
                              "or leave it out to use the Rust toolchain's")
         return explicit
-    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
-    path = Path(sysroot) / "lib" / "rustlib" / rustc_field("host") / "bin" / "llvm-profdata"
+    path = Path(rustc("--print", "sysroot").strip()) / "lib" / "rustlib" / rustc_field("host") / "bin" / "llvm-profdata"
     if not path.is_file():
         raise UsageError(f"llvm-profdata not found at {path}: run `rustup component add llvm-tools` "
                          f"(LLVM {rustc_field('LLVM version')}, the one rustc uses), then this again")
@@ -98,7 +101,10 @@ def rustflags(extra: list[str]) -> str:
 
 def run(cmd: list[str], env: dict[str, str], what: str) -> None:
     print(f"pgo: {what}", flush=True)
-    r = subprocess.run(cmd, env=env, cwd=ROOT)
+    try:
+        r = subprocess.run(cmd, env=env, cwd=ROOT)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot run {cmd[0]} ({e}); install it or put it on PATH") from None
     if r.returncode != 0:
         raise RuntimeError(f"{what} failed (exit {r.returncode}): {' '.join(cmd)}")
 

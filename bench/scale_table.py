@@ -107,8 +107,8 @@ def main() -> int:
         if not 0 < ms <= 100:
             print(f"bench-scale-table: --ms {ms}: simulated milliseconds must be in (0, 100], e.g. --ms 1 2", file=sys.stderr)
             return 2
-    if not args.binary.is_file():
-        print(f"bench-scale-table: --binary {args.binary}: no such file; run `cargo build --release -p slacknet-sim` "
+    if not (args.binary.is_file() and os.access(args.binary, os.X_OK)):
+        print(f"bench-scale-table: --binary {args.binary}: not an executable file; run `cargo build --release -p slacknet-sim` "
               "(or `make pgo` for target/pgo/slacknet-sim) first", file=sys.stderr)
         return 2
     print(f"binary: {args.binary}")

@@ -70,3 +70,24 @@ def test_the_users_rustflags_come_first(monkeypatch: pytest.MonkeyPatch) -> None
     assert pgo.rustflags(["-Cprofile-use=/x"]) == "-Ctarget-cpu=native -Cprofile-use=/x"
     monkeypatch.delenv("RUSTFLAGS")
     assert pgo.rustflags(["-Cprofile-generate=/y"]) == "-Cprofile-generate=/y"
+
+
+def test_without_rustc_on_path_it_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    # The interpreter by its full path; a PATH that holds no Rust toolchain.
+    r = subprocess.run([sys.executable, str(PGO), "binary"], capture_output=True, text=True,
+                       env={"PATH": str(tmp_path)})
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: rustc ") and "put rustc on PATH" in lines[0]
+
+
+def test_the_scale_table_refuses_a_binary_it_cannot_run(tmp_path: Path) -> None:
+    plain = tmp_path / "slacknet-sim"
+    plain.write_text("not a program")
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "scale_table.py"), "--binary", str(plain), "--k", "4"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"bench-scale-table: --binary {plain}: not an executable file; run `cargo build --release -p slacknet-sim` "
+        "(or `make pgo` for target/pgo/slacknet-sim) first"
+    ]
