@@ -172,7 +172,8 @@ pub struct Simulation {
     app_transport: Vec<u16>,
     /// Per transport: whether it is ATP (carries jobs of messages).
     is_atp: Vec<bool>,
-    txbuf: Vec<proto::Segment>,
+    /// The packets of the endpoint being drained, made as it polled (`host`).
+    txpkts: Vec<crate::packet::Packet>,
     // ---- applications ----
     apps: Vec<AnyApp>,
     app_slots: Vec<TimerSlot>,
@@ -217,8 +218,6 @@ pub struct Simulation {
     hdrs: HeaderSlab,
     /// Telemetry stacks of the packets in flight that carry one, by header slot.
     int: IntSlab,
-    /// Telemetry to attach to the segments of `txbuf`, by position.
-    int_txbuf: Vec<Option<proto::IntStack>>,
     /// The time-series sampler (`[run.timeseries]`), `None` when off.
     observe: Option<Box<Observer>>,
     /// NIC backpressure (TSQ, `host.tsq_pkts`).
@@ -303,7 +302,7 @@ impl Simulation {
             is_atp: transports.iter().map(|t| matches!(t.cfg, TransportConfig::Atp(_))).collect(),
             transports,
             app_transport,
-            txbuf: Vec::new(),
+            txpkts: Vec::new(),
             apps,
             app_slots: vec![TimerSlot::default(); num_apps],
             app_heap: BinaryHeap::new(),
@@ -333,7 +332,6 @@ impl Simulation {
             trace: None,
             hdrs: HeaderSlab::default(),
             int: IntSlab::default(),
-            int_txbuf: Vec::new(),
             observe,
             tsq,
             topo,

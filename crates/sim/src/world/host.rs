@@ -38,7 +38,8 @@ use units::{AppId, Bps, FlowId, NodeId, Time};
 use super::Simulation;
 use crate::app::{JobCounts, Op, TransferDone, TransferReq};
 use proto::atp::GroupSpec;
-use crate::packet::Packet;
+use crate::packet::{HeaderSlab, Packet};
+use super::telemetry::IntSlab;
 use crate::sched::Event;
 
 /// What a transfer is: the application's request plus when and by whom it was started.
@@ -139,46 +140,74 @@ impl TransferRt {
     }
 }
 
-/// What `drain` needs to poll an endpoint.
+/// What `drain` needs to poll an endpoint and make packets of what it sends.
 #[derive(Clone, Copy)]
 struct Outbox {
     now: Time,
     side: usize,
     header: u32,
     uses_int: bool,
+    /// The transport classes its own packets (ATP, §5.2): keep their priorities.
+    stamps_prio: bool,
+    /// The transfer's class, and its ACKs' if the transport gives them their own.
+    prio: u8,
+    ack_prio: Option<u8>,
+    /// The host the packets go to.
+    dst: NodeId,
+}
+
+/// Where `Outbox::poll` puts what it makes: the headers, their telemetry, the packets, and
+/// the run's counters of what was sent.
+struct Sink<'a> {
+    hdrs: &'a mut HeaderSlab,
+    int: &'a mut IntSlab,
+    pkts: &'a mut Vec<Packet>,
+    bytes_sent: &'a mut u64,
+    credits_answered: &'a mut u64,
 }
 
 impl Outbox {
-    /// Poll `ep` into `txbuf` (with the telemetry to attach in `int_txbuf`) until it has
-    /// nothing more or, with a TSQ budget `(room, full_packet)`, until a full packet would no
-    /// longer fit in the room left. Returns whether the budget stopped it (the sender is held).
+    /// Poll `ep` into packets (headers stored, telemetry attached) until it has nothing more
+    /// or, with a TSQ budget `(room, full_packet)`, until a full packet would no longer fit in
+    /// the room left. Returns whether the budget stopped it (the sender is held).
     // PERF: inlined into both calls of `drain`, so that without a budget the loop is the plain
-    // drain it was before TSQ (see the measurement at `queue::Port`).
+    // drain it was before TSQ (see the measurement at `queue::Port`). A segment goes straight
+    // into its header slot: buffering segments to make their packets after the poll copied
+    // each twice more.
     #[inline(always)]
-    fn poll(
-        self,
-        ep: &mut Endpoint,
-        budget: Option<(u64, u64)>,
-        txbuf: &mut Vec<proto::Segment>,
-        int_txbuf: &mut Vec<Option<IntStack>>,
-    ) -> bool {
+    fn poll(self, ep: &mut Endpoint, budget: Option<(u64, u64)>, sink: Sink<'_>) -> bool {
         let (mut room, full) = budget.unwrap_or((u64::MAX, 0));
         loop {
             if budget.is_some() && room < full {
                 return true;
             }
-            let Some(seg) = ep.poll_transmit(self.now) else { return false };
+            let Some(mut seg) = ep.poll_transmit(self.now) else { return false };
             if budget.is_some() {
                 room = room.saturating_sub(u64::from(seg.len() + self.header));
             }
-            txbuf.push(seg);
+            // Segments without payload (ACKs) go in their own class if the transport says so;
+            // a transport that classes its own packets (ATP, §5.2) keeps its classes.
+            if !self.stamps_prio {
+                seg.set_prio(match self.ack_prio {
+                    Some(a) if seg.is_empty() => a,
+                    _ => self.prio,
+                });
+            }
+            let hdr = sink.hdrs.insert(seg);
+            let mut pkt = Packet::new(&seg, hdr, self.dst, seg.len() + self.header, self.side == 0);
             if self.uses_int {
                 // A receiver echoes the stack of the data it acknowledges; a sender's data
                 // segments start an empty stack that every switch egress appends to.
                 let echo = ep.take_echo_int();
                 let fresh = (self.side == 0 && !seg.is_empty()).then(IntStack::default);
-                int_txbuf.push(echo.or(fresh));
+                if let Some(stack) = echo.or(fresh) {
+                    sink.int.put(hdr, stack);
+                    pkt.set_has_int();
+                }
             }
+            *sink.bytes_sent += pkt.size as u64;
+            *sink.credits_answered += u64::from(self.side == 0 && seg.answers_credit());
+            sink.pkts.push(pkt);
         }
     }
 }
@@ -373,18 +402,25 @@ impl Simulation {
             (t.header, t.uses_int, t.ideal.acked, t.ack_prio, t.stamps_prio)
         };
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else { return };
-        let mut txbuf = std::mem::take(&mut self.txbuf);
-        let mut int_txbuf = std::mem::take(&mut self.int_txbuf);
-        let out = Outbox { now, side, header, uses_int };
+        let mut pkts = std::mem::take(&mut self.txpkts);
+        let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
+        let out = Outbox { now, side, header, uses_int, stamps_prio, prio, ack_prio, dst: NodeId(dst) };
+        let sink = Sink {
+            hdrs: &mut self.hdrs,
+            int: &mut self.int,
+            pkts: &mut pkts,
+            bytes_sent: &mut self.bytes_sent,
+            credits_answered: &mut self.credits_answered,
+        };
         // TSQ: a sender may put in its NIC queue what its backlog leaves of the limit.
         let tsq = side == 0 && self.tsq.is_on;
         let is_held = if tsq {
             let (limit, full) = self.tsq.budget(tr);
             let room = limit.saturating_sub(rt.nic_bytes);
-            rt.is_held = out.poll(ep, Some((room, full)), &mut txbuf, &mut int_txbuf);
+            rt.is_held = out.poll(ep, Some((room, full)), sink);
             rt.is_held
         } else {
-            out.poll(ep, None, &mut txbuf, &mut int_txbuf)
+            out.poll(ep, None, sink)
         };
         let deadline = ep.poll_timeout();
         let (mut measure, mut release, mut gave_up) = (false, false, false);
@@ -429,34 +465,16 @@ impl Simulation {
                 self.sched.at(d.max(now), Event::Timer { ep: ep_idx, generation: slot.generation });
             }
         }
-        let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
         let nic = self.routes.nic(NodeId(host));
-        for (i, mut seg) in txbuf.drain(..).enumerate() {
-            // Segments without payload (ACKs) go in their own class if the transport says so;
-            // a transport that classes its own packets (ATP, §5.2) keeps its classes.
-            if !stamps_prio {
-                seg.set_prio(match ack_prio {
-                    Some(a) if seg.is_empty() => a,
-                    _ => prio,
-                });
-            }
-            let hdr = self.hdrs.insert(seg);
-            let mut pkt = Packet::new(&seg, hdr, NodeId(dst), seg.len() + header, side == 0);
-            if let Some(stack) = int_txbuf.get_mut(i).and_then(Option::take) {
-                self.int.put(hdr, stack);
-                pkt.set_has_int();
-            }
-            self.bytes_sent += pkt.size as u64;
-            self.credits_answered += u64::from(side == 0 && seg.answers_credit());
+        for &pkt in &pkts {
             if tsq {
                 self.enqueue_tsq(nic, pkt);
             } else {
                 self.enqueue_nic(nic, pkt);
             }
         }
-        int_txbuf.clear();
-        self.int_txbuf = int_txbuf;
-        self.txbuf = txbuf;
+        pkts.clear();
+        self.txpkts = pkts;
         if measure {
             let Some(rt) = self.transfers.rt_mut(f) else { return };
             debug_assert!(rt.finished_at.is_none());
