@@ -11,9 +11,10 @@ computes).
     python bench/pgo.py binary       # target/pgo/slacknet-sim, next to the plain target/release one
     python bench/pgo.py extension    # rebuild the installed Python extension (slacknet._native)
 
-The training set (`TRAINING`) is `experiments/pgo/` (a leaf-spine, a fat-tree and the
-bounded-loss ML setting, each with its own sizes and seed) and the reduced scenarios of the
-Aeolus, NetApprox, Credence and pFabric reproductions, so that each system's paths are trained.
+The training set (`TRAINING`) is `experiments/pgo/` (a leaf-spine, one under the `ns3_compat`
+profile, a fat-tree and the bounded-loss ML setting, each with its own sizes and seed) and the
+reduced scenarios of the Aeolus, NetApprox, Credence and pFabric reproductions, so that each
+system's paths are trained.
 No scenario that a benchmark times (`experiments/compare/`, `experiments/scale/`, the scale
 table's fat-trees) is in it. It needs `llvm-profdata` of the Rust toolchain's own LLVM
 (`rustup component add llvm-tools`); without it, one line says so and the exit code is 2.
@@ -39,6 +40,7 @@ OUT = ROOT / "target" / "pgo"
 # Scenarios the instrumented build runs, relative to the repository (about 3 s of plain runs).
 TRAINING = [
     "experiments/pgo/leaf_spine.toml",
+    "experiments/pgo/ns3_compat.toml",
     "experiments/pgo/fat_tree.toml",
     "experiments/pgo/mlt.toml",
     "experiments/aeolus/websearch.toml",
