@@ -326,6 +326,9 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
             let sw = topo.switch_of(l.src);
             let port_idx = next_port[l.src.idx()];
             next_port[l.src.idx()] += 1;
+            // Ports times queues per port is below the queue-length table's size, which the
+            // network's memory estimate bounds far below `u32::MAX`.
+            let queue_base = u32::try_from(port_idx as usize * spec.switch.queues.len()).unwrap_or(u32::MAX);
             let port = if sw.is_some() { Port::new(sw_conf.clone(), spec.switch.scheduler, quantum) } else { nic_port() };
             let credit = credit_gap(spec, l.rate).map(|(cap, gap)| Box::new(CreditShaper::new(cap, gap)));
             Link {
@@ -333,7 +336,7 @@ pub(crate) fn links(spec: &Spec, topo: &Topology, out_links: &[Vec<LinkId>], bas
                 rate: l.rate,
                 delay: l.delay,
                 switch: sw.map_or(NO_SWITCH, |s| s.0),
-                port_idx,
+                queue_base,
                 // An empty port: whether it is an idle FIFO is whether it may ever pass.
                 passable: port.is_idle_fifo(),
                 port,

@@ -245,6 +245,7 @@ impl Simulation {
             Op::Cancel(_) => {
                 rt.outcome = Some(Outcome::Cancelled);
                 self.cancelled += 1;
+                self.ended += 1;
                 self.release_transfer(f);
                 return;
             }
@@ -482,6 +483,7 @@ impl Simulation {
                 rt.finished_at = Some(now);
                 let outcome = rt.outcome.unwrap_or(Outcome::Complete);
                 self.finished += 1;
+                self.ended += 1;
                 self.notify_done(f, outcome);
             }
         }
@@ -490,6 +492,7 @@ impl Simulation {
                 rt.outcome = Some(Outcome::GivenUp);
             }
             self.given_up += 1;
+            self.ended += 1;
             self.notify_done(f, Outcome::GivenUp);
         }
         if release {

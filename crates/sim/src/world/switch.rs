@@ -47,8 +47,11 @@ pub(crate) struct Link {
     pub(crate) delay: Dur,
     /// Owning switch index, or `NO_SWITCH` for a host NIC.
     pub(crate) switch: u32,
-    /// Index of this port among its switch's ports.
-    pub(crate) port_idx: u32,
+    /// Index of this port's first queue in its switch's queue lengths (`SwitchBuf::qlen`): its
+    /// index among the switch's ports times the queues per port.
+    // PERF: not the port index, which every enqueue and dequeue multiplied by the switch's
+    // queues per port (read from the switch).
+    pub(crate) queue_base: u32,
     pub(crate) dst: NodeId,
     /// Whether a `TxDone` for this link is pending.
     pub(crate) tx_done_pending: bool,
@@ -243,7 +246,7 @@ impl Simulation {
         let link = &mut self.links[l.idx()];
         let sw = &mut self.switches[s];
         let now = self.sched.now();
-        let qi = link.port_idx as usize * sw.buf.qpp + q;
+        let qi = link.queue_base as usize + q;
         let first_rtt = pkt.to_receiver() && pkt.seq < self.first_rtt_bytes;
         let verdict = sw.admission.admit(&sw.buf, &Arrival { queue: qi, size, now, first_rtt });
         if let Some(t) = self.trace.as_deref_mut() {
@@ -334,7 +337,7 @@ impl Simulation {
         let now = self.sched.now();
         let s = link.switch as usize;
         let sw = &mut self.switches[s];
-        let qi = link.port_idx as usize * sw.buf.qpp + q;
+        let qi = link.queue_base as usize + q;
         // CORRECTNESS: enough bytes of lower priority are queued, and the least urgent go first,
         // so every victim is less urgent than `pkt` and the loop ends with room for it.
         while link.port.check_cap(q, size).is_err() {
@@ -491,7 +494,7 @@ impl Simulation {
         let size = pkt.size as u64;
         if at_switch && !is_credit {
             let sw = &mut self.switches[link.switch as usize];
-            let qi = link.port_idx as usize * sw.buf.qpp + q;
+            let qi = link.queue_base as usize + q;
             sw.buf.occupancy -= size;
             sw.buf.qlen[qi] -= size;
             sw.stats.dequeued_bytes += size;
