@@ -4,7 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
-    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--hash-seeds N | --hash-seeds a,b,...]
+    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--hash-seeds N | --hash-seeds a,b,...] [--repeat N]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
@@ -120,6 +120,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
         "flow_index scenario) and report every percentile as mean, sd and min-max over the seeds "
         "with a verdict per row; SEEDS is a count N (seeds 1..N) or a list such as 1,2,3",
+    )
+    c.add_argument(
+        "--repeat", metavar="N", default="1",
+        help="run each simulator N times (default 1), alternated (slacknet, ns-3, htsim, slacknet, ...) "
+        "so that all see the machine's same load, and report each one's median wall time (and the "
+        "events/s and ratios from it) and its largest peak memory; every run's wall time goes to "
+        "comparison.json. slacknet's runs must give identical records (else an error: a bug). With "
+        "--hash-seeds, each seed is repeated N times",
     )
 
     sw = sub.add_parser(
@@ -398,10 +406,25 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repeat(text: str) -> int:
+    """``compare --repeat``: a whole number of runs, at least 1 (InputError otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--repeat = {text}: give a whole number of runs per simulator, at least 1 "
+                         "(e.g. --repeat 3), or leave it out for one run each")
+    return n
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare, compare_seeds, render
     from .config import load_scenario
 
+    repeat = _repeat(args.repeat)  # refused before anything is loaded or run
+    runs = f", each {repeat} times alternated (median wall times)" if repeat > 1 else ""
+    progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if repeat > 1 else None
     sc = load_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("results") / "compare" / _safe_name(sc.name)
     if args.hash_seeds is not None:
@@ -409,18 +432,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             out = out.with_name(out.name + "_seeds")
         seeds = args.hash_seeds
         print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows, once per ECMP hash seed "
-              f"({', '.join(map(str, seeds))}), one run at a time (ns-3 may take minutes per seed)...",
+              f"({', '.join(map(str, seeds))}){runs}, one run at a time (ns-3 may take minutes per seed)...",
               file=sys.stderr)
         scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
-                             htsim_dir=args.htsim)
+                             htsim_dir=args.htsim, repeat=repeat)
         print(render(scmp))
         print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
         print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
         print(f"results: {out}")
         return 0
-    print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows "
+    print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows{runs} "
           "(ns-3 may take minutes)...", file=sys.stderr)
-    cmp = compare(sc, out, htsim_dir=args.htsim)
+    cmp = compare(sc, out, htsim_dir=args.htsim, repeat=repeat, progress=progress)
     print(render(cmp))
     print(f"plot: {out / 'compare_cdf.png'}")
     print(f"results: {out}")

@@ -18,6 +18,20 @@ switched to hashed ECMP in both simulators for this, and the output says so. Run
 sequential (no two of them overlap, so no wall time is shared with another of our runs); the
 machine's load average before each run is recorded, since other processes do inflate them.
 
+With ``--repeat N`` (``compare(..., repeat=N)``; default 1, one run each) every simulator
+runs N times, alternated (slacknet, ns-3, htsim, slacknet, ns-3, htsim, ...) so that all of them
+see the machine's same load, and the table's wall time, the events/s and packet-hops/s derived
+from it and the ratios use each simulator's *median* wall time; peak memory is the largest run.
+This machine's speed drifts by 10-20% within minutes, so one run decides nothing near a
+threshold (``bench/targets.py`` uses it for issue 15's targets). Every run's wall time and peak
+memory are kept (:attr:`Comparison.wall_runs_s`, ``wall_runs_s`` in ``comparison.json``); run 1
+writes where a single run would, run ``i`` into ``run<i>/``. The slowdowns are run 1's.
+CORRECTNESS: slacknet is deterministic, so its N runs must give identical per-flow records;
+if they do not, :class:`CompareError` says so (a bug, never averaged away). A peer whose FCTs
+change between its runs is named under the table. ``--repeat`` combines with ``--hash-seeds``:
+each seed is then repeated N times (its median wall time), and the means over seeds are means
+of those medians.
+
 The ns-3 side needs a source checkout: nothing here is needed to install or test slacknet.
 
 UEC htsim (``bench/peers/htsim/``, ``htsim_uec -sender_cc_algo dctcp``) is the second peer. It
@@ -57,6 +71,7 @@ __all__ = [
     "Comparison",
     "SeedComparison",
     "aggregate_seeds",
+    "check_repeat",
     "compare",
     "compare_seeds",
     "htsim_args",
@@ -144,9 +159,19 @@ class Comparison:
     skipped: dict[str, str] = field(default_factory=dict)
     """Peers that did not run, with the one-line reason (e.g. ``{"htsim": "HTSIM_DIR is not
     set: ..."}``)."""
+    repeat: int = 1
+    """Runs per simulator (``compare(..., repeat=N)``): :attr:`wall_s` and the table's wall
+    time and events/s are then medians over the runs, peak memory the largest run."""
+    wall_runs_s: dict[str, list[float]] = field(default_factory=dict)
+    """Every run's wall time per simulator, in the order they ran."""
+    peak_rss_runs_mb: dict[str, list[float | None]] = field(default_factory=dict)
+    """Every run's peak memory per simulator, in the order they ran."""
+    varied: list[str] = field(default_factory=list)
+    """Peers whose per-flow FCTs changed between their runs (the table shows their run 1)."""
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready summary."""
+        """A JSON-ready summary (with ``repeat`` above 1 also ``repeat``, ``wall_runs_s``,
+        ``peak_rss_runs_mb`` and ``fct_varied_between_runs``)."""
         out = {
             "scenario": self.scenario,
             "table": json.loads(self.table.to_json(orient="index")),
@@ -159,6 +184,12 @@ class Comparison:
             out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.repeat > 1:
+            out["repeat"] = self.repeat
+            out["wall_statistic"] = f"median of {self.repeat} runs per simulator, alternated"
+            out["wall_runs_s"] = self.wall_runs_s
+            out["peak_rss_runs_mb"] = self.peak_rss_runs_mb
+            out["fct_varied_between_runs"] = self.varied
         return out
 
 
@@ -184,6 +215,8 @@ class SeedComparison:
     out_dir: Path | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     """Peers that did not run, with the one-line reason (as :attr:`Comparison.skipped`)."""
+    repeat: int = 1
+    """Runs per simulator and seed; above 1, each seed's wall time is its median."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -205,6 +238,12 @@ class SeedComparison:
             }
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.repeat > 1:
+            out["repeat"] = self.repeat
+            out["wall_statistic"] = (f"per seed, the median of {self.repeat} runs per simulator, "
+                                     "alternated; means over seeds of those medians")
+            out["wall_runs_s"] = {str(s): r.wall_runs_s for s, r in zip(self.seeds, self.runs)}
+            out["fct_varied_between_runs"] = {str(s): r.varied for s, r in zip(self.seeds, self.runs)}
         return out
 
 
@@ -338,17 +377,25 @@ def compare(
     *,
     python: str | None = None,
     htsim_dir: str | os.PathLike[str] | None = None,
+    repeat: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
-    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs)."""
+    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs).
+
+    ``repeat`` runs each simulator that many times, alternated (slacknet, ns-3, htsim,
+    slacknet, ...), and reports each one's median wall time; run ``i`` > 1 writes into
+    ``out_dir/run<i>``. CompareError if slacknet's runs give different records (a bug).
+    ``progress``, if given, is called with one line after each round of runs."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    repeat = check_repeat(repeat)
     out = Path(out_dir)
     peer_args = _peer_args(sc)
     peer = ns3peer_path()
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
     out.mkdir(parents=True, exist_ok=True)
     flows = _flow_list(sc, out)
-    cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim)
+    cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim, repeat=repeat, progress=progress)
     if reason is not None:
         cmp.skipped["htsim"] = reason
     (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
@@ -368,6 +415,57 @@ def _flow_list(sc: Scenario, out: Path) -> Path:
     return flows
 
 
+def check_repeat(repeat: object) -> int:
+    """``repeat`` as a number of runs per simulator: a whole number, at least 1 (CompareError
+    otherwise)."""
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise CompareError(f"repeat = {repeat!r}: give a whole number of runs per simulator, at least 1 (e.g. 3)")
+    return repeat
+
+
+@dataclass
+class _SlacknetRun:
+    """One slacknet run of the flow list, as :func:`_run_slacknet` returns it."""
+
+    records: pd.DataFrame
+    summary: dict[str, Any]
+    peak_rss_mb: float
+
+
+def _run_slacknet(replay_json: Path, out: Path, python: str | None) -> _SlacknetRun:
+    """slacknet on the replay scenario, in a child process like the peers (so that every peak
+    memory is measured the same way: the child's maximum resident set, interpreter included)."""
+    cmd = [python or sys.executable, "-m", "slacknet.cli", "run", str(replay_json),
+           "--out", str(out), "--no-plot", "--no-progress"]  # fmt: skip
+    rc, text, rss = _run_measured(cmd)
+    if rc != 0:
+        raise CompareError("the slacknet run failed:\n  " + "\n  ".join(text.strip().splitlines()[-5:]))
+    res = Results.load(out)
+    return _SlacknetRun(records=res.records.copy(), summary=dict(res.summary), peak_rss_mb=rss)
+
+
+def _run_peer(name: str, cmd: list[str], fct_out: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """A peer runner (``ns3peer.py run`` or ``htsimpeer.py run``): its result line and records."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise CompareError(f"the {name} run failed:\n  " + "\n  ".join(tail))
+    return _last_json_line(proc.stdout), read_peer_fct(fct_out)
+
+
+def _first_difference(a: pd.DataFrame, b: pd.DataFrame) -> str:
+    """Where two runs' records first differ, in words (for :func:`_compare_once`'s error)."""
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return f"{len(a)} records with columns {list(a.columns)} against {len(b)} with {list(b.columns)}"
+    for col in a.columns:
+        x, y = a[col].reset_index(drop=True), b[col].reset_index(drop=True)
+        differs = ~((x == y) | (x.isna() & y.isna()))
+        if differs.any():
+            i = int(np.flatnonzero(differs.to_numpy())[0])
+            return f"flow {a['id'].iloc[i]}, {col}: {x.iloc[i]} against {y.iloc[i]}"
+    return "the column types"
+
+
 def _compare_once(
     sc: Scenario,
     flows: Path,
@@ -376,34 +474,72 @@ def _compare_once(
     peer: Path,
     python: str | None,
     htsim: _HtsimPlan | None = None,
+    repeat: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Run ``flows`` under ``sc`` in slacknet, under ``peer_args`` in ns-3 and, with a plan,
-    in htsim, into ``out``."""
+    in htsim, into ``out``; ``repeat`` times each, alternated (slacknet, ns-3, htsim, slacknet,
+    ...) so that every simulator sees the machine's same load. Run 1 writes into ``out``, run
+    ``i`` > 1 into ``out/run<i>``.
+
+    The slowdowns are run 1's. Wall time is each simulator's median over its runs (events/s
+    follow from it), peak memory its largest run. CORRECTNESS: slacknet is deterministic, so
+    all its runs must give the same records; if not, CompareError (a bug, never averaged).
+    A peer whose FCTs change between runs is listed in :attr:`Comparison.varied`."""
     out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
-
-    # slacknet runs in a child process like ns-3 does, so both peak memories are measured the
-    # same way (the child's maximum resident set, interpreter included).
     replay_json = out / "slacknet_scenario.json"
     replay_json.write_text(replay.to_json(indent=2) + "\n", encoding="utf-8")
-    load_before = {"slacknet": os.getloadavg()[0]}
-    me_cmd = [python or sys.executable, "-m", "slacknet.cli", "run", str(replay_json),
-              "--out", str(out / "slacknet"), "--no-plot", "--no-progress"]
-    rc, me_out, me_rss = _run_measured(me_cmd)
-    if rc != 0:
-        raise CompareError("the slacknet run failed:\n  " + "\n  ".join(me_out.strip().splitlines()[-5:]))
-    res = Results.load(out / "slacknet")
-    mine = res.records.copy()
+    interp = python or sys.executable
+    sims = ["slacknet", "ns-3"] + (["htsim"] if htsim is not None else [])
+    walls: dict[str, list[float]] = {s: [] for s in sims}
+    peaks: dict[str, list[float | None]] = {s: [] for s in sims}
+    loads: dict[str, list[float]] = {s: [] for s in sims}
+    first: _SlacknetRun | None = None
+    peer_runs: dict[str, list[tuple[dict[str, Any], pd.DataFrame]]] = {s: [] for s in sims[1:]}
+    for i in range(repeat):
+        run_dir = out if i == 0 else out / f"run{i + 1}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        loads["slacknet"].append(os.getloadavg()[0])
+        me = _run_slacknet(replay_json, run_dir / "slacknet", python)
+        if first is None:
+            first = me
+        elif not me.records.equals(first.records):
+            raise CompareError(
+                f"slacknet's run {i + 1} of {repeat} gave other per-flow records than its run 1 "
+                f"({_first_difference(first.records, me.records)}; records in {out / 'slacknet'} and "
+                f"{run_dir / 'slacknet'}): slacknet is deterministic, so this is a bug; please report it "
+                "with the scenario"
+            )
+        walls["slacknet"].append(float(me.summary["wall_time_s"]))
+        peaks["slacknet"].append(me.peak_rss_mb)
 
-    ns3_out = out / "ns3_fct.txt"
-    load_before["ns-3"] = os.getloadavg()[0]
-    cmd = [python or sys.executable, str(peer), "run", "--flows", str(flows.resolve()), "--out", str(ns3_out), *peer_args]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise CompareError("the ns-3 run failed:\n  " + "\n  ".join(tail))
-    info = _last_json_line(proc.stdout)
-    theirs = read_peer_fct(ns3_out)
+        loads["ns-3"].append(os.getloadavg()[0])
+        ns3_out = run_dir / "ns3_fct.txt"
+        cmd = [interp, str(peer), "run", "--flows", str(flows.resolve()), "--out", str(ns3_out), *peer_args]
+        ns3_run = _run_peer("ns-3", cmd, ns3_out)
+        peer_runs["ns-3"].append(ns3_run)
+        walls["ns-3"].append(float(ns3_run[0]["wall_s"]))
+        peaks["ns-3"].append(ns3_run[0].get("peak_rss_mb"))
+
+        if htsim is not None:
+            loads["htsim"].append(os.getloadavg()[0])
+            h_out = run_dir / "htsim_fct.txt"
+            cmd = [interp, str(htsim.runner), "run", "--htsim", htsim.checkout,
+                   "--flows", str(flows.resolve()), "--out", str(h_out), *htsim.args]  # fmt: skip
+            h_run = _run_peer("htsim", cmd, h_out)
+            peer_runs["htsim"].append(h_run)
+            walls["htsim"].append(float(h_run[0]["wall_s"]))
+            peaks["htsim"].append(h_run[0].get("peak_rss_mb"))
+        if progress is not None:
+            progress(f"run {i + 1}/{repeat}: " + ", ".join(f"{s} {walls[s][-1]:.3g} s" for s in sims))
+    assert first is not None  # repeat >= 1
+    mine = first.records
+    summary = first.summary
+    wall = {s: _median(v) for s, v in walls.items()}
+    varied = [s for s, rs in peer_runs.items()
+              if any(not np.array_equal(r[1]["fct_ns"].to_numpy(), rs[0][1]["fct_ns"].to_numpy()) for r in rs[1:])]
+    info, theirs = peer_runs["ns-3"][0]
 
     # Same ideal for both: slacknet's closed form, joined by flow id.
     ideal = mine.set_index("id")["ideal_fct_ps"]
@@ -414,19 +550,22 @@ def _compare_once(
 
     a, b = _stats(mine), _stats(theirs)
     rows = {k: {"slacknet": a[k], "ns-3": b[k]} for k in a}
-    drops = float(res.summary.get("switch_drops", 0) + res.summary.get("nic_drops", 0))
+    drops = float(summary.get("switch_drops", 0) + summary.get("nic_drops", 0))
     rows["drops (packets)"] = {"slacknet": drops, "ns-3": float(info.get("drops", math.nan))}
-    wall_me = float(res.summary["wall_time_s"])
-    wall_ns3 = float(info["wall_s"])
-    rows["wall time (s)"] = {"slacknet": wall_me, "ns-3": wall_ns3}
-    rows["events"] = {"slacknet": float(res.summary["events"]), "ns-3": float(info.get("events", math.nan))}
-    rows["events/s"] = {"slacknet": float(res.summary["events_per_s"]),
-                        "ns-3": float(info.get("events", math.nan)) / wall_ns3}
-    rows["packet-hops/s"] = {"slacknet": float(res.summary["packet_hops_per_s"]), "ns-3": math.nan}
+    rows["wall time (s)"] = {"slacknet": wall["slacknet"], "ns-3": wall["ns-3"]}
+    rows["events"] = {"slacknet": float(summary["events"]), "ns-3": float(info.get("events", math.nan))}
+    # As Results computes them from one run's wall time (so that one run gives what it gave).
+    rows["events/s"] = {"slacknet": summary.get("events", 0) / max(wall["slacknet"], 1e-9),
+                        "ns-3": float(info.get("events", math.nan)) / wall["ns-3"]}
+    rows["packet-hops/s"] = {"slacknet": summary.get("packet_hops", 0) / max(wall["slacknet"], 1e-9),
+                             "ns-3": math.nan}
     # Whole processes: slacknet's includes the Python interpreter with pandas and pyarrow
     # (about 130 MB before the simulation allocates anything; `make bench` shows the
     # simulator's own peak).
-    rows["peak memory (MB)"] = {"slacknet": me_rss, "ns-3": float(info.get("peak_rss_mb") or math.nan)}
+    peak = {s: _max_or_none(v) for s, v in peaks.items()}
+    me_rss = peak["slacknet"]
+    assert me_rss is not None  # measured by _run_measured on every run
+    rows["peak memory (MB)"] = {"slacknet": me_rss, "ns-3": float(peak["ns-3"] or math.nan)}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["ratio"] = table["ns-3"] / table["slacknet"]
 
@@ -436,26 +575,17 @@ def _compare_once(
     h_info: dict[str, Any] = {}
     vs_htsim: dict[str, list[int]] = {}
     if htsim is not None:
-        h_out = out / "htsim_fct.txt"
-        load_before["htsim"] = os.getloadavg()[0]
-        cmd = [python or sys.executable, str(htsim.runner), "run", "--htsim", htsim.checkout,
-               "--flows", str(flows.resolve()), "--out", str(h_out), *htsim.args]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-            raise CompareError("the htsim run failed:\n  " + "\n  ".join(tail))
-        h_info = _last_json_line(proc.stdout)
-        h_df = read_peer_fct(h_out).set_index("id").join(ideal, how="left").reset_index()
+        h_info, h_raw = peer_runs["htsim"][0]
+        h_df = h_raw.set_index("id").join(ideal, how="left").reset_index()
         h_df["slowdown"] = np.where(h_df["finished"], h_df["fct_ns"] * 1e3 / h_df["ideal_fct_ps"], np.nan)
         c = _stats(h_df)
-        wall_h = float(h_info["wall_s"])
         run_rows = {
             "drops (packets)": math.nan,  # htsim_uec prints no drop count
-            "wall time (s)": wall_h,
+            "wall time (s)": wall["htsim"],
             "events": math.nan,
             "events/s": math.nan,
             "packet-hops/s": math.nan,
-            "peak memory (MB)": float(h_info.get("peak_rss_mb") or math.nan),
+            "peak memory (MB)": float(peak["htsim"] or math.nan),
         }
         table["htsim"] = [c[k] if k in c else run_rows[str(k)] for k in table.index]
         table["htsim ratio"] = table["htsim"] / table["slacknet"]
@@ -464,28 +594,37 @@ def _compare_once(
             "slacknet": sorted(int(i) for i in fin_me - fin_h),
             "htsim": sorted(int(i) for i in fin_h - fin_me),
         }
-    wall_s = {"slacknet": wall_me, "ns-3": wall_ns3}
-    peak = {"slacknet": me_rss, "ns-3": info.get("peak_rss_mb")}
-    if h_df is not None:
-        wall_s["htsim"] = float(h_info["wall_s"])
-        peak["htsim"] = h_info.get("peak_rss_mb")
     return Comparison(
         scenario=sc.name,
         table=table,
         slacknet=mine,
         ns3=theirs,
-        wall_s=wall_s,
+        wall_s=wall,
         peak_rss_mb=peak,
         only_finished_in={
             "slacknet": sorted(int(i) for i in fin_me - fin_ns3),
             "ns-3": sorted(int(i) for i in fin_ns3 - fin_me),
         },
         out_dir=out,
-        load_before=load_before,
+        load_before={s: max(v) for s, v in loads.items()},
         htsim=h_df,
         htsim_info=h_info,
         only_finished_vs_htsim=vs_htsim,
+        repeat=repeat,
+        wall_runs_s=walls,
+        peak_rss_runs_mb=peaks,
+        varied=varied,
     )
+
+
+def _median(values: Sequence[float]) -> float:
+    """The median (the mean of the middle two for an even count)."""
+    return float(np.median(np.asarray(values, dtype=np.float64)))
+
+
+def _max_or_none(values: Sequence[float | None]) -> float | None:
+    known = [float(v) for v in values if v is not None]
+    return max(known) if known else None
 
 
 # --------------------------------------------------------------------------
@@ -659,6 +798,7 @@ def compare_seeds(
     python: str | None = None,
     progress: Callable[[str], None] | None = None,
     htsim_dir: str | os.PathLike[str] | None = None,
+    repeat: int = 1,
 ) -> SeedComparison:
     """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
     :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
@@ -669,6 +809,9 @@ def compare_seeds(
     distributions over seeds are compared, never one seed against the same seed. A
     ``flow_index`` scenario is switched to ``ecmp`` (``routing_note`` says so). Runs go one at a
     time (seed 1 slacknet, seed 1 ns-3, seed 2 slacknet, ...) so no wall time is shared.
+    With ``repeat`` above 1 each seed is compared as :func:`compare` does with it (every
+    simulator ``repeat`` times, alternated; its median wall time, its largest peak memory), and
+    the means over seeds are means of those medians.
     Writes ``seed<s>/`` (each run's files), ``per_seed.csv``, ``seeds_summary.csv``,
     ``comparison.json`` and ``compare_cdf.png`` (every seed, faded) into ``out_dir``."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -676,6 +819,7 @@ def compare_seeds(
         seed_list = _check_seeds(seeds)
     except ValueError as e:
         raise CompareError(str(e)) from None
+    repeat = check_repeat(repeat)
     out = Path(out_dir)
     _peer_args(sc)  # rejects what the peer cannot model before anything runs
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
@@ -698,12 +842,15 @@ def compare_seeds(
         htsim_s = None
         if htsim is not None:
             htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
-        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python, htsim=htsim_s)
+        each = _prefixed(progress, f"seed {s}: ") if progress is not None and repeat > 1 else None
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python,
+                            htsim=htsim_s, repeat=repeat, progress=each)
         runs.append(cmp)
         if progress is not None:
             progress(
                 f"seed {s}: slacknet {cmp.wall_s['slacknet']:.2f} s, ns-3 {cmp.wall_s['ns-3']:.1f} s"
                 + (f", htsim {cmp.wall_s['htsim']:.2f} s" if "htsim" in cmp.wall_s else "")
+                + (f" (medians of {repeat} runs)" if repeat > 1 else "")
             )
     per_seed = per_seed_table(runs, seed_list)
     result = SeedComparison(
@@ -716,12 +863,17 @@ def compare_seeds(
         routing_note=note,
         out_dir=out,
         skipped={"htsim": reason} if reason is not None else {},
+        repeat=repeat,
     )
     per_seed.to_csv(out / "per_seed.csv", index=False)
     result.slowdown.to_csv(out / "seeds_summary.csv", index=False)
     (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
     plot_seeds(result, out / "compare_cdf.png")
     return result
+
+
+def _prefixed(progress: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda msg: progress(prefix + msg)
 
 
 def _run_measured(cmd: list[str]) -> tuple[int, str, float]:
@@ -814,7 +966,10 @@ def render(cmp: Comparison | SeedComparison) -> str:
                 return f"{x:.3g}"
             return f"{x:.3f}"
 
-        line = f"{str(metric):<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}"
+        label = str(metric)
+        if label == "wall time (s)" and cmp.repeat > 1:
+            label = f"wall time (s), median of {cmp.repeat}"
+        line = f"{label:<28}{fmt(row['slacknet']):>12}{fmt(row['ns-3']):>12}{fmt(row['ratio'], True):>15}"
         if has_htsim:
             line += f"{fmt(row['htsim']):>12}{fmt(row['htsim ratio'], True):>16}"
         lines.append(line)
@@ -831,8 +986,25 @@ def render(cmp: Comparison | SeedComparison) -> str:
         lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
+    if cmp.repeat > 1:
+        lines += _repeat_lines(cmp)
     return "\n".join(lines)
 
+
+def _repeat_lines(cmp: Comparison) -> list[str]:
+    """What a repeated comparison adds under its table: how wall time was taken, every run's."""
+    sims = ", ".join(cmp.wall_runs_s)
+    lines = textwrap.wrap(
+        f"wall time: the median of {cmp.repeat} runs of each simulator, alternated ({sims}, "
+        f"{sims}, ...); events/s and packet-hops/s from that median; peak memory: the largest run; "
+        f"slowdowns: run 1 (slacknet's {cmp.repeat} runs gave identical per-flow records)",
+        100,
+    )
+    lines.append("wall time of each run (s): " + "; ".join(
+        f"{sim} " + " ".join(f"{w:.3g}" for w in walls) for sim, walls in cmp.wall_runs_s.items()))
+    for sim in cmp.varied:
+        lines.append(f"{sim}: its per-flow FCTs differed between its runs (the table shows run 1's)")
+    return lines
 
 
 def _fmt_value(metric: str, x: float, is_ratio: bool = False) -> str:
@@ -914,6 +1086,15 @@ def _render_seeds(cmp: SeedComparison) -> str:
         lines += textwrap.wrap(HTSIM_NOTE.replace("-seed 1", "-seed s"), 100)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
+    if cmp.repeat > 1:
+        lines += textwrap.wrap(
+            f"wall time: per seed, the median of {cmp.repeat} runs of each simulator, alternated; "
+            "peak memory: per seed, the largest run; then the mean over seeds of each",
+            100,
+        )
+        for s, r in zip(cmp.seeds, cmp.runs):
+            lines += [f"seed {s}: {sim}: its per-flow FCTs differed between its runs (run 1's are used)"
+                      for sim in r.varied]
     load = cmp.per_seed["load_before"].to_numpy(dtype=np.float64)
     lines.append(
         "runs were sequential (none of ours overlapped); 1-minute load average before each run: "
