@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
 # PGO=1: the benchmarks below that time the simulator (bench, bench-scale, bench-scale-table,
-# bench-peers, bench-peers-seeds) build and time the profile-guided builds (see `pgo`).
+# bench-peers, bench-peers-seeds, bench-targets) build and time the profile-guided builds (see `pgo`).
 PGO ?=
 ifeq ($(PGO),1)
 SIM        := ./target/pgo/slacknet-sim
@@ -19,7 +19,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -136,6 +136,22 @@ bench-credence: install
 bench-scale:
 	$(BUILD_SIM)
 	$(SIM) experiments/scale/fat_tree_k16.toml
+
+## bench-targets: issue 15's targets next to what this machine measures now, and whether each
+## holds: the 256-host comparison at least 5x faster than UEC htsim (with HTSIM_DIR; else that
+## line says skipped) and 150x faster than ns-3.44, measured in the same `slacknet compare
+## --repeat` (each simulator TARGETS_RUNS times, alternated), and the k = 16 fat-tree under 60 s
+## of CPU and 150 MB; the median of TARGETS_RUNS runs (default 3) decides (bench/targets.py).
+## ns-3 takes about 60 s per ls256 run and k = 16 about 60 s per run: about 6-7 minutes in all.
+## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part.
+TARGETS_RUNS ?= 3
+TARGETS_ONLY ?=
+bench-targets: install
+	$(if $(filter ls256,$(TARGETS_ONLY)),,$(BUILD_SIM))
+	$(if $(filter k16,$(TARGETS_ONLY)),,$(BUILD_EXT))
+	$(if $(filter k16,$(TARGETS_ONLY)),,$(PY) bench/peers/ns3/ns3peer.py ensure)
+	$(if $(filter k16,$(TARGETS_ONLY)),,$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR)))
+	$(PY) bench/targets.py --binary $(SIM) --runs $(TARGETS_RUNS) $(HTSIM_FLAG) $(if $(TARGETS_ONLY),--only $(TARGETS_ONLY))
 
 ## bench-ab: two builds of slacknet-sim timed against each other, alternately (A, B, A, B, ...)
 ## so that both see the machine's same load: CPU seconds per run, min and median of each, in how

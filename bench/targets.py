@@ -1,0 +1,259 @@
+"""`make bench-targets`: issue 15's performance targets next to what this machine measures now,
+and whether each holds.
+
+The targets:
+
+- **ls256**: the 256-host comparison scenario (`experiments/compare/ls256.toml`, 1,425 flows) at
+  least 5x faster than UEC htsim and 150x faster than ns-3.44, each measured in the same run on
+  the same flows;
+- **k16**: the k = 16 fat-tree (`experiments/scale/fat_tree_k16.toml`: 1,024 hosts at 100 Gbit/s,
+  10 ms) in under 60 s and under 150 MB of peak memory on one core.
+
+How each is measured, and what decides:
+
+- ls256 is `slacknet compare --repeat R` (`slacknet.compare.compare(..., repeat=R)`): every
+  simulator runs R times, alternated (slacknet, ns-3, htsim, slacknet, ...), so that all see the
+  machine's same load; a ratio is the peer's median wall time over slacknet's. slacknet's wall
+  time is the simulation's inside the Python API (what `slacknet compare` reports; `make
+  install-pgo` or `PGO=1` makes that the profile-guided extension), the peers' are their whole
+  processes. Without an htsim checkout (`--htsim DIR` or `$HTSIM_DIR`) the htsim line says
+  "skipped" and the rest runs.
+- k16 runs the simulator binary R times (`slacknet-sim SCENARIO`; it is single-threaded, so one
+  core) and reads the `cpu time`, `wall time` and `peak memory` lines it prints (parsed by
+  `bench/scale_table.py`). The time target is decided by the median of the CPU seconds (user +
+  system): they are the one core's work, which other tenants of a shared machine do not inflate
+  as they inflate wall time. The minimum and the median wall time are printed beside it. The
+  memory target is decided by the largest run.
+- **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
+  decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
+
+    python bench/targets.py [--runs 3] [--only ls256|k16] [--binary target/release/slacknet-sim]
+                            [--htsim DIR] [--out DIR] [--ls256-scenario TOML] [--k16-scenario TOML]
+
+ns-3 takes about 60 s per ls256 run here, the k = 16 run about 60 s: with R = 3 about 6-7
+minutes in all (`--only k16` needs no ns-3). The table goes to stdout, each run's progress to
+stderr. Bad arguments (a binary that is missing or not executable, `--runs` below 1 or not a
+whole number, a missing scenario) are one line and exit code 2, as is a comparison that cannot
+run; a simulator run that fails, exit code 1. Otherwise the exit code is 0 whether the targets
+hold or not: the table says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+from scale_table import field, run_binary  # bench/ is the script's folder, hence on its path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release" / "slacknet-sim"
+LS256 = ROOT / "experiments" / "compare" / "ls256.toml"
+K16 = ROOT / "experiments" / "scale" / "fat_tree_k16.toml"
+
+#: Issue 15's thresholds.
+HTSIM_SPEEDUP = 5.0
+NS3_SPEEDUP = 150.0
+K16_SECONDS = 60.0
+K16_MB = 150.0
+
+NO_HTSIM = "skipped: no htsim checkout (HTSIM_DIR)"
+
+
+class UsageError(Exception):
+    """A bad argument: the message names it and the fix."""
+
+
+@dataclass
+class Verdict:
+    """One target: what it asks, what was measured, and whether it holds (yes, no or n/a)."""
+
+    target: str
+    measured: str
+    holds: str
+
+
+@dataclass
+class K16Run:
+    """One run of the simulator binary: seconds and megabytes as it printed them."""
+
+    cpu_s: float
+    wall_s: float
+    peak_mb: float
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def times(ratio: float) -> str:
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
+
+
+def ls256_verdicts(cmp: Any, label: str = "ls256") -> list[Verdict]:
+    """The two speed-up targets from a `slacknet.compare.Comparison` (medians of its runs)."""
+    me = cmp.wall_s["slacknet"]
+    out = []
+    for peer, name, need in (("htsim", "htsim", HTSIM_SPEEDUP), ("ns-3", "ns-3.44", NS3_SPEEDUP)):
+        target = f"{label}: >= {need:g}x faster than {name}"
+        if peer not in cmp.wall_s:
+            why = cmp.skipped.get(peer, "it did not run")
+            out.append(Verdict(target, NO_HTSIM if why.startswith("HTSIM_DIR is not set") else f"skipped: {why}", "n/a"))
+            continue
+        ratio = cmp.wall_s[peer] / me
+        measured = f"{me:.3g} s vs {cmp.wall_s[peer]:.3g} s (median of {cmp.repeat}): {times(ratio)}"
+        out.append(Verdict(target, measured, "yes" if ratio >= need else "no"))
+    return out
+
+
+def k16_verdicts(runs: list[K16Run], label: str) -> list[Verdict]:
+    """The time target (median CPU seconds decide) and the memory target (the largest run)."""
+    cpu = [r.cpu_s for r in runs]
+    med = statistics.median(cpu)
+    measured = (f"CPU min {min(cpu):.1f} / median {med:.1f} s of {len(runs)}; "
+                f"wall median {statistics.median(r.wall_s for r in runs):.1f} s")
+    verdicts = [Verdict(f"{label}: < {K16_SECONDS:g} s", measured, f"{'yes' if med < K16_SECONDS else 'no'} (median)")]
+    mem = [r.peak_mb for r in runs if not math.isnan(r.peak_mb)]
+    if mem:
+        verdicts.append(Verdict(f"{label}: < {K16_MB:g} MB", f"{max(mem):.0f} MB (max of {len(runs)})",
+                                "yes" if max(mem) < K16_MB else "no"))
+    else:
+        verdicts.append(Verdict(f"{label}: < {K16_MB:g} MB", "not measured (the binary printed no peak memory)", "n/a"))
+    return verdicts
+
+
+def render(verdicts: list[Verdict]) -> str:
+    w1 = max(40, *(len(v.target) + 2 for v in verdicts))
+    w2 = max(40, *(len(v.measured) + 2 for v in verdicts))
+    lines = [f"{'target':<{w1}}{'measured':<{w2}}holds"]
+    lines += [f"{v.target:<{w1}}{v.measured:<{w2}}{v.holds}" for v in verdicts]
+    held = sum(v.holds.startswith("yes") for v in verdicts)
+    skipped = sum(v.holds == "n/a" for v in verdicts)
+    lines.append(f"{held} of {len(verdicts) - skipped} targets hold" + (f" ({skipped} not measured)" if skipped else "")
+                 + "; medians decide (CPU seconds for k = 16), memory the largest run")
+    return "\n".join(lines)
+
+
+def number(line: str) -> float:
+    """The leading number of a printed value (`63.2 MB`, `59.10 s (user + system)`); NaN for `n/a`."""
+    head = line.split()[0]
+    return math.nan if head == "n/a" else float(head)
+
+
+def run_k16(binary: Path, scenario: Path) -> K16Run:
+    """One run of `binary` on `scenario`: the CPU, wall and peak-memory lines it printed (CPU
+    from ``getrusage`` if it printed `n/a`)."""
+    _, cpu_rusage, out = run_binary(binary, scenario, cwd=scenario.parent)
+    cpu = number(field(out, "cpu time"))
+    return K16Run(cpu_s=cpu_rusage if math.isnan(cpu) else cpu, wall_s=number(field(out, "wall time")),
+                  peak_mb=number(field(out, "peak memory")))
+
+
+def k16_label(scenario: Path) -> str:
+    return "k=16 fat-tree 10 ms" if scenario.resolve() == K16.resolve() else f"k16 on {scenario.name}"
+
+
+def measure_k16(binary: Path, scenario: Path, runs: int, say: Callable[[str], None]) -> list[Verdict]:
+    samples = []
+    for i in range(runs):
+        samples.append(run_k16(binary, scenario))
+        r = samples[-1]
+        say(f"k16 run {i + 1}/{runs}: CPU {r.cpu_s:.2f} s, wall {r.wall_s:.2f} s, {r.peak_mb:.1f} MB")
+    return k16_verdicts(samples, k16_label(scenario))
+
+
+def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, say: Callable[[str], None],
+                  python: str | None = None) -> tuple[list[Verdict], str]:
+    """`slacknet compare --repeat runs` on `scenario` into `out`: the verdicts and the comparison's
+    table as printed. `python` is the interpreter of the child runs (tests give a fake peer)."""
+    from slacknet.compare import CompareError, compare, render as render_comparison
+
+    try:
+        cmp = compare(scenario, out, python=python, htsim_dir=htsim_dir, repeat=runs,
+                      progress=lambda msg: say(f"ls256 {msg}"))
+    except CompareError as e:
+        raise UsageError(f"ls256: {e}") from None
+    label = "ls256" if scenario.resolve() == LS256.resolve() else f"ls256 on {scenario.name}"
+    return ls256_verdicts(cmp, label), render_comparison(cmp)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in one line and exit code 2 like ours."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"bench-targets: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def check_args(args: argparse.Namespace) -> int:
+    """The number of runs; UsageError for a bad argument of a part that will run."""
+    try:
+        runs = int(args.runs)
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        raise UsageError(f"--runs {args.runs}: give a whole number of runs, at least 1 (3 is the default: "
+                         "the median of three)")
+    if args.only != "ls256":
+        if not (args.binary.is_file() and os.access(args.binary, os.X_OK)):
+            raise UsageError(f"--binary {args.binary}: not an executable file; run `cargo build --release -p "
+                             "slacknet-sim` (or `make pgo` for target/pgo/slacknet-sim) first")
+        if not args.k16_scenario.is_file():
+            raise UsageError(f"--k16-scenario {args.k16_scenario}: no such file; give a scenario TOML")
+    if args.only != "k16" and not args.ls256_scenario.is_file():
+        raise UsageError(f"--ls256-scenario {args.ls256_scenario}: no such file; give a leaf-spine scenario TOML")
+    return runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="bench/targets.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", default="3", metavar="R",
+                   help="runs of each simulator per part, alternated in ls256 (default 3); the median decides")
+    p.add_argument("--only", choices=("ls256", "k16"), help="run one part (k16 needs no ns-3)")
+    p.add_argument("--binary", type=Path, default=BIN,
+                   help="the slacknet-sim for k16 (default target/release/slacknet-sim; make PGO=1: target/pgo/slacknet-sim)")
+    p.add_argument("--htsim", metavar="DIR", default=None,
+                   help="UEC htsim checkout for ls256 (default $HTSIM_DIR; without either its line is skipped)")
+    p.add_argument("--out", type=Path, default=Path("results") / "targets" / "ls256",
+                   help="folder for the ls256 comparison's files (default results/targets/ls256)")
+    p.add_argument("--ls256-scenario", type=Path, default=LS256, metavar="TOML",
+                   help="the ls256 scenario (default experiments/compare/ls256.toml)")
+    p.add_argument("--k16-scenario", type=Path, default=K16, metavar="TOML",
+                   help="the k16 scenario (default experiments/scale/fat_tree_k16.toml; a shorter one to try it)")
+    args = p.parse_args(argv)
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    try:
+        runs = check_args(args)
+        verdicts: list[Verdict] = []
+        if args.only != "k16":
+            say(f"ls256: slacknet compare {args.ls256_scenario} --repeat {runs}...")
+            found, table = measure_ls256(args.ls256_scenario, args.out, runs, args.htsim, say)
+            verdicts += found
+            print(f"ls256: each simulator {plural(runs, 'time')}, alternated; files in {args.out}")
+            print(table)
+            print()
+        if args.only != "ls256":
+            each = " (about a minute each)" if args.k16_scenario.resolve() == K16.resolve() else ""
+            say(f"k16: {args.binary} {args.k16_scenario}, {plural(runs, 'run')}{each}...")
+            verdicts += measure_k16(args.binary.resolve(), args.k16_scenario.resolve(), runs, say)
+            print(f"k16: {args.binary} {args.k16_scenario}, {plural(runs, 'run')}, one at a time")
+    except UsageError as e:
+        print(f"bench-targets: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"bench-targets: {e}", file=sys.stderr)
+        return 1
+    print(render(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
