@@ -103,7 +103,8 @@ def ls256_verdicts(cmp: Any, label: str = "ls256") -> list[Verdict]:
         target = f"{label}: >= {need:g}x faster than {name}"
         if peer not in cmp.wall_s:
             why = cmp.skipped.get(peer, "it did not run")
-            out.append(Verdict(target, NO_HTSIM if why.startswith("HTSIM_DIR is not set") else f"skipped: {why}", "n/a"))
+            no_checkout = why.startswith("HTSIM_DIR is not set")
+            out.append(Verdict(target, NO_HTSIM if no_checkout else f"skipped: {why}", "n/a"))
             continue
         ratio = cmp.wall_s[peer] / me
         measured = f"{me:.3g} s vs {cmp.wall_s[peer]:.3g} s (median of {cmp.repeat}): {times(ratio)}"
@@ -171,12 +172,13 @@ def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, s
                   python: str | None = None) -> tuple[list[Verdict], str]:
     """`slacknet compare --repeat runs` on `scenario` into `out`: the verdicts and the comparison's
     table as printed. `python` is the interpreter of the child runs (tests give a fake peer)."""
+    from slacknet import SpecError
     from slacknet.compare import CompareError, compare, render as render_comparison
 
     try:
         cmp = compare(scenario, out, python=python, htsim_dir=htsim_dir, repeat=runs,
                       progress=lambda msg: say(f"ls256 {msg}"))
-    except CompareError as e:
+    except (CompareError, SpecError) as e:
         raise UsageError(f"ls256: {e}") from None
     label = "ls256" if scenario.resolve() == LS256.resolve() else f"ls256 on {scenario.name}"
     return ls256_verdicts(cmp, label), render_comparison(cmp)
@@ -216,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="runs of each simulator per part, alternated in ls256 (default 3); the median decides")
     p.add_argument("--only", choices=("ls256", "k16"), help="run one part (k16 needs no ns-3)")
     p.add_argument("--binary", type=Path, default=BIN,
-                   help="the slacknet-sim for k16 (default target/release/slacknet-sim; make PGO=1: target/pgo/slacknet-sim)")
+                   help="the slacknet-sim for k16 (default target/release/slacknet-sim; "
+                   "make PGO=1: target/pgo/slacknet-sim)")
     p.add_argument("--htsim", metavar="DIR", default=None,
                    help="UEC htsim checkout for ls256 (default $HTSIM_DIR; without either its line is skipped)")
     p.add_argument("--out", type=Path, default=Path("results") / "targets" / "ls256",

@@ -99,12 +99,12 @@ def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path: Path) -> None:
     plain.write_text("not a program")
     sim = fake_sim(tmp_path / "sim", [1.0])
     k16 = scenario(tmp_path)
+    k16_with = ("--only", "k16", "--k16-scenario", k16, "--binary")
     cases = [
-        (("--only", "k16", "--binary", tmp_path / "missing", "--k16-scenario", k16),
-         f"bench-targets: --binary {tmp_path / 'missing'}: not an executable file"),
-        (("--only", "k16", "--binary", plain, "--k16-scenario", k16), f"bench-targets: --binary {plain}: not an executable"),
-        (("--only", "k16", "--binary", sim, "--k16-scenario", k16, "--runs", 0), "bench-targets: --runs 0: give a whole number"),
-        (("--only", "k16", "--binary", sim, "--k16-scenario", k16, "--runs", "x"), "bench-targets: --runs x: give a whole number"),
+        ((*k16_with, tmp_path / "missing"), f"bench-targets: --binary {tmp_path / 'missing'}: not an executable file"),
+        ((*k16_with, plain), f"bench-targets: --binary {plain}: not an executable"),
+        ((*k16_with, sim, "--runs", 0), "bench-targets: --runs 0: give a whole number"),
+        ((*k16_with, sim, "--runs", "x"), "bench-targets: --runs x: give a whole number"),
         (("--only", "k16", "--binary", sim, "--k16-scenario", tmp_path / "no.toml"), "bench-targets: --k16-scenario"),
         (("--only", "all"), "bench-targets: argument --only: invalid choice: 'all'"),
         (("--only", "ls256", "--ls256-scenario", tmp_path / "no.toml"), "bench-targets: --ls256-scenario"),
