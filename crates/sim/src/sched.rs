@@ -523,12 +523,18 @@ const RADIX_BITS: u32 = 5;
 const RADIX_MIN_LEN: usize = 32;
 
 /// The most events `sort_bucket` ranks by counting (more: insertion or radix sort).
-const RANK_MAX_LEN: usize = 64;
-/// The widest buckets whose times' low bits leave room for an event's index (6 bits) below
-/// them in a positive 32-bit rank key (`rank_sort`).
-const RANK_MAX_SHIFT: u32 = 31 - 6;
+// PERF: 32 rather than 64: the k = 16 fat-tree's dense 1 ns buckets (13-60 events) are faster
+// radix-sorted from 32 on (3 ms: 11.94 -> 11.48 s profile-guided, 12.95 -> 12.63 s plain,
+// alternated pairs; the 256-host run and k = 8 within 1%).
+const RANK_MAX_LEN: usize = 32;
+/// Bits of an event's index in a rank key (`RANK_MAX_LEN` is `2^RANK_INDEX_BITS`).
+const RANK_INDEX_BITS: u32 = 5;
+/// The widest buckets whose times' low bits leave room for an event's index below them in a
+/// positive 32-bit rank key (`rank_sort`).
+const RANK_MAX_SHIFT: u32 = 31 - RANK_INDEX_BITS;
 /// `rank_sort` compares this many keys at once (`RANK_MAX_LEN` is a multiple).
 const RANK_LANES: usize = 4;
+const _: () = assert!(RANK_MAX_LEN == 1 << RANK_INDEX_BITS && RANK_MAX_LEN.is_multiple_of(RANK_LANES));
 
 /// `sort_bucket` for a small bucket (at most `RANK_MAX_LEN` events of a bucket of `2^shift`
 /// picoseconds, `shift <= RANK_MAX_SHIFT`): each event's place is the number of keys above its
@@ -540,8 +546,7 @@ const RANK_LANES: usize = 4;
 // processor cannot predict: on the 256-host comparison run the bucket change with its sort took
 // 14% of the time (`perf record`) for 6.5% of the instructions. Counting is branch-free, n^2
 // comparisons of 32-bit keys, four at a time: the 256-host run 0.742 -> 0.704 s, 1 ms of the
-// k = 8 fat-tree 0.216 -> 0.200 s (seven alternated pairs, ranking up to 32 events; up to 64
-// another 1%, also on the k = 16 fat-tree's dense 1 ns buckets, which radix-sorted before).
+// k = 8 fat-tree 0.216 -> 0.200 s (seven alternated pairs, plain build).
 #[inline]
 fn rank_sort(v: &mut [(Time, Packed)], shift: u32) {
     let n = v.len().min(RANK_MAX_LEN);
@@ -550,7 +555,7 @@ fn rank_sort(v: &mut [(Time, Packed)], shift: u32) {
     // Keys are non-negative; the padding up to a whole number of lanes is below them all.
     let mut keys = [i32::MIN; RANK_MAX_LEN];
     for (i, (k, &(t, _))) in keys.iter_mut().zip(v.iter()).enumerate() {
-        *k = ((t.0 & low) << 6 | i as u64) as i32;
+        *k = ((t.0 & low) << RANK_INDEX_BITS | i as u64) as i32;
     }
     let keys = &keys[..n.div_ceil(RANK_LANES) * RANK_LANES];
     let mut out = [(Time::ZERO, Packed(0)); RANK_MAX_LEN];
@@ -683,8 +688,8 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
         let mut scratch = Vec::new();
         for round in 0..4_000 {
-            // Every sort: ranking (up to 64 events, shift up to 25), radix and insertion.
-            let shift = [0, 1, 4, 5, 9, 10, 11, 15, 16, 25, 26, 40][round % 12];
+            // Every sort: ranking (up to 32 events, shift up to 26), radix and insertion.
+            let shift = [0, 1, 4, 5, 9, 10, 11, 15, 16, 26, 27, 40][round % 12];
             let bucket = rng.gen_range(0..=u64::MAX >> shift);
             let distinct = rng.gen_range(1..40u64);
             let lows: Vec<u64> = (0..distinct).map(|_| if shift == 0 { 0 } else { rng.gen_range(0..=u64::MAX >> (64 - shift)) }).collect();
