@@ -142,7 +142,8 @@ bench-scale:
 ## line says skipped) and 150x faster than ns-3.44, measured in the same `slacknet compare
 ## --repeat` (each simulator TARGETS_RUNS times, alternated), and the k = 16 fat-tree under 60 s
 ## of CPU and 150 MB; the median of TARGETS_RUNS runs (default 3) decides (bench/targets.py).
-## ns-3 takes about 60 s per ls256 run and k = 16 about 60 s per run: about 6-7 minutes in all.
+## ns-3 takes about 60 s per ls256 run and k = 16 about 60 s per run: about 7 minutes in all
+## (9-10 with PGO=1, which first builds the profile-guided binary and extension).
 ## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part.
 TARGETS_RUNS ?= 3
 TARGETS_ONLY ?=
