@@ -507,8 +507,8 @@ impl Simulation {
         }
         match second {
             // A delivery: the packet's full header and its transfer.
-            Some((_, true)) => {
-                if let Some(pkt) = second.and_then(|l| self.delivered_head(l)) {
+            Some(l @ (_, true)) => {
+                if let Some(pkt) = self.delivered_head(l) {
                     if let Some(h) = self.hdrs.get(pkt.hdr) {
                         prefetch(h);
                     }
