@@ -212,6 +212,14 @@ impl Routes {
         &self.members[start as usize..(start + len) as usize]
     }
 
+    /// The table entry that [`Routes::group`] of `s` and `dst` reads, if it reads one: a hint
+    /// for prefetching.
+    #[inline]
+    pub fn table_entry(&self, s: u32, dst: NodeId) -> Option<&u32> {
+        let host = self.hosts.get(dst.idx())?;
+        (host.leaf != s).then(|| self.table.get(s as usize * self.num_columns as usize + host.column as usize)).flatten()
+    }
+
     /// The next hop from switch `s` for a packet of `flow` (with sequence `seq`) to `dst`.
     #[inline]
     pub fn next_hop(&self, s: u32, dst: NodeId, flow: u32, seq: u64) -> LinkId {
@@ -304,6 +312,33 @@ mod tests {
         assert_eq!(r.group(8, NodeId(15)).len(), 2);
         // Core (index 16) to any host: exactly one link down.
         assert_eq!(r.group(16, NodeId(15)).len(), 1);
+    }
+
+    #[test]
+    fn table_entry_is_the_entry_group_reads() {
+        // The prefetch hint names the group `group` uses wherever it reads the table, and
+        // nothing at a host's own leaf (which reads the host's own group).
+        let t = fat_tree(4, Bps::from_gbps(10), Dur(1));
+        let r = Routes::build(&t, RoutingMode::Ecmp);
+        let (mut read, mut own) = (0, 0);
+        for s in 0..20 {
+            for h in 0..16 {
+                let g = r.group(s, NodeId(h));
+                match r.table_entry(s, NodeId(h)) {
+                    Some(&gi) => {
+                        let (start, len) = r.groups[gi as usize];
+                        assert_eq!(&r.members[start as usize..(start + len) as usize], g, "switch {s} host {h}");
+                        read += 1;
+                    }
+                    None => {
+                        assert_eq!(r.hosts[h as usize].leaf, s);
+                        own += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!((read, own), (20 * 16 - 16, 16));
+        assert!(r.table_entry(0, NodeId(16)).is_none());
     }
 
     #[test]
