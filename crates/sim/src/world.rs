@@ -105,25 +105,30 @@ fn prefetch<T>(value: &T) {
 /// it is smaller): for a large value of which a handler reads the start.
 #[inline(always)]
 fn prefetch_prefix<T>(value: &T, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let (p, size) = ((value as *const T).cast::<i8>(), std::mem::size_of::<T>().min(bytes));
-        // PERF: a `while` on a constant size unrolls; a `step_by` loop cost 45 instructions
-        // per event. The last byte's line is the one more that an unaligned value can reach.
-        let mut offset = 0;
-        while offset < size {
-            // SAFETY: a prefetch never faults and changes no memory; the address is in `*value`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset)) };
-            offset += 64;
-        }
-        if size > 0 {
-            // SAFETY: as above.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(size - 1)) };
-        }
+    let (p, size) = ((value as *const T).cast::<u8>(), std::mem::size_of::<T>().min(bytes));
+    // PERF: a `while` on a constant size unrolls; a `step_by` loop cost 45 instructions
+    // per event. The last byte's line is the one more that an unaligned value can reach.
+    let mut offset = 0;
+    while offset < size {
+        prefetch_line(p.wrapping_add(offset));
+        offset += 64;
     }
+    if size > 0 {
+        prefetch_line(p.wrapping_add(size - 1));
+    }
+}
+
+/// Ask the CPU to start loading the cache line at `p` (any address: a prefetch never faults
+/// and changes no memory).
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and changes no memory.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (value, bytes);
+    let _ = p;
 }
 
 /// How much of a transport endpoint (`proto::Endpoint`, about 470 bytes) the event loop
@@ -497,7 +502,9 @@ impl Simulation {
     // (the machine's speed drifted by a fifth over the pairs). The switch arrivals' stages
     // (table entry, outgoing link), 1 ms of k = 16, 7 alternated pairs on one pinned core:
     // PGO 2.18 -> 2.05 CPU s (faster in 7 of 7), plain 2.31 -> 2.17 (5 of 5); routing and
-    // prefetching the link in one stage, without the table's: plain -2%, PGO -1%.
+    // prefetching the link in one stage, without the table's: plain -2%, PGO -1%. The third
+    // stage selects its address without a branch: 10% fewer mispredicted branches on 0.3 ms of
+    // k = 16 (cachegrind), 1 ms plain 2.30 -> 2.27 s (seven pairs, within the noise).
     #[inline(always)]
     fn prefetch_next(&self) {
         let [first, second, third, fourth] = self.sched.peek_links();
@@ -546,18 +553,13 @@ impl Simulation {
             }
             None => {}
         }
-        match third {
-            Some((l, true)) => {
-                if let Some(head) = self.links[l.idx()].wire.front() {
-                    prefetch(head);
-                }
-            }
-            Some((l, false)) => {
-                if let Some(fifo) = self.links[l.idx()].port.fifo_hint() {
-                    prefetch(fifo);
-                }
-            }
-            None => {}
+        if let Some((l, arrives)) = third {
+            // Both addresses, then a select: which one is a coin toss for a branch.
+            let link = &self.links[l.idx()];
+            let here = (link as *const Link).cast::<u8>();
+            let head = link.wire.front().map_or(here, |h| (h as *const (Time, crate::packet::Packet)).cast());
+            let fifo = link.port.fifo_hint().map_or(here, |f| (f as *const VecDeque<crate::packet::Packet>).cast());
+            prefetch_line(if arrives { head } else { fifo });
         }
         if let Some((l, _)) = fourth {
             prefetch(&self.links[l.idx()]);
