@@ -204,7 +204,7 @@ impl Routes {
         let host = self.hosts[dst.idx()];
         // PERF: both candidates, then a select without a branch: whether a packet is at its
         // host's own leaf is a coin toss for a predictor (see `next_hop`).
-        let shared = self.table[s as usize * self.num_columns as usize + host.column as usize];
+        let shared = self.table[self.table_index(s, host)];
         let own = u32::from(host.leaf == s).wrapping_neg();
         let gi = (host.own & own) | (shared & !own);
         debug_assert!(gi != u32::MAX, "no route from switch {s} to host {dst}");
@@ -212,12 +212,18 @@ impl Routes {
         &self.members[start as usize..(start + len) as usize]
     }
 
-    /// The table entry that [`Routes::group`] of `s` and `dst` reads, if it reads one: a hint
-    /// for prefetching.
+    /// Where in `table` switch `s` finds its group toward `host`'s column.
+    #[inline(always)]
+    fn table_index(&self, s: u32, host: HostRoute) -> usize {
+        s as usize * self.num_columns as usize + host.column as usize
+    }
+
+    /// The table entry that [`Routes::group`] of `s` and `dst` uses, if it uses one (not at
+    /// the host's own leaf): a hint for prefetching.
     #[inline]
     pub fn table_entry(&self, s: u32, dst: NodeId) -> Option<&u32> {
-        let host = self.hosts.get(dst.idx())?;
-        (host.leaf != s).then(|| self.table.get(s as usize * self.num_columns as usize + host.column as usize)).flatten()
+        let host = *self.hosts.get(dst.idx())?;
+        (host.leaf != s).then(|| self.table.get(self.table_index(s, host))).flatten()
     }
 
     /// The next hop from switch `s` for a packet of `flow` (with sequence `seq`) to `dst`.
