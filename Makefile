@@ -37,12 +37,14 @@ $(VENV)/bin/python:
 ## trained on experiments/pgo/ and the papers' reduced scenarios (none that a benchmark times),
 ## built again with the profile; 7-11% less CPU, same results (`make bench-ab
 ## BUILD_A=target/release/slacknet-sim BUILD_B=target/pgo/slacknet-sim`). About 2 minutes;
-## needs `rustup component add llvm-tools`.
+## needs `rustup component add llvm-tools`. A build is kept with a digest of its inputs (sources,
+## toolchain, RUSTFLAGS): on the same inputs it is reused (`bench/pgo.py binary --rebuild`).
 pgo:
 	$(PYTHON) bench/pgo.py binary
 
 ## install-pgo: as install, then the Python extension rebuilt profile-guided the same way
-## (trained through the Python API); `make install` puts the plain build back.
+## (trained through the Python API), or copied back from target/pgo/ if built from the same
+## inputs before; `make install` puts the plain build back.
 install-pgo: install
 	$(PY) bench/pgo.py extension
 
@@ -143,7 +145,8 @@ bench-scale:
 ## --repeat` (each simulator TARGETS_RUNS times, alternated), and the k = 16 fat-tree under 60 s
 ## of CPU and 150 MB; the median of TARGETS_RUNS runs (default 3) decides (bench/targets.py).
 ## ns-3 takes about 60 s per ls256 run and k = 16 about 60 s per run: about 7 minutes in all
-## (9-10 with PGO=1, which first builds the profile-guided binary and extension).
+## (9-10 with PGO=1, which first builds the profile-guided binary and extension; 7 when both
+## were built from the same sources before and are reused).
 ## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part.
 TARGETS_RUNS ?= 3
 TARGETS_ONLY ?=

@@ -22,6 +22,14 @@ table's fat-trees) is in it. It needs `llvm-profdata` of the Rust toolchain's ow
 The plain build is untouched: the two builds live in `target/pgo/` (`gen`, `use`, the merged
 profile) and the result is put in place only once it is whole. `make install` puts the plain
 extension back.
+
+A finished build is kept with a digest of everything it was built from (`inputs_digest`: the
+workspace's sources and manifests, `examples/` that tests include, the training scenarios, this
+script, `rustc -vV`, RUSTFLAGS, and for the extension the Python version), so that the next call
+on the same inputs takes minutes less: the binary is not rebuilt, and the extension is copied
+back from `target/pgo/ext-<digest>.so` over the plain one that `make install` put in place.
+`--rebuild` builds anyway. The digest is written only after the build is in place, and removed
+before a build starts, so an interrupted build is never taken for a finished one.
 """
 
 from __future__ import annotations
@@ -88,6 +96,55 @@ def find_profdata(explicit: Path | None) -> Path:
     return path
 
 
+# What a build is compiled from, relative to the repository: files, or folders taken whole (less
+# any `target/` folder in them). `examples/` holds scenarios that tests include in the binary.
+BUILD_INPUTS = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "crates", "examples", "experiments/pgo"]
+
+
+def input_files(root: Path) -> list[Path]:
+    """The files of `BUILD_INPUTS` under `root`, and the training scenarios, sorted."""
+    files: set[Path] = set()
+    for name in BUILD_INPUTS:
+        p = root / name
+        if p.is_file():
+            files.add(p)
+        elif p.is_dir():
+            files.update(f for f in p.rglob("*") if f.is_file() and "target" not in f.relative_to(root).parts)
+    files.update(p for p in (root / t for t in TRAINING) if p.is_file())
+    return sorted(files)
+
+
+def inputs_digest(root: Path, what: str, toolchain: str) -> str:
+    """A digest of everything a `what` ("binary" or "extension") build is made from: its input
+    files (names and contents), this script, the toolchain's `rustc -vV`, RUSTFLAGS and, for the
+    extension, the Python version. Same digest, same build."""
+    h = hashlib.sha256()
+    for part in (what, toolchain, rustflags(USE_FLAGS), sys.version if what == "extension" else ""):
+        h.update(part.encode() + b"\0")
+    for f in [*input_files(root), Path(__file__).resolve()]:
+        data = f.read_bytes()
+        h.update(f"{f.relative_to(root) if f.is_relative_to(root) else f.name}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()[:24]
+
+
+def stamp_path(artefact: Path) -> Path:
+    """The file beside a build that holds the digest of its inputs."""
+    return artefact.with_name(artefact.name + ".inputs")
+
+
+def is_current(artefact: Path, digest: str) -> bool:
+    """Whether `artefact` exists and was built from inputs with this digest."""
+    stamp = stamp_path(artefact)
+    return artefact.is_file() and stamp.is_file() and stamp.read_text().strip() == digest
+
+
+def write_stamp(artefact: Path, digest: str) -> None:
+    """Record the inputs' digest of a build now in place (whole, as the build itself)."""
+    stamp, tmp = stamp_path(artefact), stamp_path(artefact).with_suffix(".tmp")
+    tmp.write_text(digest + "\n")
+    os.replace(tmp, stamp)
+
+
 def training_set(root: Path) -> list[Path]:
     paths = [root / t for t in TRAINING]
     missing = [str(p) for p in paths if not p.is_file()]
@@ -127,6 +184,9 @@ def merge(profdata: Path, raw: Path, stem: str) -> Path:
     run([str(profdata), "merge", "-o", str(tmp), *map(str, files)], dict(os.environ), f"merge {len(files)} profiles")
     out = OUT / f"{stem}-{hashlib.sha256(tmp.read_bytes()).hexdigest()[:16]}.profdata"
     os.replace(tmp, out)
+    for old in OUT.glob(f"{stem}-*.profdata"):  # earlier trainings' (about 3 MB each)
+        if old != out:
+            old.unlink()
     return out
 
 
@@ -158,6 +218,32 @@ def build_binary(profdata: Path, scenarios: list[Path]) -> Path:
 TRAIN_PY = "import sys, slacknet\nfor p in sys.argv[1:]:\n    slacknet.run(p)\n    print('pgo: trained on', p, flush=True)\n"
 
 
+def installed_extension() -> Path:
+    """Where the installed `slacknet._native` is (after `make install`)."""
+    r = subprocess.run([sys.executable, "-c", "import slacknet._native as m; print(m.__file__)"],
+                       capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise UsageError(f"slacknet._native cannot be imported with {sys.executable}: run `make install` first")
+    return Path(r.stdout.strip())
+
+
+def keep_extension(installed: Path, digest: str) -> Path:
+    """Copy the extension just built to `target/pgo/ext-<digest>.so` (the only one kept)."""
+    kept = OUT / f"ext-{digest}.so"
+    for old in [*OUT.glob("ext-*.so"), *OUT.glob("ext-*.so.inputs")]:
+        old.unlink()
+    shutil.copy2(installed, kept.with_suffix(".tmp"))
+    os.replace(kept.with_suffix(".tmp"), kept)
+    return kept
+
+
+def put_back(kept: Path, installed: Path) -> None:
+    """Install a kept extension over the one in place, whole (a copy beside it, then a rename)."""
+    tmp = installed.with_name(installed.name + ".pgo.tmp")
+    shutil.copy2(kept, tmp)
+    os.replace(tmp, installed)
+
+
 def build_extension(profdata: Path, scenarios: list[Path]) -> None:
     """As `build_binary`, for the installed Python extension: trained through the Python API."""
     raw = OUT / "ext-profraw"
@@ -178,15 +264,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("what", choices=["binary", "extension"],
                    help="binary: target/pgo/slacknet-sim; extension: the installed slacknet._native")
     p.add_argument("--profdata", type=Path, default=None, help="llvm-profdata to use (default: the Rust toolchain's)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="build even if a build of the same inputs is kept (see the module's docs)")
     args = p.parse_args(argv)
     try:
         profdata = find_profdata(args.profdata)
         scenarios = training_set(ROOT)
+        digest = inputs_digest(ROOT, args.what, rustc("-vV"))
         if args.what == "binary":
+            dest = OUT / "slacknet-sim"
+            if is_current(dest, digest) and not args.rebuild:
+                print(f"pgo: {dest.relative_to(ROOT)} is up to date (inputs {digest}; --rebuild to build anyway)")
+                return 0
+            stamp_path(dest).unlink(missing_ok=True)
             dest = build_binary(profdata, scenarios)
+            write_stamp(dest, digest)
             print(f"pgo: {dest.relative_to(ROOT)} built (plain build: target/release/slacknet-sim)")
         else:
+            installed = installed_extension()
+            kept = OUT / f"ext-{digest}.so"
+            if kept.is_file() and is_current(kept, digest) and not args.rebuild:
+                put_back(kept, installed)
+                print(f"pgo: slacknet._native: the profile-guided build of these inputs put back from "
+                      f"{kept.relative_to(ROOT)} (--rebuild to build anyway; `make install` puts the plain build back)")
+                return 0
+            stamp_path(kept).unlink(missing_ok=True)
             build_extension(profdata, scenarios)
+            write_stamp(keep_extension(installed_extension(), digest), digest)
             print("pgo: slacknet._native rebuilt profile-guided (`make install` puts the plain build back)")
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -91,3 +91,43 @@ def test_the_scale_table_refuses_a_binary_it_cannot_run(tmp_path: Path) -> None:
         f"bench-scale-table: --binary {plain}: not an executable file; run `cargo build --release -p slacknet-sim` "
         "(or `make pgo` for target/pgo/slacknet-sim) first"
     ]
+
+
+def test_the_inputs_digest_follows_what_a_build_is_made_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kept build is reused only while its digest matches: every input must move it, and what
+    # cargo writes (any `target/` folder) must not.
+    pgo = pgo_module()
+    monkeypatch.delenv("RUSTFLAGS", raising=False)
+    for name, text in [("Cargo.toml", "[workspace]\n"), ("Cargo.lock", "# lock\n"), ("crates/a/src/lib.rs", "fn f() {}\n"),
+                       ("crates/a/target/junk", "x"), ("examples/e.toml", "e = 1\n"), ("experiments/pgo/p.toml", "p = 1\n")]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    base = pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0")
+    assert base == pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0")
+    (tmp_path / "crates/a/target/junk").write_text("y")
+    assert pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0") == base
+    assert pgo.inputs_digest(tmp_path, "extension", "rustc 1.95.0") != base
+    assert pgo.inputs_digest(tmp_path, "binary", "rustc 1.96.0") != base
+    monkeypatch.setenv("RUSTFLAGS", "-Ctarget-cpu=native")
+    assert pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0") != base
+    monkeypatch.delenv("RUSTFLAGS")
+    for name in ["crates/a/src/lib.rs", "Cargo.lock", "examples/e.toml", "experiments/pgo/p.toml"]:
+        before = (tmp_path / name).read_text()
+        (tmp_path / name).write_text(before + "// changed\n")
+        assert pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0") != base, name
+        (tmp_path / name).write_text(before)
+    (tmp_path / "crates/a/src/new.rs").write_text("")
+    assert pgo.inputs_digest(tmp_path, "binary", "rustc 1.95.0") != base
+
+
+def test_a_build_is_current_only_with_its_own_digest_written_after_it(tmp_path: Path) -> None:
+    pgo = pgo_module()
+    exe = tmp_path / "slacknet-sim"
+    assert not pgo.is_current(exe, "abc")
+    exe.write_text("binary")
+    assert not pgo.is_current(exe, "abc")  # no digest: an interrupted build, never taken for done
+    pgo.write_stamp(exe, "abc")
+    assert pgo.is_current(exe, "abc") and not pgo.is_current(exe, "abd")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slacknet-sim", "slacknet-sim.inputs"]
+    exe.unlink()
+    assert not pgo.is_current(exe, "abc")
