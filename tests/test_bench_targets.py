@@ -148,6 +148,17 @@ def test_ls256_verdicts_are_ratios_of_medians() -> None:
     assert text.splitlines()[-1].startswith("1 of 1 targets hold (1 not measured)")
 
 
+def test_peer_context_restates_each_target_in_the_other_peers_terms() -> None:
+    t = targets_module()
+    line = t.peer_context(_comparison({"slacknet": 0.6, "ns-3": 61.5, "htsim": 3.075}))
+    assert line == ("peers in this run: ns-3 took 20.0x htsim's time, so 5x htsim = 100x ns-3 and 150x ns-3 = "
+                    "7.50x htsim (the two targets ask the same where ns-3 takes 30x htsim's time)")
+    # Where ns-3 takes 30x htsim's time the two targets are one.
+    line = t.peer_context(_comparison({"slacknet": 0.6, "ns-3": 90.0, "htsim": 3.0}))
+    assert "5x htsim = 150x ns-3 and 150x ns-3 = 5.00x htsim" in line
+    assert t.peer_context(_comparison({"slacknet": 0.5, "ns-3": 80.0}, {"htsim": "HTSIM_DIR is not set"})) is None
+
+
 def test_ls256_through_compare_with_fake_peers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HTSIM_DIR", raising=False)
     t = targets_module()
@@ -160,6 +171,7 @@ def test_ls256_through_compare_with_fake_peers(tmp_path: Path, monkeypatch: pyte
     assert runs(log) == ["slacknet", "ns-3", "htsim"] * 3
     assert [m.split(":")[0] for m in messages] == ["ls256 run 1/3", "ls256 run 2/3", "ls256 run 3/3"]
     assert "wall time (s), median of 3" in table
+    assert table.splitlines()[-1].startswith("peers in this run: ns-3 took 30.0x htsim's time, so 5x htsim = 150x ns-3")
     htsim, ns3 = verdicts
     assert htsim.target == "ls256 on tiny.json: >= 5x faster than htsim" and "vs 2 s (median of 3)" in htsim.measured
     assert "vs 60 s (median of 3)" in ns3.measured and ns3.holds in ("yes", "no")
