@@ -27,10 +27,10 @@ How each is measured, and what decides:
   the median wall time are printed beside it. The memory target is decided by the largest run.
 - Where both peers ran, a line under the comparison says how they compared with each other in
   that run and what each speed-up target is in the other peer's terms (`peer_context`): the two
-  targets ask the same only where ns-3 takes 30x htsim's time. When issue 15 set them, it took
-  about 37x (slacknet 80-89x ns-3 and 2.1-2.4x htsim), so 5x htsim was the stricter; on
-  2026-11-27 it took 19x on a quiet machine (150x ns-3 = 7.8x htsim) and 32x on a busy one (4.7x):
-  ns-3's run is memory-bound, and other tenants slow it most (README, "The targets pull apart").
+  targets ask the same only where ns-3 takes 30x htsim's time. On 2026-11-27 it took 29x htsim
+  (without htsim's per-ACK debugging print, bench/peers/htsim/README.md); with the print, 19x on
+  a quiet machine and 32x on a busy one: ns-3's run is memory-bound, and other tenants slow it
+  most (README, "The targets pull apart").
 - **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 

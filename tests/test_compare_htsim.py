@@ -142,6 +142,55 @@ def test_parse_finished_and_counts() -> None:
     assert hp.parse_counts("no summary") == {}
 
 
+def test_parse_finished_reads_a_line_after_progress_dots() -> None:
+    # htsim prints its progress dots without a newline: with its DCTCP print gone (the quiet
+    # build), a `finished` line can follow them on the same line.
+    text = "..Flow Uec_2_22 flowId 3 Uec_2_22 finished at 482.125 total messages 1\n"
+    assert hp.parse_finished(text) == {3: 482.125}
+    assert hp.parse_finished("x.Flow Uec_2_22 flowId 3 Uec_2_22 finished at 1.0\n") == {}
+
+
+# The statement as UEC htsim's uec.cpp has it (commit 40ccb0526bb6), with its neighbours.
+UEC_DCTCP = """void UecSrc::updateCwndOnAck_DCTCP(bool skip, simtime_picosec rtt, mem_b newly_acked_bytes) {
+    cout << timeAsUs(eventlist().now()) << " DCTCP start " << _name << " cwnd " << _cwnd
+         << " with params skip " << skip << " acked bytes " << newly_acked_bytes << endl;
+
+    if (skip == false)  // additive increase, 1 PKT /RTT
+    {
+        _cwnd += newly_acked_bytes * _mtu / _cwnd;
+"""
+
+
+def test_the_dctcp_debugging_print_and_nothing_else_is_removed() -> None:
+    text, n = hp.without_dctcp_print(UEC_DCTCP)
+    assert n == 1
+    assert text == UEC_DCTCP.replace(UEC_DCTCP.splitlines(keepends=True)[1] + UEC_DCTCP.splitlines(keepends=True)[2], "")
+    assert hp.without_dctcp_print(text) == (text, 0)
+    other = '    cout << timeAsUs(eventlist().now()) << " flowid " << _flow.flow_id() << endl;\n'
+    assert hp.without_dctcp_print("{\n" + other) == ("{\n" + other, 0)
+
+
+def test_quiet_source_mirrors_the_checkout_and_rewrites_only_what_changed(tmp_path: Path) -> None:
+    sim, dest = tmp_path / "sim", tmp_path / "src"
+    (sim / "datacenter").mkdir(parents=True)
+    (sim / "uec.cpp").write_text(UEC_DCTCP)
+    (sim / "CMakeLists.txt").write_text("project(htsim)\n")
+    (sim / "gone.cpp").write_text("int x;\n")
+    (sim / "datacenter" / "htsim_uec").symlink_to(tmp_path / "elsewhere")  # CMake's link: left out
+    assert hp.quiet_source(sim, dest)
+    assert "DCTCP start" not in (dest / "uec.cpp").read_text() and "_cwnd += " in (dest / "uec.cpp").read_text()
+    assert (dest / "CMakeLists.txt").read_text() == "project(htsim)\n"
+    assert not (dest / "datacenter" / "htsim_uec").exists()
+    os.utime(dest / "CMakeLists.txt", ns=(1, 1))  # untouched if its bytes are the same
+    (sim / "gone.cpp").unlink()
+    (sim / "new.cpp").write_text("int y;\n")
+    assert hp.quiet_source(sim, dest)
+    assert (dest / "CMakeLists.txt").stat().st_mtime_ns == 1
+    assert sorted(p.name for p in dest.rglob("*") if p.is_file()) == ["CMakeLists.txt", "new.cpp", "uec.cpp"]
+    (sim / "uec.cpp").write_text("int z;\n")  # another htsim: built as it is
+    assert not hp.quiet_source(sim, dest) and (dest / "uec.cpp").read_text() == "int z;\n"
+
+
 def test_fct_lines_are_our_record_format(tmp_path: Path) -> None:
     flows = hp.read_flows(FLOWS)
     lines = hp.fct_lines(flows, hp.parse_finished(HTSIM_STDOUT), 10.0, 3000)

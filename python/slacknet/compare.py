@@ -117,7 +117,9 @@ HTSIM_NOTE = (
     "routed by its per-flow ECMP hash (-paths 1 -seed 1; it has no flow_index routing), starts "
     "truncated to whole us, no connection handshake and FCT at the sender (last byte "
     "acknowledged): a lone short flow takes about half an RTT less than slacknet's ideal, which "
-    "counts the handshake and ends at the receiver; it counts no drops and no events"
+    "counts the handshake and ends at the receiver; it counts no drops and no events; built "
+    "without its per-ACK DCTCP debugging print (a flushed write per ACK, a fifth of its run time; "
+    "bench/peers/htsim/README.md)"
 )
 
 

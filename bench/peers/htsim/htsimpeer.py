@@ -10,8 +10,16 @@ Nothing here is needed to install or test slacknet, and nothing of htsim is in t
 repository: the user points to a checkout of UEC htsim (github.com/ultraethernet/uet-htsim;
 the repository root, its ``htsim/`` folder or ``htsim/sim/``) with ``$HTSIM_DIR`` or
 ``--htsim DIR``. ``ensure`` builds ``htsim_uec`` from it with CMake and make into a cache
-outside the checkout, ``~/.cache/slacknet/htsim-<commit>`` (``$SLACKNET_HTSIM_HOME`` replaces
-``~/.cache/slacknet``), so the checkout stays clean and each commit is built once.
+outside the checkout, ``~/.cache/slacknet/htsim-<commit>-quiet`` (``$SLACKNET_HTSIM_HOME``
+replaces ``~/.cache/slacknet``), so the checkout stays clean and each commit is built once.
+
+What is timed is htsim's simulation, not a debugging print: its DCTCP writes a line per ACK
+with ``std::endl`` (``UecSrc::updateCwndOnAck_DCTCP``: ``... " DCTCP start " ... << endl``), a
+flushed write per line, 390,000 on the 256-host comparison run, 0.67-0.70 s of its 3.24-3.28 s
+(2026-11-27). ``ensure`` therefore builds from a copy of the checkout's ``sim/`` folder with that
+one statement removed (:func:`quiet_source`; nothing else differs, and every ``finished at``
+line is the same); ``as_shipped=True`` (``ensure --as-shipped``, ``run --as-shipped``) builds
+the checkout as it is, into ``htsim-<commit>``.
 
 The conversions are plain functions, tested without htsim (``tests/test_compare_htsim.py``):
 
@@ -103,12 +111,51 @@ def checkout_id(sim: Path) -> str:
         return "path-" + hashlib.sha1(str(sim).encode()).hexdigest()[:12]
 
 
-def build_dir(sim: Path) -> Path:
-    return CACHE / f"htsim-{checkout_id(sim)}"
+def build_dir(sim: Path, as_shipped: bool = False) -> Path:
+    return CACHE / f"htsim-{checkout_id(sim)}{'' if as_shipped else '-quiet'}"
 
 
-def binary_path(sim: Path) -> Path:
-    return build_dir(sim) / "datacenter" / BINARY_NAME
+def binary_path(sim: Path, as_shipped: bool = False) -> Path:
+    return build_dir(sim, as_shipped) / "datacenter" / BINARY_NAME
+
+
+#: The per-ACK debugging print of htsim_uec's DCTCP (uec.cpp, ``updateCwndOnAck_DCTCP``): one
+#: statement, from ``cout`` to its ``;``, that prints ``... DCTCP start <name> cwnd ...``.
+DCTCP_PRINT = re.compile(r'\n[ \t]*cout\s*<<\s*timeAsUs\(eventlist\(\)\.now\(\)\)\s*<<\s*" DCTCP start "[^;]*;')
+#: The file that holds it, relative to ``sim/``.
+DCTCP_FILE = "uec.cpp"
+
+
+def without_dctcp_print(source: str) -> tuple[str, int]:
+    """``source`` with the DCTCP debugging print removed, and how many statements were removed."""
+    return DCTCP_PRINT.subn("", source)
+
+
+def quiet_source(sim: Path, dest: Path) -> bool:
+    """Mirror the checkout's ``sim/`` folder into ``dest`` with the DCTCP debugging print
+    removed from ``uec.cpp``; True if it was there. Only files whose bytes differ are written
+    (and files gone from the checkout removed), so make rebuilds what changed."""
+    # Symbolic links are left out: htsim's CMake links datacenter/htsim_uec to the binary it
+    # builds, in the folder it builds from.
+    wanted: dict[Path, bytes] = {}
+    for f in sim.rglob("*"):
+        if f.is_file() and not f.is_symlink() and ".git" not in f.relative_to(sim).parts:
+            wanted[f.relative_to(sim)] = f.read_bytes()
+    removed = 0
+    if Path(DCTCP_FILE) in wanted:
+        text, removed = without_dctcp_print(wanted[Path(DCTCP_FILE)].decode("utf-8", "surrogateescape"))
+        wanted[Path(DCTCP_FILE)] = text.encode("utf-8", "surrogateescape")
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in [p for p in dest.rglob("*") if p.is_file() and not p.is_symlink()]:
+        if f.relative_to(dest) not in wanted:
+            f.unlink()
+    for rel, data in wanted.items():
+        target = dest / rel
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return removed > 0
 
 
 @contextlib.contextmanager
@@ -131,24 +178,30 @@ def _run_build(cmd: list[str], what: str) -> None:
         raise HtsimPeerError(f"{what} failed (exit {r.returncode}): {shlex.join(cmd)}\n{tail}")
 
 
-def ensure(htsim_dir: str | os.PathLike[str] | None = None) -> Path:
+def ensure(htsim_dir: str | os.PathLike[str] | None = None, as_shipped: bool = False) -> Path:
     """Build ``htsim_uec`` from the checkout into its cache folder if needed; return the binary.
 
-    A clean commit that was built once is not looked at again; a dirty tree, or one that is not
-    a git work tree, is re-made every time (make is incremental). Raises HtsimPeerError if cmake or a C++17 compiler is missing or the build
-    fails."""
+    Without its DCTCP debugging print unless ``as_shipped`` (module docs). A clean commit that
+    was built once is not looked at again; a dirty tree, or one that is not a git work tree, is
+    re-made every time (make is incremental). Raises HtsimPeerError if cmake or a C++17 compiler
+    is missing or the build fails."""
     sim = find_checkout(htsim_dir)
-    build = build_dir(sim)
+    build = build_dir(sim, as_shipped)
     binary = build / "datacenter" / BINARY_NAME
-    is_pinned = not (build.name.endswith("-dirty") or build.name.startswith("htsim-path-"))
+    is_pinned = not (build.name.removesuffix("-quiet").endswith("-dirty") or build.name.startswith("htsim-path-"))
     if binary.exists() and is_pinned:
         return binary
     for tool in ("cmake", "make"):
         if not shutil.which(tool):
             raise HtsimPeerError(f"{tool} not found: building htsim needs cmake, make and a C++17 compiler")
     with _locked(build):
+        source = sim
+        if not as_shipped:
+            source = build.with_name(build.name + "-src")
+            if not quiet_source(sim, source):
+                _log(f"no DCTCP debugging print found in {sim / DCTCP_FILE}: building it as it is")
         if not (build / "CMakeCache.txt").exists():
-            _run_build(["cmake", "-S", str(sim), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+            _run_build(["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
                        "configuring htsim")
         jobs = str(max(1, min(4, os.cpu_count() or 1)))
         _log(f"building {BINARY_NAME} into {build} (a few minutes the first time)")
@@ -158,10 +211,10 @@ def ensure(htsim_dir: str | os.PathLike[str] | None = None) -> Path:
     return binary
 
 
-def is_installed(htsim_dir: str | os.PathLike[str] | None = None) -> bool:
+def is_installed(htsim_dir: str | os.PathLike[str] | None = None, as_shipped: bool = False) -> bool:
     """True when a checkout is given and its ``htsim_uec`` is built."""
     try:
-        return binary_path(find_checkout(htsim_dir)).exists()
+        return binary_path(find_checkout(htsim_dir), as_shipped).exists()
     except HtsimPeerError:
         return False
 
@@ -232,7 +285,8 @@ def topology_file(leaves: int, hosts_per_leaf: int, spines: int, rate_gbps: floa
     )
 
 
-_FINISHED = re.compile(r"^Flow \S+ flowId (\d+) .*? finished at ([0-9.eE+-]+)")
+# htsim prints progress dots without a newline, so a line may start with some.
+_FINISHED = re.compile(r"^\.*Flow \S+ flowId (\d+) .*? finished at ([0-9.eE+-]+)")
 _COUNTS = re.compile(r"^New: (\d+) Rtx: (\d+) RTS: (\d+) Bounced: (\d+) ACKs: (\d+) NACKs: (\d+)")
 
 
@@ -312,6 +366,7 @@ def run(
     htsim_dir: str | os.PathLike[str] | None = None,
     timeout_s: float | None = None,
     extra_args: Sequence[str] = (),
+    as_shipped: bool = False,
 ) -> dict:
     """Run one flow list through ``htsim_uec -sender_cc_algo dctcp`` and write ``out``.
 
@@ -323,13 +378,14 @@ def run(
     (its hash; default 1). With these defaults, the S1 and S2 flow lists reproduce
     data/peer-bench's committed htsim results exactly (README.md). ``stop_s=None`` runs until
     every flow has finished (at most last start + 10 s); htsim stops by itself once no traffic
-    is left.
+    is left. ``as_shipped`` runs the checkout's htsim_uec with its DCTCP debugging print (module
+    docs); the default build has it removed.
 
     Returns ``{"wall_s", "peak_rss_mb", "out", "flows", "finished", "rtx_pkts", ...}``: the
     wall time of the htsim process (excluding the build), its peak RSS (os.wait4 rusage of
     that child only) and the packet counts htsim prints. htsim reports no event count and no
     drop count (``rtx_pkts``, the retransmitted packets, is the closest it prints)."""
-    binary = ensure(htsim_dir)
+    binary = ensure(htsim_dir, as_shipped)
     flows_path = Path(flows).resolve()
     out = Path(out).resolve()
     if not flows_path.is_file():
@@ -399,6 +455,7 @@ def run(
         "finished": sum(1 for f in flow_recs if f[0] + 1 in finished),
         "cmd": shlex.join(cmd),
         "log": str(log_path),
+        "as_shipped": as_shipped,
     }
     result.update(parse_counts(text))
     return result
@@ -422,8 +479,10 @@ def _main(argv: Iterable[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("ensure", help="build htsim_uec from $HTSIM_DIR (or --htsim) into the cache")
     e.add_argument("--htsim", metavar="DIR", help="UEC htsim checkout (default: $HTSIM_DIR)")
+    e.add_argument("--as-shipped", action="store_true", help="keep htsim's per-ACK DCTCP debugging print")
     i = sub.add_parser("is-installed", help="print whether a checkout is given and its htsim_uec is built")
     i.add_argument("--htsim", metavar="DIR")
+    i.add_argument("--as-shipped", action="store_true")
     r = sub.add_parser("run", help="run a flow list through htsim_uec")
     r.add_argument("--htsim", metavar="DIR", help="UEC htsim checkout (default: $HTSIM_DIR)")
     r.add_argument("--flows", required=True)
@@ -440,22 +499,23 @@ def _main(argv: Iterable[str] | None = None) -> int:
     r.add_argument("--paths", type=int, default=1,
                    help="htsim's -paths, path entropies per flow (default 1: per-flow ECMP; 0: htsim's default)")
     r.add_argument("--timeout-s", type=float, default=None)
+    r.add_argument("--as-shipped", action="store_true", help="keep htsim's per-ACK DCTCP debugging print (timed with it)")
     r.add_argument("extra", nargs="*", help="after `--`: extra htsim_uec flags, e.g. -- -load_balancing_algo reps")
     s = sub.add_parser("summarize", help="per-class slowdown percentiles of record files")
     s.add_argument("files", nargs="+")
     a = ap.parse_args(list(argv) if argv is not None else None)
     try:
         if a.cmd == "ensure":
-            print(json.dumps({"binary": str(ensure(a.htsim))}))
+            print(json.dumps({"binary": str(ensure(a.htsim, a.as_shipped))}))
         elif a.cmd == "is-installed":
-            print(json.dumps({"installed": is_installed(a.htsim)}))
+            print(json.dumps({"installed": is_installed(a.htsim, a.as_shipped)}))
         elif a.cmd == "run":
             res = run(
                 a.flows, a.out, leaves=a.leaves, hosts_per_leaf=a.hosts_per_leaf,
                 spines=a.spines, rate_gbps=a.rate_gbps, delay_ns=a.delay_ns,
                 buffer_per_port_bytes=a.buffer_per_port_bytes, ecn_k_pkts=a.ecn_k_pkts,
                 stop_s=a.stop_s, ecmp_seed=a.ecmp_seed, paths=a.paths or None, htsim_dir=a.htsim,
-                timeout_s=a.timeout_s, extra_args=a.extra,
+                timeout_s=a.timeout_s, extra_args=a.extra, as_shipped=a.as_shipped,
             )  # fmt: skip
             print(json.dumps(res))
         elif a.cmd == "summarize":
