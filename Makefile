@@ -6,6 +6,10 @@ PIP    := $(PY) -m pip
 # A UEC htsim checkout (github.com/ultraethernet/uet-htsim) for bench-peers' second peer; unset: skipped.
 HTSIM_DIR ?=
 HTSIM_FLAG := $(if $(HTSIM_DIR),--htsim $(HTSIM_DIR))
+# A built ns-3.44 source tree to run as the ns-3 peer instead of the PyPI wheel (which has
+# logging and asserts compiled in; bench/peers/ns3/README.md); unset: the wheel.
+NS3_DIR ?=
+NS3_FLAG := $(if $(NS3_DIR),--ns3-dir $(NS3_DIR))
 # PGO=1: the benchmarks below that time the simulator (bench, bench-scale, bench-scale-table,
 # bench-peers, bench-peers-seeds, bench-targets) build and time the profile-guided builds (see `pgo`).
 PGO ?=
@@ -108,23 +112,24 @@ bench:
 ## ns-3/slacknet and htsim/slacknet ratios from one run, then S1 and S2 again over ECMP hash
 ## seeds 1-3 in every simulator (installs ns-3 privately and builds htsim_uec once per commit,
 ## both under ~/.cache/slacknet; about 12 minutes in all). Without HTSIM_DIR, htsim is skipped.
+## NS3_DIR=<built ns-3.44 tree> runs that as ns-3 instead of the PyPI wheel (bench/peers/ns3/README.md).
 bench-peers: install
 	$(BUILD_EXT)
-	$(PY) bench/peers/ns3/ns3peer.py ensure
+	$(PY) bench/peers/ns3/ns3peer.py ensure $(NS3_FLAG)
 	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
-	$(VENV)/bin/slacknet compare experiments/compare/s1.toml $(HTSIM_FLAG)
-	$(VENV)/bin/slacknet compare experiments/compare/s2.toml $(HTSIM_FLAG)
-	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml $(HTSIM_FLAG)
-	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3 $(HTSIM_FLAG)
-	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3 $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml $(HTSIM_FLAG) $(NS3_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml $(HTSIM_FLAG) $(NS3_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml $(HTSIM_FLAG) $(NS3_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s1.toml --hash-seeds 3 $(HTSIM_FLAG) $(NS3_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/s2.toml --hash-seeds 3 $(HTSIM_FLAG) $(NS3_FLAG)
 
 ## bench-peers-seeds: the 256-host comparison over ECMP hash seeds 1-3 in every simulator
 ## (htsim with HTSIM_DIR; three ns-3 runs of about 2 minutes each: kept out of bench-peers)
 bench-peers-seeds: install
 	$(BUILD_EXT)
-	$(PY) bench/peers/ns3/ns3peer.py ensure
+	$(PY) bench/peers/ns3/ns3peer.py ensure $(NS3_FLAG)
 	$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR))
-	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3 $(HTSIM_FLAG)
+	$(VENV)/bin/slacknet compare experiments/compare/ls256.toml --hash-seeds 3 $(HTSIM_FLAG) $(NS3_FLAG)
 
 ## bench-credence: Credence's cost over DT on the 256-host evaluation scenario: the median
 ## wall-time ratio over 5 alternating runs each, and, if valgrind is installed, the callgrind
@@ -147,15 +152,15 @@ bench-scale:
 ## ns-3 takes about 60 s per ls256 run and k = 16 about 60 s per run: about 7 minutes in all
 ## (9-10 with PGO=1, which first builds the profile-guided binary and extension; 7 when both
 ## were built from the same sources before and are reused).
-## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part.
+## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part; NS3_DIR as bench-peers.
 TARGETS_RUNS ?= 3
 TARGETS_ONLY ?=
 bench-targets: install
 	$(if $(filter ls256,$(TARGETS_ONLY)),,$(BUILD_SIM))
 	$(if $(filter k16,$(TARGETS_ONLY)),,$(BUILD_EXT))
-	$(if $(filter k16,$(TARGETS_ONLY)),,$(PY) bench/peers/ns3/ns3peer.py ensure)
+	$(if $(filter k16,$(TARGETS_ONLY)),,$(PY) bench/peers/ns3/ns3peer.py ensure $(NS3_FLAG))
 	$(if $(filter k16,$(TARGETS_ONLY)),,$(if $(HTSIM_DIR),$(PY) bench/peers/htsim/htsimpeer.py ensure --htsim $(HTSIM_DIR)))
-	$(PY) bench/targets.py --binary $(SIM) --runs $(TARGETS_RUNS) $(HTSIM_FLAG) $(if $(TARGETS_ONLY),--only $(TARGETS_ONLY))
+	$(PY) bench/targets.py --binary $(SIM) --runs $(TARGETS_RUNS) $(HTSIM_FLAG) $(NS3_FLAG) $(if $(TARGETS_ONLY),--only $(TARGETS_ONLY))
 
 ## bench-ab: two builds of slacknet-sim timed against each other, alternately (A, B, A, B, ...)
 ## so that both see the machine's same load: CPU seconds per run, min and median of each, in how

@@ -35,7 +35,7 @@ How each is measured, and what decides:
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 
     python bench/targets.py [--runs 3] [--only ls256|k16] [--binary target/release/slacknet-sim]
-                            [--htsim DIR] [--out DIR] [--ls256-scenario TOML] [--k16-scenario TOML]
+                            [--htsim DIR] [--ns3-dir DIR] [--out DIR] [--ls256-scenario TOML] [--k16-scenario TOML]
 
 ns-3 takes about 60 s per ls256 run here, the k = 16 run about 60 s: with R = 3 about 6-7
 minutes in all (`--only k16` needs no ns-3). The table goes to stdout, each run's progress to
@@ -190,7 +190,7 @@ def measure_k16(binary: Path, scenario: Path, runs: int, say: Callable[[str], No
 
 
 def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, say: Callable[[str], None],
-                  python: str | None = None) -> tuple[list[Verdict], str]:
+                  python: str | None = None, ns3_dir: str | None = None) -> tuple[list[Verdict], str]:
     """`slacknet compare --repeat runs` on `scenario` into `out`: the verdicts and the comparison's
     table as printed, with the peers' context line (`peer_context`) under it. `python` is the interpreter of the child runs (tests give a fake peer)."""
     from slacknet import SpecError
@@ -198,7 +198,7 @@ def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, s
 
     try:
         cmp = compare(scenario, out, python=python, htsim_dir=htsim_dir, repeat=runs,
-                      progress=lambda msg: say(f"ls256 {msg}"))
+                      progress=lambda msg: say(f"ls256 {msg}"), ns3_dir=ns3_dir)
     except (CompareError, SpecError) as e:
         raise UsageError(f"ls256: {e}") from None
     label = "ls256" if scenario.resolve() == LS256.resolve() else f"ls256 on {scenario.name}"
@@ -244,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
                    "make PGO=1: target/pgo/slacknet-sim)")
     p.add_argument("--htsim", metavar="DIR", default=None,
                    help="UEC htsim checkout for ls256 (default $HTSIM_DIR; without either its line is skipped)")
+    p.add_argument("--ns3-dir", metavar="DIR", default=None,
+                   help="a built ns-3.44 source tree for ls256 instead of the PyPI wheel (default $NS3_DIR; "
+                   "the wheel has logging and asserts compiled in)")
     p.add_argument("--out", type=Path, default=Path("results") / "targets" / "ls256",
                    help="folder for the ls256 comparison's files (default results/targets/ls256)")
     p.add_argument("--ls256-scenario", type=Path, default=LS256, metavar="TOML",
@@ -260,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         verdicts: list[Verdict] = []
         if args.only != "k16":
             say(f"ls256: slacknet compare {args.ls256_scenario} --repeat {runs}...")
-            found, table = measure_ls256(args.ls256_scenario, args.out, runs, args.htsim, say)
+            found, table = measure_ls256(args.ls256_scenario, args.out, runs, args.htsim, say, ns3_dir=args.ns3_dir)
             verdicts += found
             print(f"ls256: each simulator {plural(runs, 'time')}, alternated; files in {args.out}")
             print(table)

@@ -5,7 +5,8 @@ slacknet as ``python -m slacknet.cli run ...`` and each peer as ``python <peer>.
 The fake interpreter hands slacknet to the real one (so slacknet really runs) and answers for
 the peers itself: ``ensure`` succeeds, ``run`` writes an FCT file for the flow list in the peer
 record format (FCT = 1.5 x the line-rate time plus 20 us, so every flow finishes) and prints the
-runner's result line with the next of the wall times it was given. Every run appends the
+runner's result line with the next of the wall times it was given (the ns-3 one says which
+ns-3 ran: ``fake wheel``, or ``fake build at DIR`` when it was given ``--ns3-dir DIR``). Every run appends the
 simulator's name to a log, so a test can read the order in which they ran.
 """
 
@@ -45,8 +46,10 @@ for line in open(opt["--flows"]):
     lines.append(f"{{i}} {{src}} {{dst}} {{start}} {{size}} {{incast}} {{fct:.0f}} {{ideal:.0f}} {{fct / ideal:.6f}}")
 open(opt["--out"], "w").write("\\n".join(lines) + "\\n")
 walls = WALLS[who]
-print(json.dumps({{"wall_s": walls[done % len(walls)], "drops": 0, "events": 1000000,
-                  "peak_rss_mb": 20.0 + done}}))
+result = {{"wall_s": walls[done % len(walls)], "drops": 0, "events": 1000000, "peak_rss_mb": 20.0 + done}}
+if who == "ns-3":
+    result["ns3"] = "fake build at " + opt["--ns3-dir"] if "--ns3-dir" in opt else "fake wheel"
+print(json.dumps(result))
 """
 
 

@@ -156,6 +156,8 @@ class Comparison:
     the table then has the columns ``htsim`` and ``htsim ratio`` (htsim / slacknet)."""
     htsim_info: dict[str, Any] = field(default_factory=dict)
     """What the htsim runner reported (its command line, retransmitted packets, ...)."""
+    ns3_build: str = ""
+    """Which ns-3 ran, as its runner says (the PyPI wheel, or a user's build and its profile)."""
     only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
     """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
     skipped: dict[str, str] = field(default_factory=dict)
@@ -181,6 +183,8 @@ class Comparison:
             "peak_rss_mb": self.peak_rss_mb,
             "only_finished_in": self.only_finished_in,
         }
+        if self.ns3_build:
+            out["ns3_build"] = self.ns3_build
         if self.htsim is not None:
             out["only_finished_vs_htsim"] = self.only_finished_vs_htsim
             out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
@@ -381,9 +385,12 @@ def compare(
     htsim_dir: str | os.PathLike[str] | None = None,
     repeat: int = 1,
     progress: Callable[[str], None] | None = None,
+    ns3_dir: str | os.PathLike[str] | None = None,
 ) -> Comparison:
     """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
-    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs).
+    (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs). ns-3 is the
+    PyPI wheel, or the ns-3.44 build at ``ns3_dir`` (else ``$NS3_DIR``): the wheel has logging
+    and asserts compiled in (``bench/peers/ns3/README.md``).
 
     ``repeat`` runs each simulator that many times, alternated (slacknet, ns-3, htsim,
     slacknet, ...), and reports each one's median wall time; run ``i`` > 1 writes into
@@ -392,7 +399,7 @@ def compare(
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     repeat = check_repeat(repeat)
     out = Path(out_dir)
-    peer_args = _peer_args(sc)
+    peer_args = _ns3_build_args(ns3_dir) + _peer_args(sc)
     peer = ns3peer_path()
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
     out.mkdir(parents=True, exist_ok=True)
@@ -403,6 +410,19 @@ def compare(
     (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
     plot_comparison(cmp, out / "compare_cdf.png")
     return cmp
+
+
+def _ns3_build_args(ns3_dir: str | os.PathLike[str] | None) -> list[str]:
+    """``ns3peer.py run`` flags for the ns-3 to run: ``--ns3-dir DIR`` for a user's build
+    (``ns3_dir``, else ``$NS3_DIR``), none for the wheel. CompareError for a folder that does
+    not exist (the runner checks the rest)."""
+    given = str(ns3_dir) if ns3_dir is not None else os.environ.get("NS3_DIR", "")
+    if not given:
+        return []
+    if not Path(given).expanduser().is_dir():
+        raise CompareError(f"NS3_DIR / --ns3-dir {given}: no such folder; give a built ns-3.44 source tree "
+                           "(bench/peers/ns3/README.md), or leave it unset to run the PyPI wheel")
+    return ["--ns3-dir", str(Path(given).expanduser().resolve())]
 
 
 def _flow_list(sc: Scenario, out: Path) -> Path:
@@ -611,6 +631,7 @@ def _compare_once(
         load_before={s: max(v) for s, v in loads.items()},
         htsim=h_df,
         htsim_info=h_info,
+        ns3_build=str(info.get("ns3", "")),
         only_finished_vs_htsim=vs_htsim,
         repeat=repeat,
         wall_runs_s=walls,
@@ -801,6 +822,7 @@ def compare_seeds(
     progress: Callable[[str], None] | None = None,
     htsim_dir: str | os.PathLike[str] | None = None,
     repeat: int = 1,
+    ns3_dir: str | os.PathLike[str] | None = None,
 ) -> SeedComparison:
     """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
     :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
@@ -824,6 +846,7 @@ def compare_seeds(
     repeat = check_repeat(repeat)
     out = Path(out_dir)
     _peer_args(sc)  # rejects what the peer cannot model before anything runs
+    ns3_build = _ns3_build_args(ns3_dir)
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
     out.mkdir(parents=True, exist_ok=True)
     note = None
@@ -845,7 +868,7 @@ def compare_seeds(
         if htsim is not None:
             htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
         each = _prefixed(progress, f"seed {s}: ") if progress is not None and repeat > 1 else None
-        cmp = _compare_once(sc_s, flows, out / f"seed{s}", _peer_args(sc_s, ecmp_seed=s), peer, python,
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}", ns3_build + _peer_args(sc_s, ecmp_seed=s), peer, python,
                             htsim=htsim_s, repeat=repeat, progress=each)
         runs.append(cmp)
         if progress is not None:
@@ -986,6 +1009,8 @@ def render(cmp: Comparison | SeedComparison) -> str:
         )
         rtx = cmp.htsim_info.get("rtx_pkts")
         lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
+    if cmp.ns3_build:
+        lines += textwrap.wrap(f"ns-3: {cmp.ns3_build}", 100)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
     if cmp.repeat > 1:

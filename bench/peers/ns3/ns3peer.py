@@ -10,6 +10,12 @@ Nothing here is needed to install or test slacknet itself.  First use creates
 a private venv at ``~/.cache/slacknet/ns3-3.44/venv`` (``$SLACKNET_NS3_HOME``), pip-installs
 the wheel there and compiles ``build/dc_bench`` next to it.
 
+The wheel has ns-3's logging and asserts compiled in, which makes it 1.35-1.43x slower than
+ns-3.44 built from source with its release profile (README.md). ``ns3_dir`` (``--ns3-dir DIR``,
+``$NS3_DIR``) compiles ``dc_bench`` against such a build instead: an ns-3.44 source tree that
+was built (its ``build/`` folder, with ``include/ns3`` and ``lib``, is used) or that ``build/``
+folder itself; :func:`describe_build` says which profile it was built with.
+
 CLI (stdout is exactly one JSON line; progress goes to stderr)::
 
     python bench/peers/ns3/ns3peer.py ensure
@@ -30,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -53,7 +60,6 @@ NS3_HOME = Path(os.environ.get("SLACKNET_NS3_HOME") or Path.home() / ".cache" / 
 VENV = NS3_HOME / "venv"
 BUILD_DIR = NS3_HOME / "build"
 BINARY = BUILD_DIR / "dc_bench"
-STAMP = BUILD_DIR / "dc_bench.cmd"
 LOCK = NS3_HOME / ".ensure.lock"
 NS3_MODULES = ("core", "network", "internet", "point-to-point", "traffic-control")
 
@@ -100,17 +106,66 @@ def _compiler() -> str:
     return cxx
 
 
-def _compile_cmd(cxx: str, root: Path, out: Path) -> list[str]:
-    libdir = _ns3_libdir(root)
-    # $ORIGIN-relative rpath: the binary keeps working if the checkout moves.
-    rpath = "$ORIGIN/" + os.path.relpath(libdir, BUILD_DIR)
+def _compile_cmd(cxx: str, root: Path, out: Path, suffix: str = "", absolute_rpath: bool = False) -> list[str]:
+    libdir = root / "lib" if absolute_rpath else _ns3_libdir(root)
+    # $ORIGIN-relative rpath for the wheel: the binary keeps working if the checkout moves; a
+    # user's own build stays where it is.
+    rpath = str(libdir) if absolute_rpath else "$ORIGIN/" + os.path.relpath(libdir, BUILD_DIR)
     return [
         cxx, "-O2", "-std=c++20", "-w",
         "-I", str(root / "include"),
         str(SOURCE), "-o", str(out),
         "-L", str(libdir), f"-Wl,-rpath,{rpath}",
-        *[f"-l{NS3_LIB_PREFIX}-{m}" for m in NS3_MODULES],
+        *[f"-l{NS3_LIB_PREFIX}-{m}{suffix}" for m in NS3_MODULES],
     ]  # fmt: skip
+
+
+def find_build(ns3_dir: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The output folder of a user's ns-3.44 build (``include/ns3/core-module.h`` and
+    ``lib/libns3.44-core<suffix>.so``) given its source tree or that folder, and the library
+    suffix of its profile (``""`` for release, ``-optimized``, ``-default``, ``-debug``).
+    Raises Ns3PeerError naming what is missing."""
+    given = Path(ns3_dir).expanduser().resolve()
+    for root in (given / "build", given):
+        if (root / "include" / "ns3" / "core-module.h").is_file():
+            cores = sorted((root / "lib").glob(f"lib{NS3_LIB_PREFIX}-core*.so"))
+            if not cores:
+                raise Ns3PeerError(
+                    f"--ns3-dir {given}: {root / 'lib'} has no lib{NS3_LIB_PREFIX}-core*.so; build ns-3.44 "
+                    "there first (with at least the core, network, internet, point-to-point and traffic-control "
+                    "modules)")
+            suffix = cores[0].name[len(f"lib{NS3_LIB_PREFIX}-core"):-len(".so")]
+            missing = [m for m in NS3_MODULES if not (root / "lib" / f"lib{NS3_LIB_PREFIX}-{m}{suffix}.so").is_file()]
+            if missing:
+                raise Ns3PeerError(f"--ns3-dir {given}: the build has no {', '.join(missing)} module; enable "
+                                   f"{';'.join(NS3_MODULES)} in NS3_ENABLED_MODULES and build again")
+            return root, suffix
+    raise Ns3PeerError(
+        f"--ns3-dir {given}: not a built ns-3.44 tree (no build/include/ns3/core-module.h under it or in it); "
+        "configure and build ns-3.44 there, e.g. `cmake -S . -B cmake-cache -DCMAKE_BUILD_TYPE=release "
+        "-DNS3_ENABLED_MODULES=\"core;network;internet;point-to-point;traffic-control\"` and "
+        "`cmake --build cmake-cache`")
+
+
+def describe_build(root: Path, suffix: str) -> str:
+    """How a user's ns-3 build was configured, from the CMakeCache.txt of its configure step
+    (next to ``root``, in ``cmake-cache/`` as ``./ns3 configure`` puts it, or in ``root``)."""
+    for cache in (root / "CMakeCache.txt", root.parent / "cmake-cache" / "CMakeCache.txt"):
+        if cache.is_file():
+            vals: dict[str, str] = {}
+            for line in cache.read_text(errors="replace").splitlines():
+                key, sep, value = line.partition("=")
+                if sep and not line.startswith(("//", "#")):
+                    vals[key.split(":")[0]] = value
+            profile = vals.get("CMAKE_BUILD_TYPE", "?").lower()
+            on = lambda k: "on" if vals.get(k, "OFF").upper() in ("ON", "1", "TRUE") or profile == "debug" else "off"  # noqa: E731
+            return f"ns-3.44 built at {root} (profile {profile}, logging {on('NS3_LOG')}, asserts {on('NS3_ASSERT')})"
+    profile = suffix.lstrip("-") or "release"
+    return f"ns-3.44 built at {root} (profile {profile} by its library names; no CMakeCache.txt found)"
+
+
+#: What the wheel is (the default peer).
+WHEEL = f"the PyPI wheel ns3=={NS3_VERSION} (release profile with logging and asserts compiled in)"
 
 
 @contextlib.contextmanager
@@ -153,16 +208,17 @@ def _install_ns3() -> Path:
     return root
 
 
-def _needs_build(cmd: list[str]) -> bool:
-    if not BINARY.exists() or not STAMP.exists():
+def _needs_build(binary: Path, stamp_path: Path, stamp: str) -> bool:
+    if not binary.exists() or not stamp_path.exists():
         return True
-    if SOURCE.stat().st_mtime > BINARY.stat().st_mtime:
+    if SOURCE.stat().st_mtime > binary.stat().st_mtime:
         return True
-    return STAMP.read_text() != shlex.join(cmd)
+    return stamp_path.read_text() != stamp
 
 
-def ensure() -> Path:
-    """Install ns-3.44 into the private venv and (re)build dc_bench if needed.
+def ensure(ns3_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Install ns-3.44 into the private venv and (re)build dc_bench if needed; with
+    ``ns3_dir``, build dc_bench against that ns-3.44 build instead (module docs).
 
     Returns the path of the dc_bench binary.  Raises Ns3PeerError with a
     readable message if g++ is missing, pip fails or the build fails.
@@ -171,13 +227,19 @@ def ensure() -> Path:
         raise Ns3PeerError(f"missing {SOURCE}")
     cxx = _compiler()
     with _locked():
-        root = _install_ns3()
-        tmp = BUILD_DIR / f".dc_bench.{os.getpid()}.tmp"
-        cmd = _compile_cmd(cxx, root, tmp)
-        stamp = shlex.join(_compile_cmd(cxx, root, BINARY))
-        if _needs_build(_compile_cmd(cxx, root, BINARY)):
+        if ns3_dir is None:
+            root, suffix, binary, absolute = _install_ns3(), "", BINARY, False
+        else:
+            root, suffix = find_build(ns3_dir)
+            binary = BUILD_DIR / f"dc_bench-{hashlib.sha1(str(root).encode()).hexdigest()[:12]}"
+            absolute = True
+        stamp_path = binary.with_name(binary.name + ".cmd")
+        tmp = BUILD_DIR / f".{binary.name}.{os.getpid()}.tmp"
+        cmd = _compile_cmd(cxx, root, tmp, suffix, absolute)
+        stamp = shlex.join(_compile_cmd(cxx, root, binary, suffix, absolute))
+        if _needs_build(binary, stamp_path, stamp):
             BUILD_DIR.mkdir(parents=True, exist_ok=True)
-            _log(f"compiling {SOURCE.name} -> {BINARY}")
+            _log(f"compiling {SOURCE.name} -> {binary}")
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 tmp.unlink(missing_ok=True)
@@ -185,9 +247,9 @@ def ensure() -> Path:
                     f"compiling dc_bench.cc failed (exit {r.returncode}):\n"
                     f"{shlex.join(cmd)}\n{r.stderr.strip()[-4000:]}"
                 )
-            os.replace(tmp, BINARY)  # atomic: concurrent readers never see half a file
-            STAMP.write_text(stamp)
-    return BINARY
+            os.replace(tmp, binary)  # atomic: concurrent readers never see half a file
+            stamp_path.write_text(stamp)
+    return binary
 
 
 def is_installed() -> bool:
@@ -232,6 +294,7 @@ def run(
     ecmp_seed: int = 1,
     timeout_s: float | None = None,
     extra_args: Sequence[str] = (),
+    ns3_dir: str | os.PathLike[str] | None = None,
 ) -> dict:
     """Run one flow list through ns-3.44 and write the FCT record file ``out``.
 
@@ -245,9 +308,11 @@ def run(
     simulator process (perf_counter around it, excluding install/compile),
     its own peak RSS (os.wait4 rusage of that child only), and dc_bench's
     summary: ``flows``, ``finished``, ``events`` (ns-3 events executed),
-    ``ecn_marks``, ``drops``, ``sim_end_s``, ``run_wall_s`` (Simulator::Run only).
+    ``ecn_marks``, ``drops``, ``sim_end_s``, ``run_wall_s`` (Simulator::Run only), and
+    ``ns3``, which ns-3 ran: the wheel, or the build at ``ns3_dir`` (module docs).
     """
-    binary = ensure()
+    binary = ensure(ns3_dir)
+    ns3 = WHEEL if ns3_dir is None else describe_build(*find_build(ns3_dir))
     flows = Path(flows).resolve()
     out = Path(out).resolve()
     if not flows.is_file():
@@ -300,6 +365,7 @@ def run(
         "wall_s": round(wall, 3),
         "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),  # Linux: KiB
         "out": str(out),
+        "ns3": ns3,
     }
     for k, v in _parse_summary(text).items():
         result.setdefault(k, v)
@@ -374,7 +440,9 @@ def summarize(path: str | os.PathLike) -> dict:
 def _main(argv: Iterable[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="ns3peer.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("ensure", help="install ns-3.44 into the private venv and build dc_bench")
+    e = sub.add_parser("ensure", help="install ns-3.44 into the private venv and build dc_bench")
+    e.add_argument("--ns3-dir", metavar="DIR", default=os.environ.get("NS3_DIR") or None,
+                   help="build dc_bench against this ns-3.44 build instead of the wheel (default: $NS3_DIR)")
     sub.add_parser("is-installed", help="print whether venv + binary are present")
     r = sub.add_parser("run", help="run a flow list through ns-3.44")
     r.add_argument("--flows", required=True)
@@ -389,13 +457,15 @@ def _main(argv: Iterable[str] | None = None) -> int:
     r.add_argument("--stop-s", type=float, default=None)
     r.add_argument("--ecmp-seed", type=int, default=1)
     r.add_argument("--timeout-s", type=float, default=None)
+    r.add_argument("--ns3-dir", metavar="DIR", default=os.environ.get("NS3_DIR") or None,
+                   help="run dc_bench built against this ns-3.44 build instead of the wheel (default: $NS3_DIR)")
     r.add_argument("extra", nargs="*", help="after `--`: extra dc_bench flags, e.g. -- --ecmp=flowid")
     s = sub.add_parser("summarize", help="per-class slowdown percentiles of record files")
     s.add_argument("files", nargs="+")
     a = ap.parse_args(list(argv) if argv is not None else None)
     try:
         if a.cmd == "ensure":
-            print(json.dumps({"binary": str(ensure())}))
+            print(json.dumps({"binary": str(ensure(a.ns3_dir))}))
         elif a.cmd == "is-installed":
             print(json.dumps({"installed": is_installed()}))
         elif a.cmd == "run":
@@ -404,7 +474,7 @@ def _main(argv: Iterable[str] | None = None) -> int:
                 spines=a.spines, rate_gbps=a.rate_gbps, delay_ns=a.delay_ns,
                 buffer_per_port_bytes=a.buffer_per_port_bytes, ecn_k_pkts=a.ecn_k_pkts,
                 stop_s=a.stop_s, ecmp_seed=a.ecmp_seed, timeout_s=a.timeout_s,
-                extra_args=a.extra,
+                extra_args=a.extra, ns3_dir=a.ns3_dir,
             )  # fmt: skip
             print(json.dumps(res))
         elif a.cmd == "summarize":

@@ -1,0 +1,106 @@
+"""The ns-3 peer run against a user's own ns-3.44 build instead of the PyPI wheel (which has
+logging and asserts compiled in): finding the build and its profile, and `slacknet compare
+--ns3-dir` / `$NS3_DIR` passing it to the runner. Fake build trees and fake peers: no ns-3 is
+compiled here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from slacknet.compare import CompareError, _ns3_build_args, compare, ns3peer_path, render
+
+from .conftest import flow_list_scenario
+from .fake_peers import fake_python, runs
+
+MODULES = ("core", "network", "internet", "point-to-point", "traffic-control")
+
+
+def _ns3peer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("ns3peer_build", ns3peer_path())
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+np3 = _ns3peer()
+
+
+def fake_build(src: Path, suffix: str = "", modules: tuple[str, ...] = MODULES, cache: str | None = None) -> Path:
+    """An ns-3.44 source tree as `./ns3 build` leaves it: build/include/ns3, build/lib, and the
+    configure step's cmake-cache/CMakeCache.txt (``cache``, if given)."""
+    (src / "build" / "include" / "ns3").mkdir(parents=True)
+    (src / "build" / "include" / "ns3" / "core-module.h").write_text("")
+    (src / "build" / "lib").mkdir()
+    for m in modules:
+        (src / "build" / "lib" / f"libns3.44-{m}{suffix}.so").write_text("")
+    if cache is not None:
+        (src / "cmake-cache").mkdir()
+        (src / "cmake-cache" / "CMakeCache.txt").write_text(cache)
+    return src
+
+
+def test_a_build_is_found_from_its_source_tree_or_its_build_folder(tmp_path: Path) -> None:
+    src = fake_build(tmp_path / "ns-3.44")
+    assert np3.find_build(src) == (src / "build", "")
+    assert np3.find_build(src / "build") == (src / "build", "")
+    opt = fake_build(tmp_path / "opt", suffix="-optimized")
+    assert np3.find_build(opt) == (opt / "build", "-optimized")
+    cmd = np3._compile_cmd("g++", opt / "build", tmp_path / "dc_bench", "-optimized", True)
+    assert f"-lns3.44-traffic-control-optimized" in cmd and f"-Wl,-rpath,{opt / 'build' / 'lib'}" in cmd
+
+
+def test_what_is_missing_from_a_build_is_named(tmp_path: Path) -> None:
+    with pytest.raises(np3.Ns3PeerError, match=r"not a built ns-3\.44 tree .*cmake -S \. -B cmake-cache"):
+        np3.find_build(tmp_path)
+    partial = fake_build(tmp_path / "partial", modules=("core", "network", "internet"))
+    with pytest.raises(np3.Ns3PeerError, match="the build has no point-to-point, traffic-control module"):
+        np3.find_build(partial)
+    empty = tmp_path / "empty"
+    (empty / "build" / "include" / "ns3").mkdir(parents=True)
+    (empty / "build" / "include" / "ns3" / "core-module.h").write_text("")
+    with pytest.raises(np3.Ns3PeerError, match=r"has no libns3\.44-core\*\.so"):
+        np3.find_build(empty)
+
+
+def test_the_build_says_its_profile_logging_and_asserts(tmp_path: Path) -> None:
+    release = fake_build(tmp_path / "rel", cache="// comment\nCMAKE_BUILD_TYPE:STRING=release\nNS3_LOG:BOOL=OFF\n")
+    assert np3.describe_build(*np3.find_build(release)) == (
+        f"ns-3.44 built at {release / 'build'} (profile release, logging off, asserts off)")
+    wheel_like = fake_build(tmp_path / "wl", cache="CMAKE_BUILD_TYPE:STRING=release\nNS3_LOG:BOOL=ON\nNS3_ASSERT:BOOL=ON\n")
+    assert "(profile release, logging on, asserts on)" in np3.describe_build(*np3.find_build(wheel_like))
+    debug = fake_build(tmp_path / "dbg", suffix="-debug", cache="CMAKE_BUILD_TYPE:STRING=debug\n")
+    assert "(profile debug, logging on, asserts on)" in np3.describe_build(*np3.find_build(debug))
+    bare = fake_build(tmp_path / "bare", suffix="-optimized")
+    assert "(profile optimized by its library names; no CMakeCache.txt found)" in np3.describe_build(*np3.find_build(bare))
+    assert "logging and asserts compiled in" in np3.WHEEL
+
+
+def test_ns3_dir_comes_from_the_argument_or_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NS3_DIR", raising=False)
+    assert _ns3_build_args(None) == []
+    assert _ns3_build_args(tmp_path) == ["--ns3-dir", str(tmp_path.resolve())]
+    monkeypatch.setenv("NS3_DIR", str(tmp_path))
+    assert _ns3_build_args(None) == ["--ns3-dir", str(tmp_path.resolve())]
+    with pytest.raises(CompareError, match=r"--ns3-dir .*nope: no such folder; .* leave it unset to run the PyPI wheel"):
+        _ns3_build_args(tmp_path / "nope")
+
+
+def test_compare_runs_the_given_build_and_says_which_ns3_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HTSIM_DIR", raising=False)
+    monkeypatch.delenv("NS3_DIR", raising=False)
+    py, log = fake_python(tmp_path, {"ns-3": [50.0], "htsim": [2.0]})
+    sc = flow_list_scenario(tmp_path, "# id src dst start_s size_bytes incast\n0 0 20 0.0 2000 0\n", "tiny")
+    cmp = compare(sc, tmp_path / "wheel", python=str(py))
+    assert cmp.ns3_build == "fake wheel" and "ns-3: fake wheel" in render(cmp)
+    build = tmp_path / "my-ns3"
+    build.mkdir()
+    cmp = compare(sc, tmp_path / "built", python=str(py), ns3_dir=build)
+    assert cmp.ns3_build == f"fake build at {build.resolve()}"
+    assert f"ns-3: fake build at {build.resolve()}" in render(cmp)
+    assert cmp.to_json()["ns3_build"] == cmp.ns3_build
+    assert runs(log) == ["slacknet", "ns-3"] * 2
