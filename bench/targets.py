@@ -31,6 +31,9 @@ How each is measured, and what decides:
   (without htsim's per-ACK debugging print, bench/peers/htsim/README.md); with the print, 19x on
   a quiet machine and 32x on a busy one: ns-3's run is memory-bound, and other tenants slow it
   most (README, "The targets pull apart").
+- The ns-3 target names the ns-3 it was measured against: "(PyPI wheel)", the default, which
+  has logging and asserts compiled in, or "(own build)" with ``--ns3-dir``/``$NS3_DIR``; the
+  comparison's table says which build and profile.
 - **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 
@@ -108,7 +111,11 @@ def ls256_verdicts(cmp: Any, label: str = "ls256") -> list[Verdict]:
     """The two speed-up targets from a `slacknet.compare.Comparison` (medians of its runs)."""
     me = cmp.wall_s["slacknet"]
     out = []
-    for peer, name, need in (("htsim", "htsim", HTSIM_SPEEDUP), ("ns-3", "ns-3.44", NS3_SPEEDUP)):
+    # Which ns-3: the PyPI wheel has logging and asserts compiled in (a release build of one's own,
+    # --ns3-dir, is 1.35-1.43x faster), so the target says which one it was measured against.
+    build = getattr(cmp, "ns3_build", "")
+    ns3 = "ns-3.44" + (" (PyPI wheel)" if build.startswith("the PyPI wheel") else " (own build)" if build else "")
+    for peer, name, need in (("htsim", "htsim", HTSIM_SPEEDUP), ("ns-3", ns3, NS3_SPEEDUP)):
         target = f"{label}: >= {need:g}x faster than {name}"
         if peer not in cmp.wall_s:
             why = cmp.skipped.get(peer, "it did not run")

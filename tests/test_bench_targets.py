@@ -146,6 +146,12 @@ def test_ls256_verdicts_are_ratios_of_medians() -> None:
     assert (v[0].measured, v[0].holds) == ("skipped: no htsim checkout (HTSIM_DIR)", "n/a")
     text = t.render(v)
     assert text.splitlines()[-1].startswith("1 of 1 targets hold (1 not measured)")
+    # The ns-3 target names the ns-3 it was measured against.
+    cmp = _comparison({"slacknet": 0.5, "ns-3": 80.0, "htsim": 2.0})
+    cmp.ns3_build = "the PyPI wheel ns3==3.44.post0 (release profile with logging and asserts compiled in)"
+    assert t.ls256_verdicts(cmp)[1].target == "ls256: >= 150x faster than ns-3.44 (PyPI wheel)"
+    cmp.ns3_build = "ns-3.44 built at /opt/ns-3.44/build (profile release, logging off, asserts off)"
+    assert t.ls256_verdicts(cmp)[1].target == "ls256: >= 150x faster than ns-3.44 (own build)"
 
 
 def test_peer_context_restates_each_target_in_the_other_peers_terms() -> None:
