@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -130,3 +132,13 @@ path = "{flows}"
 stop_ms = 50
 """
     return slacknet.Scenario.from_toml_text(toml, tmp_path)
+
+
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script that is not a package module (a peer runner, a bench script) loaded as the
+    module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -5,7 +5,6 @@ user's RUSTFLAGS are kept. The builds themselves take minutes and are measured b
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -15,16 +14,14 @@ import pytest
 
 from slacknet.config import load_scenario
 
+from .conftest import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 PGO = ROOT / "bench" / "pgo.py"
 
 
 def pgo_module():
-    spec = importlib.util.spec_from_file_location("pgo", PGO)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("pgo", PGO)
 
 
 def test_every_training_scenario_exists_and_validates() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -28,17 +27,13 @@ from slacknet.compare import (
 )
 from slacknet.config import LongestQueueDrop, Scenario, load_scenario
 
-from .conftest import flow_list_scenario
+from .conftest import flow_list_scenario, load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _ns3peer():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("ns3peer", ns3peer_path())
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("ns3peer", ns3peer_path())
 
 
 @pytest.fixture(autouse=True)

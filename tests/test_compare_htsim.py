@@ -3,7 +3,6 @@ end-to-end run where a built htsim is available ($HTSIM_DIR)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 from pathlib import Path
@@ -28,18 +27,14 @@ from slacknet.compare import (
 )
 from slacknet.config import Scenario, load_scenario
 
-from .conftest import flow_list_scenario
+from .conftest import flow_list_scenario, load_script
 
 REPO = Path(__file__).resolve().parents[1]
 PEER_BENCH = Path("/work/shared/data/peer-bench")
 
 
 def _htsimpeer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("htsimpeer", htsimpeer_path())
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("htsimpeer", htsimpeer_path())
 
 
 hp = _htsimpeer()
@@ -360,11 +355,7 @@ def test_seeds_with_htsim_get_their_own_ratio_and_verdict() -> None:
 def _ns3_installed() -> bool:
     from slacknet.compare import ns3peer_path
 
-    spec = importlib.util.spec_from_file_location("ns3peer", ns3peer_path())
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return bool(mod.is_installed())
+    return bool(load_script("ns3peer", ns3peer_path()).is_installed())
 
 
 @needs_htsim

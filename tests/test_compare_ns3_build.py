@@ -5,29 +5,19 @@ compiled here."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from slacknet.compare import CompareError, _ns3_build_args, compare, ns3peer_path, render
 
-from .conftest import flow_list_scenario
+from .conftest import flow_list_scenario, load_script
 from .fake_peers import fake_python, runs
 
 MODULES = ("core", "network", "internet", "point-to-point", "traffic-control")
 
 
-def _ns3peer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ns3peer_build", ns3peer_path())
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-np3 = _ns3peer()
+np3 = load_script("ns3peer_build", ns3peer_path())
 
 
 def fake_build(src: Path, suffix: str = "", modules: tuple[str, ...] = MODULES, cache: str | None = None) -> Path:
