@@ -283,14 +283,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             installed = installed_extension()
             kept = OUT / f"ext-{digest}.so"
-            if kept.is_file() and is_current(kept, digest) and not args.rebuild:
+            if is_current(kept, digest) and not args.rebuild:
                 put_back(kept, installed)
                 print(f"pgo: slacknet._native: the profile-guided build of these inputs put back from "
                       f"{kept.relative_to(ROOT)} (--rebuild to build anyway; `make install` puts the plain build back)")
                 return 0
             stamp_path(kept).unlink(missing_ok=True)
             build_extension(profdata, scenarios)
-            write_stamp(keep_extension(installed_extension(), digest), digest)
+            write_stamp(keep_extension(installed, digest), digest)
             print("pgo: slacknet._native rebuilt profile-guided (`make install` puts the plain build back)")
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)

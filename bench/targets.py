@@ -113,7 +113,7 @@ def ls256_verdicts(cmp: Any, label: str = "ls256") -> list[Verdict]:
     out = []
     # Which ns-3: the PyPI wheel has logging and asserts compiled in (a release build of one's own,
     # --ns3-dir, is 1.35-1.43x faster), so the target says which one it was measured against.
-    build = getattr(cmp, "ns3_build", "")
+    build = cmp.ns3_build
     ns3 = "ns-3.44" + (" (PyPI wheel)" if build.startswith("the PyPI wheel") else " (own build)" if build else "")
     for peer, name, need in (("htsim", "htsim", HTSIM_SPEEDUP), ("ns-3", ns3, NS3_SPEEDUP)):
         target = f"{label}: >= {need:g}x faster than {name}"
@@ -199,7 +199,8 @@ def measure_k16(binary: Path, scenario: Path, runs: int, say: Callable[[str], No
 def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, say: Callable[[str], None],
                   python: str | None = None, ns3_dir: str | None = None) -> tuple[list[Verdict], str]:
     """`slacknet compare --repeat runs` on `scenario` into `out`: the verdicts and the comparison's
-    table as printed, with the peers' context line (`peer_context`) under it. `python` is the interpreter of the child runs (tests give a fake peer)."""
+    table as printed, with the peers' context line (`peer_context`) under it. `python` is the
+    interpreter of the child runs (tests give a fake peer)."""
     from slacknet import SpecError
     from slacknet.compare import CompareError, compare, render as render_comparison
 

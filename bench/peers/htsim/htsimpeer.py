@@ -111,8 +111,13 @@ def checkout_id(sim: Path) -> str:
         return "path-" + hashlib.sha1(str(sim).encode()).hexdigest()[:12]
 
 
+def _cache_dir(cid: str, as_shipped: bool) -> Path:
+    """The build folder of a checkout with id `cid` (`checkout_id`)."""
+    return CACHE / f"htsim-{cid}{'' if as_shipped else '-quiet'}"
+
+
 def build_dir(sim: Path, as_shipped: bool = False) -> Path:
-    return CACHE / f"htsim-{checkout_id(sim)}{'' if as_shipped else '-quiet'}"
+    return _cache_dir(checkout_id(sim), as_shipped)
 
 
 def binary_path(sim: Path, as_shipped: bool = False) -> Path:
@@ -186,9 +191,10 @@ def ensure(htsim_dir: str | os.PathLike[str] | None = None, as_shipped: bool = F
     re-made every time (make is incremental). Raises HtsimPeerError if cmake or a C++17 compiler
     is missing or the build fails."""
     sim = find_checkout(htsim_dir)
-    build = build_dir(sim, as_shipped)
+    cid = checkout_id(sim)
+    build = _cache_dir(cid, as_shipped)
     binary = build / "datacenter" / BINARY_NAME
-    is_pinned = not (build.name.removesuffix("-quiet").endswith("-dirty") or build.name.startswith("htsim-path-"))
+    is_pinned = not (cid.endswith("-dirty") or cid.startswith("path-"))
     if binary.exists() and is_pinned:
         return binary
     for tool in ("cmake", "make"):

@@ -88,12 +88,12 @@ def _ns3_root() -> Path | None:
     return None
 
 
-def _ns3_libdir(root: Path) -> Path:
+def _ns3_libdir(root: Path, suffix: str = "") -> Path:
     for name in ("lib64", "lib"):
         d = root / name
-        if (d / f"lib{NS3_LIB_PREFIX}-core.so").exists():
+        if (d / f"lib{NS3_LIB_PREFIX}-core{suffix}.so").exists():
             return d
-    raise Ns3PeerError(f"no lib{NS3_LIB_PREFIX}-core.so under {root}/lib64 or {root}/lib")
+    raise Ns3PeerError(f"no lib{NS3_LIB_PREFIX}-core{suffix}.so under {root}/lib64 or {root}/lib")
 
 
 def _compiler() -> str:
@@ -107,7 +107,7 @@ def _compiler() -> str:
 
 
 def _compile_cmd(cxx: str, root: Path, out: Path, suffix: str = "", absolute_rpath: bool = False) -> list[str]:
-    libdir = root / "lib" if absolute_rpath else _ns3_libdir(root)
+    libdir = _ns3_libdir(root, suffix)
     # $ORIGIN-relative rpath for the wheel: the binary keeps working if the checkout moves; a
     # user's own build stays where it is.
     rpath = str(libdir) if absolute_rpath else "$ORIGIN/" + os.path.relpath(libdir, BUILD_DIR)
