@@ -178,7 +178,17 @@ impl Simulation {
         match self.topo.switch_of(node) {
             None => self.deliver(pkt),
             Some(s) => {
-                let out = self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq);
+                let out = match self.route_cur.out(l, pkt.hdr) {
+                    Some(out) => {
+                        #[cfg(debug_assertions)]
+                        {
+                            self.route_hint_hops += 1;
+                        }
+                        out
+                    }
+                    None => self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq),
+                };
+                debug_assert_eq!(out, self.routes.next_hop(s.0, pkt.dst, pkt.conn, pkt.seq));
                 self.enqueue_at_switch(out, pkt);
             }
         }
