@@ -70,6 +70,24 @@ def test_the_build_says_its_profile_logging_and_asserts(tmp_path: Path) -> None:
     assert "logging and asserts compiled in" in np3.WHEEL
 
 
+def test_a_build_configured_elsewhere_says_what_its_core_library_holds(tmp_path: Path) -> None:
+    # No CMakeCache.txt beside the build (configured with another -B): logging and asserts are
+    # read from the strings that only they put into the core library (the PyPI wheel's has both,
+    # a release build's neither; checked against both on 2026-11-27).
+    core = lambda src, suffix="": src / "build" / "lib" / f"libns3.44-core{suffix}.so"  # noqa: E731
+    plain = fake_build(tmp_path / "plain")
+    core(plain).write_bytes(b"\x7fELF..." + b"_ZN3ns320DefaultSimulatorImpl15ProcessOneEventEv\0" * 3)
+    assert np3.describe_build(*np3.find_build(plain)).endswith(
+        "(profile release by its library names, logging off, asserts off by its core library's strings; "
+        "no CMakeCache.txt found)")
+    both = fake_build(tmp_path / "both", suffix="-default")
+    core(both, "-default").write_bytes(b"\x7fELF\0ProcessOneEvent\0x\0NS_ASSERT failed, cond=\"\0")
+    assert "logging on, asserts on by its core library's strings" in np3.describe_build(*np3.find_build(both))
+    asserts = fake_build(tmp_path / "asserts")
+    core(asserts).write_bytes(b"\0NS_ASSERT failed, cond=\"\0")
+    assert "logging off, asserts on" in np3.describe_build(*np3.find_build(asserts))
+
+
 def test_ns3_dir_comes_from_the_argument_or_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NS3_DIR", raising=False)
     assert _ns3_build_args(None) == []

@@ -39,6 +39,7 @@ import fcntl
 import hashlib
 import json
 import math
+import mmap
 import os
 import shlex
 import shutil
@@ -161,7 +162,28 @@ def describe_build(root: Path, suffix: str) -> str:
             on = lambda k: "on" if vals.get(k, "OFF").upper() in ("ON", "1", "TRUE") or profile == "debug" else "off"  # noqa: E731
             return f"ns-3.44 built at {root} (profile {profile}, logging {on('NS3_LOG')}, asserts {on('NS3_ASSERT')})"
     profile = suffix.lstrip("-") or "release"
-    return f"ns-3.44 built at {root} (profile {profile} by its library names; no CMakeCache.txt found)"
+    compiled = _compiled_in(root / "lib" / f"lib{NS3_LIB_PREFIX}-core{suffix}.so")
+    return f"ns-3.44 built at {root} (profile {profile} by its library names{compiled}; no CMakeCache.txt found)"
+
+
+#: Strings in ns-3.44's core library only when logging (a function name that
+#: `NS_LOG_FUNCTION` prints in `DefaultSimulatorImpl::ProcessOneEvent`) or asserts
+#: (`NS_ASSERT`'s message) are compiled in: both are in the PyPI wheel's, neither in a release
+#: build's.
+LOG_MARK = b"\0ProcessOneEvent\0"
+ASSERT_MARK = b"NS_ASSERT failed, cond="
+
+
+def _compiled_in(core: Path) -> str:
+    """", logging on|off, asserts on|off by its core library's strings" for a build configured
+    elsewhere (no CMakeCache.txt to read), or "" if the library cannot be read. The file is
+    mapped, not read into memory."""
+    try:
+        with open(core, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as lib:
+            on = lambda mark: "on" if lib.find(mark) >= 0 else "off"  # noqa: E731
+            return f", logging {on(LOG_MARK)}, asserts {on(ASSERT_MARK)} by its core library's strings"
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
+        return ""
 
 
 #: What the wheel is (the default peer).
