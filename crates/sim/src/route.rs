@@ -187,43 +187,36 @@ impl Routes {
         // setup on the 8,192-host fat-tree (k = 32). CORRECTNESS: the search from such a host
         // reaches its leaf first and from there the same nodes in the same order as a search
         // started at the leaf, hosts expanding in neither; tested against the search per host.
-        // `shared`: the leaf whose distances `dist` holds, and its groups per switch.
-        let mut shared: Option<(usize, Vec<u32>)> = None;
+        // `per_switch`: every switch's group toward the last host searched for, its leaf's
+        // excepted when that host shares its leaf's search (`shared`: that leaf).
+        let (mut per_switch, mut shared) = (Vec::with_capacity(num_switches), None);
         for dst in 0..h {
-            let only_leaf = match inn[dst].split_first() {
+            let leaf = match inn[dst].split_first() {
                 Some((&l, rest)) if l.idx() >= h && rest.iter().all(|&o| o == l) => Some(l.idx()),
                 _ => None,
             };
-            let Some(leaf) = only_leaf else {
-                // Any other host: its own search.
-                shared = None;
-                bfs(dst, 0, &mut dist);
-                for s in 0..num_switches {
-                    if dist[h + s] != u32::MAX {
-                        table[s * h + dst] = group_of(h + s, &dist, &mut buf);
-                    }
+            if leaf.is_none() || leaf != shared {
+                // The leaf's search (its own group is each host's, below), or the host's own.
+                match leaf {
+                    Some(l) => bfs(l, 1, &mut dist),
+                    None => bfs(dst, 0, &mut dist),
                 }
-                continue;
-            };
-            if shared.as_ref().is_none_or(|(l, _)| *l != leaf) {
-                bfs(leaf, 1, &mut dist);
-                // The leaf's own group is each host's (below).
-                let per_switch = (0..num_switches)
-                    .map(|s| {
-                        let skip = dist[h + s] == u32::MAX || h + s == leaf;
-                        if skip { u32::MAX } else { group_of(h + s, &dist, &mut buf) }
-                    })
-                    .collect();
-                shared = Some((leaf, per_switch));
+                per_switch.clear();
+                per_switch.extend((0..num_switches).map(|s| {
+                    let skip = dist[h + s] == u32::MAX || Some(h + s) == leaf;
+                    if skip { u32::MAX } else { group_of(h + s, &dist, &mut buf) }
+                }));
+                shared = leaf;
             }
-            let Some((_, per_switch)) = shared.as_ref() else { continue };
             for (s, &gi) in per_switch.iter().enumerate() {
                 table[s * h + dst] = gi;
             }
-            // The leaf's own group toward this host: the host at distance 0.
-            let was = std::mem::replace(&mut dist[dst], 0);
-            table[(leaf - h) * h + dst] = group_of(leaf, &dist, &mut buf);
-            dist[dst] = was;
+            if let Some(leaf) = leaf {
+                // The leaf's own group toward this host: the host at distance 0.
+                let was = std::mem::replace(&mut dist[dst], 0);
+                table[(leaf - h) * h + dst] = group_of(leaf, &dist, &mut buf);
+                dist[dst] = was;
+            }
         }
         let leaf_of = |host: usize| topo.switch_of(topo.links[nic[host].idx()].dst).map(|s| s.0);
         let (num_columns, table, hosts) = match per_leaf(&table, h, num_switches, leaf_of) {
