@@ -324,13 +324,21 @@ impl Port {
     }
 
     /// Whether nothing is queued and a packet enqueued now would be the next dequeued without
-    /// changing the scheduler's state: one FIFO (no scheduling decision) or strict priority (a
-    /// stateless one), and not pFabric. Then [`Port::pass`] may stand for the pair.
+    /// changing the scheduler's state: one FIFO (no scheduling decision), strict priority (a
+    /// stateless one) or per-flow round robin, and not pFabric. Then [`Port::pass`] may stand
+    /// for the pair.
+    // CORRECTNESS (per-flow round robin, `queue::per_flow_rr`): with nothing queued no flow is
+    // active and its next turn is fresh; the pair would take the top idle slot, make it the
+    // only active flow, give it a quantum (two if the packet is larger), send the packet, and
+    // put the slot back on top of the idle ones with no deficit and the next turn fresh: the
+    // same state, but for the idle slot's stale connection id, which nothing reads (tested:
+    // `per_flow_rr`'s `an_empty_port_passing_a_packet_is_the_enqueue_and_dequeue`).
     #[inline]
     pub fn is_idle_fifo(&self) -> bool {
         self.total == 0
             && !self.is_pfabric()
-            && (self.queues.len() == 1 || matches!(self.scheduler, AnyScheduler::StrictPriority(_)))
+            && (self.queues.len() == 1
+                || matches!(self.scheduler, AnyScheduler::StrictPriority(_) | AnyScheduler::PerFlowRr(_)))
     }
 
     /// The accounting of [`Port::enqueue`] of a packet of `size` bytes into queue `q` followed
@@ -552,6 +560,57 @@ mod tests {
         let order: Vec<u32> = std::iter::from_fn(|| p.dequeue()).map(|(_, x)| x.flow()).collect();
         assert_eq!(order, [4, 1, 3], "least remaining first");
         assert_eq!((p.total_bytes(), p.queue_bytes(0)), (0, 0));
+    }
+
+    #[test]
+    fn an_empty_per_flow_port_passing_a_packet_is_the_enqueue_and_dequeue() {
+        // CORRECTNESS of `is_idle_fifo` for per-flow round robin: after any history that leaves
+        // the port empty, `pass` of a packet leaves a port that sends every later packet in the
+        // same order, with the same marks and counters, as one that enqueued and dequeued it.
+        let flow = |conn: u32, size: u32| {
+            let seg = Segment::Tcp(SegmentRepr { conn, ecn: Ecn::Ect0, ..Default::default() });
+            Packet::new(&seg, 0, NodeId(0), size, true)
+        };
+        let mut x: u64 = 7;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        let (mut compared, mut reordered) = (0, 0);
+        for _ in 0..300 {
+            // Quantum 1,500: packets of up to 1,540 bytes take two turns' credit.
+            let mut a = Port::per_flow(conf(Some(3_000)), 1_500);
+            for _ in 0..next(16) {
+                if next(3) == 0 {
+                    a.dequeue();
+                } else {
+                    a.enqueue(0, flow(next(6) as u32, 64 + next(1_477) as u32));
+                }
+            }
+            while a.dequeue().is_some() {}
+            assert!(a.is_idle_fifo());
+            let mut b = a.clone();
+            let p = flow(next(6) as u32, 64 + next(1_477) as u32);
+            assert!(!a.enqueue(0, p));
+            assert_eq!(a.dequeue(), Some((0, p)));
+            b.pass(0, p.size as u64);
+            let mut out = Vec::new();
+            for _ in 0..40 {
+                if next(3) == 0 {
+                    let (da, db) = (a.dequeue(), b.dequeue());
+                    assert_eq!(da, db);
+                    out.extend(da.map(|(_, p)| p.conn));
+                } else {
+                    let p = flow(next(6) as u32, 64 + next(1_477) as u32);
+                    assert_eq!(a.enqueue(0, p), b.enqueue(0, p));
+                }
+                assert_eq!((a.total_bytes(), a.max_bytes()), (b.total_bytes(), b.max_bytes()));
+                compared += 1;
+            }
+            // Round robin is exercised: some later packet left before one enqueued earlier.
+            reordered += usize::from(out.windows(2).any(|w| w[0] != w[1]));
+        }
+        assert!(compared == 300 * 40 && reordered > 100, "{reordered} runs with several flows");
     }
 
     #[test]
