@@ -162,7 +162,7 @@ def describe_build(root: Path, suffix: str) -> str:
             on = lambda k: "on" if vals.get(k, "OFF").upper() in ("ON", "1", "TRUE") or profile == "debug" else "off"  # noqa: E731
             return f"ns-3.44 built at {root} (profile {profile}, logging {on('NS3_LOG')}, asserts {on('NS3_ASSERT')})"
     profile = suffix.lstrip("-") or "release"
-    compiled = _compiled_in(root / "lib" / f"lib{NS3_LIB_PREFIX}-core{suffix}.so")
+    compiled = _compiled_in(root, suffix)
     return f"ns-3.44 built at {root} (profile {profile} by its library names{compiled}; no CMakeCache.txt found)"
 
 
@@ -174,15 +174,16 @@ LOG_MARK = b"\0ProcessOneEvent\0"
 ASSERT_MARK = b"NS_ASSERT failed, cond="
 
 
-def _compiled_in(core: Path) -> str:
+def _compiled_in(root: Path, suffix: str) -> str:
     """", logging on|off, asserts on|off by its core library's strings" for a build configured
-    elsewhere (no CMakeCache.txt to read), or "" if the library cannot be read. The file is
-    mapped, not read into memory."""
+    elsewhere (no CMakeCache.txt to read), or "" if the library cannot be read. The file (found
+    where the compile step finds it, `_ns3_libdir`) is mapped, not read into memory."""
     try:
+        core = _ns3_libdir(root, suffix) / f"lib{NS3_LIB_PREFIX}-core{suffix}.so"
         with open(core, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as lib:
             on = lambda mark: "on" if lib.find(mark) >= 0 else "off"  # noqa: E731
             return f", logging {on(LOG_MARK)}, asserts {on(ASSERT_MARK)} by its core library's strings"
-    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
+    except (Ns3PeerError, OSError, ValueError):  # missing, unreadable, or empty (mmap refuses 0 bytes)
         return ""
 
 
