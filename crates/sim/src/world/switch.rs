@@ -440,9 +440,10 @@ impl Simulation {
                 return;
             }
             link.port.pass(q, size);
-            self.on_nic_enqueue(conn, size);
             self.transmit(l, q, pkt, false, false);
-            self.on_nic_dequeue(conn, size);
+            // Counted into the sender's NIC backlog and out again at once: the backlog is as it
+            // was, and a held sender under its limit wakes as that pair would wake it.
+            self.on_nic_dequeue(conn, 0);
             return;
         }
         if !self.nic_accept(l, q, pkt) {
