@@ -1332,6 +1332,83 @@ impl<'a> Engine<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testrng::{random_trace as random_trace_of, TraceShape};
+    use crate::trace::BYTES_PER_MB;
+
+    /// 1 MiB per second, so a flow of `k` MB alone takes `k` seconds.
+    fn opts() -> Options {
+        Options { port_bytes_per_sec: BYTES_PER_MB, record_flows: true, ..Options::default() }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+    }
+
+    /// Up to 8 coflows of up to 4 x 4 flows on 3 to 8 ports, 1 to 6 MB per flow.
+    fn random_trace(seed: u64) -> Trace {
+        random_trace_of(seed, &TraceShape { ports: 6, coflows: 8, gap: 3000, width: 4, mb: 6 })
+    }
+
+    #[test]
+    fn random_traces_finish_every_coflow_no_sooner_than_ideal_and_conserve_bytes() {
+        let mut schedulers = Scheduler::ALL.to_vec();
+        schedulers.extend([Scheduler::Fetch(1), Scheduler::Fetch(2)]);
+        for seed in 0..200 {
+            let t = random_trace(seed);
+            for &s in &schedulers {
+                let out = run(&t, s, &opts());
+                assert_eq!(out.coflows.len(), t.coflows.len());
+                let mut bytes = 0.0;
+                for c in &out.coflows {
+                    assert!(c.finish_s.is_finite(), "seed {seed} {}: coflow {} unfinished", s.name(), c.id);
+                    assert!(
+                        c.cct_s >= c.ideal_cct_s * (1.0 - 1e-9),
+                        "seed {seed} {}: coflow {} beats its bound ({} < {})",
+                        s.name(),
+                        c.id,
+                        c.cct_s,
+                        c.ideal_cct_s
+                    );
+                    bytes += c.bytes;
+                }
+                // Conservation: the flows delivered exactly the trace's bytes, each by its
+                // coflow's finish, and the last one at it.
+                let spec_bytes: f64 = t.coflows.iter().map(|c| c.total_bytes()).sum();
+                let flow_bytes: f64 = out.flows.iter().map(|f| f.bytes).sum();
+                assert!(close(bytes, spec_bytes) && close(flow_bytes, spec_bytes));
+                for c in &out.coflows {
+                    let last = out.flows.iter().filter(|f| f.coflow_id == c.id).map(|f| f.finish_s).fold(0.0, f64::max);
+                    assert_eq!(last, c.finish_s, "seed {seed} {}", s.name());
+                }
+            }
+        }
+    }
+
+
+    #[test]
+    fn same_input_same_output() {
+        for seed in [3, 17, 99] {
+            let t = random_trace(seed);
+            for s in Scheduler::ALL {
+                assert_eq!(run(&t, s, &opts()), run(&t, s, &opts()), "{}", s.name());
+            }
+        }
+    }
+
+
+    #[test]
+    fn fair_per_pair_agrees_with_per_flow_max_min() {
+        // FAIR runs per port pair; fetch:K with K above every coflow's mapper count is the same
+        // max-min allocation computed flow by flow.
+        for seed in 0..100 {
+            let t = random_trace(seed);
+            let pair = run(&t, Scheduler::Fair, &opts());
+            let flow = run(&t, Scheduler::Fetch(1000), &opts());
+            for (a, b) in pair.coflows.iter().zip(&flow.coflows) {
+                assert!(close(a.finish_s, b.finish_s), "seed {seed}: coflow {} {} vs {}", a.id, a.finish_s, b.finish_s);
+            }
+        }
+    }
 
     #[test]
     fn names_round_trip() {

@@ -2,6 +2,7 @@
 //! that are the same on every run.
 
 use crate::fabric::Fabric;
+use crate::trace::Trace;
 
 /// SplitMix64 with state `.0`.
 pub(crate) struct Rng(pub(crate) u64);
@@ -48,4 +49,42 @@ pub(crate) fn random_fabric(next: &mut impl FnMut() -> u64, n: usize, is_uniform
             ingress: (0..n).map(|_| 1.0 + (next() % 1000) as f64 / 7.0).collect(),
         }
     }
+}
+
+/// The bounds of [`random_trace`]'s draws.
+pub(crate) struct TraceShape {
+    /// Ports: 3 to `3 + ports - 1`.
+    pub(crate) ports: u64,
+    /// Coflows: 1 to `coflows`.
+    pub(crate) coflows: u64,
+    /// Milliseconds between arrivals: 0 to `gap - 1`.
+    pub(crate) gap: u64,
+    /// Mappers and reducers each: 1 to `width` (at most the ports).
+    pub(crate) width: u64,
+    /// A reducer's MB from each mapper: 1 to `mb`.
+    pub(crate) mb: u64,
+}
+
+/// A random trace of `shape` drawn from `seed`, the same on every run.
+pub(crate) fn random_trace(seed: u64, shape: &TraceShape) -> Trace {
+    let mut r = Rng(seed);
+    let ports = 3 + r.below(shape.ports);
+    let num = 1 + r.below(shape.coflows);
+    let mut text = format!("{ports} {num}\n");
+    let mut t = 0;
+    for id in 0..num {
+        t += r.below(shape.gap);
+        let m = 1 + r.below(ports.min(shape.width));
+        let k = 1 + r.below(ports.min(shape.width));
+        text += &format!("{id} {t} {m}");
+        for p in r.ports(ports, m) {
+            text += &format!(" {p}");
+        }
+        text += &format!(" {k}");
+        for p in r.ports(ports, k) {
+            text += &format!(" {p}:{}", m * (1 + r.below(shape.mb)));
+        }
+        text += "\n";
+    }
+    Trace::parse(&text).unwrap()
 }

@@ -1,6 +1,7 @@
 //! The idealised inter-coflow model against closed forms and properties every schedule must
-//! have: bottleneck bounds, MADD's common finish, max-min shares, byte conservation, work
-//! conservation, determinism, and random small traces.
+//! have: bottleneck bounds, MADD's common finish, max-min shares and work conservation. (Random
+//! small traces, byte conservation and determinism: the unit tests of `inter`, which share the
+//! crate's test generator.)
 
 use coflow::inter::{self, Bin, Options, Scheduler};
 use coflow::trace::{Trace, BYTES_PER_MB};
@@ -126,94 +127,6 @@ fn bins_follow_varys_thresholds() {
     assert_eq!(Bin::of(5.0 * BYTES_PER_MB, 51), Bin::LW);
 }
 
-/// A small deterministic generator (SplitMix64) for random traces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// `k` distinct ports out of `n`.
-    fn ports(&mut self, n: u64, k: u64) -> Vec<u64> {
-        let mut all: Vec<u64> = (0..n).collect();
-        for i in 0..k as usize {
-            let j = i + self.below(n - i as u64) as usize;
-            all.swap(i, j);
-        }
-        all.truncate(k as usize);
-        all
-    }
-}
-
-fn random_trace(seed: u64) -> Trace {
-    let mut r = Rng(seed);
-    let ports = 3 + r.below(6);
-    let num = 1 + r.below(8);
-    let mut text = format!("{ports} {num}\n");
-    let mut t = 0;
-    for id in 0..num {
-        t += r.below(3000);
-        let m = 1 + r.below(ports.min(4));
-        let k = 1 + r.below(ports.min(4));
-        let mappers = r.ports(ports, m);
-        let reducers = r.ports(ports, k);
-        text += &format!("{id} {t} {m}");
-        for p in mappers {
-            text += &format!(" {p}");
-        }
-        text += &format!(" {k}");
-        for p in reducers {
-            text += &format!(" {p}:{}", m * (1 + r.below(6)));
-        }
-        text += "\n";
-    }
-    Trace::parse(&text).unwrap()
-}
-
-#[test]
-fn random_traces_finish_every_coflow_no_sooner_than_ideal_and_conserve_bytes() {
-    let mut schedulers = Scheduler::ALL.to_vec();
-    schedulers.extend([Scheduler::Fetch(1), Scheduler::Fetch(2)]);
-    for seed in 0..200 {
-        let t = random_trace(seed);
-        for &s in &schedulers {
-            let out = inter::run(&t, s, &opts());
-            assert_eq!(out.coflows.len(), t.coflows.len());
-            let mut bytes = 0.0;
-            for c in &out.coflows {
-                assert!(c.finish_s.is_finite(), "seed {seed} {}: coflow {} unfinished", s.name(), c.id);
-                assert!(
-                    c.cct_s >= c.ideal_cct_s * (1.0 - 1e-9),
-                    "seed {seed} {}: coflow {} beats its bound ({} < {})",
-                    s.name(),
-                    c.id,
-                    c.cct_s,
-                    c.ideal_cct_s
-                );
-                bytes += c.bytes;
-            }
-            // Conservation: the flows delivered exactly the trace's bytes, each by its
-            // coflow's finish, and the last one at it.
-            let spec_bytes: f64 = t.coflows.iter().map(|c| c.total_bytes()).sum();
-            let flow_bytes: f64 = out.flows.iter().map(|f| f.bytes).sum();
-            assert!(close(bytes, spec_bytes) && close(flow_bytes, spec_bytes));
-            for c in &out.coflows {
-                let last = out.flows.iter().filter(|f| f.coflow_id == c.id).map(|f| f.finish_s).fold(0.0, f64::max);
-                assert_eq!(last, c.finish_s, "seed {seed} {}", s.name());
-            }
-        }
-    }
-}
-
 #[test]
 fn work_conserving_schedulers_keep_a_shared_port_busy() {
     // Every flow goes 0 -> 1, coflows arrive while others run: a work-conserving schedule
@@ -223,29 +136,5 @@ fn work_conserving_schedulers_keep_a_shared_port_busy() {
         let out = inter::run(&t, s, &opts());
         let end = out.coflows.iter().map(|c| c.finish_s).fold(0.0, f64::max);
         assert!(close(end, 11.0), "{}: {end}", s.name());
-    }
-}
-
-#[test]
-fn same_input_same_output() {
-    for seed in [3, 17, 99] {
-        let t = random_trace(seed);
-        for s in Scheduler::ALL {
-            assert_eq!(inter::run(&t, s, &opts()), inter::run(&t, s, &opts()), "{}", s.name());
-        }
-    }
-}
-
-#[test]
-fn fair_per_pair_agrees_with_per_flow_max_min() {
-    // FAIR runs per port pair; fetch:K with K above every coflow's mapper count is the same
-    // max-min allocation computed flow by flow.
-    for seed in 0..100 {
-        let t = random_trace(seed);
-        let pair = inter::run(&t, Scheduler::Fair, &opts());
-        let flow = inter::run(&t, Scheduler::Fetch(1000), &opts());
-        for (a, b) in pair.coflows.iter().zip(&flow.coflows) {
-            assert!(close(a.finish_s, b.finish_s), "seed {seed}: coflow {} {} vs {}", a.id, a.finish_s, b.finish_s);
-        }
     }
 }

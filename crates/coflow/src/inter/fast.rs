@@ -670,7 +670,7 @@ impl Engine<'_> {
 mod tests {
     use super::super::{run_on, run_reference, DclasConfig, Options, Outcome, Scheduler};
     use crate::fabric::Fabric;
-    use crate::testrng::Rng;
+    use crate::testrng::{self, Rng, TraceShape};
     use crate::trace::{Trace, BYTES_PER_MB};
 
     /// How far a fast-path time may be from the reference's, relative to the clock (the time
@@ -732,26 +732,7 @@ mod tests {
     /// Up to 12 coflows of up to 6 x 6 flows on 3 to 10 ports, sizes from 1 to 8 MB per flow,
     /// arrivals close enough to overlap.
     fn random_trace(seed: u64) -> Trace {
-        let mut r = Rng(seed);
-        let ports = 3 + r.below(8);
-        let num = 1 + r.below(12);
-        let mut text = format!("{ports} {num}\n");
-        let mut t = 0;
-        for id in 0..num {
-            t += r.below(4000);
-            let m = 1 + r.below(ports.min(6));
-            let k = 1 + r.below(ports.min(6));
-            text += &format!("{id} {t} {m}");
-            for p in r.ports(ports, m) {
-                text += &format!(" {p}");
-            }
-            text += &format!(" {k}");
-            for p in r.ports(ports, k) {
-                text += &format!(" {p}:{}", m * (1 + r.below(8)));
-            }
-            text += "\n";
-        }
-        Trace::parse(&text).unwrap()
+        testrng::random_trace(seed, &TraceShape { ports: 8, coflows: 12, gap: 4000, width: 6, mb: 8 })
     }
 
     /// `surely_below(x, a * b)` must imply `x / b <= a` after rounding, over the whole range of
