@@ -562,7 +562,8 @@ fn rank_sort(v: &mut Vec<(Time, Packed)>, scratch: &mut Vec<(Time, Packed)>, shi
     // PERF: into `scratch`, which then trades places with the bucket, where a local array was
     // zeroed and copied back at every sort (libc's memset and memcpy, 1.7% of the 256-host
     // run's samples): 7.697 -> 7.635 G instructions; profile-guided, nine alternated pairs 0.989
-    // (faster in 7), 1 ms of k = 16 0.989.
+    // (faster in 7); 1 ms of k = 16 within the noise (0.989, and 1.041 with 6 of 11 faster on a
+    // busier hour).
     if scratch.len() < n {
         scratch.resize(n, (Time::ZERO, Packed(0)));
     }
