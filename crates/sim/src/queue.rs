@@ -571,11 +571,9 @@ mod tests {
             let seg = Segment::Tcp(SegmentRepr { conn, ecn: Ecn::Ect0, ..Default::default() });
             Packet::new(&seg, 0, NodeId(0), size, true)
         };
-        let mut x: u64 = 7;
-        let mut next = |n: u64| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (x >> 33) % n
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut next = |n: u64| rng.gen_range(0..n);
         let (mut compared, mut shared) = (0, 0);
         for _ in 0..300 {
             // Quantum 1,500: packets of up to 1,540 bytes take two turns' credit.

@@ -207,20 +207,33 @@ impl Simulation {
             return;
         }
         let q = link.port.queue_of(pkt.prio());
-        let size = pkt.size as u64;
-        if link.passes_through(self.sched.now()) {
-            if link.port.check_cap(q, size).is_err() {
-                self.drop_at_nic(pkt);
-                return;
-            }
-            link.port.pass(q, size);
-            self.transmit(l, q, pkt, false, false);
+        if self.pass_idle_nic(l, q, pkt).is_some() {
             return;
         }
         if !self.nic_accept(l, q, pkt) {
             return;
         }
         self.kick(l);
+    }
+
+    /// If NIC `l` would send `pkt` at once (`Link::passes_through`), do so without its FIFO:
+    /// the NIC's static cap, then straight to the wire. `Some(true)` if it was sent,
+    /// `Some(false)` if the cap dropped it, `None` if the NIC is busy or holds packets (nothing
+    /// done).
+    #[inline(always)]
+    fn pass_idle_nic(&mut self, l: LinkId, q: usize, pkt: Packet) -> Option<bool> {
+        let link = &mut self.links[l.idx()];
+        if !link.passes_through(self.sched.now()) {
+            return None;
+        }
+        let size = pkt.size as u64;
+        if link.port.check_cap(q, size).is_err() {
+            self.drop_at_nic(pkt);
+            return Some(false);
+        }
+        link.port.pass(q, size);
+        self.transmit(l, q, pkt, false, false);
+        Some(true)
     }
 
     /// Hand a packet to switch port `l`: static cap, shared-buffer admission, ECN marking, then
@@ -431,20 +444,17 @@ impl Simulation {
         debug_assert!(self.links[l.idx()].switch == NO_SWITCH && pkt.to_receiver());
         let q = self.links[l.idx()].port.queue_of(pkt.prio());
         let (conn, size) = (pkt.conn, pkt.size as u64);
-        let link = &mut self.links[l.idx()];
-        if link.passes_through(self.sched.now()) {
-            // The packet goes on the wire at once (`Link::passes_through`): the same cap, counts
-            // and start as below, without the FIFO.
-            if link.port.check_cap(q, size).is_err() {
-                self.drop_at_nic(pkt);
+        // The packet goes on the wire at once: the same cap, counts and start as below, without
+        // the FIFO.
+        match self.pass_idle_nic(l, q, pkt) {
+            Some(true) => {
+                // Counted into the sender's NIC backlog and out again at once: the backlog is
+                // as it was, and a held sender under its limit wakes as that pair would wake it.
+                self.on_nic_dequeue(conn, 0);
                 return;
             }
-            link.port.pass(q, size);
-            self.transmit(l, q, pkt, false, false);
-            // Counted into the sender's NIC backlog and out again at once: the backlog is as it
-            // was, and a held sender under its limit wakes as that pair would wake it.
-            self.on_nic_dequeue(conn, 0);
-            return;
+            Some(false) => return,
+            None => {}
         }
         if !self.nic_accept(l, q, pkt) {
             return;
