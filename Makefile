@@ -29,10 +29,10 @@ endif
 demo: install
 	$(VENV)/bin/slacknet run
 
-## install: create $(VENV) and build/install slacknet (Rust extension included) with test extras
+## install: create $(VENV) and build/install slacknet (Rust extension included) with the test and ml extras
 install: $(VENV)/bin/python
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e ".[test]"
+	$(PIP) install --quiet -e ".[test,ml]"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -184,14 +184,7 @@ def test_cli_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, ca
     assert needle in err[-1]
 
 
-@pytest.mark.skipif(HAS_AUTOGRAD, reason="autograd is installed")
-def test_cli_refuses_a_model_without_its_extra(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ml", "tolerance", "--quick", "--models", "cnn"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "--models = cnn" in err and "slacknet[ml]" in err
-
-
-def test_missing_extra_message(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_extra_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import builtins
 
     real = builtins.__import__
@@ -205,6 +198,14 @@ def test_missing_extra_message(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(mltol.MissingExtraError, match=r"slacknet\[ml\]"):
         mltol.MODEL_SPECS["rnn"].build()
     assert main(["ml", "tolerance", "--quick", "--models", "mlp,rnn"]) == 2
+    err = capsys.readouterr().err
+    assert "--models = rnn" in err and "slacknet[ml]" in err
+    # Without --models the default list is what holds the model: the message says so, and
+    # names the list that would run.
+    assert main(["ml", "tolerance", "--quick"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--models (default mlp,cnn,rnn,mf) includes cnn" in err[0], err
+    assert "slacknet[ml]" in err[0] and err[0].endswith("--models mlp,mf"), err
 
 
 @pytest.mark.skipif(not HAS_AUTOGRAD, reason="needs the ml extra (autograd)")

@@ -95,7 +95,8 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plot", action="store_true", help="do not write plots")
 
     v = sub.add_parser("validate", help="validate a scenario and print it resolved, as JSON",
-                       description="Validate a scenario; print it with every default filled in.")
+                       description="Validate a scenario; print it resolved, with its profile and defaults filled in "
+                       "(an unset switch buffer stays unset: each switch is sized from its ports).")
     v.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML (default: built-in)")
 
     s = sub.add_parser("summary", help="print the summary tables of a results folder")
@@ -613,9 +614,10 @@ def _ml_models(args: argparse.Namespace) -> tuple[str, ...]:
     return _names("--models", args.models, tuple(mltol.MODEL_SPECS), ("mlp", "cnn", "rnn", "mf"))
 
 
-def _ml_extras(models: tuple[str, ...]) -> None:
+def _ml_extras(models: tuple[str, ...], given: bool) -> None:
     """Refuse a model whose optional extra is missing (after the other arguments were checked,
-    so that a bad argument is reported as itself)."""
+    so that a bad argument is reported as itself). ``given``: the user named the models (else
+    the message says the default list holds the model, and which list would run)."""
     from . import mltol
 
     for m in models:
@@ -623,7 +625,13 @@ def _ml_extras(models: tuple[str, ...]) -> None:
             try:
                 mltol.MODEL_SPECS[m].build()
             except mltol.MissingExtraError as e:
-                raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
+                if given:
+                    raise InputError(f"--models = {m}: {e}; or leave {m} out of --models") from None
+                runnable = ",".join(n for n in models if mltol.MODEL_SPECS[n].needs is None)
+                raise InputError(
+                    f"--models (default {','.join(models)}) includes {m}: {e}; "
+                    f"or run without it: --models {runnable}"
+                ) from None
 
 
 def _cmd_ml_profile(args: argparse.Namespace) -> int:
@@ -634,7 +642,7 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
     models = _ml_models(args)
     if args.repeats < 1:
         raise InputError(f"--repeats = {args.repeats}: must be at least 1, e.g. 30")
-    _ml_extras(models)
+    _ml_extras(models, args.models is not None)
     summary = None
     if args.tolerance is not None:
         try:
@@ -686,7 +694,7 @@ def _cmd_ml(args: argparse.Namespace) -> int:
         if not 0.0 < args.p_step <= 1.0:
             raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")
         config = dataclasses.replace(config, p_step=args.p_step)
-    _ml_extras(models)
+    _ml_extras(models, args.models is not None)
     out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
     grid = mltol.p_grid(config.p_step)
     total = len(models) * len(policies) * len(config.seeds) * len(grid)
