@@ -116,6 +116,11 @@ def test_parse_hash_seeds() -> None:
     for bad in ("1", "0", "-2", "x", "1,x", "1,1", "-1,2", "3,"):
         with pytest.raises(ValueError):
             parse_hash_seeds(bad)
+    # A count is checked before its list is built (a typo of 10^9 seeds must not allocate it).
+    assert len(parse_hash_seeds("1000")) == 1000
+    for bad in ("1001", "1000000000", ",".join(str(i) for i in range(1001))):
+        with pytest.raises(ValueError, match="at most 1000"):
+            parse_hash_seeds(bad)
 
 
 def test_cli_rejects_bad_hash_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -682,12 +682,22 @@ def parse_hash_seeds(text: str) -> list[int]:
     if "," not in text:
         if nums[0] < 2:
             raise ValueError(f"{text!r}: give at least 2 seeds (a count N >= 2 or a list a,b,...)")
+        # Checked before the list is built: every seed is a whole comparison (an ns-3 run of
+        # about a minute on the 256-host scenario), and a count of 10^9 is a typo.
+        if nums[0] > MAX_HASH_SEEDS:
+            raise ValueError(f"{text!r}: at most {MAX_HASH_SEEDS} seeds (each is a full comparison); e.g. 5")
         nums = list(range(1, nums[0] + 1))
     return _check_seeds(nums)
 
 
+#: The most ECMP hash seeds one ``compare --hash-seeds`` takes.
+MAX_HASH_SEEDS = 1000
+
+
 def _check_seeds(seeds: Sequence[int]) -> list[int]:
     out = [int(s) for s in seeds]
+    if len(out) > MAX_HASH_SEEDS:
+        raise ValueError(f"{len(out)} seeds: at most {MAX_HASH_SEEDS} (each is a full comparison)")
     if len(out) < 2:
         raise ValueError(f"seeds {out}: give at least 2 (one seed has no spread)")
     if len(set(out)) != len(out):

@@ -99,7 +99,9 @@ U8 = Annotated[int, Field(ge=0, le=255)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # CORRECTNESS: no NaN or infinity in any float: JSON has neither, so they would be written
+    # as `null`, which Rust reads as "absent" (an infinite stop time ran with no stop time).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 # --- topology -------------------------------------------------------------------------------
@@ -862,14 +864,33 @@ def _check_toml_syntax(text: str, source: str) -> None:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise spec_error(source, None, f"invalid TOML: {e}") from None
+    except RecursionError:
+        # `tomllib` parses nested arrays and inline tables recursively.
+        raise spec_error(source, None, "invalid TOML: arrays or tables nested too deeply") from None
+
+
+#: The largest scenario file read (bytes): scenarios are a few kB; flow lists and traces are
+#: separate files that Rust reads itself.
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 
 def _read_text(p: Path) -> str:
+    """A scenario file's text. Refuses what is not a regular file (a FIFO would block, a device
+    such as /dev/zero never ends) and files over :data:`MAX_SCENARIO_BYTES`."""
     if not p.exists():
         raise FileNotFoundError(f"no such scenario file: {p}")
     if p.is_dir():
         raise IsADirectoryError(f"not a scenario file but a folder: {p}")
+    if not p.is_file():
+        raise spec_error(str(p), None, "not a regular file (a FIFO, socket or device): give a scenario file")
     try:
-        return p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as e:
+        raise spec_error(str(p), None, f"cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise spec_error(str(p), None, f"larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MB: not a scenario file")
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None

@@ -491,10 +491,18 @@ class ToleranceConfig:
         return replace(base, **kw)
 
 
+#: The finest loss-rate step :func:`p_grid` takes (1,000 points).
+MIN_P_STEP = 0.001
+
+
 def p_grid(step: float) -> list[float]:
     """0, step, 2 step, ... up to 1 (inclusive when 1 is a multiple of ``step``)."""
     if not 0.0 < step <= 1.0:
         raise ValueError(f"p step = {step}: must be in (0, 1], e.g. 0.05")
+    # Checked before the grid is built: every point is a training run per model, seed and
+    # policy, and a step of 1e-12 would ask for 10^12 of them.
+    if step < MIN_P_STEP:
+        raise ValueError(f"p step = {step}: at least {MIN_P_STEP} ({int(1 / MIN_P_STEP)} points), e.g. 0.05")
     n = int(math.floor(1.0 / step + 1e-9))
     return [round(i * step, 10) for i in range(n + 1)]
 

@@ -635,6 +635,10 @@ def load_description(path: str | Path) -> Paper:
         raise ReproduceError("paper", None, f"no such experiment description: {p}") from None
     except tomllib.TOMLDecodeError as e:
         raise ReproduceError(p.name, None, f"invalid TOML: {e}", p) from None
+    except UnicodeDecodeError as e:
+        raise ReproduceError(p.name, None, f"not UTF-8 text: {e}", p) from None
+    except RecursionError:
+        raise ReproduceError(p.name, None, "invalid TOML: arrays or tables nested too deeply", p) from None
     try:
         desc = Description.model_validate(raw)
     except ValidationError as e:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from .config import Scenario, _check_toml_syntax, _read_text
+from .config import Scenario, _check_toml_syntax, _read_text, spec_error
 from .results import Results
 
 __all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
@@ -31,7 +31,7 @@ __all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
 #: small enough that the progress bar and Ctrl-C respond within a fraction of a second.
 DEFAULT_CHUNK_EVENTS = 200_000
 
-ScenarioLike = Scenario | _native.ValidScenario | str | os.PathLike[str] | None
+ScenarioLike = Scenario | _native.ValidScenario | dict[str, Any] | str | os.PathLike[str] | None
 
 
 def run(
@@ -44,9 +44,10 @@ def run(
 ) -> Results:
     """Run one simulation and return its :class:`~slacknet.Results`.
 
-    ``scenario`` is a :class:`~slacknet.Scenario`, a path to a TOML (or ``.json``) scenario
-    file, a scenario validated before (:func:`validate`), or ``None`` for the built-in
-    default; it is validated once, by Rust. ``seed`` overrides the scenario's seed.
+    ``scenario`` is a :class:`~slacknet.Scenario`, a dict of its tables, a path to a TOML (or
+    ``.json``) scenario file, a scenario validated before (:func:`validate`), or ``None`` for
+    the built-in default; it is validated once, by Rust. ``seed`` overrides the scenario's seed
+    (an integer in [0, 2^64 - 1]).
     ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there.
 
     Raises :class:`~slacknet.SpecError` if the scenario is invalid and
@@ -54,7 +55,10 @@ def run(
     """
     valid = validate(scenario)
     if seed is not None:
-        valid = valid.with_seed(seed)
+        # The native call would raise a bare OverflowError for these.
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+            raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
+        valid = valid.with_seed(int(seed))
     sim = _native.Simulation(valid)
     chunk = max(1, int(chunk_events))
     taken = _TakenRecords()
@@ -77,16 +81,29 @@ def run(
 
 
 def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
-    """Parse and validate ``scenario`` once, in Rust: a :class:`~slacknet.Scenario`, a path to
-    a TOML (or ``.json``) file, or ``None`` for the built-in default (an already validated
-    scenario is returned as it is). Raises :class:`~slacknet.SpecError` naming the key, and
-    ``FileNotFoundError``."""
+    """Parse and validate ``scenario`` once, in Rust: a :class:`~slacknet.Scenario`, a dict of
+    the scenario's tables (as a TOML file would give them), a path to a TOML (or ``.json``)
+    file, or ``None`` for the built-in default (an already validated scenario is returned as it
+    is). Relative paths in a dict or a ``Scenario`` are relative to the working directory.
+    Raises :class:`~slacknet.SpecError` naming the key, ``FileNotFoundError``, and
+    ``TypeError`` for anything else."""
     if isinstance(scenario, _native.ValidScenario):
         return scenario
+    if isinstance(scenario, dict):
+        scenario = Scenario.model_validate(scenario)
     if isinstance(scenario, Scenario):
         return _native.validate_json(scenario.to_json(), str(Path.cwd()))
     if scenario is None:
         return _native.validate_toml(_native.default_scenario_toml(), str(Path.cwd()))
+    if not isinstance(scenario, (str, os.PathLike)):
+        raise TypeError(
+            f"scenario: a Scenario, a dict, a path to a TOML or JSON file, or None, not {type(scenario).__name__}"
+        )
+    if isinstance(scenario, str) and "\n" in scenario:
+        raise ValueError(
+            "scenario: this looks like TOML text, not a path to a file: "
+            "use slacknet.Scenario.from_toml_text(text) and pass the Scenario"
+        )
     p = Path(scenario)
     text = _read_text(p)
     base = str(p.resolve().parent)

@@ -1,0 +1,97 @@
+"""Hostile and careless inputs to the Python API: one clear exception naming what is wrong,
+never a run that quietly does something else (the CLI's side is in test_cli.py)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pydantic
+import pytest
+
+import slacknet
+from slacknet import config, mltol
+from slacknet import SpecError
+from slacknet.config import Scenario
+from slacknet.reproduce_spec import ReproduceError, load_description
+from slacknet.sim import validate
+
+from .conftest import TINY_TOML
+
+
+def tiny(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY_TOML)
+    return p
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_a_scenario_refuses_non_finite_floats(bad: float) -> None:
+    # JSON has no NaN or infinity: they were written as null, which Rust reads as absent (an
+    # infinite stop time ran with no stop time at all).
+    d = tomllib.loads(TINY_TOML)
+    d.setdefault("run", {})["stop_ms"] = bad
+    with pytest.raises(pydantic.ValidationError, match="finite"):
+        Scenario.model_validate(d)
+    s = Scenario.model_validate(tomllib.loads(TINY_TOML))
+    with pytest.raises(pydantic.ValidationError, match="finite"):
+        s.topology.host_rate_gbps = bad  # type: ignore[union-attr]
+
+
+def test_validate_takes_a_dict_and_refuses_other_types(tmp_path: Path) -> None:
+    from_file = validate(tiny(tmp_path))
+    from_dict = validate(tomllib.loads(TINY_TOML))
+    assert from_dict.to_json() == from_file.to_json()
+    with pytest.raises(TypeError, match="not int"):
+        validate(5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="from_toml_text"):
+        validate(TINY_TOML)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, True, "3"])
+def test_run_refuses_a_seed_out_of_range(tmp_path: Path, seed: object) -> None:
+    with pytest.raises(SpecError, match=r"seed = .*: must be an integer in \[0, 2\^64 - 1\]"):
+        slacknet.run(tiny(tmp_path), seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_or_device_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "s.toml"
+    os.mkfifo(fifo)
+    # Reading would block forever; it is refused before it is opened.
+    with pytest.raises(SpecError, match="not a regular file"):
+        Scenario.from_toml(fifo)
+    if Path("/dev/zero").exists():
+        with pytest.raises(SpecError, match="not a regular file"):
+            validate("/dev/zero")
+
+
+def test_a_huge_file_is_refused_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tiny(tmp_path)
+    monkeypatch.setattr(config, "MAX_SCENARIO_BYTES", len(TINY_TOML.encode()) - 1)
+    with pytest.raises(SpecError, match="larger than"):
+        Scenario.from_toml(p)
+    monkeypatch.setattr(config, "MAX_SCENARIO_BYTES", len(TINY_TOML.encode()))
+    assert Scenario.from_toml(p).name == "tiny"
+
+
+def test_deeply_nested_toml_is_an_error_not_a_recursion(tmp_path: Path) -> None:
+    p = tmp_path / "deep.toml"
+    p.write_text("name = " + "[" * 2000 + "]" * 2000 + "\n")
+    with pytest.raises(SpecError, match="nested too deeply"):
+        validate(p)
+
+
+def test_a_description_that_is_not_text_is_a_reproduce_error(tmp_path: Path) -> None:
+    d = tmp_path / "p3"
+    d.mkdir()
+    (d / "reproduce.toml").write_bytes(bytes(range(128, 256)) * 8)
+    with pytest.raises(ReproduceError, match="not UTF-8"):
+        load_description(d / "reproduce.toml")
+
+
+def test_the_loss_grid_is_bounded_before_it_is_built() -> None:
+    assert len(mltol.p_grid(mltol.MIN_P_STEP)) == 1001
+    with pytest.raises(ValueError, match="at least 0.001"):
+        mltol.p_grid(1e-12)
