@@ -311,3 +311,100 @@ flows = [
     assert n > 0
     done = summary["finished_flows"]
     assert f"{done}/4 flows finished ({n} gave up after max_retries timeouts without progress)" in stdout
+
+
+# -- output paths (--out) --------------------------------------------------------------------
+
+#: Every subcommand that takes --out, with arguments it is checked with before anything else.
+OUT_COMMANDS = {
+    "run": ["run", "s.toml"],
+    "plot": ["plot", "results"],
+    "sweep": ["sweep", "sweep.toml"],
+    "compare": ["compare", "s.toml"],
+    "reproduce": ["reproduce", "credence"],
+    "reproduce_coflow": ["reproduce", "coflow"],
+    "ml_tolerance": ["ml", "tolerance", "--models", "mlp"],
+    "ml_profile": ["ml", "profile", "--models", "mlp"],
+    "credence_trace": ["credence", "trace", "s.toml"],
+    "credence_train": ["credence", "train", "t.parquet"],
+}
+
+
+@pytest.mark.parametrize("command", list(OUT_COMMANDS))
+def test_an_empty_out_is_refused_everywhere(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # `run --out ""` replaced the working folder itself; `plot --out ""` wrote into it.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main([*OUT_COMMANDS[command], "--out", ""]) == 2
+    kind = "file" if command in ("ml_profile", "credence_trace", "credence_train") else "folder"
+    assert capsys.readouterr().err == (f"error: --out = '': an empty path (it would mean the working folder itself); "
+                                       f"name the output {kind}\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+@pytest.fixture()
+def results_dir(tmp_path: Path, tiny_results) -> Path:  # type: ignore[no-untyped-def]
+    return tiny_results.save(tmp_path / "x")
+
+
+@pytest.mark.parametrize("argv, inside", [
+    (["plot", "{x}", "--out", "{x}/plots"], "plots"),
+    (["run", "{toml}", "--out", "{x}/sub", "--no-plot"], "sub"),
+    (["sweep", "{toml}", "--out", "{x}/sweep"], "sweep"),
+    (["credence", "trace", "{toml}", "--out", "{x}/t.parquet"], "t.parquet"),
+    (["ml", "tolerance", "--models", "mlp", "--out", "{x}/deeper/ml"], "deeper"),
+])
+def test_an_out_inside_a_results_folder_is_refused(argv: list[str], inside: str, results_dir: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # It broke the folder: `slacknet summary x` then said `x/plots is not in manifest.json`.
+    toml = _write(tmp_path, TINY_TOML)
+    args = [a.format(x=results_dir, toml=toml) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    out = args[args.index("--out") + 1]
+    assert err == (f"error: --out = {out}: it is inside the results folder {results_dir}, which it would break (the "
+                   f"folder would fail its manifest check); choose a folder beside it, e.g. {results_dir}-{inside}\n")
+    assert main(["summary", str(results_dir)]) == 0
+    # Plots beside the results, in the folder itself, are still welcome.
+    assert main(["plot", str(results_dir), "--out", str(results_dir)]) == 0
+
+
+def test_an_out_that_is_or_goes_through_a_file_names_out(tmp_path: Path, results_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # It said `File exists: .../afile`.
+    toml, afile = _write(tmp_path, TINY_TOML), _write(tmp_path, "x", "afile")
+    for argv, message in (
+        (["run", str(toml), "--out", f"{afile}/sub"], f"{afile} is a file, not a folder; choose an output folder elsewhere"),
+        (["plot", str(results_dir), "--out", str(afile)], "it is a file, not a folder; choose a new output folder"),
+        (["sweep", str(toml), "--out", str(afile)], "it is a file, not a folder; choose a new output folder"),
+        (["credence", "trace", str(toml), "--out", str(tmp_path)], "it is a folder, not a file"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out = {argv[-1]}: {message}") and err.count("\n") == 1, err
+    assert afile.read_text() == "x"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_an_out_where_nothing_can_be_created_names_out_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It ran, then said `No such file or directory: /proc/.x.tmp-<pid>-...`.
+    assert main(["run", str(_write(tmp_path, TINY_TOML)), "--out", "/proc/x", "--no-plot"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: --out = /proc/x: nothing can be created in /proc (")
+    assert captured.err.endswith("); choose a folder you can write to\n") and captured.out == ""
+
+
+def test_summary_and_plot_of_a_file_say_it_is_a_file(results_dir: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # They said `no such results folder`.
+    afile = _write(tmp_path, "x", "afile")
+    for command in ("summary", "plot"):
+        assert main([command, str(results_dir / "records.parquet")]) == 2
+        assert capsys.readouterr().err == (f"error: {results_dir / 'records.parquet'} is a file, not a results folder: "
+                                           f"give the folder that holds it, {results_dir}\n")
+        assert main([command, str(afile)]) == 2
+        assert capsys.readouterr().err == (f"error: {afile} is a file, not a results folder: give the folder "
+                                           "`slacknet run` wrote\n")

@@ -102,3 +102,28 @@ def test_cli_trace_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert "precision" in out and "eta bound" in out and (tmp_path / "m.json").is_file()
     assert main(["credence", "train", str(tmp_path / "missing.parquet"), "--out", str(tmp_path / "x.json")]) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    # scikit-learn's messages named n_estimators, max_depth and random_state.
+    (["--trees", "0"], "--trees = 0: must be at least 1, e.g. 4 (the paper's)"),
+    (["--depth", "0"], "--depth = 0: must be at least 1, e.g. 4 (the paper's)"),
+    (["--seed", "-1"], "--seed = -1: must be between 0 and 2^32 - 1, e.g. 1"),
+])
+def test_cli_train_checks_its_options_first(argv: list[str], message: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["credence", "train", str(tmp_path / "t.parquet"), "--out", str(tmp_path / "m.json"), *argv]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+
+
+def test_cli_train_says_what_is_not_a_trace(tmp_path: Path, tiny_results: slacknet.Results,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # Both said `a trace of 0 (1) rows is too small`.
+    run = tiny_results.save(tmp_path / "run")
+    for path, what in ((run, "a folder, not a decision trace"),
+                       (run / "records.parquet", "not a decision trace (no column switch, queue, dropped, queue_len, "
+                                                 "occupancy)")):
+        assert main(["credence", "train", str(path), "--out", str(tmp_path / "m.json")]) == 2
+        assert capsys.readouterr().err == (f"error: TRACE = {path}: {what}; give a Parquet file that "
+                                           "`slacknet credence trace` wrote\n")
+    assert not (tmp_path / "m.json").exists()

@@ -174,11 +174,15 @@ def test_cli_quick_writes_csvs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (["--p-step", "0"], "--p-step = 0.0"),
     (["--p-step", "1.5"], "--p-step = 1.5"),
     (["--p-step", "x"], "--p-step"),
+    (["--p-step", "1e-12"], "--p-step = 1e-12: gives 1000000000001 values of p from 0 to 1, more than 1001"),
     (["--seeds", "1,1"], "--seeds"),
     (["--max-epochs", "0"], "--max-epochs = 0"),
     (["--max-epochs", "5000"], "--max-epochs = 5000"),
 ])
-def test_cli_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Refused before the grid is listed (10^12 points for --p-step 1e-12: MemoryError).
+    monkeypatch.setattr(mltol, "p_grid", lambda step: pytest.fail("the grid was built"))
     assert main(["ml", "tolerance", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert needle in err[-1]

@@ -373,3 +373,136 @@ def test_run_metrics_mean_slowdowns_by_size_class(tiny_results) -> None:  # type
     assert m["long_mean"] == pytest.approx(long["slowdown"].mean())
     assert m["all_mean"] == pytest.approx(done["slowdown"].mean())
     assert m["incast_p95"] == pytest.approx(done[done["incast"].astype(bool)]["slowdown"].quantile(0.95))
+
+
+# -- the output folder, the sweep file's values, its size ------------------------------------
+
+
+def test_cli_sweep_out_must_be_new_empty_or_an_earlier_sweeps(
+    sweep_file: Path, tmp_path: Path, tiny_results: slacknet.Results, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--out /` wrote sweep.csv and run folders into /; `--out <a run's folder>` broke that run.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("years of work")
+    run = tiny_results.save(tmp_path / "run")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    table = tmp_path / "not_ours"
+    table.mkdir()
+    (table / "sweep.csv").write_text("a,b\n1,2\n")
+    for out, words in ((home, "it holds 'thesis.tex' and no sweep.csv"), (run, "results folder"),
+                       (afile, "it is a file, not a folder"), (table, "not a sweep's table")):
+        before = sorted(p.name for p in out.iterdir()) if out.is_dir() else None
+        assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out = {out}: ") and words in err and err.count("\n") == 1, err
+        assert (sorted(p.name for p in out.iterdir()) if out.is_dir() else None) == before
+    assert slacknet.Results.load(run).num_flows > 0
+    with pytest.raises(slacknet.ResultsError, match="no sweep.csv"):  # the library refuses it too
+        run_sweep(load_sweep(sweep_file), home)
+    # A new folder, an empty one and an earlier sweep's (which resumes) are written.
+    sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.2]"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (tmp_path / "new", empty, empty):
+        assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1"]) == 0
+    assert "reused 2 of 2 runs" in capsys.readouterr().out
+
+
+#: Sweep files that raised a Python exception or were silently misread: (text, words of the
+#: one-line message, which names the key).
+BAD_SWEEPS = {
+    "seeds_string": (SWEEP.replace("seeds = [1, 2]", 'seeds = "1,2"'), 'seeds = "1,2": must be a non-empty list'),
+    "seeds_int": (SWEEP.replace("seeds = [1, 2]", "seeds = 5"), "seeds = 5: must be a non-empty list"),
+    "seeds_table": (SWEEP.replace("seeds = [1, 2]", "seeds = [{a=1}]"), 'seeds[0] = {"a": 1}: must be a whole number'),
+    "seeds_float": (SWEEP.replace("seeds = [1, 2]", "seeds = [1.9, 2.2]"), "seeds[0] = 1.9: must be a whole number"),
+    "seeds_bool": (SWEEP.replace("seeds = [1, 2]", "seeds = [true]"), "seeds[0] = true: must be a whole number"),
+    "seeds_negative": (SWEEP.replace("seeds = [1, 2]", "seeds = [1, -2]"), "seeds[1] = -2: must be a whole number"),
+    "seeds_empty": (SWEEP.replace("seeds = [1, 2]", "seeds = []"), "seeds = []: must be a non-empty list"),
+    "axis_int": ('name = "s"\nbase = "base.toml"\naxis = 5\n', "axis = 5: must be [[axis]] tables"),
+    "axis_item_int": ('name = "s"\nbase = "base.toml"\naxis = [5]\n', "axis[0] = 5: must be a table"),
+    "key_empty_list": (SWEEP.replace('key = "workload[0].load"', "key = []"), "axis[1].key = []: must be a scenario key"),
+    "key_table": (SWEEP.replace('key = "workload[0].load"', "key = {a = 1}"), 'axis[1].key = {"a": 1}: must be'),
+    "misspelt_key": (SWEEP.replace("labels =", "lable ="), "axis[0].lable: unknown axis key (expected key, values, "
+                     "labels, name); did you mean labels?"),
+    "values_missing": (SWEEP.replace("values = [0.2, 0.6]", ""), "axis[1].values: missing"),
+    "labels_int": (SWEEP.replace('labels = ["DT", "LQD"]', "labels = 5"), "axis[0].labels = 5: must be a list of names"),
+    "name_table": (SWEEP.replace('name = "tiny_sweep"', "name = {a = 1}"), 'name = {"a": 1}: must be a non-empty string'),
+    "base_list": (SWEEP.replace('base = "base.toml"', 'base = ["base.toml"]'), 'base = ["base.toml"]: must be the path'),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SWEEPS))
+def test_bad_sweep_files_exit_2_with_one_line(case: str, sweep_file: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    text, words = BAD_SWEEPS[case]
+    sweep_file.write_text(text)
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.splitlines()[0].startswith(f"error: {words}"), err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_jobs_below_one_are_refused(jobs: str, sweep_file: Path, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "out"), "--jobs", jobs]) == 2
+    assert capsys.readouterr().err == f"error: --jobs = {jobs}: must be at least 1; leave --jobs out for one run per core\n"
+    with pytest.raises(ValueError, match="jobs"):
+        run_sweep(load_sweep(sweep_file), tmp_path / "out", jobs=int(jobs))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_says_how_many_runs_and_refuses_too_many_before_listing_them(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Six axes of ten values: a million runs, listed for minutes at 40 MB/s before this check.
+    axes = "".join(f'[[axis]]\nkey = "workload[1].duration_ms"\nname = "a{i}"\nvalues = {list(range(1, 11))}\n'
+                   for i in range(6))
+    sweep_file.write_text(f'name = "huge"\nbase = "base.toml"\n{axes}')
+    monkeypatch.setattr(slacknet.sweep, "set_key", lambda *a: pytest.fail("a run was built"))
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "out")]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("error: axis: the sweep has 1000000 runs (10 x 10 x 10 x 10 x 10 x 10 values x 1 seed), "
+                            f"more than {slacknet.sweep.MAX_RUNS}: "), first
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_prints_its_number_of_runs_first(sweep_file: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"sweep tiny_sweep: 8 runs (2 x 2 values x 2 seeds) into {tmp_path / 'o'}"
+
+
+def test_expand_refuses_too_many_runs_before_building_them(sweep_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    sweep = load_sweep(sweep_file)
+    wide = [slacknet.sweep.Axis("workload[1].duration_ms", list(range(1, 1001)), name=f"a{i}") for i in range(2)]
+    monkeypatch.setattr(slacknet.sweep, "set_key", lambda *a: pytest.fail("a run was built"))
+    with pytest.raises(slacknet.SpecError, match="2000000 runs"):
+        expand(dataclasses.replace(sweep, axes=wide))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
+    # In a process of its own: before the fix the FIFO blocked forever and /dev/zero was read
+    # without end.
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    paths = [(str(fifo), "FIFO")] + ([("/dev/zero", "device")] if Path("/dev/zero").exists() else [])
+    for path, kind in paths:
+        proc = subprocess.run([sys.executable, "-m", "slacknet.cli", "sweep", path], capture_output=True, text=True,
+                              timeout=60, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr == f"error: not a sweep file but a {kind}: {path}; give the sweep's TOML file\n"
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_file_too_large_is_refused(sweep_file: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(slacknet.sweep, "MAX_SWEEP_FILE_BYTES", 100)
+    assert main(["sweep", str(sweep_file)]) == 2
+    assert "too large" in capsys.readouterr().err

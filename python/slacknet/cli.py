@@ -26,7 +26,10 @@ slack-based switch queues, the simulator's ``netapprox_slack`` preset (see :mod:
 ``--apply`` runs it (as root), ``--delete`` removes the configuration.
 
 Errors in the user's input (an invalid scenario, a missing file, a folder that is not a results
-folder or fails its manifest check, an output folder that is not a results folder, a bad ``net
+folder or fails its manifest check, an output folder that is not a results folder, an ``--out``
+that is empty, inside a results folder, through a file or where nothing can be created (checked
+by every subcommand before it runs anything), a ``sweep --out`` folder that is neither new, empty
+nor an earlier sweep's, a sweep of more than 100,000 runs, a bad ``net
 tc`` option or a ``tc`` command that fails under ``--apply``) print one
 line ``error: <key> = <value>: <message>`` (and, for scenarios, a hint) on stderr and exit with
 status 2; usage errors also exit 2. ``sweep`` exits with status 1 if any of its runs failed
@@ -39,8 +42,11 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
+import math
+import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,6 +62,9 @@ __all__ = ["main", "EXIT_USER_ERROR", "EXIT_RUNS_FAILED"]
 EXIT_USER_ERROR = 2
 #: Exit status of a sweep some of whose runs failed.
 EXIT_RUNS_FAILED = 1
+#: The most loss probabilities `ml tolerance --p-step` may give (a step of 0.001); each is a
+#: training run per model, policy and seed.
+MAX_P_POINTS = 1001
 
 
 class InputError(ValueError):
@@ -142,9 +151,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
     sw.add_argument("--out", metavar="DIR",
-                    help="output folder (default: a new results/<sweep name>/<start time>); "
-                    "an earlier sweep's folder resumes it: its finished runs are reused")
-    sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
+                    help="output folder (default: a new results/<sweep name>/<start time>): a new or empty "
+                    "folder, or an earlier sweep's (it holds sweep.csv), which resumes it: its finished runs are "
+                    "reused; any other folder is refused")
+    sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core)")
 
     cr = sub.add_parser("credence", help="Credence's drop oracle: trace LQD, train a forest")
     crs = cr.add_subparsers(dest="credence_command", metavar="ACTION", required=True)
@@ -185,7 +195,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="the experiments folder (default: experiments/ in the working directory)")
     rp.add_argument("--full", action="store_true", help="the paper's scale (the description's full base; long)")
     rp.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/PAPER[-full])")
-    rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: one per core)")
+    rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core)")
     rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
     rp.add_argument("--seeds", metavar="SEEDS", type=_seed_list,
                     help="comma-separated seeds, each point run once per seed (default: the description's)")
@@ -315,6 +325,58 @@ def _new_folder(parent: Path, stem: str) -> Path:
             n += 1
 
 
+def _check_out(value: str | None, *, option: str = "--out", kind: str = "folder",
+               may_be_results: bool = False) -> Path | None:
+    """An output path (``--out``) checked before anything runs; ``None`` if not given. Refused,
+    naming the option: an empty path (``Path("")`` is the working folder itself, which ``run``
+    would replace), a file where a folder must be (or the reverse, for ``kind = "file"``), a
+    path inside a results folder (an added file or folder fails its manifest check), and a
+    place where nothing can be created. ``may_be_results``: the folder may itself be a results
+    folder (``run`` replaces one; ``plot`` adds PNGs, which a results folder may hold)."""
+    from .results import is_results_folder
+
+    if value is None:
+        return None
+    if not value:
+        raise InputError(f"{option} = '': an empty path (it would mean the working folder itself); "
+                         f"name the output {kind}")
+    full = Path(os.path.abspath(value))
+    if os.path.lexists(full):
+        if kind == "folder" and not full.is_dir():
+            raise InputError(f"{option} = {value}: it is a file, not a folder; choose a new output folder")
+        if kind == "file" and full.is_dir():
+            raise InputError(f"{option} = {value}: it is a folder, not a file; name the file to write in it")
+        if kind == "folder" and not may_be_results and is_results_folder(full):
+            raise InputError(f"{option} = {value}: it is one run's results folder, which files added to it would "
+                             "break (it would fail its manifest check); choose a new output folder")
+    nearest = None  # the deepest folder above `full` that exists: where the output is created
+    for above in reversed(full.parents):
+        if not os.path.lexists(above):
+            break
+        if not above.is_dir():
+            raise InputError(f"{option} = {value}: {above} is a file, not a folder; choose an output {kind} elsewhere")
+        if is_results_folder(above):
+            beside = above.parent / f"{above.name}-{full.relative_to(above).parts[0]}"
+            raise InputError(f"{option} = {value}: it is inside the results folder {above}, which it would break "
+                             f"(the folder would fail its manifest check); choose a folder beside it, e.g. {beside}")
+        nearest = above
+    if nearest is not None:
+        # Tried, not asked: access(2) says yes to root everywhere (/proc included), and a save
+        # that cannot create its folder fails only after the whole run, naming its hidden
+        # temporary folder instead of --out.
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".slacknet-out-check-", dir=nearest))
+        except OSError as e:
+            raise InputError(f"{option} = {value}: nothing can be created in {nearest} ({e.strerror or e}); "
+                             "choose a folder you can write to") from None
+    return Path(value)
+
+
+def _check_jobs(jobs: int | None) -> None:
+    if jobs is not None and jobs < 1:
+        raise InputError(f"--jobs = {jobs}: must be at least 1; leave --jobs out for one run per core")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -323,7 +385,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .results import check_save_target
     from .sim import run
 
-    if args.out is not None:  # refused before the run, not after
+    if _check_out(args.out, may_be_results=True) is not None:  # refused before the run, not after
         check_save_target(args.out)
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
@@ -427,6 +489,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .config import load_scenario
 
     repeat = _repeat(args.repeat)  # refused before anything is loaded or run
+    _check_out(args.out)
     runs = f", each {repeat} times alternated (median wall times)" if repeat > 1 else ""
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if repeat > 1 else None
     sc = load_scenario(args.scenario)
@@ -457,13 +520,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .sweep import SweepRun, load_sweep, run_sweep
+    from .sweep import SweepRun, check_sweep_target, describe_size, load_sweep, num_runs, run_sweep
 
-    sweep = load_sweep(args.sweep)
-    if args.out:
-        out = Path(args.out)
+    _check_jobs(args.jobs)
+    given = _check_out(args.out)
+    if given is not None:  # a new folder, an empty one or an earlier sweep's; refused before anything runs
+        check_sweep_target(given, name=f"--out = {args.out}")
+    sweep = load_sweep(args.sweep)  # refuses a sweep of more than MAX_RUNS runs, before listing them
+    n = num_runs(sweep)
+    if given is not None:
+        out = given
     else:
         out = _new_folder(Path("results") / _safe_name(sweep.name), f"{_dt.datetime.now():%Y%m%d-%H%M%S}")
+    # Said before the runs are listed and checked, which takes a while for thousands.
+    print(f"sweep {sweep.name}: {n} runs ({describe_size(sweep)}) into {out}", file=sys.stderr, flush=True)
 
     def done(run: SweepRun, row: dict[str, object]) -> None:
         if row["reused"]:
@@ -502,9 +572,10 @@ def _cmd_credence(args: argparse.Namespace) -> int:
 
     from .learn import RarePositivesWarning, export_forest, trace, train
 
+    out = _check_out(args.out, kind="file")
+    assert out is not None  # required by the parser
     if args.credence_command == "trace":
         df = trace(args.scenario, seed=args.seed)
-        out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         df.to_parquet(out, index=False)
         drops = int(df["dropped"].sum())
@@ -513,24 +584,43 @@ def _cmd_credence(args: argparse.Namespace) -> int:
         return 0
     import pandas as pd
 
+    from .learn import ALL_FEATURES, LABEL_COLUMNS
+
+    # Checked here, not left to scikit-learn, whose messages name its own parameters.
+    for option, value in (("--trees", args.trees), ("--depth", args.depth)):
+        if value < 1:
+            raise InputError(f"{option} = {value}: must be at least 1, e.g. 4 (the paper's)")
+    if not 0 <= args.seed < 2**32:
+        raise InputError(f"--seed = {args.seed}: must be between 0 and 2^32 - 1, e.g. 1")
+    features = [f.strip() for f in args.features.split(",") if f.strip()]
+    needed = (*LABEL_COLUMNS, *(f for f in features if f in ALL_FEATURES))  # train() names an unknown feature
     frames = []
     for p in args.traces:
+        if not Path(p).is_file():
+            what = ("no such file" if not os.path.lexists(p) else
+                    "a folder, not a decision trace" if Path(p).is_dir() else "not a regular file")
+            raise InputError(f"TRACE = {p}: {what}; give a Parquet file that `slacknet credence trace` wrote")
         try:
-            frames.append(pd.read_parquet(p))
+            frame = pd.read_parquet(p)
         except (OSError, ValueError) as e:
             raise InputError(f"cannot read trace {p}: {e}") from None
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            raise InputError(f"TRACE = {p}: not a decision trace (no column {', '.join(missing)}); give a Parquet "
+                             "file that `slacknet credence trace` wrote")
+        frames.append(frame)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RarePositivesWarning)
         try:
             report = train(frames, trees=args.trees, depth=args.depth,
-                           features=[f.strip() for f in args.features.split(",") if f.strip()], seed=args.seed)
+                           features=features, seed=args.seed)
         except ValueError as e:
             raise InputError(str(e)) from None
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     print(report.render())
     try:
-        path = export_forest(report, args.out)
+        path = export_forest(report, out)
     except ValueError as e:
         raise InputError(str(e)) from None
     print(f"model: {path}")
@@ -540,6 +630,8 @@ def _cmd_credence(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import ReproduceError, experiments_folder, list_papers, load_paper, render, reproduce
 
+    _check_jobs(args.jobs)
+    _check_out(args.out)
     if args.paper == "coflow":
         return _reproduce_coflow(args)
     if args.trace is not None:
@@ -639,6 +731,7 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
 
     from . import mltol
 
+    _check_out(args.out, kind="file")
     models = _ml_models(args)
     if args.repeats < 1:
         raise InputError(f"--repeats = {args.repeats}: must be at least 1, e.g. 30")
@@ -680,6 +773,7 @@ def _cmd_ml(args: argparse.Namespace) -> int:
 
     if args.ml_command == "profile":
         return _cmd_ml_profile(args)
+    _check_out(args.out)
     models = _ml_models(args)
     policies = _names("--policy", args.policy, mltol.POLICIES, mltol.POLICIES)
     config = mltol.ToleranceConfig.quick() if args.quick else mltol.ToleranceConfig()
@@ -693,6 +787,11 @@ def _cmd_ml(args: argparse.Namespace) -> int:
     if args.p_step is not None:
         if not 0.0 < args.p_step <= 1.0:
             raise InputError(f"--p-step = {args.p_step}: must be in (0, 1], e.g. 0.05")
+        # Counted before mltol.p_grid lists them: 1e-12 would list 10^12 and run out of memory.
+        points = math.floor(1.0 / args.p_step + 1e-9) + 1
+        if points > MAX_P_POINTS:
+            raise InputError(f"--p-step = {args.p_step}: gives {points} values of p from 0 to 1, more than "
+                             f"{MAX_P_POINTS}; use a step of at least {1 / (MAX_P_POINTS - 1):g}, e.g. 0.05")
         config = dataclasses.replace(config, p_step=args.p_step)
     _ml_extras(models, args.models is not None)
     out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
@@ -756,6 +855,7 @@ def _cmd_net(args: argparse.Namespace) -> int:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results
 
+    _check_out(args.out, may_be_results=True)
     for p in plot_results(args.results, args.out):
         print(p)
     return 0

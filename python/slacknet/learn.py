@@ -30,6 +30,7 @@ from .config import LongestQueueDrop, Scenario, load_scenario
 __all__ = [
     "FEATURES",
     "ALL_FEATURES",
+    "LABEL_COLUMNS",
     "MIN_POSITIVE_FRACTION",
     "RarePositivesWarning",
     "TrainReport",
@@ -43,6 +44,9 @@ __all__ = [
 FEATURES = ("queue_len", "occupancy")
 #: Every feature a trace records (the forest format accepts any subset).
 ALL_FEATURES = ("queue_len", "avg_queue_len", "occupancy", "avg_occupancy")
+#: The columns :func:`train` needs of a trace besides its features: where each arrival was
+#: (Theorem 2's N is the most queues of one switch) and its label.
+LABEL_COLUMNS = ("switch", "queue", "dropped")
 #: Below this fraction of dropped packets a trace has too few positives to learn from.
 MIN_POSITIVE_FRACTION = 0.001
 
@@ -134,6 +138,9 @@ def train(
     bad = [f for f in feats if f not in ALL_FEATURES]
     if bad:
         raise ValueError(f"unknown feature {bad[0]!r}: choose from {', '.join(ALL_FEATURES)}")
+    missing = [c for c in (*LABEL_COLUMNS, *feats) if c not in df.columns]
+    if missing:
+        raise ValueError(f"not a decision trace (no column {', '.join(missing)}): train on what trace() returns")
     if len(df) < 10:
         raise ValueError(f"a trace of {len(df)} rows is too small to train on")
     y = df["dropped"].to_numpy(dtype=bool).astype(np.int64)

@@ -61,6 +61,7 @@ __all__ = [
     "Results",
     "ResultsError",
     "check_save_target",
+    "is_results_folder",
     "read_manifest",
     "scenario_sha256",
     "verify_results",
@@ -148,6 +149,10 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     if _SCRATCH.match(d.name):
         raise ResultsError(f"{d} is the temporary folder of an interrupted save, not results: remove it")
     if not d.is_dir():
+        if os.path.lexists(d):
+            inside = f": give the folder that holds it, {d.parent}" if is_results_folder(d.parent) else (
+                ": give the folder `slacknet run` wrote")
+            raise ResultsError(f"{d} is a file, not a results folder{inside}")
         raise ResultsError(f"no such results folder: {d}")
     path = d / MANIFEST
     if not path.is_file():
@@ -156,6 +161,20 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
                                "re-run its scenario.json to write it again")
         raise ResultsError(f"{d} is not a slacknet results folder (no {MANIFEST})")
     return _parse_manifest(path)
+
+
+def is_results_folder(directory: str | os.PathLike[str]) -> bool:
+    """Whether ``directory`` is a results folder by its own account: it holds a
+    ``manifest.json`` of this format (complete or not; :func:`verify_results` checks that).
+    Cheap enough to ask of every folder above an output path."""
+    path = Path(directory) / MANIFEST
+    try:
+        if not path.is_file() or path.stat().st_size > 1 << 24:  # a manifest is a few kB
+            return False
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and raw.get("format") == MANIFEST_FORMAT
 
 
 def verify_results(directory: str | os.PathLike[str]) -> Manifest:

@@ -29,8 +29,8 @@ Credence forest ``{ kind = "forest", path = "model.json" }`` next to the sweep),
 working directory.
 
 The runs are the cartesian product of the axes (first axis outermost) times the seeds, in that
-order. Each run is an ordinary scenario validated by Rust, so a bad value fails with the key
-that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
+order; at most :data:`MAX_RUNS` of them, counted from the axes before any is built. Each run is
+an ordinary scenario validated by Rust, so a bad value fails with the key that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
 writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
 one row per run: the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok`` or
 ``failed``), ``reused`` and ``error``.
@@ -46,7 +46,9 @@ A run that fails (an error, a panic in the simulator, its worker process killed 
 memory) is a ``failed`` row with the reason in ``error`` and NaN metrics; the others go on. When
 a worker dies, the runs it shared the pool with run again one at a time in a new pool, so only
 the one that kills its worker alone is failed. ``sweep.csv`` is rewritten (atomically) as each
-run ends, so an interrupted sweep keeps its table and every finished run's folder. Running the
+run ends, so an interrupted sweep keeps its table and every finished run's folder. A sweep
+writes into a new folder, an empty one or an earlier sweep's (one holding its ``sweep.csv``),
+and refuses any other (:func:`check_sweep_target`). Running the
 same sweep into the same folder again resumes it: a run whose folder holds complete results
 (its manifest checks) of the same resolved scenario (:func:`~slacknet.results.scenario_sha256`),
 seed and slacknet version is reused (``reused`` true), not run again; failed runs run again.
@@ -56,12 +58,14 @@ SIGTERM and SIGINT (Ctrl-C) stop the worker processes before the sweep's process
 from __future__ import annotations
 
 import copy
+import difflib
 import itertools
 import json
 import math
 import os
 import re
 import signal
+import stat
 import threading
 import tomllib
 from collections import deque
@@ -79,11 +83,14 @@ import pandas as pd
 from . import _native
 from .analysis import class_masks
 from .config import Scenario, spec_error, variant_fields
-from .results import Results, ResultsError, check_save_target, read_manifest, scenario_sha256, write_csv_atomic
+from .results import (
+    MANIFEST, Results, ResultsError, check_save_target, is_results_folder, read_manifest, scenario_sha256,
+    write_csv_atomic,
+)
 
 __all__ = [
-    "METRIC_COLUMNS", "STATUS_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep", "expand", "run_sweep", "run_metrics",
-    "set_key",
+    "MAX_RUNS", "MAX_SWEEP_FILE_BYTES", "METRIC_COLUMNS", "STATUS_COLUMNS", "Axis", "Sweep", "SweepRun", "load_sweep",
+    "expand", "num_runs", "describe_size", "check_size", "check_sweep_target", "run_sweep", "run_metrics", "set_key",
 ]
 
 #: The metric columns of a sweep table, in the order :func:`run_metrics` returns them.
@@ -103,6 +110,16 @@ METRIC_COLUMNS = (
 STATUS_COLUMNS = ("status", "reused", "error")
 #: Why a run failed when its worker process died.
 WORKER_DIED = "its worker process died (killed, or out of memory)"
+#: The most runs a sweep may have. Each run is a resolved scenario in memory and a folder on
+#: disk: a million (six axes of ten values) took minutes and gigabytes just to list, before the
+#: first run. Larger studies are several sweeps.
+MAX_RUNS = 100_000
+#: The largest sweep file read (a sweep file is a few kilobytes; this bounds a wrong path).
+MAX_SWEEP_FILE_BYTES = 16 * 2**20
+#: The keys of an ``[[axis]]`` table.
+_AXIS_KEYS = ("key", "values", "labels", "name")
+#: What an earlier sweep's folder holds: its table, whose first column is ``variant``.
+SWEEP_TABLE = "sweep.csv"
 
 _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 #: What a folder name may not hold (each run of such characters becomes one ``_``).
@@ -223,12 +240,13 @@ def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
 
 
 def load_sweep(path: str | os.PathLike[str]) -> Sweep:
-    """Read a sweep file (see the module docs)."""
+    """Read a sweep file (see the module docs). Raises :class:`SpecError` naming the key for a
+    value of the wrong type, an unknown key, no seeds and a sweep of more than :data:`MAX_RUNS`
+    runs; :class:`OSError` for a path that is missing or not a regular file, or a file larger
+    than :data:`MAX_SWEEP_FILE_BYTES`."""
     p = Path(path)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such sweep file: {p}") from None
+        raw = tomllib.loads(_read_sweep_file(p))
     except tomllib.TOMLDecodeError as e:
         raise spec_error(str(p), None, f"invalid TOML: {e}") from None
     unknown = set(raw) - {"name", "base", "seeds", "axis"}
@@ -236,37 +254,157 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
         raise spec_error(sorted(unknown)[0], None, "unknown sweep key (expected name, base, seeds, axis)")
     if "base" not in raw:
         raise spec_error("base", None, "a sweep needs `base = \"scenario.toml\"`")
-    base = Scenario.load(p.parent / str(raw["base"]))
-    axes = []
-    for i, a in enumerate(raw.get("axis", [])):
-        extra = set(a) - {"key", "values", "labels", "name"}
-        if extra or "key" not in a or not isinstance(a.get("values"), list) or not a["values"]:
-            raise spec_error(f"axis[{i}]", None,
-                             "needs `key` and a non-empty `values` list (and optionally `labels` and `name`)")
-        labels = a.get("labels")
-        if labels is not None and len(labels) != len(a["values"]):
-            raise spec_error(f"axis[{i}].labels", str(len(labels)), f"must have one label per value ({len(a['values'])})")
-        key = tuple(str(k) for k in a["key"]) if isinstance(a["key"], list) else str(a["key"])
-        name = None if a.get("name") is None else str(a["name"])
-        if key == "*":
-            # A joint axis: each value is a table of dotted keys set together (a scheme and the
-            # transport it runs over).
-            if name is None or labels is None:
-                raise spec_error(f"axis[{i}]", None, 'an axis with key = "*" needs a `name` and `labels`')
-            for j, v in enumerate(a["values"]):
-                if not isinstance(v, dict) or not v:
-                    raise spec_error(f"axis[{i}].values[{j}]", json.dumps(v, default=str),
-                                     'with key = "*" each value is a table of dotted keys, e.g. '
-                                     '{ "workload[0].scheme" = "atp", "transport.kind" = "atp" }')
-        axes.append(Axis(key, list(a["values"]), None if labels is None else [str(x) for x in labels], name))
-    seeds = [int(s) for s in raw.get("seeds", [base.seed])]
-    return Sweep(name=str(raw.get("name", p.stem)), base=base, axes=axes, seeds=seeds, folder=p.resolve().parent)
+    if not isinstance(raw["base"], str) or not raw["base"]:
+        raise spec_error("base", _show(raw["base"]), 'must be the path of a scenario file, e.g. base = "scenario.toml"')
+    name = raw.get("name", p.stem)
+    if not isinstance(name, str) or not name:
+        raise spec_error("name", _show(name), 'must be a non-empty string, e.g. name = "load_sweep" (default: the file\'s name)')
+    axes_raw = raw.get("axis", [])
+    if not isinstance(axes_raw, list):
+        raise spec_error("axis", _show(axes_raw), 'must be [[axis]] tables, each with `key` and `values`')
+    axes = [_axis(i, a) for i, a in enumerate(axes_raw)]
+    seeds = _seeds(raw["seeds"]) if "seeds" in raw else None
+    base = Scenario.load(p.parent / raw["base"])
+    sweep = Sweep(name=name, base=base, axes=axes, seeds=[base.seed] if seeds is None else seeds,
+                  folder=p.resolve().parent)
+    check_size(sweep)
+    return sweep
+
+
+def _read_sweep_file(p: Path) -> str:
+    """The text of the sweep file ``p``: a regular file of at most :data:`MAX_SWEEP_FILE_BYTES`.
+    Anything else is refused before it is opened (opening a FIFO waits for a writer; a device
+    such as ``/dev/zero`` never ends), and again on the open file, which is opened without
+    blocking in case the path changed in between."""
+    try:
+        _check_regular(p, os.stat(p).st_mode)
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such sweep file: {p}") from None
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(p, os.fstat(f.fileno()).st_mode)
+        data = f.read(MAX_SWEEP_FILE_BYTES + 1)
+    if len(data) > MAX_SWEEP_FILE_BYTES:
+        raise OSError(f"sweep file {p} is larger than {MAX_SWEEP_FILE_BYTES / 2**20:g} MB, too large to be one; "
+                      "give the sweep's TOML file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None
+
+
+def _check_regular(p: Path, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"not a sweep file but a folder: {p}")
+    if not stat.S_ISREG(mode):
+        raise OSError(f"not a sweep file but a {_file_kind(mode)}: {p}; give the sweep's TOML file")
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def _show(value: Any) -> str:
+    """A value of the sweep file as TOML-ish text for a message (strings quoted)."""
+    return json.dumps(value, default=str)
+
+
+def _seeds(value: Any) -> list[int]:
+    """``seeds``: a non-empty list of whole numbers that are valid seeds. A float or a
+    boolean is refused, not truncated (``1.9`` would run seed 1, ``true`` seed 1)."""
+    if not isinstance(value, list) or not value:
+        raise spec_error("seeds", _show(value), "must be a non-empty list of whole numbers, e.g. seeds = [1, 2, 3] "
+                         "(or leave seeds out to run the base's seed)")
+    for n, s in enumerate(value):
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+            raise spec_error(f"seeds[{n}]", _show(s), "must be a whole number from 0 to 2^64 - 1, e.g. seeds = [1, 2, 3]")
+    return list(value)
+
+
+def _axis(i: int, a: Any) -> Axis:
+    """``axis[i]``, checked key by key (see the module docs for what each holds)."""
+    where = f"axis[{i}]"
+    if not isinstance(a, dict):
+        raise spec_error(where, _show(a), "must be a table with `key` and `values`: write it as [[axis]]")
+    unknown = sorted(set(a) - set(_AXIS_KEYS))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _AXIS_KEYS, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise spec_error(f"{where}.{unknown[0]}", None, f"unknown axis key (expected {', '.join(_AXIS_KEYS)}){hint}")
+    for k in ("key", "values"):
+        if k not in a:
+            raise spec_error(f"{where}.{k}", None, "missing: an axis needs `key` (the scenario key it sets) and a "
+                             'non-empty `values` list, e.g. key = "workload[0].load" and values = [0.2, 0.4]')
+    raw_key = a["key"]
+    key: str | tuple[str, ...]
+    if isinstance(raw_key, str) and raw_key:
+        key = raw_key
+    elif isinstance(raw_key, list) and raw_key and all(isinstance(k, str) and k for k in raw_key):
+        key = tuple(raw_key)
+    else:
+        raise spec_error(f"{where}.key", _show(raw_key), 'must be a scenario key such as "workload[0].load", a '
+                         'non-empty list of keys that all take each value, or "*" (a joint axis)')
+    values = a["values"]
+    if not isinstance(values, list) or not values:
+        raise spec_error(f"{where}.values", _show(values), "must be a non-empty list, e.g. values = [0.2, 0.4]")
+    labels = a.get("labels")
+    if labels is not None:
+        if not isinstance(labels, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool)
+                                                   for x in labels):
+            raise spec_error(f"{where}.labels", _show(labels), 'must be a list of names, one per value, e.g. '
+                             'labels = ["DT", "LQD"]')
+        if len(labels) != len(values):
+            raise spec_error(f"{where}.labels", str(len(labels)), f"must have one label per value ({len(values)})")
+    name = a.get("name")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise spec_error(f"{where}.name", _show(name), 'must be a non-empty string, e.g. name = "load"')
+    if key == "*":
+        # A joint axis: each value is a table of dotted keys set together (a scheme and the
+        # transport it runs over).
+        if name is None or labels is None:
+            raise spec_error(where, None, 'an axis with key = "*" needs a `name` and `labels`')
+        for j, v in enumerate(values):
+            if not isinstance(v, dict) or not v:
+                raise spec_error(f"{where}.values[{j}]", json.dumps(v, default=str),
+                                 'with key = "*" each value is a table of dotted keys, e.g. '
+                                 '{ "workload[0].scheme" = "atp", "transport.kind" = "atp" }')
+    return Axis(key, list(values), None if labels is None else [str(x) for x in labels], name)
+
+
+def num_runs(sweep: Sweep) -> int:
+    """How many runs :func:`expand` makes of ``sweep``: the product of the axes' lengths times
+    the seeds, computed without expanding."""
+    return math.prod(len(a.values) for a in sweep.axes) * len(sweep.seeds)
+
+
+def describe_size(sweep: Sweep) -> str:
+    """The shape of the sweep's run count, e.g. ``2 x 4 values x 3 seeds``."""
+    seeds = f"{len(sweep.seeds)} seed{'s' if len(sweep.seeds) != 1 else ''}"
+    return " x ".join(str(len(a.values)) for a in sweep.axes) + (" values x " if sweep.axes else "") + seeds
+
+
+def check_size(sweep: Sweep) -> None:
+    """Refuse (:class:`SpecError`) a sweep with no runs or more than :data:`MAX_RUNS`, from the
+    axes' lengths alone, before any run is built."""
+    n = num_runs(sweep)
+    if n == 0:
+        raise spec_error("seeds", "[]", "a sweep needs at least one seed")
+    if n > MAX_RUNS:
+        raise spec_error("axis", None, f"the sweep has {n} runs ({describe_size(sweep)}), more than {MAX_RUNS}: "
+                         "split it into several sweeps, or give its axes fewer values or fewer seeds")
 
 
 def expand(sweep: Sweep) -> list[SweepRun]:
     """The concrete runs: the cartesian product of the axes, times the seeds. Raises
-    :class:`SpecError` for a bad value, naming its key, and for a sweep two of whose runs would
-    share a folder (see the module docs)."""
+    :class:`SpecError` for a bad value, naming its key, for a sweep two of whose runs would
+    share a folder (see the module docs), and for one of more than :data:`MAX_RUNS` runs."""
+    check_size(sweep)  # before the list is built: a million runs would fill memory for minutes
     _check_distinct(sweep)
     runs: list[SweepRun] = []
     folders: dict[str, SweepRun] = {}
@@ -496,14 +634,19 @@ def run_sweep(
     ``error``. Runs finished in ``out_dir`` before are reused, failed runs are recorded (see
     the module docs). ``on_done(run, row)`` is called as each run ends, the reused ones first.
 
-    Raises :class:`SpecError` (see :func:`expand`) and :class:`~slacknet.ResultsError` if a
-    run's folder exists but is not a results folder, before anything runs."""
+    Raises, before anything runs, :class:`~slacknet.ResultsError` if ``out_dir`` is not a
+    folder a sweep may write (:func:`check_sweep_target`) or a run's folder exists but is not a
+    results folder, :class:`SpecError` (see :func:`expand`), and :class:`ValueError` for
+    ``jobs`` below 1."""
     out = Path(out_dir)
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs = {jobs}: must be at least 1 (None: one per core)")
+    check_sweep_target(out)
     runs = expand(sweep)
     for r in runs:
         check_save_target(out / r.variant)
     out.mkdir(parents=True, exist_ok=True)
-    table = out / "sweep.csv"
+    table = out / SWEEP_TABLE
     columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
     rows: dict[int, dict[str, Any]] = {}
 
@@ -534,6 +677,35 @@ def run_sweep(
         with _sigterm_exits():
             _run_all(runs, todo, out, max(1, min(jobs or os.cpu_count() or 1, len(todo))), ran)
     return _write_table(table, columns, rows)
+
+
+def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = None) -> None:
+    """Raise :class:`~slacknet.ResultsError` unless a sweep may write into ``directory``: it
+    does not exist, or it is an empty folder, or an earlier sweep's (it holds a ``sweep.csv``
+    whose first column is ``variant``), which the sweep resumes. Anything else (``/``, a home
+    folder, one run's results folder) would get run folders and a table added to what it holds.
+    ``name`` is what the message calls the folder (default: its path; the CLI names ``--out``)."""
+    d = Path(directory)
+    what = name if name is not None else str(d)
+    if not os.path.lexists(d):
+        return
+    if not d.is_dir():
+        raise ResultsError(f"{what}: it is a file, not a folder; choose a new output folder")
+    if is_results_folder(d):
+        raise ResultsError(f"{what}: it is one run's results folder (it holds {MANIFEST}), not a sweep's; adding runs "
+                           "to it would break it: choose a new output folder")
+    table = d / SWEEP_TABLE
+    if table.is_file() and not table.is_symlink():
+        with open(table, encoding="utf-8", errors="replace") as f:
+            if f.readline().startswith("variant,"):
+                return
+        raise ResultsError(f"{what}: its {SWEEP_TABLE} is not a sweep's table (its first column is not `variant`), so "
+                           "it is not an earlier sweep's folder: choose a new output folder")
+    entries = sorted(p.name for p in d.iterdir())
+    if entries:
+        more = f" and {len(entries) - 1} more" if len(entries) > 1 else ""
+        raise ResultsError(f"{what}: it holds {entries[0]!r}{more} and no {SWEEP_TABLE}, so it is not an earlier "
+                           "sweep's folder: choose a new output folder (or an earlier sweep's, to resume it)")
 
 
 def _finished_before(folder: Path, run: SweepRun) -> dict[str, float] | None:
