@@ -497,7 +497,7 @@ def test_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, "-m", "slacknet.cli", "sweep", path], capture_output=True, text=True,
                               timeout=60, cwd=tmp_path)
         assert proc.returncode == 2
-        assert proc.stderr == f"error: not a sweep file but a {kind}: {path}; give the sweep's TOML file\n"
+        assert proc.stderr == f"error: not a sweep file but a {kind}: {path}; give the sweep file\n"
     assert not (tmp_path / "results").exists()
 
 

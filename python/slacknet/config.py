@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
@@ -871,26 +872,50 @@ def _check_toml_syntax(text: str, source: str) -> None:
 
 #: The largest scenario file read (bytes): scenarios are a few kB; flow lists and traces are
 #: separate files that Rust reads itself.
-MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+MAX_SCENARIO_BYTES = 16 * 2**20
 
 
 def _read_text(p: Path) -> str:
-    """A scenario file's text. Refuses what is not a regular file (a FIFO would block, a device
-    such as /dev/zero never ends) and files over :data:`MAX_SCENARIO_BYTES`."""
-    if not p.exists():
-        raise FileNotFoundError(f"no such scenario file: {p}")
-    if p.is_dir():
-        raise IsADirectoryError(f"not a scenario file but a folder: {p}")
-    if not p.is_file():
-        raise spec_error(str(p), None, "not a regular file (a FIFO, socket or device): give a scenario file")
+    """A scenario file's text (:func:`read_text_file`, at most :data:`MAX_SCENARIO_BYTES`)."""
+    return read_text_file(p, "scenario file", MAX_SCENARIO_BYTES)
+
+
+def read_text_file(p: Path, what: str, limit: int) -> str:
+    """The UTF-8 text of the file ``p`` (a ``what``: "scenario file", "sweep file"), a regular
+    file of at most ``limit`` bytes. Anything else is refused, naming the path, before it is
+    opened (opening a FIFO waits for a writer; a device such as ``/dev/zero`` never ends), and
+    again on the open file, which is opened without blocking in case the path changed in
+    between. Raises ``FileNotFoundError``, ``IsADirectoryError``, ``OSError`` and
+    :class:`SpecError` (not UTF-8)."""
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as e:
-        raise spec_error(str(p), None, f"cannot be read: {e.strerror or e}") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise spec_error(str(p), None, f"larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MB: not a scenario file")
+        _check_regular(p, os.stat(p).st_mode, what)
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such {what}: {p}") from None
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(p, os.fstat(f.fileno()).st_mode, what)
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit // 2**20} MB" if limit >= 2**20 else f"{limit} bytes"
+        raise OSError(f"{what} {p} is larger than {size}, too large to be one; give the {what}")
     try:
-        return raw.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None
+
+
+def _check_regular(p: Path, mode: int, what: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"not a {what} but a folder: {p}")
+    if not stat.S_ISREG(mode):
+        raise OSError(f"not a {what} but a {_file_kind(mode)}: {p}; give the {what}")
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"

@@ -65,7 +65,6 @@ import math
 import os
 import re
 import signal
-import stat
 import threading
 import tomllib
 from collections import deque
@@ -82,7 +81,7 @@ import pandas as pd
 
 from . import _native
 from .analysis import class_masks
-from .config import Scenario, spec_error, variant_fields
+from .config import Scenario, read_text_file, spec_error, variant_fields
 from .results import (
     MANIFEST, Results, ResultsError, check_save_target, is_results_folder, read_manifest, scenario_sha256,
     write_csv_atomic,
@@ -272,42 +271,9 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
 
 
 def _read_sweep_file(p: Path) -> str:
-    """The text of the sweep file ``p``: a regular file of at most :data:`MAX_SWEEP_FILE_BYTES`.
-    Anything else is refused before it is opened (opening a FIFO waits for a writer; a device
-    such as ``/dev/zero`` never ends), and again on the open file, which is opened without
-    blocking in case the path changed in between."""
-    try:
-        _check_regular(p, os.stat(p).st_mode)
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such sweep file: {p}") from None
-    with os.fdopen(fd, "rb") as f:
-        _check_regular(p, os.fstat(f.fileno()).st_mode)
-        data = f.read(MAX_SWEEP_FILE_BYTES + 1)
-    if len(data) > MAX_SWEEP_FILE_BYTES:
-        raise OSError(f"sweep file {p} is larger than {MAX_SWEEP_FILE_BYTES / 2**20:g} MB, too large to be one; "
-                      "give the sweep's TOML file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None
-
-
-def _check_regular(p: Path, mode: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(f"not a sweep file but a folder: {p}")
-    if not stat.S_ISREG(mode):
-        raise OSError(f"not a sweep file but a {_file_kind(mode)}: {p}; give the sweep's TOML file")
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
+    """The text of the sweep file ``p`` (:func:`~slacknet.config.read_text_file`: a regular
+    file of at most :data:`MAX_SWEEP_FILE_BYTES`)."""
+    return read_text_file(p, "sweep file", MAX_SWEEP_FILE_BYTES)
 
 
 def _show(value: Any) -> str:
