@@ -362,13 +362,15 @@ pub struct Summary {
     /// Whether the run stopped at `run.stop_ms` (or at the end of the simulated clock,
     /// `world::CLOCK_END`) with work left.
     pub stopped_early: bool,
-    /// Whether the time series stopped early because they reached
-    /// [`MAX_TIMESERIES_ROWS`](crate::spec::MAX_TIMESERIES_ROWS) rows (always false without
-    /// `[run.timeseries]`).
+    /// Whether the time series stopped early because a table was full:
+    /// [`MAX_QUEUE_SAMPLE_ROWS`](crate::spec::limits::MAX_QUEUE_SAMPLE_ROWS) queue rows or
+    /// [`MAX_TRANSFER_SAMPLE_ROWS`](crate::spec::limits::MAX_TRANSFER_SAMPLE_ROWS) transfer rows
+    /// (always false without `[run.timeseries]`). Both tables end at the last whole sample.
     pub timeseries_truncated: bool,
     /// Whether occupancy sampling (`run.sample_interval_us`) stopped early because it reached
     /// [`MAX_OCCUPANCY_ROWS`](crate::spec::limits::MAX_OCCUPANCY_ROWS) samples, which a run
-    /// with an unknown horizon (validation's estimate needs one) can.
+    /// that outlasts validation's estimate (no horizon, or a long drain after the arrivals)
+    /// can.
     pub occupancy_truncated: bool,
 }
 

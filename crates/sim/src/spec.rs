@@ -217,6 +217,76 @@ fabric_rate_gbps = 10
     }
 
     #[test]
+    fn integers_beyond_toml_are_named_with_their_key() {
+        // The TOML parser refuses them before serde reads a key; the key is read from the text.
+        let cases = [
+            (format!("seed = 18446744073709551615\n{MINIMAL}"), "seed", "18446744073709551615", 1),
+            (format!("seed = 18446744073709551616\n{MINIMAL}"), "seed", "18446744073709551616", 1),
+            (MINIMAL.replace("leaves = 2", "leaves = 18446744073709551616"), "topology.leaves", "18446744073709551616", 4),
+            (format!("{MINIMAL}[run]\nstop_ms = 99999999999999999999\n"), "run.stop_ms", "99999999999999999999", 10),
+            (
+                format!("{MINIMAL}[[workload]]\nkind = \"flows\"\nflows = []\n[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size_bytes = 18446744073709551616 }}]\n"),
+                "workload[1].flows",
+                "18446744073709551616",
+                14,
+            ),
+        ];
+        for (text, key, value, line) in cases {
+            let e = Spec::from_toml_str(&text).unwrap_err();
+            assert_eq!(e.key(), key, "{e}");
+            let msg = e.to_string();
+            assert!(msg.starts_with(&format!("{key} = {value}: number too large")), "{msg}");
+            assert!(msg.contains("9223372036854775807 (2^63 - 1)") && msg.ends_with(&format!("(line {line})")), "{msg}");
+        }
+        let e = Spec::from_toml_str(&format!("seed = 18446744073709551615\n{MINIMAL}")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "seed = 18446744073709551615: number too large to fit in target type; TOML integers are at most \
+             9223372036854775807 (2^63 - 1): give a smaller value (line 1)"
+        );
+        // Inside an inline table the value's own key is named too.
+        let e = Spec::from_toml_str(&format!("{MINIMAL}[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size_bytes = 18446744073709551616 }}]\n")).unwrap_err();
+        assert!(e.to_string().contains("(its size_bytes)"), "{e}");
+    }
+
+    #[test]
+    fn a_tagged_table_given_as_its_tag_says_how_to_write_it() {
+        let with = |switch: &str| format!("{MINIMAL}\n[switch]\n{switch}\n");
+        let e = Spec::from_toml_str(&with("admission = \"dynamic_thresholds\"")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "switch.admission = \"dynamic_thresholds\": must be a table, e.g. admission = { policy = \"dynamic_thresholds\" }"
+        );
+        let json = serde_json::to_string(&toml::from_str::<toml::Value>(&with("admission = \"lqd\"")).unwrap()).unwrap();
+        let e = Spec::from_json_str(&json).unwrap_err();
+        assert_eq!(e.to_string(), "switch.admission = \"lqd\": must be a table, e.g. admission = { policy = \"lqd\" }");
+        let e = Spec::from_toml_str(&with("admission = 3")).unwrap_err();
+        assert_eq!(e.key(), "switch.admission", "{e}");
+        assert!(e.to_string().contains("{ policy = \"dynamic_thresholds\" }"), "{e}");
+        let e = Spec::from_toml_str(&with("admission = { policy = \"credence\", oracle = \"always_drop\" }")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "switch.admission.oracle = \"always_drop\": must be a table, e.g. oracle = { kind = \"always_drop\" }"
+        );
+        let e = Spec::from_toml_str(&format!("transport = \"dctcp\"\n{MINIMAL}")).unwrap_err();
+        assert_eq!(e.to_string(), "transport = \"dctcp\": must be a table, e.g. transport = { kind = \"dctcp\" }");
+    }
+
+    #[test]
+    fn the_pfabric_admission_error_spells_the_policy_as_toml() {
+        let pfabric = format!("{MINIMAL}\n[transport]\nkind = \"pfabric\"\n[switch]\nscheduler = \"pfabric\"\nqueues = [{{}}]\n");
+        let e = Spec::from_toml_str(&pfabric).unwrap().validate(base()).unwrap_err();
+        assert_eq!(e.key(), "switch.admission");
+        assert!(
+            e.to_string().starts_with("switch.admission = { policy = \"dynamic_thresholds\" } (the default): "),
+            "{e}"
+        );
+        let lqd = pfabric.replace("queues = [{}]", "queues = [{}]\nadmission = { policy = \"static\", port_bytes = 30000 }");
+        let e = Spec::from_toml_str(&lqd).unwrap().validate(base()).unwrap_err();
+        assert!(e.to_string().starts_with("switch.admission = { policy = \"static\", port_bytes = 30000 }: "), "{e}");
+    }
+
+    #[test]
     fn impossible_values_are_named() {
         let cases = [
             (MINIMAL.replace("host_rate_gbps = 10", "host_rate_gbps = 0"), "topology.host_rate_gbps"),

@@ -646,12 +646,13 @@ impl Simulation {
     fn on_sample(&mut self) {
         let now = self.sched.now();
         self.sample_armed = false;
-        // Validation refuses a scenario estimated above the limit; one whose horizon it could
-        // not estimate stops sampling there, and says so in the summary.
+        // Validation refuses a scenario estimated above the limit; one that outlasts its
+        // estimate (no horizon, or a long drain) stops sampling there, and says so in the summary.
         if (self.samples.len() + self.switches.len()) as u64 > self.occupancy_limit {
             self.occupancy_truncated = true;
             return;
         }
+        reserve_capped(&mut self.samples, self.switches.len(), self.occupancy_limit);
         for (s, sw) in self.switches.iter().enumerate() {
             self.samples.push(OccupancySample { time_ps: now.ps(), switch: s as u32, bytes: sw.buf.occupancy });
         }
@@ -662,6 +663,19 @@ impl Simulation {
             self.sample_armed = true;
             self.sched.after(d, Event::Sample);
         }
+    }
+}
+
+/// Make room in `v` for `n` more rows of a series capped at `limit` rows: grow by doubling, as
+/// `Vec` does, but never past the cap, so a full series holds `limit` rows' memory and not the
+/// up to twice as much that plain doubling reserves (`limits::MAX_SERIES_BYTES`).
+/// PRECONDITION: `v.len() + n <= limit`.
+pub(crate) fn reserve_capped<T>(v: &mut Vec<T>, n: usize, limit: u64) {
+    debug_assert!((v.len() + n) as u64 <= limit, "a series past its cap");
+    if v.capacity() - v.len() < n {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let want = v.capacity().saturating_mul(2).max(64).min(limit).max(v.len() + n);
+        v.reserve_exact(want - v.len());
     }
 }
 
@@ -748,5 +762,53 @@ mod tests {
         assert!(full.occupancy.len() > 30);
         // Sampling never changes the run.
         assert_eq!(out.records, full.records);
+    }
+
+    #[test]
+    fn the_shortest_periods_without_a_stop_time_stay_within_the_caps() {
+        // The audit's case: no stop time and one flow at t = 0, so validation's horizon is 0 and
+        // its estimate one sample; the run then samples every nanosecond (the shortest period
+        // validation takes) for as long as the flow lasts. The caps are lowered, as the real ones
+        // are 512 MiB per series.
+        let text = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 2\nspines = 1\n\
+                    host_rate_gbps = 10\nfabric_rate_gbps = 10\n[run]\nsample_interval_us = 0.001\n\
+                    [run.timeseries]\ninterval_us = 0.001\n\
+                    [[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 3, size_bytes = 100000 } ]\n";
+        let valid = crate::Spec::from_toml_str(text).unwrap().validate(std::path::Path::new(".")).unwrap();
+        let mut sim = Simulation::new(&valid).unwrap();
+        sim.occupancy_limit = 3_000;
+        sim.observe.as_deref_mut().unwrap().limits = (500, 200);
+        sim.run_to_end();
+        // No series ever reserved more than its cap.
+        assert!(sim.samples.capacity() <= 3_000, "{}", sim.samples.capacity());
+        let obs = sim.observe.as_deref().unwrap();
+        assert!(obs.queue_rows.capacity() <= 500 && obs.transfer_rows.capacity() <= 200);
+        let out = sim.output();
+        assert!(out.summary.occupancy_truncated && out.summary.timeseries_truncated, "{:?}", out.summary);
+        // Whole samples only: three switches per occupancy sample; the one transfer in flight
+        // fills its table first, and the queue table ends at the same sample.
+        assert_eq!(out.occupancy.len(), 3_000);
+        let (queues, transfers) = (&out.queue_series, &out.transfer_series);
+        assert!(queues.len() <= 500 && transfers.len() == 200, "{} queue rows", queues.len());
+        assert_eq!(queues.last().map(|q| q.time_ps), transfers.last().map(|t| t.time_ps));
+        // The flow finished all the same, as it does without sampling.
+        let off = text.replace("sample_interval_us = 0.001\n[run.timeseries]\ninterval_us = 0.001\n", "sample_interval_us = 0\n");
+        let plain = crate::run(&crate::Spec::from_toml_str(&off).unwrap().validate(std::path::Path::new(".")).unwrap()).unwrap();
+        assert!(plain.occupancy.is_empty() && plain.transfer_series.is_empty());
+        assert_eq!(out.records, plain.records);
+    }
+
+    #[test]
+    fn a_capped_series_never_reserves_past_its_cap() {
+        let mut v: Vec<u64> = Vec::new();
+        for i in 0..999 {
+            reserve_capped(&mut v, 1, 999);
+            v.push(i);
+            assert!(v.capacity() <= 999);
+        }
+        assert_eq!(v.capacity(), 999, "plain doubling would have reserved 1024");
+        let mut w: Vec<u64> = Vec::new();
+        reserve_capped(&mut w, 3, 1000);
+        assert!(w.capacity() >= 64, "grows as a Vec does below the cap");
     }
 }

@@ -333,7 +333,7 @@ fn prio_schedule_times_are_finite_non_negative_and_increasing() {
     };
     for w in [poisson, incast] {
         accepted(&w("[]"));
-        let v = accepted(&w("[[0, 3], [590.5, 2], [1e12, 255]]"));
+        let v = accepted(&w("[[0, 3], [590.5, 2], [1e12, 7]]"));
         let json = v.to_json();
         assert!(json.contains("\"prio_schedule\""), "{json}");
         assert_eq!(Spec::from_json_str(&json).unwrap(), *v.spec(), "the resolved JSON reads back");
@@ -342,7 +342,8 @@ fn prio_schedule_times_are_finite_non_negative_and_increasing() {
         refused(&w("[[0, 3], [nan, 2]]"), "workload[0].prio_schedule[1]", &["NaN"]);
         refused(&w("[[0, 3], [100, 2], [100, 1]]"), "workload[0].prio_schedule[2]", &["strictly increasing", "[100, 1]"]);
         refused(&w("[[200, 3], [100, 2]]"), "workload[0].prio_schedule[1]", &["strictly increasing"]);
-        // Classes are 0..=255; the entry's shape is [t_us, prio].
+        // Classes are 0..=7 (at most 8 queues); the entry's shape is [t_us, prio].
+        refused(&w("[[0, 3], [1e12, 255]]"), "workload[0].prio_schedule[1]", &["[1000000000000, 255]", "between 0 and 7"]);
         let e = Spec::from_toml_str(&w("[[0, 256]]")).unwrap_err();
         assert!(e.key().starts_with("workload[0].prio_schedule"), "{e}");
         assert!(e.to_string().contains("256"), "{e}");
@@ -391,6 +392,8 @@ fn workload_times_and_sizes_at_their_bounds() {
         w(&format!("kind = \"poisson\"\ncdf = \"google_rpc\"\nload = 0.1\n{t}"))
             .replace("sample_interval_us = 0", "sample_interval_us = 0\nstop_ms = 1")
     };
+    // An entry must start before the stop time: the latest start needs the latest stop.
+    let late = |t: &str| poisson(t).replace("stop_ms = 1\n", "stop_ms = 1e9\n");
     let incast = |k: &str| w(&format!("kind = \"incast\"\nquery_rate_per_host = 1\nfan_in = 1\nduration_ms = 1\n{k}"));
     let loop_ = |k: &str| w(&format!("kind = \"closed_loop\"\npairs = [[0, 3]]\n{k}"));
     let barrier = |k: &str| w(&format!("kind = \"barrier\"\n{k}"));
@@ -399,7 +402,7 @@ fn workload_times_and_sizes_at_their_bounds() {
         bound("workload[0].flows[0].start_ns", flows("size_bytes = 1, start_ns = 1000000000000000"), flows("size_bytes = 1, start_ns = 1000000000000001"), "1000000000000001"),
         bound("workload[0].flows[0].start_ns", flows("size_bytes = 1, start_ns = 0"), flows("size_bytes = 1, start_ns = 9223372036854775807"), "9223372036854775807"),
         bound("workload[0].duration_ms", poisson("duration_ms = 1e9"), poisson("duration_ms = 1.0000000001e9"), "1000000000.1"),
-        bound("workload[0].start_ms", poisson("start_ms = 999999999\nduration_ms = 1"), poisson("start_ms = 1e9\nduration_ms = 1"), "1000000000"),
+        bound("workload[0].start_ms", late("start_ms = 999999999\nduration_ms = 1"), late("start_ms = 1e9\nduration_ms = 1"), "1000000000"),
         bound("workload[0].duration_ms", poisson("duration_ms = 1e-9"), poisson("duration_ms = 0"), "0"),
         bound("workload[0].burst_bytes", incast("burst_bytes = 1000000000000"), incast("burst_bytes = 1000000000001"), "1000000000001"),
         bound("workload[0].burst_buffer_fraction", incast("burst_buffer_fraction = 1e6"), incast("burst_buffer_fraction = 1.1e6"), "1100000"),
@@ -504,15 +507,25 @@ fn too_many_workload_entries_are_refused() {
 fn sampling_that_would_not_fit_is_refused_with_an_estimate() {
     let run = |keys: &str| scenario(&format!("{ONE_FLOW}[run]\n{keys}\n"));
     check_bounds(vec![
-        // Below a picosecond, sampling used to be silently off.
-        bound("run.sample_interval_us", run("sample_interval_us = 1e-6"), run("sample_interval_us = 1e-7"), "0.0000001"),
+        // Below a nanosecond (no queue changes faster), sampling only fills memory.
+        bound("run.sample_interval_us", run("sample_interval_us = 0.001"), run("sample_interval_us = 0.000999"), "0.000999"),
+        bound("run.sample_interval_us", run("sample_interval_us = 0.001"), run("sample_interval_us = 1e-6"), "0.000001"),
         bound("run.sample_interval_us", run("sample_interval_us = 1e12"), run("sample_interval_us = 1.000001e12"), "1000001000000"),
         bound("run.sample_interval_us", run("sample_interval_us = 0"), run("sample_interval_us = -1"), "-1"),
-        // Three switches: 66,666,666 samples of 1 us are 199,999,998 rows, 66,666,668 too many.
-        bound("run.sample_interval_us", run("stop_ms = 66666.665\nsample_interval_us = 1"), run("stop_ms = 66666.667\nsample_interval_us = 1"), "= 1:"),
+        // Three switches: 7,456,539 samples of 1 us are 22,369,617 rows (512 MiB of 24-byte rows
+        // is 22,369,621), 7,456,541 too many.
+        bound("run.sample_interval_us", run("stop_ms = 7456.5385\nsample_interval_us = 1"), run("stop_ms = 7456.5405\nsample_interval_us = 1"), "= 1:"),
         bound("run.timeseries.interval_us", run("[run.timeseries]\ninterval_us = 1e12"), run("[run.timeseries]\ninterval_us = 1.1e12"), "1100000000000"),
+        bound("run.timeseries.interval_us", run("[run.timeseries]\ninterval_us = 0.001"), run("[run.timeseries]\ninterval_us = 1e-6"), "0.000001"),
     ]);
-    refused(&run("stop_ms = 1000\nsample_interval_us = 0.001"), "run.sample_interval_us", &["3.000e9 occupancy samples", "3 switches", "GB"]);
+    assert_eq!(MAX_OCCUPANCY_ROWS, 22_369_621);
+    let e = refused(&run("sample_interval_us = 1e-6"), "run.sample_interval_us", &["0.001 (1 ns", "set it to 0"]);
+    assert_eq!(
+        e.to_string(),
+        "run.sample_interval_us = 0.000001: must be 0 (no occupancy sampling) or between 0.001 (1 ns; no queue changes \
+         faster) and 1e12 microseconds (1e6 s, about 11.6 days: the longest time a scenario may give): raise it, or set it to 0"
+    );
+    refused(&run("[run.timeseries]\ninterval_us = 0.0005"), "run.timeseries.interval_us", &["0.0005", "0.001 (1 ns", "remove the [run.timeseries]"]);
     // Without a stop time the horizon is the applications' own: here a closed loop's pauses.
     let paused = scenario(
         "[[workload]]\nkind = \"closed_loop\"\npairs = [[0, 3]]\nsize_bytes = 1\ncount = 1000\nthink_us = 1e6\n",
@@ -624,6 +637,113 @@ fn an_incast_that_cannot_find_its_senders_is_refused_at_validation_not_at_run_ti
     let valid = accepted(&incast(2));
     Simulation::new(&valid).expect("what validation accepts, a run builds");
     refused(&incast(3), "workload[0].fan_in", &["3", "other_leaf", "2 hosts outside"]);
+}
+
+#[test]
+fn one_leaf_has_no_uplink_to_load_and_no_other_leaf() {
+    let one_leaf = |spines: u32, keys: &str| {
+        scenario(&format!(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nduration_ms = 1\n{keys}\n"
+        ))
+        .replace("leaves = 2\nhosts_per_leaf = 2\nspines = 1", &format!("leaves = 1\nhosts_per_leaf = 4\nspines = {spines}"))
+    };
+    for spines in [0, 1] {
+        // It gave 0 flows without a word (no uplink, or one that no flow crosses).
+        let e = refused(&one_leaf(spines, "load_reference = \"leaf_uplink\""), "workload[0].load_reference", &["one leaf", "host_link"]);
+        assert_eq!(
+            e.to_string(),
+            "workload[0].load_reference = \"leaf_uplink\": the topology has one leaf, so no flow crosses a leaf uplink \
+             and the load has no capacity to refer to: use load_reference = \"host_link\", or more leaves"
+        );
+        // It fell back to uniform destinations.
+        refused(&one_leaf(spines, "destinations = \"other_leaf\""), "workload[0].destinations", &["\"other_leaf\"", "one leaf", "uniform"]);
+        let valid = accepted(&one_leaf(spines, "load_reference = \"host_link\""));
+        assert!(sim::run(&valid).unwrap().summary.finished_flows > 0);
+    }
+    // Two leaves have both.
+    accepted(&scenario(
+        "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nduration_ms = 1\n\
+         load_reference = \"leaf_uplink\"\ndestinations = \"other_leaf\"\n",
+    ));
+}
+
+#[test]
+fn an_entry_that_starts_at_or_after_the_stop_time_is_refused() {
+    let poisson = |start: &str, stop: &str| {
+        scenario(&format!(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstart_ms = {start}\nduration_ms = 1\n\
+             [run]\nstop_ms = {stop}\n"
+        ))
+    };
+    accepted(&poisson("4.9", "5"));
+    let e = refused(&poisson("5", "5"), "workload[0].start_ms", &["run.stop_ms = 5", "would start nothing"]);
+    assert_eq!(
+        e.to_string(),
+        "workload[0].start_ms = 5: is at or after run.stop_ms = 5, so this entry would start nothing: start it \
+         earlier, raise run.stop_ms, or remove the entry"
+    );
+    refused(&poisson("7", "5"), "workload[0].start_ms", &["run.stop_ms = 5"]);
+    let incast = scenario(
+        "[[workload]]\nkind = \"incast\"\nquery_rate_per_host = 1000\nfan_in = 2\nburst_bytes = 3000\nstart_ms = 2\n\
+         duration_ms = 1\n[run]\nstop_ms = 1\n",
+    );
+    refused(&incast, "workload[0].start_ms", &["run.stop_ms = 1"]);
+    let training = |start_us: &str| {
+        scenario(&format!(
+            "[[workload]]\nkind = \"training\"\npattern = \"ring\"\nworkers = [0, 1, 2]\nmodel_bytes = 30000\n\
+             iterations = 2\nstart_us = {start_us}\n[run]\nstop_ms = 1\n"
+        ))
+    };
+    accepted(&training("999"));
+    refused(&training("1000"), "workload[0].start_us", &["1000", "run.stop_ms = 1"]);
+    // Without a stop time any start is fine.
+    accepted(&scenario("[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstart_ms = 5\nduration_ms = 1\n"));
+}
+
+#[test]
+fn priority_classes_beyond_eight_are_refused_and_beyond_the_queues_go_to_the_last() {
+    // Documented (`switch.queues`): a class at or beyond the queues goes to the last queue.
+    let flow = |prio: u32| scenario(&format!("[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 3, size_bytes = 1000, prio = {prio} }}]\n"));
+    accepted(&flow(7));
+    let e = refused(&flow(8), "workload[0].flows[0].prio", &["between 0 and 7", "last queue"]);
+    assert_eq!(
+        e.to_string(),
+        "workload[0].flows[0].prio = 8: a priority class must be between 0 and 7 (switches have at most 8 queues; a \
+         class at or beyond switch.queues' length goes to the last queue)"
+    );
+    refused(&flow(200), "workload[0].flows[0].prio", &["200"]);
+    let tcp = |ack: u32| scenario(&format!("[transport]\nkind = \"dctcp\"\nack_prio = {ack}\n{ONE_FLOW}"));
+    accepted(&tcp(7));
+    refused(&tcp(9), "transport.ack_prio", &["9", "between 0 and 7"]);
+    let atp = scenario(&format!("[transport]\nkind = \"atp\"\nack_prio = 8\n{ONE_FLOW}"));
+    refused(&atp, "transport.ack_prio", &["8"]);
+    let poisson = |keys: &str| {
+        scenario(&format!("[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nduration_ms = 1\n{keys}\n"))
+    };
+    refused(&poisson("prio = 8"), "workload[0].prio", &[]);
+    refused(&poisson("prio_schedule = [[0.0, 1], [10.0, 8]]"), "workload[0].prio_schedule[1]", &["[10, 8]", "between 0 and 7"]);
+    accepted(&poisson("prio = 3\nprio_schedule = [[10.0, 7]]"));
+    refused(
+        &scenario("[[workload]]\nkind = \"closed_loop\"\npairs = [[0, 3]]\nsize_bytes = 1000\ncount = 1\nprio = 8\n"),
+        "workload[0].prio",
+        &[],
+    );
+}
+
+#[test]
+fn a_pfabric_switch_needs_a_pfabric_transport() {
+    let sw = "[switch]\nscheduler = \"pfabric\"\nadmission = { policy = \"complete_sharing\" }\nqueues = [{}]\n";
+    for kind in ["dctcp", "udp", "newreno"] {
+        let text = scenario(&format!("[transport]\nkind = \"{kind}\"\n{sw}{ONE_FLOW}"));
+        let e = refused(&text, "switch.scheduler", &[&format!("{kind:?}"), "priority 0", "transport.kind = \"pfabric\""]);
+        assert!(e.to_string().starts_with("switch.scheduler = \"pfabric\": "), "{e}");
+    }
+    // A mix is valid (the others' packets go first, `queue::pfabric`).
+    let entry = "[[workload]]\nkind = \"flows\"\nflows = [{ src = 1, dst = 2, size_bytes = 1000 }]\ntransport = { kind = \"pfabric\" }\n";
+    accepted(&scenario(&format!("{sw}{ONE_FLOW}{entry}")));
+    // An entry's own transport counts, not the unused scenario's.
+    let dctcp_entry = format!("{ONE_FLOW}transport = {{ kind = \"dctcp\" }}\n");
+    refused(&scenario(&format!("[transport]\nkind = \"pfabric\"\n{sw}{dctcp_entry}")), "switch.scheduler", &["\"dctcp\""]);
 }
 
 #[test]

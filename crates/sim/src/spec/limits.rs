@@ -17,7 +17,10 @@
 //! The rule for memory. A run's size is estimated from the scenario before anything is built:
 //! the network (hosts, switches, ports, routing tables) against [`MAX_NETWORK_BYTES`], the
 //! transfers every workload entry would start against [`MAX_FLOWS`], and the occupancy samples
-//! against [`MAX_OCCUPANCY_ROWS`] (the time series have their own, `MAX_TIMESERIES_ROWS`).
+//! against [`MAX_OCCUPANCY_ROWS`] and the time series against [`MAX_TIMESERIES_ROWS`]. The
+//! samples are also capped at run time, where an estimate falls short (a run that drains long
+//! past its arrivals) or is only an upper bound (the sparse queue table): no series holds more
+//! than [`MAX_SERIES_BYTES`].
 
 use units::PS_PER_S;
 
@@ -92,10 +95,40 @@ pub const MAX_FLOWS: u64 = 50_000_000;
 /// switches, ports, routing tables): 8 GiB.
 pub const MAX_NETWORK_BYTES: u64 = 8 << 30;
 
-/// The most switch-occupancy samples (`run.sample_interval_us`: one row per switch per
-/// sample, 24 bytes each, and as much again per copy the results make) a scenario may be
-/// estimated to take: 200 million, as for the time series.
-pub const MAX_OCCUPANCY_ROWS: u64 = 200_000_000;
+/// The most memory one series of samples may hold in the simulator: 512 MiB each for the
+/// occupancy samples (`run.sample_interval_us`) and for each of the time series' two tables
+/// (`[run.timeseries]`, queues and transfers), and as much again in the run's `Output`
+/// (`Simulation::output` copies them): about 1 GiB per series, whatever the sampling period.
+/// The caps below are this many bytes of rows, and the series grow by doubling only up to their
+/// cap (`world::reserve_capped`): plain `Vec` doubling would reserve up to twice the rows kept.
+pub const MAX_SERIES_BYTES: u64 = 512 << 20;
+
+/// The most switch-occupancy samples (`run.sample_interval_us`: one 24-byte row per switch
+/// per sample) a scenario may be estimated to take, and where sampling stops at run time
+/// (`Summary::occupancy_truncated`): [`MAX_SERIES_BYTES`] of rows, 22,369,621.
+pub const MAX_OCCUPANCY_ROWS: u64 = MAX_SERIES_BYTES / std::mem::size_of::<crate::metrics::OccupancySample>() as u64;
+
+/// The most rows of the time series' queue table (one 32-byte row per non-empty queue per
+/// sample) a run keeps: [`MAX_SERIES_BYTES`] of rows, 16,777,216. Sampling stops at run time
+/// when either table is full (`Summary::timeseries_truncated`).
+pub const MAX_QUEUE_SAMPLE_ROWS: u64 = MAX_SERIES_BYTES / std::mem::size_of::<crate::metrics::QueueSample>() as u64;
+
+/// The most rows of the time series' transfer table (one row per transfer in flight per
+/// sample, 88 bytes today) a run keeps: [`MAX_SERIES_BYTES`] of rows (6,100,805 today).
+pub const MAX_TRANSFER_SAMPLE_ROWS: u64 =
+    MAX_SERIES_BYTES / std::mem::size_of::<crate::metrics::TransferSample>() as u64;
+
+/// The most rows (queue plus transfer samples) a scenario's time series may be estimated to
+/// produce: validation refuses more (`run.timeseries.interval_us`). The estimate counts every
+/// sampled queue at every sample, but the queue table keeps only the non-empty ones, so the
+/// estimate is an upper bound and this limit is set well above what a run keeps: at run time
+/// each table stops at its own cap ([`MAX_QUEUE_SAMPLE_ROWS`], [`MAX_TRANSFER_SAMPLE_ROWS`]).
+pub const MAX_TIMESERIES_ROWS: u64 = 200_000_000;
+
+/// The shortest sampling period, of `run.sample_interval_us` and `run.timeseries.interval_us`:
+/// 1 ns (0.001 us). No queue changes faster (a 1500-byte packet takes 12 ns to serialize at
+/// 1 Tb/s); shorter periods only sample the same state again and fill the caps above sooner.
+pub const MIN_SAMPLE_INTERVAL_US: f64 = 1e-3;
 
 /// The most leaf-to-spine links a leaf-spine fabric may have (`leaves * spines *
 /// links_per_spine`): four times a k = 128 fat-tree's, while every link still gets an id.

@@ -27,6 +27,13 @@ impl Spec {
         let de = toml::Deserializer::new(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let key = path_string(e.path());
+            // The TOML parser's own errors (an integer beyond i64) come before any key is read:
+            // name the key from where the text says it is.
+            if let (true, Some(span)) = (key == "<root>", e.inner().span()) {
+                if let Some(located) = located_parse_error(text, span, e.inner().message()) {
+                    return located;
+                }
+            }
             let refined = toml::from_str::<toml::Value>(text)
                 .ok()
                 .and_then(|v| serde_json::to_value(v).ok())
@@ -155,11 +162,34 @@ fn check_tagged_keys(root: &serde_json::Value) -> Result<(), SpecError> {
         }
         Ok(())
     }
+    // A tagged table given as its tag's value (`admission = "lqd"`): serde says only "expected
+    // internally tagged enum AdmissionSpec", naming neither the fix nor the TOML spelling.
+    fn table(v: &serde_json::Value, at: &str, tag: &str, default: &str) -> Result<(), SpecError> {
+        if v.is_object() {
+            return Ok(());
+        }
+        let name = v.as_str().unwrap_or(default);
+        let short = at.rsplit('.').next().unwrap_or(at);
+        Err(SpecError::invalid(at, v, format!("must be a table, e.g. {short} = {{ {tag} = {name:?} }}")))
+    }
+    if let Some(t) = root.get("topology") {
+        table(t, "topology", "kind", "leaf_spine")?;
+    }
+    if let Some(t) = root.get("transport") {
+        table(t, "transport", "kind", "dctcp")?;
+    }
+    for (i, w) in root.get("workload").and_then(|w| w.as_array()).into_iter().flatten().enumerate() {
+        if let Some(t) = w.get("transport") {
+            table(t, &format!("workload[{i}].transport"), "kind", "dctcp")?;
+        }
+    }
     let Some(admission) = root.get("switch").and_then(|s| s.get("admission")) else { return Ok(()) };
+    table(admission, "switch.admission", "policy", "dynamic_thresholds")?;
     check(admission, "switch.admission", "policy", AdmissionSpec::keys_of)?;
     let mut at = "switch.admission.oracle".to_string();
     let mut oracle = admission.get("oracle");
     while let Some(o) = oracle {
+        table(o, &at, "kind", "always_accept")?;
         check(o, &at, "kind", OracleSpec::keys_of)?;
         oracle = o.get("inner");
         at.push_str(".inner");
@@ -246,4 +276,77 @@ fn path_string(p: &serde_path_to_error::Path) -> String {
     } else {
         s
     }
+}
+
+/// A TOML parse error at `span` of `text` with the key it belongs to, read from the text: the
+/// table headers above it (`[[workload]]` counted into `workload[i]`) and the `key =` of its
+/// line. Best effort (`None` if no key is found): for the errors the parser reports before
+/// serde sees a key, such as an integer beyond TOML's range.
+fn located_parse_error(text: &str, span: std::ops::Range<usize>, message: &str) -> Option<SpecError> {
+    let start = span.start.min(text.len());
+    let before = text.get(..start)?;
+    let line_no = before.lines().count().max(1);
+    // The table the offending line belongs to.
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    let mut table = String::new();
+    for line in before.lines() {
+        let t = line.trim();
+        let (name, is_array) = if let Some(rest) = t.strip_prefix("[[") {
+            (rest.split("]]").next().unwrap_or("").trim(), true)
+        } else if let Some(rest) = t.strip_prefix('[') {
+            (rest.split(']').next().unwrap_or("").trim(), false)
+        } else {
+            continue;
+        };
+        // A line of a multi-line array (`[0, 3],`) is not a header.
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit() || c == '-') || name.contains(',') {
+            continue;
+        }
+        if is_array {
+            match arrays.iter_mut().find(|(n, _)| n == name) {
+                Some((_, count)) => *count += 1,
+                None => arrays.push((name.to_string(), 1)),
+            }
+        }
+        // `[workload.transport]` after `[[workload]]` is the last entry's.
+        let mut path = String::new();
+        let mut prefix = String::new();
+        for part in name.split('.').map(str::trim) {
+            if !prefix.is_empty() {
+                prefix.push('.');
+                path.push('.');
+            }
+            prefix.push_str(part);
+            path.push_str(part);
+            if let Some((_, count)) = arrays.iter().find(|(n, _)| *n == prefix) {
+                path.push_str(&format!("[{}]", count - 1));
+            }
+        }
+        table = path;
+    }
+    // The key of the offending line, and the key right before the value when it sits inside
+    // an inline table (`flows = [{ size_bytes = ... }]`).
+    let line = before.rsplit('\n').next().unwrap_or(before);
+    let bare = |k: &str| k.trim().trim_matches('"').to_string();
+    let line_key = line.split_once('=').map(|(k, _)| bare(k)).filter(|k| !k.is_empty() && !k.contains(['{', '[', ',']))?;
+    let inner = before.rsplit_once('=').map(|(k, _)| {
+        let k = k.trim_end();
+        let from = k.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '"')).map_or(0, |i| i + 1);
+        bare(&k[from..])
+    });
+    let key = if table.is_empty() { line_key.clone() } else { format!("{table}.{line_key}") };
+    // The span may cover only the value's first character: take the whole token.
+    let value = text.get(start..)?.split(|c: char| c.is_whitespace() || ",]}#".contains(c)).next().unwrap_or("");
+    let value = if value.is_empty() { text.get(span).unwrap_or("").trim() } else { value };
+    let within = match inner.filter(|k| *k != line_key && !k.is_empty()) {
+        Some(k) => format!(" (its {k})"),
+        None => String::new(),
+    };
+    let message = message.trim_end();
+    let fix = if message.contains("too large") {
+        format!("; TOML integers are at most {} (2^63 - 1): give a smaller value", i64::MAX)
+    } else {
+        String::new()
+    };
+    Some(SpecError::invalid(key, value, format!("{message}{within}{fix} (line {line_no})")))
 }

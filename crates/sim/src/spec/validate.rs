@@ -26,6 +26,8 @@ struct Context<'a> {
     min_link_rate: Bps,
     /// The shared buffer of a leaf (edge) switch (incast's `burst_buffer_fraction`).
     leaf_buffer: u64,
+    /// `run.stop_ms`: no entry may start at or after it.
+    stop_ms: Option<f64>,
 }
 
 impl Spec {
@@ -56,7 +58,7 @@ impl Spec {
             .position(|t| *t == crate::metrics::Tier::Leaf)
             .map_or(0, |s| buffers[s]);
         let min_link_rate = topo.links.iter().map(|l| l.rate).min().unwrap_or(topo.host_rate);
-        let ctx = Context { topo: &topo, min_link_rate, leaf_buffer };
+        let ctx = Context { topo: &topo, min_link_rate, leaf_buffer, stop_ms: self.run.stop_ms };
         for (i, w) in self.workload.iter_mut().enumerate() {
             let transport = w.transport().unwrap_or(&self.transport).clone();
             check_workload(i, w, &ctx, base_dir, &transport)?;
@@ -204,7 +206,7 @@ impl Spec {
         Ok(())
     }
 
-    /// `run.sample_interval_us`: 0 (off) or a period of at least a picosecond, and an estimate
+    /// `run.sample_interval_us`: 0 (off) or a period of at least [`MIN_SAMPLE_INTERVAL_US`], and an estimate
     /// of the occupancy samples it would take (one row per switch per sample), refused above
     /// [`MAX_OCCUPANCY_ROWS`].
     fn check_sampling(&self, topo: &Topology) -> Result<(), SpecError> {
@@ -212,13 +214,13 @@ impl Spec {
         if si == 0.0 {
             return Ok(());
         }
-        if !(si.is_finite() && si * 1e6 >= 1.0 && si <= MAX_TIME_US) {
+        if !(MIN_SAMPLE_INTERVAL_US..=MAX_TIME_US).contains(&si) {
             return Err(SpecError::invalid(
                 "run.sample_interval_us",
                 si,
                 format!(
-                    "must be 0 (no occupancy sampling) or between 1e-6 (one picosecond) and {MAX_TIME_US:e} \
-                     microseconds ({MAX_TIME_NOTE})"
+                    "must be 0 (no occupancy sampling) or between {MIN_SAMPLE_INTERVAL_US} (1 ns; no queue changes \
+                     faster) and {MAX_TIME_US:e} microseconds ({MAX_TIME_NOTE}): raise it, or set it to 0"
                 ),
             ));
         }
@@ -233,7 +235,7 @@ impl Spec {
                 si,
                 format!(
                     "about {rows:.3e} occupancy samples ({samples:.3e} samples over {:.3} ms x {switches} switches, \
-                     ~{}) is more than the limit of {MAX_OCCUPANCY_ROWS}: raise sample_interval_us, set it to 0 to \
+                     ~{}) is more than the limit of {MAX_OCCUPANCY_ROWS} (512 MiB): raise sample_interval_us, set it to 0 to \
                      turn occupancy sampling off, or shorten the run (run.stop_ms)",
                     horizon_ps / 1e9,
                     gigabytes(bytes),
@@ -248,13 +250,14 @@ impl Spec {
     /// (flow lists must be loaded).
     fn check_timeseries(&self, ts: &TimeseriesSpec, topo: &Topology) -> Result<(), SpecError> {
         let us = ts.interval_us;
-        if !(us.is_finite() && us * 1e6 >= 1.0 && us <= MAX_TIME_US) {
+        if !(MIN_SAMPLE_INTERVAL_US..=MAX_TIME_US).contains(&us) {
             return Err(SpecError::invalid(
                 "run.timeseries.interval_us",
                 us,
                 format!(
-                    "must be a positive number of microseconds, between 1e-6 (one picosecond) and {MAX_TIME_US:e} \
-                     ({MAX_TIME_NOTE}); remove the [run.timeseries] table to turn time series off"
+                    "must be a number of microseconds between {MIN_SAMPLE_INTERVAL_US} (1 ns; no queue changes \
+                     faster) and {MAX_TIME_US:e} ({MAX_TIME_NOTE}): raise it, or remove the [run.timeseries] table to \
+                     turn time series off"
                 ),
             ));
         }
@@ -332,6 +335,9 @@ impl Spec {
             (true, Some(m)) => m as f64,
             (true, None) => topo.num_hosts as f64,
         };
+        // The queue rows counted are every sampled queue at every sample, while the run keeps
+        // only the non-empty ones: an upper bound, refused only far above what a run keeps (each
+        // table stops at its cap, 512 MiB of rows: `MAX_QUEUE_SAMPLE_ROWS`, `MAX_TRANSFER_SAMPLE_ROWS`).
         let rows = samples * (queues + transfers);
         if rows > MAX_TIMESERIES_ROWS as f64 {
             return Err(SpecError::invalid(
@@ -513,6 +519,7 @@ impl Spec {
         }
         if s.scheduler == SchedulerKind::Pfabric {
             check_pfabric_switch(s)?;
+            self.check_pfabric_ranks()?;
         }
         for (i, q) in s.queues.iter().enumerate() {
             if let Some(c) = q.cap_bytes {
@@ -588,6 +595,36 @@ impl Spec {
         self.check_credit_switches()
     }
 
+    /// `switch.scheduler = "pfabric"` orders packets by the priority (rank) only pFabric's hosts
+    /// give them; every other transport's packets have rank 0 (`queue::pfabric`). With no
+    /// `kind = "pfabric"` transfer in the run every rank is 0, and the port is one drop-tail FIFO
+    /// queue under pFabric's name, so the scenario is refused. A mix is valid: the other
+    /// transports' packets go first, as documented there.
+    fn check_pfabric_ranks(&self) -> Result<(), SpecError> {
+        let used: Vec<&TransportSpec> = if self.workload.is_empty() {
+            vec![&self.transport]
+        } else {
+            self.workload.iter().map(|w| w.transport().unwrap_or(&self.transport)).collect()
+        };
+        if used.iter().any(|t| matches!(t, TransportSpec::Pfabric(_))) {
+            return Ok(());
+        }
+        let mut kinds: Vec<String> = used.iter().map(|t| format!("{:?}", t.kind())).collect();
+        kinds.sort();
+        kinds.dedup();
+        Err(SpecError::invalid(
+            "switch.scheduler",
+            "\"pfabric\"",
+            format!(
+                "orders packets by the priority only kind = \"pfabric\" hosts give them, but this run's transport is \
+                 {} (transport.kind, and the workload entries' own), whose packets all have priority 0, so each port \
+                 would be a plain drop-tail FIFO: set transport.kind = \"pfabric\", or use another scheduler (e.g. \
+                 switch.scheduler = \"strict_priority\")",
+                kinds.join(", ")
+            ),
+        ))
+    }
+
     /// ExpressPass and Aeolus need their switch halves (`switch.credit_queue_pkts`, and for
     /// Aeolus `switch.selective_drop_bytes`); both keys are range-checked.
     fn check_credit_switches(&self) -> Result<(), SpecError> {
@@ -622,7 +659,8 @@ impl Spec {
             if is_xpass && is_multipath && !is_symmetric {
                 return Err(SpecError::invalid(
                     "routing.mode",
-                    format!("{:?}", self.routing.mode),
+                    // As written in TOML ("ecmp"), not the debug name (Ecmp).
+                    serde_json::to_string(&self.routing.mode).unwrap_or_else(|_| format!("{:?}", self.routing.mode)),
                     format!(
                         "{at}.kind = {kind:?} needs each flow's credits to cross its data's links in reverse \
                          (ExpressPass §3.1), which per-switch hashing does not give: set routing.mode = \
@@ -730,6 +768,9 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 format!("must be at most {MAX_INIT_CWND_PKTS} packets: a sender queues its whole first window at its NIC at once"),
             ));
         }
+        if let Some(p) = k.ack_prio {
+            class(&key("ack_prio"), p)?;
+        }
         positive(&key("dupack_threshold"), k.dupack_threshold)?;
         timeout_us(&key("min_rto_us"), k.min_rto_us, 1)?;
         timeout_us(&key("init_rto_us"), k.init_rto_us, 1)?;
@@ -791,6 +832,7 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                     format!("must be between 2 and {MAX_QUEUES} (class 0 is reserved for non-approximate traffic)"),
                 ));
             }
+            class(&key("ack_prio"), a.ack_prio)?;
             if a.message_bytes == Some(0) {
                 return Err(SpecError::invalid(key("message_bytes"), 0, "must be at least 1 byte; leave it out for one packet per message"));
             }
@@ -958,9 +1000,12 @@ fn check_pfabric_switch(s: &SwitchSpec) -> Result<(), SpecError> {
         ));
     }
     if s.admission != AdmissionSpec::CompleteSharing {
+        // As the user writes it (the debug name, `DynamicThresholds`, is not a TOML spelling).
+        let written = toml::Value::try_from(&s.admission).map_or_else(|_| format!("{:?}", s.admission), |v| v.to_string());
+        let default = if s.admission == AdmissionSpec::default() { " (the default)" } else { "" };
         return Err(SpecError::invalid(
             "switch.admission",
-            format!("{:?}", s.admission),
+            format!("{written}{default}"),
             "switch.scheduler = \"pfabric\" drops by priority when a port's buffer (switch.queues[0].cap_bytes) is full, \
              so no shared-buffer policy may drop first: set switch.admission = { policy = \"complete_sharing\" }",
         ));
@@ -1096,6 +1141,9 @@ fn check_prio_schedule(prefix: &str, schedule: Option<&[(f64, u8)]>) -> Result<(
                 ),
             ));
         }
+        if usize::from(prio) >= MAX_QUEUES {
+            return Err(SpecError::invalid(key, value, class_problem()));
+        }
         last = Some(t);
     }
     Ok(())
@@ -1128,6 +1176,40 @@ fn within_clock(key: &str, us: f64, times: u32, times_key: &str) -> Result<(), S
                 us * times as f64
             ),
         ))
+    }
+}
+
+/// What is wrong with a priority class of [`MAX_QUEUES`] or more.
+fn class_problem() -> String {
+    format!(
+        "a priority class must be between 0 and {} (switches have at most {MAX_QUEUES} queues; a class at or \
+         beyond switch.queues' length goes to the last queue)",
+        MAX_QUEUES - 1
+    )
+}
+
+/// A priority class key (`prio`, `ack_prio`): below [`MAX_QUEUES`]. Classes at or beyond
+/// `switch.queues`' length are valid and go to the last queue (`SwitchSpec::queues`).
+fn class(key: &str, prio: u8) -> Result<(), SpecError> {
+    if usize::from(prio) >= MAX_QUEUES {
+        return Err(SpecError::invalid(key, prio, class_problem()));
+    }
+    Ok(())
+}
+
+/// An entry's first start, `start_ms` (`start_us` / 1000 for some kinds), must come before
+/// `run.stop_ms`, or the entry would start nothing.
+fn starts_before_stop(key: &str, start_ms: f64, value: f64, stop_ms: Option<f64>) -> Result<(), SpecError> {
+    match stop_ms {
+        Some(stop) if start_ms >= stop => Err(SpecError::invalid(
+            key,
+            value,
+            format!(
+                "is at or after run.stop_ms = {stop}, so this entry would start nothing: start it earlier, raise \
+                 run.stop_ms, or remove the entry"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -1324,6 +1406,7 @@ fn check_training(prefix: &str, t: &TrainingSpec, num_hosts: u32, sizes: &SizeRu
     non_negative_us(&key("compute_us"), t.compute_us)?;
     within_clock(&key("compute_us"), t.compute_us, t.iterations, "iterations")?;
     non_negative_us(&key("start_us"), t.start_us)?;
+    class(&key("prio"), t.prio)?;
     if let Some(c) = t.job_compute_us {
         non_negative_us(&key("job_compute_us"), c)?;
     }
@@ -1418,6 +1501,7 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
         }
         None => {}
     }
+    class(&key("prio"), a.prio)?;
     non_negative_us(&key("start_us"), a.start_us)?;
     non_negative_us(&key("think_us"), a.think_us)?;
     within_clock(&key("think_us"), a.think_us, a.jobs_per_host, "jobs_per_host")?;
@@ -1454,7 +1538,19 @@ fn check_workload(
     let num_hosts = ctx.topo.num_hosts;
     let sizes = SizeRule::new(transport, ctx);
     match w {
-        WorkloadSpec::Poisson(Poisson { cdf, load, start_ms, duration_ms, loaded, prio_schedule, .. }) => {
+        WorkloadSpec::Poisson(Poisson {
+            cdf,
+            load,
+            load_reference,
+            destinations,
+            start_ms,
+            duration_ms,
+            prio,
+            prio_schedule,
+            loaded,
+            ..
+        }) => {
+            class(&format!("{prefix}.prio"), *prio)?;
             check_prio_schedule(&prefix, prio_schedule.as_deref())?;
             let key = format!("{prefix}.cdf");
             *cdf = resolve_file(&key, cdf, base_dir, crate::workload::BUILTIN_CDFS)?;
@@ -1488,11 +1584,32 @@ fn check_workload(
                 ));
             }
             window(&prefix, *start_ms, *duration_ms)?;
+            starts_before_stop(&format!("{prefix}.start_ms"), *start_ms, *start_ms, ctx.stop_ms)?;
             if num_hosts < 2 {
                 return Err(SpecError::invalid(
                     format!("{prefix}.kind"),
                     "poisson",
                     "needs at least 2 hosts",
+                ));
+            }
+            // With one leaf no flow crosses a leaf uplink (with spines = 0 there is none): a load
+            // of that capacity means nothing (it gave 0 flows), and no host is under another leaf
+            // (it fell back to uniform). As `senders = "other_leaf"` of incast, both are refused.
+            let one_leaf = ctx.topo.num_leaves < 2;
+            if one_leaf && *load_reference == LoadReference::LeafUplink {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.load_reference"),
+                    "\"leaf_uplink\"",
+                    "the topology has one leaf, so no flow crosses a leaf uplink and the load has no capacity to \
+                     refer to: use load_reference = \"host_link\", or more leaves",
+                ));
+            }
+            if one_leaf && *destinations == Destinations::OtherLeaf {
+                return Err(SpecError::invalid(
+                    format!("{prefix}.destinations"),
+                    "\"other_leaf\"",
+                    "the topology has one leaf, so no host is under another leaf: use destinations = \"uniform\" \
+                     (or \"permutation\"), or more leaves",
                 ));
             }
         }
@@ -1504,9 +1621,11 @@ fn check_workload(
             senders,
             start_ms,
             duration_ms,
+            prio,
             prio_schedule,
             ..
         }) => {
+            class(&format!("{prefix}.prio"), *prio)?;
             check_prio_schedule(&prefix, prio_schedule.as_deref())?;
             if !(query_rate_per_host.is_finite() && *query_rate_per_host > 0.0) {
                 return Err(SpecError::invalid(
@@ -1575,8 +1694,10 @@ fn check_workload(
                 ));
             }
             window(&prefix, *start_ms, *duration_ms)?;
+            starts_before_stop(&format!("{prefix}.start_ms"), *start_ms, *start_ms, ctx.stop_ms)?;
         }
         WorkloadSpec::FlowList(FlowList { path, prio, loaded, .. }) => {
+            class(&format!("{prefix}.prio"), *prio)?;
             let key = format!("{prefix}.path");
             *path = resolve_file(&key, path, base_dir, &[])?;
             let text = std::fs::read_to_string(path.as_str())
@@ -1601,6 +1722,7 @@ fn check_workload(
                 return Err(SpecError::invalid(format!("{prefix}.pairs"), "[]", "give at least one [src, dst] pair"));
             }
             sizes.check(&format!("{prefix}.size_bytes"), c.size_bytes)?;
+            class(&format!("{prefix}.prio"), c.prio)?;
             positive(&format!("{prefix}.count"), c.count)?;
             non_negative_us(&format!("{prefix}.think_us"), c.think_us)?;
             within_clock(&format!("{prefix}.think_us"), c.think_us, c.count, "count")?;
@@ -1613,6 +1735,7 @@ fn check_workload(
                 let key = |k: &str| format!("{prefix}.transfers[{j}].{k}");
                 check_pair(&format!("{prefix}.transfers[{j}]"), f.src, f.dst, num_hosts)?;
                 sizes.check(&key("size_bytes"), f.size_bytes)?;
+                class(&key("prio"), f.prio)?;
                 if f.start_ns != 0 {
                     return Err(SpecError::invalid(
                         key("start_ns"),
@@ -1648,14 +1771,21 @@ fn check_workload(
             sizes.check(&format!("{prefix}.block_bytes"), r.block_bytes)?;
             positive(&format!("{prefix}.blocks"), r.blocks)?;
         }
-        WorkloadSpec::ApproxJobs(a) => check_approx_jobs(&prefix, a, num_hosts, transport)?,
-        WorkloadSpec::Training(t) => check_training(&prefix, t, num_hosts, &sizes)?,
+        WorkloadSpec::ApproxJobs(a) => {
+            check_approx_jobs(&prefix, a, num_hosts, transport)?;
+            starts_before_stop(&format!("{prefix}.start_us"), a.start_us / 1e3, a.start_us, ctx.stop_ms)?;
+        }
+        WorkloadSpec::Training(t) => {
+            check_training(&prefix, t, num_hosts, &sizes)?;
+            starts_before_stop(&format!("{prefix}.start_us"), t.start_us / 1e3, t.start_us, ctx.stop_ms)?;
+        }
         WorkloadSpec::Flows(Flows { flows, .. }) => {
             let max_start_ns = MAX_TIME_PS / units::PS_PER_NS;
             for (j, f) in flows.iter().enumerate() {
                 let key = |k: &str| format!("{prefix}.flows[{j}].{k}");
                 check_pair(&format!("{prefix}.flows[{j}]"), f.src, f.dst, num_hosts)?;
                 sizes.check(&key("size_bytes"), f.size_bytes)?;
+                class(&key("prio"), f.prio)?;
                 if f.start_ns > max_start_ns {
                     return Err(SpecError::invalid(
                         key("start_ns"),

@@ -391,7 +391,8 @@ pub struct RunSpec {
     /// every flow has finished (or nothing is left to happen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_ms: Option<f64>,
-    /// Period of switch buffer occupancy samples (0 = no sampling).
+    /// Period of switch buffer occupancy samples (0 = no sampling; else at least 1 ns,
+    /// `limits::MIN_SAMPLE_INTERVAL_US`).
     #[serde(default = "default_sample_us")]
     pub sample_interval_us: f64,
     /// Where a TCP flow's completion time is measured (UDP flows always end at the receiver).
@@ -420,7 +421,7 @@ impl Default for RunSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimeseriesSpec {
-    /// Sampling period in microseconds (required; at least one picosecond).
+    /// Sampling period in microseconds (required; at least 1 ns, `limits::MIN_SAMPLE_INTERVAL_US`).
     pub interval_us: f64,
     /// Sample queue lengths (the queue series).
     #[serde(default = "yes")]
@@ -444,13 +445,6 @@ pub struct TimeseriesSpec {
 fn yes() -> bool {
     true
 }
-
-/// The most rows (queue plus transfer samples) a scenario's time series may be estimated to
-/// produce, and where sampling stops at run time. A queue row takes 32 bytes and a transfer
-/// row 64 in the simulator, and about as much again in each copy made for the results (the
-/// Python columns, the DataFrames), so this is already several gigabytes. Validation refuses
-/// more (`run.timeseries.interval_us`).
-pub const MAX_TIMESERIES_ROWS: u64 = 200_000_000;
 
 /// Where a TCP flow's completion time is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

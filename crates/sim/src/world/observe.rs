@@ -8,9 +8,13 @@
 //! whole sampler (htsim-style, like the occupancy `Sample`), and per sample O(sampled ports x
 //! queues per port) to find the non-empty queues plus O(transfers in flight). Rows: samples x
 //! non-empty queues in the queue series, samples x transfers in flight in the transfer
-//! series, 32 and 64 bytes each (and as much again per copy the results make); validation
-//! refuses a scenario estimated above [`MAX_TIMESERIES_ROWS`], and sampling stops there at run
-//! time (`Summary::timeseries_truncated`).
+//! series, 32 and 88 bytes each (and as much again per copy the results make); validation
+//! refuses a scenario estimated above `limits::MAX_TIMESERIES_ROWS` (an upper bound: it counts
+//! every queue), and at run time sampling stops at the first sample that would not fit in
+//! either table ([`MAX_QUEUE_SAMPLE_ROWS`], [`MAX_TRANSFER_SAMPLE_ROWS`]: 512 MiB of rows
+//! each; `Summary::timeseries_truncated`), so both end at the last whole sample. The tables
+//! grow by doubling only up to their caps (`world::reserve_capped`), so neither holds more
+//! than 512 MiB whatever the input (`limits::MAX_SERIES_BYTES`).
 //!
 //! The queue series is sparse: a queue appears at a sample only if it holds at least one
 //! byte, so an idle port of a large fabric costs nothing; a missing row means an empty queue.
@@ -34,7 +38,8 @@ use super::switch::{Link, NO_SWITCH};
 use super::Simulation;
 use crate::metrics::{QueueSample, TransferSample, TRANSFER_EXTRA_COLUMNS};
 use crate::sched::Event;
-use crate::spec::{TimeseriesSpec, MAX_TIMESERIES_ROWS};
+use crate::spec::limits::{MAX_QUEUE_SAMPLE_ROWS, MAX_TRANSFER_SAMPLE_ROWS};
+use crate::spec::TimeseriesSpec;
 
 /// The time-series sampler and what it recorded.
 #[derive(Debug)]
@@ -53,7 +58,10 @@ pub(crate) struct Observer {
     seen: usize,
     pub(crate) queue_rows: Vec<QueueSample>,
     pub(crate) transfer_rows: Vec<TransferSample>,
-    /// Sampling stopped at the row limit.
+    /// The most rows each table keeps ([`MAX_QUEUE_SAMPLE_ROWS`], [`MAX_TRANSFER_SAMPLE_ROWS`];
+    /// lowered in tests).
+    pub(crate) limits: (u64, u64),
+    /// Sampling stopped at a table's limit.
     pub(crate) is_truncated: bool,
     /// Whether an `Observe` event is pending.
     armed: bool,
@@ -82,14 +90,22 @@ impl Observer {
             seen: 0,
             queue_rows: Vec::new(),
             transfer_rows: Vec::new(),
+            limits: (MAX_QUEUE_SAMPLE_ROWS, MAX_TRANSFER_SAMPLE_ROWS),
             is_truncated: false,
             armed: false,
         }))
     }
+}
 
-    fn num_rows(&self) -> u64 {
-        (self.queue_rows.len() + self.transfer_rows.len()) as u64
+/// Append `row` to a table capped at `limit` rows, growing it no further than that (see
+/// `world::reserve_capped`); false, and nothing appended, if the table is full.
+fn push_capped<T>(rows: &mut Vec<T>, row: T, limit: u64) -> bool {
+    if rows.len() as u64 >= limit {
+        return false;
     }
+    super::reserve_capped(rows, 1, limit);
+    rows.push(row);
+    true
 }
 
 /// Fill the transport-specific columns ([`TRANSFER_EXTRA_COLUMNS`], by position) of a sender.
@@ -167,11 +183,13 @@ impl Simulation {
         let Some(mut obs) = self.observe.take() else { return };
         debug_assert!(obs.armed, "an Observe event ran while none was pending");
         let now = self.sched.now();
-        self.sample_queues(&mut obs, now);
-        if obs.transfers {
-            self.sample_transfers(&mut obs, now);
-        }
-        if obs.num_rows() >= MAX_TIMESERIES_ROWS {
+        let before = (obs.queue_rows.len(), obs.transfer_rows.len());
+        let fits = self.sample_queues(&mut obs, now) && (!obs.transfers || self.sample_transfers(&mut obs, now));
+        if !fits {
+            // A table is full: drop this sample's rows from both, so that both end at the same
+            // whole sample, and stop sampling.
+            obs.queue_rows.truncate(before.0);
+            obs.transfer_rows.truncate(before.1);
             obs.is_truncated = true;
         }
         let others_pending = self.sched.len() > usize::from(self.sample_armed);
@@ -182,7 +200,8 @@ impl Simulation {
         self.observe = Some(obs);
     }
 
-    fn sample_queues(&self, obs: &mut Observer, now: Time) {
+    /// Append this sample's queue rows; false if the table filled up before the last.
+    fn sample_queues(&self, obs: &mut Observer, now: Time) -> bool {
         for &l in &obs.links {
             let link = &self.links[l.idx()];
             if link.port.is_empty() {
@@ -193,13 +212,18 @@ impl Simulation {
             for q in 0..link.port.num_queues() {
                 let bytes = link.port.queue_bytes(q);
                 if bytes > 0 {
-                    obs.queue_rows.push(QueueSample { time_ps: now.ps(), link: l.0, node, switch, queue: q as u8, bytes });
+                    let row = QueueSample { time_ps: now.ps(), link: l.0, node, switch, queue: q as u8, bytes };
+                    if !push_capped(&mut obs.queue_rows, row, obs.limits.0) {
+                        return false;
+                    }
                 }
             }
         }
+        true
     }
 
-    fn sample_transfers(&self, obs: &mut Observer, now: Time) {
+    /// Append this sample's transfer rows; false if the table filled up before the last.
+    fn sample_transfers(&self, obs: &mut Observer, now: Time) -> bool {
         let started = self.total_transfers().min(obs.max_transfers);
         obs.live.extend((obs.seen..started).map(|f| f as u32));
         obs.seen = obs.seen.max(started);
@@ -217,7 +241,7 @@ impl Simulation {
             let (rate_bps, is_paced) = sending_rate(sender, &st, cfg, nic, spec.rate_cap);
             let mut extra = [f64::NAN; TRANSFER_EXTRA_COLUMNS.len()];
             transport_extras(sender, &st, &mut extra);
-            obs.transfer_rows.push(TransferSample {
+            let row = TransferSample {
                 time_ps: now.ps(),
                 flow: f,
                 cwnd_bytes: st.cwnd,
@@ -227,8 +251,12 @@ impl Simulation {
                 sent_bytes: st.bytes_sent,
                 delivered_bytes: rt.receiver.as_ref().map_or(0, |r| r.stats().bytes_received),
                 extra,
-            });
+            };
+            if !push_capped(&mut obs.transfer_rows, row, obs.limits.1) {
+                return false;
+            }
         }
+        true
     }
 }
 
