@@ -247,6 +247,18 @@ fabric_rate_gbps = 10
         // Inside an inline table the value's own key is named too.
         let e = Spec::from_toml_str(&format!("{MINIMAL}[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size_bytes = 18446744073709551616 }}]\n")).unwrap_err();
         assert!(e.to_string().contains("(its size_bytes)"), "{e}");
+        // Keys and values with characters of more than one byte around the error: an error,
+        // never a panic (a quoted key ending in an arrow once sliced inside it).
+        for text in [
+            "\"\u{2192}k\" = 99999999999999999999\n",
+            "a = { \"\u{2192}\" = 99999999999999999999 }\n",
+            "[\"t\u{e9}\u{2192}\"]\n\"\u{1F600}\" = 99999999999999999999\n",
+            "\u{2192} = 1\n",
+            "x = \"\u{2192}\"\ny = 99999999999999999999 \u{2192}\n",
+        ] {
+            let e = Spec::from_toml_str(&format!("{text}{MINIMAL}")).unwrap_err();
+            assert!(!e.to_string().is_empty());
+        }
     }
 
     #[test]

@@ -331,8 +331,14 @@ fn located_parse_error(text: &str, span: std::ops::Range<usize>, message: &str) 
     let line_key = line.split_once('=').map(|(k, _)| bare(k)).filter(|k| !k.is_empty() && !k.contains(['{', '[', ',']))?;
     let inner = before.rsplit_once('=').map(|(k, _)| {
         let k = k.trim_end();
-        let from = k.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '"')).map_or(0, |i| i + 1);
-        bare(&k[from..])
+        // CORRECTNESS: past the whole character found, which may be more than one byte (a key
+        // `"→k"` put `from` inside the arrow and the slice panicked).
+        let from = k
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '"'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        bare(k.get(from..).unwrap_or(k))
     });
     let key = if table.is_empty() { line_key.clone() } else { format!("{table}.{line_key}") };
     // The span may cover only the value's first character: take the whole token.
