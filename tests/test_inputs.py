@@ -7,12 +7,12 @@ import os
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pydantic
 import pytest
 
 import slacknet
-from slacknet import config, mltol
-from slacknet import SpecError
+from slacknet import SpecError, config, mltol
 from slacknet.config import Scenario
 from slacknet.reproduce_spec import ReproduceError, load_description
 from slacknet.sim import validate
@@ -95,3 +95,16 @@ def test_the_loss_grid_is_bounded_before_it_is_built() -> None:
     assert len(mltol.p_grid(mltol.MIN_P_STEP)) == 1001
     with pytest.raises(ValueError, match="at least 0.001"):
         mltol.p_grid(1e-12)
+
+
+def test_a_boolean_is_not_a_count() -> None:
+    # pydantic's lax integers took `leaves = true` as one leaf; a numpy integer stays welcome.
+    d = tomllib.loads(TINY_TOML)
+    d["topology"]["leaves"] = True
+    with pytest.raises(pydantic.ValidationError, match="a boolean is not a count"):
+        Scenario.model_validate(d)
+    d["topology"]["leaves"] = np.int64(3)
+    assert Scenario.model_validate(d).topology.leaves == 3  # type: ignore[union-attr]
+    s = Scenario.model_validate(tomllib.loads(TINY_TOML))
+    with pytest.raises(pydantic.ValidationError, match="a boolean is not a count"):
+        s.seed = True

@@ -26,7 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from . import _native
 from ._native import SpecError
@@ -94,9 +94,19 @@ DEFAULT_ECN_THRESHOLD_BYTES = 65 * 1500
 #: (``sim::spec::DEFAULT_BASE_RTT_US``: Credence's evaluation topology, §4.1).
 DEFAULT_BASE_RTT_US = 25.2
 
-U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
-U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
-U8 = Annotated[int, Field(ge=0, le=255)]
+
+
+def _not_bool(v: Any) -> Any:
+    """Refuse a boolean where an integer belongs: pydantic's lax integers take ``True`` as 1
+    (``leaves = true`` ran one leaf), while a numpy integer, which users pass, stays welcome."""
+    if isinstance(v, bool):
+        raise ValueError("a boolean is not a count: give a whole number")
+    return v
+
+
+U64 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**64 - 1)]
+U32 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**32 - 1)]
+U8 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=255)]
 
 
 class _Model(BaseModel):
