@@ -20,6 +20,7 @@ as Rust leaves them out of its JSON (see :class:`QueueSpec` for the one key wher
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import stat
 import tomllib
@@ -105,6 +106,12 @@ def _not_bool(v: Any) -> Any:
 
 
 U64 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**64 - 1)]
+
+
+def is_seed(v: Any) -> bool:
+    """Whether ``v`` is a seed (``Scenario.seed``'s rule): a whole number from 0 to 2^64 - 1,
+    a numpy integer included, a boolean or a float not."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and 0 <= int(v) < 2**64
 U32 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**32 - 1)]
 U8 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=255)]
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from .config import Scenario, _check_toml_syntax, _read_text, spec_error
+from .config import Scenario, _check_toml_syntax, _read_text, is_seed, spec_error
 from .results import Results
 
 __all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
@@ -56,7 +56,7 @@ def run(
     valid = validate(scenario)
     if seed is not None:
         # The native call would raise a bare OverflowError for these.
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+        if not is_seed(seed):
             raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
         valid = valid.with_seed(int(seed))
     sim = _native.Simulation(valid)

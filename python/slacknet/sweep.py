@@ -81,7 +81,7 @@ import pandas as pd
 
 from . import _native
 from .analysis import class_masks
-from .config import Scenario, read_text_file, spec_error, variant_fields
+from .config import Scenario, is_seed, read_text_file, spec_error, variant_fields
 from .results import (
     MANIFEST, Results, ResultsError, check_save_target, is_results_folder, read_manifest, scenario_sha256,
     write_csv_atomic,
@@ -288,7 +288,7 @@ def _seeds(value: Any) -> list[int]:
         raise spec_error("seeds", _show(value), "must be a non-empty list of whole numbers, e.g. seeds = [1, 2, 3] "
                          "(or leave seeds out to run the base's seed)")
     for n, s in enumerate(value):
-        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+        if not is_seed(s):
             raise spec_error(f"seeds[{n}]", _show(s), "must be a whole number from 0 to 2^64 - 1, e.g. seeds = [1, 2, 3]")
     return list(value)
 
