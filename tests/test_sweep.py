@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import multiprocessing
 import os
 import signal
@@ -408,6 +409,33 @@ def test_cli_sweep_out_must_be_new_empty_or_an_earlier_sweeps(
     for out in (tmp_path / "new", empty, empty):
         assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1"]) == 0
     assert "reused 2 of 2 runs" in capsys.readouterr().out
+
+
+def test_a_sweep_does_not_resume_another_sweeps_folder(
+    sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Resuming rewrites sweep.csv with the resuming sweep's runs alone: into another sweep's
+    # folder it replaced that sweep's table (its run folders stayed, its table was gone).
+    sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.2]"))
+    out = tmp_path / "study"
+    assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1"]) == 0
+    assert json.loads((out / "sweep.json").read_text()) == {"name": load_sweep(sweep_file).name}
+    table = (out / "sweep.csv").read_text()
+    other = tmp_path / "other.toml"
+    other.write_text(sweep_file.read_text().replace('name = "tiny_sweep"', 'name = "other"'))  # same runs, another name
+    capsys.readouterr()
+    assert main(["sweep", str(other), "--out", str(out), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out = {out}: it holds the sweep ") and "'other'" in err, err
+    assert err.count("\n") == 1 and (out / "sweep.csv").read_text() == table
+    with pytest.raises(slacknet.ResultsError, match="it holds the sweep"):  # the library refuses it too
+        run_sweep(load_sweep(other), out)
+    # Its own name resumes it; a folder from before the name was kept resumes as before.
+    assert main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1"]) == 0
+    (out / "sweep.json").unlink()
+    assert main(["sweep", str(other), "--out", str(out), "--jobs", "1"]) == 0
+    assert "reused 2 of 2 runs" in capsys.readouterr().out
+    assert json.loads((out / "sweep.json").read_text()) == {"name": "other"}
 
 
 #: Sweep files that raised a Python exception or were silently misread: (text, words of the

@@ -152,7 +152,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sw.add_argument("sweep", metavar="SWEEP", help="sweep TOML")
     sw.add_argument("--out", metavar="DIR",
                     help="output folder (default: a new results/<sweep name>/<start time>): a new or empty "
-                    "folder, or an earlier sweep's (it holds sweep.csv), which resumes it: its finished runs are "
+                    "folder, or this sweep's earlier one (it holds sweep.csv, and sweep.json naming the sweep), "
+                    "which resumes it: its finished runs are "
                     "reused; any other folder is refused")
     sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core)")
 
@@ -524,9 +525,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     _check_jobs(args.jobs)
     given = _check_out(args.out)
-    if given is not None:  # a new folder, an empty one or an earlier sweep's; refused before anything runs
-        check_sweep_target(given, name=f"--out = {args.out}")
     sweep = load_sweep(args.sweep)  # refuses a sweep of more than MAX_RUNS runs, before listing them
+    if given is not None:  # a new folder, an empty one or this sweep's earlier one; refused before anything runs
+        check_sweep_target(given, name=f"--out = {args.out}", sweep_name=sweep.name)
     n = num_runs(sweep)
     if given is not None:
         out = given

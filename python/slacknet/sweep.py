@@ -32,7 +32,7 @@ The runs are the cartesian product of the axes (first axis outermost) times the 
 order; at most :data:`MAX_RUNS` of them, counted from the axes before any is built. Each run is
 an ordinary scenario validated by Rust, so a bad value fails with the key that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
 writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
-one row per run: the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok`` or
+one row per run (and ``<out>/sweep.json``, the sweep's name): the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok`` or
 ``failed``), ``reused`` and ``error``.
 
 Every run has a folder of its own, named after its axis labels and seed. A sweep whose runs
@@ -48,7 +48,8 @@ a worker dies, the runs it shared the pool with run again one at a time in a new
 the one that kills its worker alone is failed. ``sweep.csv`` is rewritten (atomically) as each
 run ends, so an interrupted sweep keeps its table and every finished run's folder. A sweep
 writes into a new folder, an empty one or an earlier sweep's (one holding its ``sweep.csv``),
-and refuses any other (:func:`check_sweep_target`). Running the
+and refuses any other (:func:`check_sweep_target`), including another sweep's (its
+``sweep.json`` names it). Running the
 same sweep into the same folder again resumes it: a run whose folder holds complete results
 (its manifest checks) of the same resolved scenario (:func:`~slacknet.results.scenario_sha256`),
 seed and slacknet version is reused (``reused`` true), not run again; failed runs run again.
@@ -119,6 +120,9 @@ MAX_SWEEP_FILE_BYTES = 16 * 2**20
 _AXIS_KEYS = ("key", "values", "labels", "name")
 #: What an earlier sweep's folder holds: its table, whose first column is ``variant``.
 SWEEP_TABLE = "sweep.csv"
+#: Which sweep a folder holds (``{"name": ...}``), written before its first run: a sweep
+#: resumes only its own folder, since resuming rewrites the table with its own runs alone.
+SWEEP_INFO = "sweep.json"
 
 _KEY_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 #: What a folder name may not hold (each run of such characters becomes one ``_``).
@@ -607,11 +611,15 @@ def run_sweep(
     out = Path(out_dir)
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs = {jobs}: must be at least 1 (None: one per core)")
-    check_sweep_target(out)
+    check_sweep_target(out, sweep_name=sweep.name)
     runs = expand(sweep)
     for r in runs:
         check_save_target(out / r.variant)
     out.mkdir(parents=True, exist_ok=True)
+    info = out / SWEEP_INFO
+    tmp = info.with_name(f".{SWEEP_INFO}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps({"name": sweep.name}) + "\n", encoding="utf-8")
+    os.replace(tmp, info)
     table = out / SWEEP_TABLE
     columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
     rows: dict[int, dict[str, Any]] = {}
@@ -645,11 +653,15 @@ def run_sweep(
     return _write_table(table, columns, rows)
 
 
-def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = None) -> None:
+def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = None,
+                       sweep_name: str | None = None) -> None:
     """Raise :class:`~slacknet.ResultsError` unless a sweep may write into ``directory``: it
     does not exist, or it is an empty folder, or an earlier sweep's (it holds a ``sweep.csv``
     whose first column is ``variant``), which the sweep resumes. Anything else (``/``, a home
     folder, one run's results folder) would get run folders and a table added to what it holds.
+    With ``sweep_name``, an earlier sweep's folder must also be that sweep's (its ``sweep.json``
+    names it; a folder written before slacknet kept the name is taken as it is): resuming
+    another sweep would replace that sweep's table with this one's runs.
     ``name`` is what the message calls the folder (default: its path; the CLI names ``--out``)."""
     d = Path(directory)
     what = name if name is not None else str(d)
@@ -664,6 +676,11 @@ def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = 
     if table.is_file() and not table.is_symlink():
         with open(table, encoding="utf-8", errors="replace") as f:
             if f.readline().startswith("variant,"):
+                earlier = _sweep_name_in(d)
+                if sweep_name is not None and earlier is not None and earlier != sweep_name:
+                    raise ResultsError(f"{what}: it holds the sweep {earlier!r}, not {sweep_name!r}; resuming into it "
+                                       f"would replace that sweep's {SWEEP_TABLE} with this one's runs: choose a new "
+                                       f"output folder (or give this sweep name = {earlier!r} if it is the same study)")
                 return
         raise ResultsError(f"{what}: its {SWEEP_TABLE} is not a sweep's table (its first column is not `variant`), so "
                            "it is not an earlier sweep's folder: choose a new output folder")
@@ -672,6 +689,19 @@ def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = 
         more = f" and {len(entries) - 1} more" if len(entries) > 1 else ""
         raise ResultsError(f"{what}: it holds {entries[0]!r}{more} and no {SWEEP_TABLE}, so it is not an earlier "
                            "sweep's folder: choose a new output folder (or an earlier sweep's, to resume it)")
+
+
+def _sweep_name_in(folder: Path) -> str | None:
+    """The sweep name ``folder``'s ``sweep.json`` records, or ``None`` if it records none (a
+    folder from before the name was kept, or a file that is not ours)."""
+    info = folder / SWEEP_INFO
+    if not info.is_file() or info.is_symlink() or info.stat().st_size > 2**16:
+        return None
+    try:
+        name = json.loads(info.read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _finished_before(folder: Path, run: SweepRun) -> dict[str, float] | None:
