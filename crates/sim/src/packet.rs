@@ -11,7 +11,8 @@
 //!
 //! INVARIANT: a header slot is used by exactly one packet in the network (on a wire, in a port
 //! or credit queue, or being handled) or free. Every packet that leaves the network frees it:
-//! [`HeaderSlab::take`] at delivery, [`HeaderSlab::free`] at every drop (tested:
+//! [`HeaderSlab::free`] at delivery (after the endpoint read the header in its slot,
+//! [`HeaderSlab::slot_mut`]) and at every drop (tested:
 //! `world::tests::every_header_slot_belongs_to_one_packet_in_the_network`).
 //! INVARIANT: the network's copies are the header's: the only field the network changes is the
 //! ECN codepoint (a switch marking CE), which the receiving host writes back into the header.
@@ -179,6 +180,13 @@ impl<T: Copy> Slab<T> {
         self.slab[slot as usize]
     }
 
+    /// The value in `slot` to read or change in place (a packet's header at delivery, which
+    /// the endpoint reads where it is rather than from a copy); [`Slab::free`] the slot after.
+    #[inline]
+    pub fn slot_mut(&mut self, slot: u32) -> &mut T {
+        &mut self.slab[slot as usize]
+    }
+
     /// The value in `slot`, if there is one (a prefetch hint's address).
     #[inline]
     pub fn get(&self, slot: u32) -> Option<&T> {
@@ -261,5 +269,10 @@ mod tests {
         assert_eq!(h.take(b).conn(), 5);
         assert_eq!(h.take(c).conn(), 3);
         assert_eq!(h.live(), 1);
+        // A delivery reads the header in its slot, then frees it: the slot is the next one used.
+        let d = h.insert(seg(6));
+        assert_eq!(h.slot_mut(d).conn(), 6);
+        h.free(d);
+        assert_eq!((h.live(), h.insert(seg(7))), (1, d));
     }
 }

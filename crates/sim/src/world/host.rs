@@ -316,15 +316,16 @@ impl Simulation {
                 }
             }
         };
-        let mut seg = self.hdrs.take(pkt.hdr);
+        let seg = self.hdrs.slot_mut(pkt.hdr);
         // The network's marks (the only header field it changes, `packet`) reach the endpoint.
         seg.set_ecn(pkt.ecn());
         if !pkt.has_int() {
-            ep.handle_segment(now, &seg);
+            ep.handle_segment(now, seg);
         } else {
             let stack = self.int.take(pkt.hdr);
-            ep.handle_segment_int(now, &seg, Some(&stack));
+            ep.handle_segment_int(now, seg, Some(&stack));
         }
+        self.hdrs.free(pkt.hdr);
         self.flush(f, side);
     }
 
