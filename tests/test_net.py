@@ -137,7 +137,7 @@ def test_a_peer_that_never_answers_times_out() -> None:
     (lambda e: e.send_array("127.0.0.1:9", np.ones(4, np.float32), p=1.5), "p = 1.5"),
     (lambda e: e.send_array("nowhere", np.ones(4, np.float32)), "peer = \"nowhere\""),
     (lambda e: e.send_array("127.0.0.1:9", np.ones(4, np.float32), deadline=-1), "deadline = -1"),
-    (lambda e: e.send_array("127.0.0.1:9", np.array([], np.float32)), "data"),
+    (lambda e: e.send_array("127.0.0.1:9", np.array([], np.float32)), "array: empty"),
 ])
 def test_bad_arguments_are_one_clear_value_error(call: object, match: str) -> None:
     e = Endpoint(LOCAL)
@@ -184,3 +184,179 @@ def test_bad_jobs_are_one_clear_value_error() -> None:
         e.send_job("127.0.0.1:9", [(1, b"x")], msr=[1.0])
     with pytest.raises(ValueError, match="messages"):
         e.send_job("127.0.0.1:9", [], msr=1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile arguments (audit of the API surface): each is one exception naming the argument, its
+# value and the fix, raised before anything is sent; none is a panic, a hang, or a timeout.
+
+X4 = np.ones(4, np.float32)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    # Integers out of their type's range (they were a bare OverflowError naming nothing).
+    ({"max_message_bytes": -1}, ValueError, "max_message_bytes = -1: .*at least 1"),
+    ({"max_message_bytes": 2**70}, ValueError, "max_message_bytes = 1180591620717411303424"),
+    ({"max_message_bytes": 0}, ValueError, "max_message_bytes = 0: .*at least 1"),
+    ({"max_receive_memory_bytes": 0}, ValueError, "max_receive_memory_bytes = 0: .*at least 1"),
+    ({"rto_us": -5}, ValueError, "rto_us = -5"),
+    ({"rto_us": 1.5}, TypeError, "rto_us = 1.5: .*integer"),
+    ({"faults": Faults(seed=-1)}, ValueError, "seed = -1"),
+    ({"faults": Faults(drop_nth=(-1,))}, ValueError, r"drop_nth\[0\] = -1"),
+    ({"faults": Faults(drop_first_tx=(2**40,))}, ValueError, r"drop_first_tx\[0\] = 1099511627776"),
+    ({"faults": "x"}, TypeError, "faults = 'x': give a Faults"),
+    ({"cc": None}, TypeError, "cc = None: give a string"),  # was "'None' is not an instance of 'str'"
+    # linger_ms is milliseconds: the message said "-1000 ... microseconds".
+    ({"linger_ms": -1}, ValueError, "linger_ms = -1.0: .*milliseconds"),
+    ({"linger_ms": 1e300}, ValueError, "linger_ms = 1e300: "),
+    ({"faults": Faults(reorder_delay_us=1e30)}, ValueError, "reorder_delay_us = 1e30: "),
+    # A rate that rounds to 0 bit/s was accepted, and a job then sent one packet and timed out.
+    ({"line_rate_gbps": 1e-12}, ValueError, r"line_rate_gbps = 1e-12: .*0\.001"),
+    ({"faults": Faults(loss=2.0)}, ValueError, "^loss = 2.0: "),
+])
+def test_bad_endpoint_settings_name_the_argument(kw: dict[str, object], exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        Endpoint(LOCAL, **kw)  # type: ignore[arg-type]
+
+
+def test_a_bind_the_kernel_refuses_names_the_address() -> None:
+    # Was "socket: Address already in use (os error 98)", naming neither the argument nor the address.
+    busy = Endpoint(LOCAL)
+    with pytest.raises(TransportError, match=f'bind = "{busy.address}": .*in use.*port 0') as e:
+        Endpoint(busy.address)
+    assert e.value.errno == 98
+    with pytest.raises(TransportError, match=r'^\[Errno 99\] bind = "192.0.2.1:0": [^(]*not an address of this host'):
+        Endpoint("192.0.2.1:0")
+    with pytest.raises(TypeError, match="bind = None: give a string"):
+        Endpoint(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("peer, match", [
+    # Each was a TimeoutError after the whole deadline: nothing can answer.
+    ("127.0.0.1:0", 'peer = "127.0.0.1:0": port 0'),
+    ("[::1]:7000", r'peer = "\[::1\]:7000": an IPv6 address, but this endpoint is bound to IPv4'),
+    ("255.255.255.255:7000", 'peer = "255.255.255.255:7000": a multicast or broadcast address'),
+    ("224.0.0.1:7000", 'peer = "224.0.0.1:7000": a multicast or broadcast address'),
+])
+def test_a_peer_that_cannot_be_reached_is_refused_at_once(peer: str, match: str) -> None:
+    e = Endpoint(LOCAL)
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        e.send_array(peer, X4, deadline=5)
+    with pytest.raises(ValueError, match=match):
+        e.send_job(peer, [(0, b"x")], msr=1.0, deadline=5)
+    assert time.monotonic() - t0 < 1
+
+
+def test_an_ipv6_endpoint_refuses_an_ipv4_peer() -> None:
+    e = Endpoint("[::1]:0")
+    with pytest.raises(ValueError, match='peer = "127.0.0.1:7000": an IPv4 address, but this endpoint is bound to '
+                                         'IPv6'):
+        e.send_array("127.0.0.1:7000", X4, deadline=5)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    ({"p": True}, TypeError, "p = True: "),
+    ({"p": "0.9"}, TypeError, "p = '0.9': "),
+    ({"p": None}, TypeError, "p = None: "),
+    ({"p": 2.0**1000}, ValueError, r"p = 1\.0715086071862673e301: "),
+    ({"deadline": True}, TypeError, "deadline = True: "),
+    ({"peer": None}, TypeError, "peer = None: give a string"),
+    ({"deadline": "3"}, TypeError, "deadline = '3': "),
+    # 1e-12 s is positive: the message said it was not.
+    ({"deadline": 1e-12}, ValueError, "deadline = 1e-12: .*at least 1e-09"),
+    ({"deadline": 1e300}, ValueError, "deadline = 1e300: .*at most"),
+    ({"deadline": float("inf")}, ValueError, "deadline = inf: .*finite"),
+])
+def test_bad_send_numbers_name_the_argument(kw: dict[str, object], exc: type, match: str) -> None:
+    e = Endpoint(LOCAL)
+    with pytest.raises(exc, match=match):
+        e.send_array(**{"peer": "127.0.0.1:9", "array": X4, **kw})  # type: ignore[arg-type]
+
+
+def test_an_empty_array_is_named_array() -> None:
+    with pytest.raises(ValueError, match="array: empty"):
+        Endpoint(LOCAL).send_array("127.0.0.1:9", np.zeros(0, np.float32))
+
+
+def test_float32_of_either_byte_order_is_sent() -> None:
+    # '>f4' is float32: it was refused with "dtype >f4; give float32".
+    rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+    x = np.arange(1000, dtype=">f4")
+    tx.send_array(rx.address, x, deadline=5)
+    got = rx.recv_array(timeout=5)
+    assert got is not None and got.array.dtype == np.float32 and (got.array == x).all()
+
+
+def test_nan_and_inf_values_pass_unchanged() -> None:
+    rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+    x = np.array([np.nan, 1, -np.inf, np.inf, -0.0], np.float32)
+    tx.send_array(rx.address, x, deadline=5)
+    got = rx.recv_array(timeout=5)
+    assert got is not None and got.array.tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("timeout, exc, match", [
+    (-1, ValueError, "timeout = -1.0: .*None"),
+    (float("nan"), ValueError, "timeout = NaN: "),
+    (float("inf"), ValueError, "timeout = inf: .*None"),
+    (True, TypeError, "timeout = True: "),
+    ("1", TypeError, "timeout = '1': "),
+])
+def test_bad_receive_timeouts_name_the_argument(timeout: object, exc: type, match: str) -> None:
+    # A negative timeout returned None at once, as 0 does.
+    e = Endpoint(LOCAL)
+    for call in (e.recv_array, e.recv_job):
+        with pytest.raises(exc, match=match):
+            call(timeout)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("messages, msr, exc, match", [
+    # Each was accepted, or an error naming nothing (OverflowError, "too many values to unpack").
+    ([(0, 5)], 1.0, TypeError, r"messages\[0\]: the payload is int"),
+    ([(0, "abc")], 1.0, TypeError, r"messages\[0\]: the payload is str"),
+    ([(0, [1, 2])], 1.0, TypeError, r"messages\[0\]: the payload is list"),
+    ([(0, None)], 1.0, TypeError, r"messages\[0\]: the payload is NoneType"),
+    ([(-1, b"x")], 1.0, ValueError, r"messages\[0\]: group -1"),
+    ([(65536, b"x")], 1.0, ValueError, r"messages\[0\]: group 65536"),
+    ([(2**64, b"x")], 1.0, ValueError, r"messages\[0\]: group 18446744073709551616"),
+    ([(0.5, b"x")], 1.0, TypeError, r"messages\[0\]: group 0.5"),
+    ([("0", b"x")], 1.0, TypeError, r"messages\[0\]: group '0'"),
+    ([(True, b"x")], [1.0, 1.0], TypeError, r"messages\[0\]: group True"),
+    ([(0, b"x", 3)], 1.0, TypeError, r"messages\[0\]: .*\(group, bytes\) pair"),
+    ([b"xx"], 1.0, TypeError, r"messages\[0\]: .*\(group, bytes\) pair"),
+    ({0: b"x"}, 1.0, TypeError, r"messages\[0\]: .*\(group, bytes\) pair"),
+    ([(0, b"x")], "1", TypeError, "msr = '1'"),
+    ([(0, b"x")], ["0.5"], TypeError, r"msr\[0\] = '0.5'"),
+    ([(0, b"x")], True, TypeError, "msr = True"),
+    ([(0, b"x")], None, TypeError, "msr = None"),
+    # MSR 0 for every group with messages: was "messages = 0: the job is closed".
+    ([(0, b"x")], 0.0, ValueError, "msrs = .*MSR above 0"),
+    ([(0, b"x"), (0, b"y")], [0.0, 1.0], ValueError, "msrs = .*MSR above 0"),
+])
+def test_bad_jobs_name_the_message_or_msr(messages: object, msr: object, exc: type, match: str) -> None:
+    e = Endpoint(LOCAL)
+    with pytest.raises(exc, match=match):
+        e.send_job("127.0.0.1:9", messages, msr=msr, deadline=1)
+
+
+def test_job_payloads_may_be_any_bytes_like_object() -> None:
+    rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+    msgs = [(0, b"ab"), (0, bytearray(b"cd")), (0, memoryview(b"ef")), (0, np.frombuffer(b"gh", np.uint8))]
+    tx.send_job(rx.address, msgs, msr=1.0, deadline=5)
+    job = rx.recv_job(timeout=5)
+    assert job is not None and job.messages == {0: (0, b"ab"), 1: (0, b"cd"), 2: (0, b"ef"), 3: (0, b"gh")}
+
+
+def test_a_receive_timeout_beyond_the_clock_waits_like_none() -> None:
+    # recv_array(timeout=1e19) panicked ("overflow when adding duration to instant", pyo3's
+    # PanicException); a timeout past what the clock holds is now no limit, as None is.
+    e = Endpoint(LOCAL)
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(e.recv_array(timeout=1e19)), daemon=True)
+    t.start()
+    t.join(0.3)
+    assert t.is_alive() and got == []  # still waiting, no exception
+    Endpoint(LOCAL).send_array(e.address, X4, deadline=5)
+    t.join(5)
+    assert len(got) == 1 and isinstance(got[0], Received)

@@ -293,6 +293,12 @@ BAD = {
 }
 
 
+# An interface name that is not UTF-8 reaches Python as a lone surrogate (surrogateescape):
+# check_dev raised UnicodeEncodeError, a traceback from the command line.
+BAD["dev_not_utf8"] = (["--dev", "eth\udcff"], "--dev = 'eth\\udcff'", "not UTF-8")
+BAD["dev_not_utf8_delete"] = (["--dev", "\udcff", "--delete"], "--dev = '\\udcff'", "not UTF-8")
+
+
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_input_exits_2_with_one_clear_line(case: str, capsys: pytest.CaptureFixture[str]) -> None:
     extra, head, fix = BAD[case]
@@ -304,6 +310,34 @@ def test_bad_input_exits_2_with_one_clear_line(case: str, capsys: pytest.Capture
     assert len(lines) == 1, captured.err
     assert lines[0].startswith(f"error: {head}: "), lines[0]
     assert fix in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("kw, option", [
+    # From Python, a float made "bfifo limit 1471580.0" and "rate 1000000000.5bit"; a string or a
+    # float class count a TypeError naming nothing.
+    ({"mtu": 1500.5}, "--mtu"),
+    ({"rate_bps": 1e9 + 0.5}, "--rate"),
+    ({"rate_bps": "10gbit"}, "--rate"),
+    ({"buffer_bytes": 1.5e6 + 0.25}, "--buffer-bytes"),
+    ({"classes": 2.5}, "--classes"),
+    ({"classes": True}, "--classes"),
+    ({"link_header_bytes": 14.0}, "--link-header-bytes"),
+    ({"dev": None}, "--dev"),
+    ({"dev": b"eth0"}, "--dev"),
+])
+def test_config_fields_of_the_wrong_type_are_refused(kw: dict[str, object], option: str) -> None:
+    with pytest.raises(TcConfigError, match=f"^{option} = .*give an integer|^{option} = .*give a string"):
+        TcConfig(**{"dev": "eth0", **kw})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("netns", ["", ".", "..", "../../proc/1/ns/net", "a/b", "x" * 256, "a\0b"])
+def test_a_namespace_name_that_is_no_name_is_refused(netns: str) -> None:
+    # tc -n opens /var/run/netns/NAME: "../../proc/1/ns/net" was the host's own namespace, and ""
+    # dropped -n altogether, so the commands configured the caller's namespace.
+    with pytest.raises(ValueError, match="netns = "):
+        nettc.setup_commands(TcConfig("eth0"), netns=netns)
+    with pytest.raises(ValueError, match="netns = "):
+        nettc.delete_commands("eth0", netns=netns)
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -319,6 +353,33 @@ def test_bad_input_in_a_real_process_has_no_traceback() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("error: --classes = 9: ") and "Traceback" not in proc.stderr
+
+
+def test_a_non_utf8_interface_name_in_a_real_process_has_no_traceback() -> None:
+    proc = subprocess.run([sys.executable, "-m", "slacknet", "net", "tc", "--dev", os.fsdecode(b"eth\xff")],
+                          capture_output=True, text=True, errors="replace", timeout=60, check=False)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.startswith("error: --dev = ") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("dev", ["eth0;reboot", "$(reboot)", "`id`", "a'b", "-n", "--help", "a|b>c"])
+def test_a_name_with_shell_metacharacters_stays_one_word(dev: str) -> None:
+    # The kernel allows these names; the script must quote them so that sh runs tc with the name
+    # as one argument and nothing else (checked by running the script with a tc that echoes).
+    cmds = nettc.setup_commands(TcConfig(dev))
+    script = nettc.render_script(cmds)
+    fake = "tc() { printf '%s\\n' \"$@\" >> \"$LOG\"; printf '\\0\\n' >> \"$LOG\"; }\n"
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"nettc-{uuid.uuid4().hex}.log"
+    try:
+        proc = subprocess.run(["sh", "-c", fake + script.replace("#!/bin/sh\n", "")],
+                              env={**os.environ, "LOG": str(log)}, capture_output=True, text=True, timeout=30,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+        calls = [c.strip("\n").split("\n") for c in log.read_text().split("\0\n") if c.strip("\n")]
+    finally:
+        log.unlink(missing_ok=True)
+    assert calls == [list(c.argv[1:]) for c in cmds]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,6 +454,17 @@ def test_cli_apply_failure_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch,
     (line,) = captured.err.splitlines()
     assert line.startswith("error: --form = prio: the kernel lacks the prio qdisc")
     assert "use --form htb" in line
+
+
+def test_cli_apply_success_quotes_the_command_it_suggests(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # It printed "`tc -s class show dev a;b` shows ...": pasted into a shell, that runs `b`.
+    monkeypatch.setattr(nettc, "_run", FakeTc())
+    assert main(["net", "tc", "--dev", "a;b", "--apply"]) == 0
+    out = capsys.readouterr().out
+    assert "`tc -s class show dev 'a;b'`" in out, out
+    assert main(["net", "tc", "--dev", "a;b", "--delete", "--apply"]) == 0
+    assert "removed the configuration of 'a;b'" in capsys.readouterr().out
 
 
 def test_apply_without_tc_on_path() -> None:

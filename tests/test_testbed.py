@@ -18,7 +18,7 @@ import pytest
 from slacknet import testbed
 
 REASON = testbed.available()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"namespace testbed: {REASON}")
+needs_netns = pytest.mark.skipif(REASON is not None, reason=f"namespace testbed: {REASON}")
 
 RECEIVER = """
 import json, sys
@@ -79,6 +79,7 @@ while time.monotonic() < end:
 """
 
 
+@needs_netns
 def test_guarantees_hold_through_a_congested_bottleneck(tmp_path: Path) -> None:
     for name, text in (("rx.py", RECEIVER), ("tx.py", SENDER), ("blast.py", BLASTER)):
         (tmp_path / name).write_text(textwrap.dedent(text))
@@ -155,6 +156,7 @@ print(c.recv(100).decode(), mss)
 """
 
 
+@needs_netns
 @pytest.mark.skipif(testbed.tail_drop_available() is not None, reason=f"{testbed.tail_drop_available()}")
 def test_tcp_tail_drop_drops_the_first_transmission_of_exactly_the_last_segments(tmp_path: Path) -> None:
     (tmp_path / "rx.py").write_text(textwrap.dedent(TCP_RX))
@@ -189,3 +191,48 @@ def test_tcp_tail_drop_drops_the_first_transmission_of_exactly_the_last_segments
     # within 20 segments is likely enough to ignore: 2 MB from a random start).
     gaps = {b - a for a, b in zip(seqs, seqs[1:])}
     assert len(seqs) == 20 and (gaps == {mss[1]} or max(seqs) - min(seqs) > 1 << 31), seqs
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad arguments: refused in the constructor, before any namespace exists, naming the argument
+# (these need no root).
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    ({"hosts": 2.5}, TypeError, "hosts = 2.5: "),  # was range()'s "'float' object cannot be ..."
+    ({"hosts": "3"}, TypeError, "hosts = '3': "),
+    ({"hosts": 1}, ValueError, "hosts = 1: "),
+    # Each was refused only after the namespaces were built, by `ip` or with the CLI's option name.
+    ({"mtu": 100_000}, ValueError, "mtu = 100000: "),
+    ({"mtu": 50}, ValueError, "mtu = 50: "),
+    ({"rate": "fast"}, ValueError, "rate = fast: "),
+    ({"buffer_bytes": 0}, ValueError, "buffer_bytes = 0: "),
+])
+def test_bad_testbed_settings_are_refused_before_building(kw: dict[str, object], exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        testbed.Testbed(**kw)  # type: ignore[arg-type]
+
+
+def test_hosts_are_numbered_within_the_testbed() -> None:
+    tb = testbed.Testbed(3)
+    assert tb.address(2) == "10.77.0.3"
+    for i in (3, -1, 255):  # were "10.77.0.4" (nobody), "10.77.0.0", "10.77.0.256"
+        with pytest.raises(IndexError, match=f"host {i}: "):
+            tb.address(i)
+        with pytest.raises(IndexError, match=f"host {i}: "):
+            tb.host_interface(i)
+
+
+@pytest.mark.parametrize("dport, marker, exc, match", [
+    # A dport string went into the nft script as written: "80 counter accept }" was rules.
+    ("80 counter accept }", 121, TypeError, "dport = '80 counter accept }': "),
+    (0, 121, ValueError, "dport = 0: "),
+    (70_000, 121, ValueError, "dport = 70000: "),
+    (80, 1.5, TypeError, "marker = 1.5: "),
+    (80, 256, ValueError, "marker = 256: "),
+])
+def test_tail_drop_arguments_are_checked(dport: object, marker: object, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        testbed.TcpTailDrop(testbed.Testbed(2), 0, dport, marker)  # type: ignore[arg-type]
+    with pytest.raises(IndexError, match="host 2: "):
+        testbed.TcpTailDrop(testbed.Testbed(2), 2, 80, 121)

@@ -845,10 +845,14 @@ def _cmd_net(args: argparse.Namespace) -> int:
         # A kernel without the form's root qdisc is the choice of --form's fault; anything else, --apply's.
         where = f"--form = {args.form}" if e.missing in ("htb", "prio") else "--apply"
         raise InputError(f"{where}: {e}") from None
+    # Quoted: a name the kernel allows may hold shell metacharacters ("a;b").
+    import shlex
+
+    dev = shlex.quote(args.dev)
     if args.delete:
-        print(f"removed the configuration of {args.dev}")
+        print(f"removed the configuration of {dev}")
     else:
-        print(f"configured {args.dev}: {args.form}, {args.classes} classes (`tc -s class show dev {args.dev}` "
+        print(f"configured {dev}: {args.form}, {args.classes} classes (`tc -s class show dev {dev}` "
               "shows each class's counters)")
     return 0
 

@@ -32,6 +32,7 @@ off by default, applies to what an endpoint sends: pass ``faults=Faults(...)``.
 from __future__ import annotations
 
 import asyncio
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,84 @@ __all__ = ["Endpoint", "Faults", "GroupReport", "Job", "JobReport", "Received", 
 
 #: numpy dtypes the transport carries, by value width.
 _DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<f4"), 2: np.dtype("<f2")}
+_U64 = 2**64 - 1
+_PEER = '"10.0.0.2:7000"'
+
+
+def _number(name: str, v: Any) -> float:
+    """``v`` as a float, or ``TypeError`` naming ``name`` (a bool or a string is no number here:
+    ``p=True`` or ``deadline="3"`` is a slip, not a value)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} = {v!r}: give a number, not {type(v).__name__}")
+    return float(v)
+
+
+def _text(name: str, v: Any, example: str) -> str:
+    """``v`` if it is a string, else ``TypeError`` naming ``name`` (the native layer's says only
+    "'None' is not an instance of 'str'")."""
+    if not isinstance(v, str):
+        raise TypeError(f"{name} = {v!r:.60}: give a string, e.g. {example}")
+    return v
+
+
+def _timeout(v: Any) -> float | None:
+    return None if v is None else _number("timeout", v)
+
+
+def _integer(name: str, v: Any, lo: int, hi: int) -> int:
+    """``v`` as an int in ``[lo, hi]``, else ``TypeError``/``ValueError`` naming ``name`` (the
+    native layer's own refusal is a bare ``OverflowError`` naming nothing)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} = {v!r}: give an integer, not {type(v).__name__}")
+    n = int(v)
+    if not lo <= n <= hi:
+        raise ValueError(f"{name} = {n}: must be at least {lo} and at most {hi}")
+    return n
+
+
+def _optional_integer(name: str, v: Any, lo: int, hi: int) -> int | None:
+    return None if v is None else _integer(name, v, lo, hi)
+
+
+def _optional_number(name: str, v: Any) -> float | None:
+    return None if v is None else _number(name, v)
+
+
+def _msrs(msr: Any) -> list[float]:
+    """``msr`` (one number, or a sequence of numbers) as a list of floats, naming a bad one."""
+    if isinstance(msr, (str, bytes)) or not hasattr(msr, "__iter__"):
+        return [_number("msr", msr)]
+    return [_number(f"msr[{g}]", m) for g, m in enumerate(msr)]
+
+
+def _job_messages(messages: Any) -> list[tuple[int, bytes]]:
+    """``messages`` as ``(group, bytes)`` pairs, naming the first bad one: a group is an integer
+    in 0..65535, a payload any bytes-like object (``bytes(5)`` would be five zero bytes)."""
+    if isinstance(messages, (str, bytes, dict)) or not hasattr(messages, "__iter__"):
+        what = "a dict" if isinstance(messages, dict) else type(messages).__name__
+        raise TypeError(f"messages[0]: {what}; give a sequence of (group, bytes) pairs")
+    out = []
+    for i, m in enumerate(messages):
+        if isinstance(m, (str, bytes)) or not isinstance(m, (tuple, list)) or len(m) != 2:
+            raise TypeError(f"messages[{i}]: {m!r:.60}; give a (group, bytes) pair")
+        g, data = m
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral):
+            raise TypeError(f"messages[{i}]: group {g!r}; give an integer, the index of its msr")
+        if not 0 <= int(g) <= 65535:
+            raise ValueError(f"messages[{i}]: group {int(g)}; groups are 0 to 65535, indices into msr")
+        if isinstance(data, str) or not _is_buffer(data):
+            raise TypeError(f"messages[{i}]: the payload is {type(data).__name__}; give bytes (or another "
+                            "bytes-like object: bytearray, memoryview, a numpy array)")
+        out.append((int(g), memoryview(data).tobytes()))
+    return out
+
+
+def _is_buffer(data: Any) -> bool:
+    try:
+        memoryview(data)
+    except TypeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -162,25 +241,27 @@ class Endpoint:
         line_rate_gbps: float | None = None,
         cc: str = "dctcp",
     ) -> None:
+        if faults is not None and not isinstance(faults, Faults):
+            raise TypeError(f"faults = {faults!r:.60}: give a Faults(...) (or None for none)")
         f = faults or Faults()
         # Messages of jobs not yet ended, by (peer, job id).
         self._pending: dict[tuple[str, int], dict[int, tuple[int, bytes]]] = {}
         self._node = _native.Node(
-            bind,
-            loss=f.loss,
-            duplicate=f.duplicate,
-            reorder=f.reorder,
-            reorder_delay_us=f.reorder_delay_us,
-            delay_us=f.delay_us,
-            drop_nth=list(f.drop_nth),
-            drop_first_tx=list(f.drop_first_tx),
-            seed=f.seed,
-            max_message_bytes=max_message_bytes,
-            max_receive_memory_bytes=max_receive_memory_bytes,
-            linger_ms=linger_ms,
-            rto_us=rto_us,
-            line_rate_gbps=line_rate_gbps,
-            cc=cc,
+            _text("bind", bind, '"0.0.0.0:7000"'),
+            loss=_number("loss", f.loss),
+            duplicate=_number("duplicate", f.duplicate),
+            reorder=_number("reorder", f.reorder),
+            reorder_delay_us=_number("reorder_delay_us", f.reorder_delay_us),
+            delay_us=_number("delay_us", f.delay_us),
+            drop_nth=[_integer(f"drop_nth[{i}]", n, 0, _U64) for i, n in enumerate(f.drop_nth)],
+            drop_first_tx=[_integer(f"drop_first_tx[{i}]", n, 0, 2**32 - 1) for i, n in enumerate(f.drop_first_tx)],
+            seed=_integer("seed", f.seed, 0, _U64),
+            max_message_bytes=_optional_integer("max_message_bytes", max_message_bytes, 1, _U64),
+            max_receive_memory_bytes=_optional_integer("max_receive_memory_bytes", max_receive_memory_bytes, 1, _U64),
+            linger_ms=_optional_number("linger_ms", linger_ms),
+            rto_us=_optional_integer("rto_us", rto_us, 1, _U64),
+            line_rate_gbps=_optional_number("line_rate_gbps", line_rate_gbps),
+            cc=_text("cc", cc, '"dctcp"'),
         )
 
     @property
@@ -199,7 +280,9 @@ class Endpoint:
     def send_array(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
         """Send a 1-D float32 or float16 array to ``peer`` ("ip:port"); return once the
         receiver holds at least the fraction ``p`` of its values (``p = 1``: all). Raises
-        ``ValueError`` for a bad argument and ``TimeoutError`` after ``deadline`` seconds."""
+        ``ValueError`` for a bad argument (``TypeError`` for one not a number, such as ``p="0.9"``;
+        a peer this endpoint cannot reach, port 0 or the other IP family, is a bad argument) and
+        ``TimeoutError`` after ``deadline`` seconds."""
         return self._report(self._start(peer, array, p, deadline).wait())
 
     async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
@@ -209,12 +292,13 @@ class Endpoint:
         return self._report(await loop.run_in_executor(None, handle.wait))
 
     def recv_array(self, timeout: float | None = None) -> Received | None:
-        """The next array a peer sent (``None`` after ``timeout`` seconds; ``None`` timeout:
-        wait forever)."""
-        return self._received(self._node.recv(timeout))
+        """The next array a peer sent (``None`` after ``timeout`` seconds; ``0``: only what has
+        arrived; ``None`` timeout: wait forever)."""
+        return self._received(self._node.recv(_timeout(timeout)))
 
     async def recv_array_async(self, timeout: float | None = None) -> Received | None:
         """:meth:`recv_array`, awaitable."""
+        timeout = _timeout(timeout)
         loop = asyncio.get_running_loop()
         return self._received(await loop.run_in_executor(None, self._node.recv, timeout))
 
@@ -222,10 +306,11 @@ class Endpoint:
         """Send a job of ``messages``, ``(group, bytes)`` pairs, to ``peer``; group ``g`` must
         deliver at least the fraction ``msr[g]`` of its messages (``msr`` a sequence, or one
         number for a single group 0). Returns when every group has what it needs. Raises
-        ``ValueError`` for a bad argument and ``TimeoutError`` after ``deadline`` seconds."""
-        msrs = [float(msr)] if isinstance(msr, (int, float)) else [float(m) for m in msr]
-        msgs = [(int(g), bytes(b)) for g, b in messages]
-        d = self._node.send_job(peer, msrs, msgs, float(deadline)).wait()
+        ``ValueError`` for a bad argument (``TypeError`` for a payload not bytes-like or a group
+        not an integer) and ``TimeoutError`` after ``deadline`` seconds."""
+        msrs = _msrs(msr)
+        msgs = _job_messages(messages)
+        d = self._node.send_job(_text("peer", peer, _PEER), msrs, msgs, _number("deadline", deadline)).wait()
         if d is None:
             raise TransportError("the job did not end")
         return JobReport(d["outcome"], d["elapsed_s"], [GroupReport(**g) for g in d["groups"]],
@@ -246,6 +331,7 @@ class Endpoint:
         within ``timeout`` seconds of the previous event; ``None`` timeout: wait forever).
         Messages of jobs from several peers at once are kept apart by (peer, job id)."""
         pending = self._pending
+        timeout = _timeout(timeout)
         while True:
             e = self._node.recv_job(timeout)
             if e is None:
@@ -261,11 +347,15 @@ class Endpoint:
         a = np.asarray(array)
         if a.ndim != 1:
             raise ValueError(f"array: {a.ndim}-dimensional; give a 1-D array (ravel() it first)")
-        if a.dtype not in (np.float32, np.float16):
+        # Either byte order: the values go on the wire little-endian.
+        if a.dtype.kind != "f" or a.dtype.itemsize not in _DTYPES:
             raise ValueError(f"array: dtype {a.dtype}; give float32 or float16 values (astype(np.float32))")
+        if a.size == 0:
+            raise ValueError("array: empty; give at least one value")
         vb = a.dtype.itemsize
         data = np.ascontiguousarray(a, dtype=_DTYPES[vb]).tobytes()
-        return self._node.send_values(peer, data, vb, float(p), float(deadline))
+        peer = _text("peer", peer, _PEER)
+        return self._node.send_values(peer, data, vb, _number("p", p), _number("deadline", deadline))
 
     @staticmethod
     def _report(d: dict[str, Any] | None) -> SendReport:

@@ -96,6 +96,7 @@ without a shell. POSTCONDITION (checked in :meth:`TcConfig.classes_plan`): the c
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import shlex
 import subprocess
@@ -243,13 +244,28 @@ def format_rate(bps: int) -> str:
     return f"{bps}bit"
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_dev(dev: str) -> str:
     """``dev`` if it is a valid Linux interface name (the kernel's ``dev_valid_name``: 1 to 15
     bytes, not ``.`` or ``..``, no ``/``, ``:``, whitespace or NUL), else :class:`TcConfigError`."""
+    if not isinstance(dev, str):
+        raise TcConfigError("--dev", repr(dev), "not a Linux interface name: give a string, e.g. eth0")
     bad = next((c for c in dev if c in "/: \t\n\v\f\r\0"), None)
     why = None
     if not dev:
         why = "empty"
+    elif not _is_utf8(dev):
+        # Bytes of a command line that are not UTF-8 arrive as lone surrogates (PEP 383); the
+        # kernel would take them, but the script could not be printed.
+        bad = dev
+        why = "not UTF-8 text"
     elif len(dev.encode()) >= _IFNAMSIZ:
         why = f"{len(dev.encode())} bytes long, the kernel allows at most {_IFNAMSIZ - 1}"
     elif dev in (".", ".."):
@@ -310,6 +326,12 @@ class TcConfig:
 
     def __post_init__(self) -> None:
         check_dev(self.dev)
+        # From Python a float would reach the commands as written ("limit 1471580.0").
+        for option, v in (("--classes", self.classes), ("--rate", self.rate_bps), ("--mtu", self.mtu),
+                          ("--buffer-bytes", self.buffer_bytes), ("--link-header-bytes", self.link_header_bytes)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TcConfigError(option, repr(v), "give an integer" + (" of bit/s (parse_rate reads "
+                                    "\"10gbit\")" if option == "--rate" else ""))
         if not MIN_CLASSES <= self.classes <= MAX_CLASSES:
             raise TcConfigError("--classes", self.classes, f"must be between {MIN_CLASSES} and {MAX_CLASSES}: class k "
                                 f"is marked with DSCP class selector CSk, and there are {MAX_CLASSES} (CS0-CS7); "
@@ -398,8 +420,21 @@ _FACILITIES = {
 }
 
 
+def _check_netns(netns: str | None) -> None:
+    """Refuse a network namespace name that ``ip netns`` would not make: ``tc -n NAME`` opens
+    ``/var/run/netns/NAME``, so a name with ``/`` or ``..`` is a path to another namespace
+    (``../../proc/1/ns/net`` is the host's own), and ``""`` would drop ``-n`` altogether."""
+    if netns is None:
+        return
+    if (not isinstance(netns, str) or netns in ("", ".", "..") or any(c in netns for c in "/\0")
+            or len(netns.encode(errors="surrogateescape")) > 255):
+        raise ValueError(f"netns = {netns!r:.80}: not a network namespace name (1 to 255 bytes, no '/' or NUL, "
+                         "not '.' or '..'); give one `ip netns list` lists, or None for this namespace")
+
+
 def _tc(netns: str | None, *args: str) -> tuple[str, ...]:
-    return ("tc", *(("-n", netns) if netns else ()), *args)
+    _check_netns(netns)
+    return ("tc", *(("-n", netns) if netns is not None else ()), *args)
 
 
 def _htb_classid(k: int) -> str:

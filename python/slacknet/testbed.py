@@ -67,8 +67,17 @@ class Testbed:
     Use as a context manager."""
 
     def __init__(self, hosts: int = 3, *, rate: str = "100mbit", buffer_bytes: int = 150_000, mtu: int = 1500) -> None:
+        if isinstance(hosts, bool) or not isinstance(hosts, int):
+            raise TypeError(f"hosts = {hosts!r}: give an integer, between 2 and 200")
         if not 2 <= hosts <= 200:
             raise ValueError(f"hosts = {hosts}: must be between 2 and 200")
+        # The switch ports' queues, checked now rather than after the namespaces are built
+        # (their errors name the command line's options; these are the arguments' names).
+        try:
+            nettc.TcConfig(dev="check", rate_bps=nettc.parse_rate(rate), mtu=mtu, buffer_bytes=buffer_bytes)
+        except nettc.TcConfigError as e:
+            name = {"--rate": "rate", "--mtu": "mtu", "--buffer-bytes": "buffer_bytes"}.get(e.option, e.option)
+            raise ValueError(f"{name} = {e.value}: {e.message}") from None
         self.hosts = hosts
         self.rate = rate
         self.buffer_bytes = buffer_bytes
@@ -81,13 +90,19 @@ class Testbed:
         self._switch_if = [f"sn{tag}p{i}" for i in range(hosts)]
         self._made: list[str] = []
 
+    def _host(self, i: int) -> int:
+        """``i`` if it numbers a host of this testbed, else ``IndexError`` (``-1`` is no host)."""
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.hosts:
+            raise IndexError(f"host {i!r}: this testbed has hosts 0 to {self.hosts - 1}")
+        return i
+
     def address(self, i: int) -> str:
         """Host ``i``'s IPv4 address."""
-        return f"{SUBNET}.{i + 1}"
+        return f"{SUBNET}.{self._host(i) + 1}"
 
     def host_interface(self, i: int) -> str:
         """The name of host ``i``'s interface (in its namespace ``names[i]``)."""
-        return self._host_if[i]
+        return self._host_if[self._host(i)]
 
     def tcp_tail_drop(self, host: int, dport: int, marker: int = ord("y")) -> TcpTailDrop:
         """Install a ``TcpTailDrop`` on host ``host`` for TCP to port ``dport`` (raises
@@ -194,9 +209,15 @@ class TcpTailDrop:
     TABLE = "sntaildrop"
 
     def __init__(self, tb: Testbed, host: int, dport: int, marker: int) -> None:
+        # Both go into nft's rules as written: anything but an integer in range would be rules too.
+        for name, v in (("dport", dport), ("marker", marker)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{name} = {v!r}: give an integer")
+        if not 1 <= dport <= 65535:
+            raise ValueError(f"dport = {dport}: a TCP port, 1-65535")
         if not 0 <= marker <= 255:
             raise ValueError(f"marker = {marker}: a byte value, 0-255")
-        self.tb, self.host, self.dport, self.marker = tb, host, dport, marker
+        self.tb, self.host, self.dport, self.marker = tb, tb._host(host), dport, marker
         self.ns = tb.names[host]
         self.dev = tb.host_interface(host)
         self._gso_segs: int | None = None

@@ -34,18 +34,73 @@ fn node_error(e: udp::NodeError) -> PyErr {
     }
 }
 
-fn seconds(key: &str, s: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(s)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| PyValueError::new_err(format!("{key} = {s}: must be a positive number of seconds")))
+/// `s` seconds as a duration: positive, finite, at least 1 ns (the clock's unit) and at most
+/// what a `Duration` holds; else a `ValueError` naming `key` and ending with `fix`.
+fn seconds(key: &str, s: f64, fix: &str) -> PyResult<Duration> {
+    let why = if s.is_nan() || s <= 0.0 {
+        "must be a positive number of seconds"
+    } else if s.is_infinite() {
+        "must be a finite number of seconds"
+    } else {
+        match Duration::try_from_secs_f64(s) {
+            Ok(d) if d.is_zero() => "is below the clock's 1 ns: give at least 1e-09 seconds",
+            Ok(d) => return Ok(d),
+            Err(_) => "is beyond the clock: give at most 1.8e19 seconds",
+        }
+    };
+    Err(PyValueError::new_err(format!("{key} = {s:?}: {why}{fix}")))
 }
 
-fn address(key: &str, text: &str) -> PyResult<SocketAddr> {
-    let mut it = text.to_socket_addrs().map_err(|e| {
-        PyValueError::new_err(format!("{key} = {text:?}: not an address ({e}); give \"host:port\", e.g. \"10.0.0.2:7000\""))
-    })?;
-    it.next().ok_or_else(|| PyValueError::new_err(format!("{key} = {text:?}: resolves to no address")))
+/// A span in `unit`s (`per_second` of them to a second) as a duration: non-negative and finite.
+fn span(key: &str, v: f64, unit: &str, per_second: f64) -> PyResult<Duration> {
+    (v.is_finite() && v >= 0.0)
+        .then(|| Duration::try_from_secs_f64(v / per_second).ok())
+        .flatten()
+        .ok_or_else(|| {
+            PyValueError::new_err(format!("{key} = {v:?}: must be a non-negative, finite number of {unit} (at most 1.8e19 s)"))
+        })
+}
+
+/// What to do about a bad receive timeout.
+const TIMEOUT_FIX: &str = "; 0 returns at once, None waits forever";
+/// What to do about a bad deadline.
+const DEADLINE_FIX: &str = ", e.g. 30";
+
+/// The socket could not be bound to `text`: a `TransportError` (an `OSError` with the errno)
+/// that names the address and says what to do.
+fn bind_error(text: &str, e: udp::NodeError) -> PyErr {
+    let udp::NodeError::Io(io) = &e else { return node_error(e) };
+    let fix = match io.kind() {
+        std::io::ErrorKind::AddrInUse => "another socket has this port: give another, or port 0 for any free one",
+        std::io::ErrorKind::AddrNotAvailable => "not an address of this host: give one `ip addr` lists, or \"0.0.0.0:0\"",
+        std::io::ErrorKind::PermissionDenied => "ports below 1024 need root (CAP_NET_BIND_SERVICE): give a higher one",
+        _ => "",
+    };
+    let sep = if fix.is_empty() { "" } else { "; " };
+    // OSError prints the errno itself: drop the " (os error N)" Rust's message ends with.
+    let what = io.to_string();
+    let what = what.split(" (os error").next().unwrap_or(&what);
+    let msg = format!("bind = {text:?}: {what}{sep}{fix}");
+    match io.raw_os_error() {
+        Some(errno) => TransportError::new_err((errno, msg)),
+        None => TransportError::new_err(msg),
+    }
+}
+
+/// `text` resolved: the first address of the family of `like` if it has one (a name such as
+/// "localhost" may resolve to IPv6 and IPv4, and a socket reaches only its own family), else the
+/// first.
+fn address(key: &str, text: &str, like: Option<SocketAddr>) -> PyResult<SocketAddr> {
+    let all: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| {
+            PyValueError::new_err(format!("{key} = {text:?}: not an address ({e}); give \"host:port\", e.g. \"10.0.0.2:7000\""))
+        })?
+        .collect();
+    like.and_then(|l| all.iter().find(|a| a.is_ipv4() == l.is_ipv4()))
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| PyValueError::new_err(format!("{key} = {text:?}: resolves to no address")))
 }
 
 /// Wait for `poll` to give something, at most `timeout_s` seconds (None: forever), with the
@@ -56,9 +111,12 @@ fn wait_sliced<R: Send>(
     timeout_s: Option<f64>,
     poll: impl Fn(Duration) -> Option<R> + Sync,
 ) -> PyResult<Option<R>> {
+    // A timeout beyond what the clock can add waits as None does (`Instant + Duration` would
+    // panic).
+    let now = std::time::Instant::now();
     let until = match timeout_s {
-        Some(s) if s <= 0.0 => Some(std::time::Instant::now()),
-        Some(s) => Some(std::time::Instant::now() + seconds("timeout", s)?),
+        Some(0.0) => Some(now),
+        Some(s) => now.checked_add(seconds("timeout", s, TIMEOUT_FIX)?),
         None => None,
     };
     loop {
@@ -125,11 +183,8 @@ impl PyNode {
         line_rate_gbps: Option<f64>,
         cc: &str,
     ) -> PyResult<PyNode> {
-        let addr = address("bind", bind)?;
-        let us = |key: &str, v: f64| {
-            Duration::try_from_secs_f64(v * 1e-6)
-                .map_err(|_| PyValueError::new_err(format!("{key} = {v}: must be a non-negative number of microseconds")))
-        };
+        let addr = address("bind", bind, None)?;
+        let us = |key: &str, v: f64| span(key, v, "microseconds", 1e6);
         let fault = udp::FaultConfig {
             loss,
             duplicate,
@@ -148,7 +203,7 @@ impl PyNode {
             cfg.max_receive_memory_bytes = b;
         }
         if let Some(ms) = linger_ms {
-            cfg.linger = us("linger_ms", ms * 1e3)?;
+            cfg.linger = span("linger_ms", ms, "milliseconds", 1e3)?;
         }
         if let Some(r) = rto_us {
             if r == 0 {
@@ -169,7 +224,7 @@ impl PyNode {
                 )))
             }
         };
-        let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(node_error)?;
+        let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(|e| bind_error(bind, e))?;
         Ok(PyNode { inner })
     }
 
@@ -202,8 +257,8 @@ impl PyNode {
         p: f64,
         deadline_s: f64,
     ) -> PyResult<PySendHandle> {
-        let to = address("peer", peer)?;
-        let deadline = seconds("deadline", deadline_s)?;
+        let to = address("peer", peer, Some(self.inner.local_addr()))?;
+        let deadline = seconds("deadline", deadline_s, DEADLINE_FIX)?;
         let h = self.inner.send_values(to, data.as_bytes().to_vec(), value_bytes, p, deadline).map_err(node_error)?;
         Ok(PySendHandle { inner: Some(h) })
     }
@@ -236,8 +291,8 @@ impl PyNode {
         messages: Vec<(u16, Vec<u8>)>,
         deadline_s: f64,
     ) -> PyResult<PyJobHandle> {
-        let to = address("peer", peer)?;
-        let deadline = seconds("deadline", deadline_s)?;
+        let to = address("peer", peer, Some(self.inner.local_addr()))?;
+        let deadline = seconds("deadline", deadline_s, DEADLINE_FIX)?;
         let h = self.inner.send_job(to, &msrs, messages, deadline).map_err(node_error)?;
         Ok(PyJobHandle { inner: Some(h) })
     }

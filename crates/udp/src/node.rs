@@ -348,7 +348,26 @@ impl Node {
     /// Bind a node to `addr` (port 0: any free port) and start its loop.
     pub fn bind(addr: SocketAddr, cfg: NodeConfig) -> Result<Node, NodeError> {
         if let Err((name, v)) = cfg.fault.check() {
-            return Err(invalid("fault", format!("{name} = {v}"), "probabilities must lie in [0, 1]"));
+            return Err(invalid(name, format!("{v:?}"), "a fault probability, in [0, 1], e.g. 0.01"));
+        }
+        if cfg.max_message_bytes == 0 {
+            return Err(invalid("max_message_bytes", 0, "must be at least 1 (the largest message a peer may send; default 1 GiB)"));
+        }
+        if cfg.max_receive_memory_bytes == 0 {
+            return Err(invalid(
+                "max_receive_memory_bytes",
+                0,
+                "must be at least 1 (receive buffers of all messages not yet taken; default 2 GiB)",
+            ));
+        }
+        // Below 1 Mbit/s (the simulator's slowest rate) a rate rounds towards 0 bit/s, at which
+        // ATP's pacer would send one packet and then nothing until the deadline.
+        if !(cfg.line_rate_gbps >= 0.001 && cfg.line_rate_gbps <= 10_000.0) {
+            return Err(invalid(
+                "line_rate_gbps",
+                format!("{:?}", cfg.line_rate_gbps),
+                "must be between 0.001 (1 Mbit/s) and 10000 (10 Tbit/s), e.g. 10",
+            ));
         }
         let min = MLT_HEADER_LEN + 4;
         if !(min..=65_507).contains(&cfg.max_datagram_bytes) {
@@ -364,9 +383,6 @@ impl Node {
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (del_tx, del_rx) = mpsc::channel();
         let (job_tx, job_rx) = mpsc::channel();
-        if !(cfg.line_rate_gbps > 0.0 && cfg.line_rate_gbps <= 10_000.0) {
-            return Err(invalid("line_rate_gbps", cfg.line_rate_gbps, "must be in (0, 10000], e.g. 10"));
-        }
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             waker: Waker::new()?,
@@ -434,6 +450,7 @@ impl Node {
         p: f64,
         deadline: Duration,
     ) -> Result<SendHandle, NodeError> {
+        self.check_peer(peer)?;
         if value_bytes != 2 && value_bytes != 4 {
             return Err(invalid("value_bytes", value_bytes, "must be 4 (32-bit values) or 2 (16-bit)"));
         }
@@ -448,7 +465,7 @@ impl Node {
             return Err(invalid("data", format!("{} bytes", data.len()), "at most 2^32 - 1 values per message"));
         }
         if !(p > 0.0 && p <= 1.0) {
-            return Err(invalid("p", p, "the fraction of values that must arrive, in (0, 1], e.g. 0.9"));
+            return Err(invalid("p", format!("{p:?}"), "the fraction of values that must arrive, in (0, 1], e.g. 0.9"));
         }
         if deadline.is_zero() {
             return Err(invalid("deadline", format!("{deadline:?}"), "must be positive, e.g. 10 s"));
@@ -472,11 +489,12 @@ impl Node {
         messages: Vec<(u16, Vec<u8>)>,
         deadline: Duration,
     ) -> Result<JobHandle, NodeError> {
+        self.check_peer(peer)?;
         if msrs.is_empty() || msrs.len() > proto::atp::MAX_GROUPS {
             return Err(invalid("msrs", format!("[{} groups]", msrs.len()), format!("give 1 to {} groups", proto::atp::MAX_GROUPS)));
         }
         if let Some(m) = msrs.iter().find(|m| !(0.0..=1.0).contains(*m)) {
-            return Err(invalid("msrs", m, "every MSR is a fraction of its group's messages, in [0, 1]"));
+            return Err(invalid("msrs", format!("{m:?}"), "every MSR is a fraction of its group's messages, in [0, 1]"));
         }
         if messages.is_empty() || messages.len() as u64 >= proto::atp::MAX_JOB_MESSAGES {
             return Err(invalid(
@@ -499,6 +517,16 @@ impl Node {
                 ));
             }
         }
+        // A job whose groups need none of their messages would be over before it began (the
+        // ATP sender ends as soon as every group has its MSR), and refuse the messages.
+        if !msrs.iter().zip(&counts).any(|(&m, &n)| proto::atp::required_messages(m, n) > 0) {
+            return Err(invalid(
+                "msrs",
+                format!("{msrs:?}"),
+                "no group needs any of its messages (ceil(MSR x messages) = 0 for each), so the job \
+                 would end before it sent one; give a group with messages an MSR above 0",
+            ));
+        }
         if deadline.is_zero() {
             return Err(invalid("deadline", format!("{deadline:?}"), "must be positive, e.g. 10 s"));
         }
@@ -507,6 +535,38 @@ impl Node {
         self.cmds.send(Cmd::SendJob { peer, groups, messages, deadline, done }).map_err(|_| NodeError::Closed)?;
         self.shared.waker.wake();
         Ok(Handle::new(rx))
+    }
+
+    /// Refuse a peer no transfer from this node can reach: port 0, a multicast or broadcast
+    /// address, or the other IP family than the socket's (the kernel refuses every send); each
+    /// would only time out.
+    fn check_peer(&self, peer: SocketAddr) -> Result<(), NodeError> {
+        if peer.port() == 0 {
+            return Err(invalid("peer", format!("{:?}", peer.to_string()), "port 0 names no socket; give the receiver's port"));
+        }
+        let is_broadcast = matches!(peer.ip(), std::net::IpAddr::V4(ip) if ip.is_broadcast());
+        if peer.ip().is_multicast() || is_broadcast {
+            // The receiver would answer from its own unicast address, which names no connection
+            // of this node: the transfer could only time out.
+            return Err(invalid(
+                "peer",
+                format!("{:?}", peer.to_string()),
+                "a multicast or broadcast address; the transport is unicast: give the receiver's own address",
+            ));
+        }
+        if peer.is_ipv4() != self.local.is_ipv4() {
+            let (theirs, ours, example) =
+                if peer.is_ipv4() { ("IPv4", "IPv6", "\"0.0.0.0:0\"") } else { ("IPv6", "IPv4", "\"[::]:0\"") };
+            return Err(invalid(
+                "peer",
+                format!("{:?}", peer.to_string()),
+                format!(
+                    "an {theirs} address, but this endpoint is bound to {ours} ({}); bind the sending endpoint to an {theirs} address, e.g. {example}",
+                    self.local
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn shared_max_message(&self) -> u64 {

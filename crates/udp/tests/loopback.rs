@@ -135,7 +135,7 @@ fn bad_arguments_are_refused_up_front() {
         }
     }
     let bad = NodeConfig { fault: FaultConfig { loss: 2.0, ..FaultConfig::default() }, ..NodeConfig::default() };
-    assert!(matches!(Node::bind(LOCAL.parse().unwrap(), bad), Err(NodeError::Invalid { key: "fault", .. })));
+    assert!(matches!(Node::bind(LOCAL.parse().unwrap(), bad), Err(NodeError::Invalid { key: "loss", .. })));
     let bad = NodeConfig { max_datagram_bytes: 10, ..NodeConfig::default() };
     assert!(matches!(Node::bind(LOCAL.parse().unwrap(), bad), Err(NodeError::Invalid { .. })));
 }
@@ -242,6 +242,36 @@ fn under_loss_every_group_meets_its_msr_and_the_lost_list_is_exact() {
         assert_eq!((*g, data), (msgs[i as usize].0, &msgs[i as usize].1));
     }
     assert!(!lost.is_empty(), "with 25% loss and 40% slack in group 1 something is given up");
+}
+
+/// Settings and peers that used to be accepted and then end only at the deadline (or never):
+/// a rate that rounds to 0 bit/s, limits of 0 bytes, port 0, the other IP family, a job whose
+/// groups need nothing (which the ATP sender refused as "the job is closed").
+#[test]
+fn settings_and_peers_that_cannot_work_are_refused_up_front() {
+    for (cfg, key) in [
+        (NodeConfig { line_rate_gbps: 1e-12, ..NodeConfig::default() }, "line_rate_gbps"),
+        (NodeConfig { max_message_bytes: 0, ..NodeConfig::default() }, "max_message_bytes"),
+        (NodeConfig { max_receive_memory_bytes: 0, ..NodeConfig::default() }, "max_receive_memory_bytes"),
+    ] {
+        match Node::bind(LOCAL.parse().unwrap(), cfg) {
+            Err(NodeError::Invalid { key: k, .. }) => assert_eq!(k, key),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+    let a = node(FaultConfig::default());
+    for to in ["127.0.0.1:0", "[::1]:7000", "255.255.255.255:7000", "224.0.0.1:7000"] {
+        let to: SocketAddr = to.parse().unwrap();
+        let r = a.send_values(to, values(4), 4, 1.0, WAIT);
+        assert!(matches!(r, Err(NodeError::Invalid { key: "peer", .. })), "{to}: {r:?}");
+        let r = a.send_job(to, &[1.0], job_messages(1, 1), WAIT);
+        assert!(matches!(r, Err(NodeError::Invalid { key: "peer", .. })), "{to}: {r:?}");
+    }
+    let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    for msrs in [vec![0.0], vec![1e-12], vec![0.0, 1.0]] {
+        let r = a.send_job(to, &msrs, vec![(0, vec![1]), (0, vec![2])], WAIT);
+        assert!(matches!(r, Err(NodeError::Invalid { key: "msrs", .. })), "{msrs:?}: {r:?}");
+    }
 }
 
 #[test]
