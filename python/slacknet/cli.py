@@ -190,7 +190,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "EXPERIMENTS/PAPER/reproduce.toml (format: experiments/README.md): print every table, write a "
         "CSV and a PNG per figure and say which of the paper's claims hold.",
     )
-    rp.add_argument("paper", nargs="?", metavar="PAPER", help="a paper of the experiments folder, e.g. credence")
+    rp.add_argument("paper", nargs="?", metavar="PAPER",
+                    help="a paper of the experiments folder, e.g. credence; or coflow (the coflow models on "
+                    "the FB2010 trace: takes only --full, --out and --trace)")
     rp.add_argument("--list", action="store_true", help="list the papers of the experiments folder and exit")
     rp.add_argument("--experiments", metavar="DIR",
                     help="the experiments folder (default: experiments/ in the working directory)")
@@ -631,10 +633,10 @@ def _cmd_credence(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import ReproduceError, experiments_folder, list_papers, load_paper, render, reproduce
 
-    _check_jobs(args.jobs)
     _check_out(args.out)
-    if args.paper == "coflow":
+    if args.paper == "coflow":  # before --jobs is checked: the coflow reproduction refuses it whatever its value
         return _reproduce_coflow(args)
+    _check_jobs(args.jobs)
     if args.trace is not None:
         raise InputError(f"--trace = {args.trace}: only `slacknet reproduce coflow` reads a coflow trace")
     exp = experiments_folder(args.experiments)
@@ -671,10 +673,10 @@ def _reproduce_coflow(args: argparse.Namespace) -> int:
     """`slacknet reproduce coflow`: the flow-level coflow models (not a reproduce.toml paper)."""
     from . import coflow
 
-    for flag in ("only", "seeds", "jobs"):
-        if getattr(args, flag) is not None:
+    for flag in ("list", "experiments", "only", "seeds", "jobs"):
+        if getattr(args, flag) is not None and getattr(args, flag) is not False:  # --jobs 0 == False
             raise InputError(f"--{flag}: not used by the coflow reproduction (it runs every table once, "
-                             "deterministically); remove it")
+                             "deterministically, and reads no experiments folder); remove it")
     out = Path(args.out) if args.out else Path("results") / "reproduce" / ("coflow-full" if args.full else "coflow")
     t0 = time.perf_counter()
     try:

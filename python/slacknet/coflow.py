@@ -18,8 +18,13 @@ from the current folder or the package's source checkout upward.
 from __future__ import annotations
 
 import json
+import math
+import numbers
+import operator
 import os
+import re
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,21 +71,108 @@ class CoflowError(ValueError):
     """A coflow input is unusable: names the key, the value and the fix (CLI exit status 2)."""
 
 
+#: The most hosts a :class:`Topology` may have (the native layer's bound).
+MAX_HOSTS = 1 << 16
+#: Host and rack link rates, Gbit/s: 1 Mb/s to 100 Tb/s, the scenarios' bound on any rate.
+MIN_GBPS, MAX_GBPS = 1e-3, 1e5
+#: Shuffle and broadcast sizes, bytes: 1 B to 1 TB, the scenarios' bound on a transfer.
+MIN_BYTES, MAX_BYTES = 1.0, 1e12
+
+
+def _whole(key: str, v: Any, lo: int, hi: int, hint: str) -> int:
+    """``v`` as an int in ``[lo, hi]``: an int or numpy integer, not a bool or a float."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{key} = {v!r}: a whole number, {hint}")
+    i = operator.index(v)
+    if not lo <= i <= hi:
+        raise CoflowError(f"{key} = {i}: must be {hint}")
+    return i
+
+
+def _real(key: str, v: Any, lo: float, hi: float, hint: str) -> float:
+    """``v`` as a float in ``[lo, hi]``: an int, float or numpy number, not a bool or a string."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{key} = {v!r}: a number, {hint}")
+    x = float(v)
+    if not lo <= x <= hi:
+        raise CoflowError(f"{key} = {x!r}: must be {hint}")
+    return x
+
+
+def _flag(key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"{key} = {v!r}: True or False")
+    return v
+
+
+def _name(key: str, v: Any, what: str) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"{key} = {v!r}: {what} (a string)")
+    return v
+
+
+def _names(key: str, v: Any, what: str) -> list[str]:
+    """A list of names, not one name (a string would be read letter by letter)."""
+    if isinstance(v, str) or not isinstance(v, Sequence):
+        raise TypeError(f"{key} = {v!r}: a list of {what}, e.g. [{v!r}]" if isinstance(v, str)
+                        else f"{key} = {v!r}: a list of {what}")
+    names = [_name(f"{key}[{i}]", x, what[:-1]) for i, x in enumerate(v)]
+    if not names:
+        raise CoflowError(f"{key} = []: empty; give at least one")
+    return names
+
+
+def _host(key: str, v: Any, num_hosts: int) -> int:
+    hint = f"a host index from 0 to {num_hosts - 1} (the topology has {num_hosts} hosts)"
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool) and not 0 <= operator.index(v) < num_hosts:
+        raise CoflowError(f"{key} = {v}: host {v} does not exist; give {hint}")
+    return _whole(key, v, 0, num_hosts - 1, hint)
+
+
+def _hosts(key: str, v: Any, num_hosts: int) -> list[int]:
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"{key} = {v!r}: a list of host indices, e.g. [1, 2]")
+    return [_host(f"{key}[{i}]", h, num_hosts) for i, h in enumerate(v)]
+
+
+def _max_coflows(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"max_coflows = {v!r}: a whole number of coflows, at least 1 (or None for the whole trace)")
+    n = operator.index(v)
+    if n < 1:
+        raise CoflowError(f"max_coflows = {n}: must be at least 1 (or None for the whole trace)")
+    return min(n, 1 << 62)
+
+
+def _regular_file(key: str, p: Path, fix: str) -> Path:
+    """``p`` if it is a regular file; else a CoflowError saying what it is (a FIFO or a device
+    is never opened: reading one could block or never end)."""
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        raise CoflowError(f"{key} = {p}: no such file; {fix}") from None
+    if stat.S_ISDIR(mode):
+        raise CoflowError(f"{key} = {p}: is a folder, not a file; {fix}")
+    if not stat.S_ISREG(mode):
+        raise CoflowError(f"{key} = {p}: not a regular file (a FIFO, device or socket); {fix}")
+    return p
+
+
 def find_trace(trace: str | os.PathLike[str] | None = None) -> Path:
     """The trace file: ``trace``, else ``$SLACKNET_COFLOW_TRACE``, else the shared data folder
     found upward from the current folder or from this package's checkout."""
     if trace is not None:
-        p = Path(trace)
-        if not p.is_file():
-            raise CoflowError(f"trace = {p}: no such file; give the FB2010 coflow trace "
-                              f"(FB2010-1Hr-150-0.txt of github.com/coflow/coflow-benchmark)")
-        return p
+        if not isinstance(trace, (str, os.PathLike)):
+            raise TypeError(f"trace = {trace!r}: a path to the trace file, or None")
+        if os.fspath(trace) == "":
+            raise CoflowError("trace = '': an empty path; give the trace file's path")
+        return _regular_file("trace", Path(trace), "give the FB2010 coflow trace "
+                             "(FB2010-1Hr-150-0.txt of github.com/coflow/coflow-benchmark)")
     env = os.environ.get(TRACE_ENV)
     if env:
-        p = Path(env)
-        if not p.is_file():
-            raise CoflowError(f"{TRACE_ENV} = {env}: no such file; point it at FB2010-1Hr-150-0.txt")
-        return p
+        return _regular_file(TRACE_ENV, Path(env), "point it at FB2010-1Hr-150-0.txt")
     starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
     for start in starts:
         for d in [start, *start.parents]:
@@ -106,8 +198,39 @@ class Topology:
     host_gbps: float = 1.0
     cross_rack_gbps: float | None = None
 
+    def __post_init__(self) -> None:
+        # Checked here, where the values are given: at most MAX_HOSTS hosts, rates within the
+        # scenarios' bounds (beyond, a broadcast's clock cannot resolve its blocks).
+        racks = _whole("racks", self.racks, 1, 1 << 62, f"at least 1, at most {MAX_HOSTS} hosts in all")
+        hpr = _whole("hosts_per_rack", self.hosts_per_rack, 1, 1 << 62, f"at least 1, at most {MAX_HOSTS} hosts in all")
+        if racks * hpr > MAX_HOSTS:
+            raise CoflowError(f"racks x hosts_per_rack = {racks} x {hpr}: at most {MAX_HOSTS} hosts")
+        rate = f"between {MIN_GBPS} (1 Mb/s) and {MAX_GBPS:.0f} (100 Tb/s) Gbit/s"
+        host = _real("host_gbps", self.host_gbps, MIN_GBPS, MAX_GBPS, rate)
+        cross = None if self.cross_rack_gbps is None else _real(
+            "cross_rack_gbps", self.cross_rack_gbps, MIN_GBPS, MAX_GBPS, rate + ", or None for one switch")
+        for k, v in (("racks", racks), ("hosts_per_rack", hpr), ("host_gbps", host), ("cross_rack_gbps", cross)):
+            object.__setattr__(self, k, v)
+
     def _args(self) -> tuple[int, int, float, float | None]:
         return (self.racks, self.hosts_per_rack, self.host_gbps, self.cross_rack_gbps)
+
+
+def _topology(topology: Any) -> Topology:
+    if not isinstance(topology, Topology):
+        raise TypeError(f"topology = {topology!r}: a coflow.Topology, e.g. Topology(racks=2, hosts_per_rack=4)")
+    return topology
+
+
+def _size(key: str, v: Any, zero_ok: bool = False) -> float:
+    hint = f"from {MIN_BYTES:.0f} to {MAX_BYTES:.0e} bytes (1 TB)" + (", or 0 for no flow" if zero_ok else "")
+    if zero_ok and not isinstance(v, bool) and isinstance(v, numbers.Real) and float(v) == 0.0:
+        return 0.0
+    return _real(key, v, MIN_BYTES, MAX_BYTES, hint)
+
+
+def _seed(v: Any) -> int:
+    return _whole("seed", v, 0, (1 << 64) - 1, "from 0 to 2^64 - 1")
 
 
 def _fidelity(fidelity: str) -> bool:
@@ -116,16 +239,25 @@ def _fidelity(fidelity: str) -> bool:
     return fidelity == "packet"
 
 
-def _transport_toml(transport: dict[str, Any] | None) -> str | None:
+def _transport_toml(transport: dict[str, Any] | None, packet: bool) -> str | None:
     """A ``[transport]`` table (the scenario keys, e.g. ``{"kind": "dctcp"}``) as TOML lines."""
     if transport is None:
         return None
+    if not packet:
+        raise CoflowError("transport: the flow-level model has no transport (its rates are max-min fair); "
+                          "it is used only at fidelity='packet'")
     if not isinstance(transport, dict) or "kind" not in transport:
         raise CoflowError(f"transport = {transport!r}: a dict of [transport] keys with a 'kind', e.g. {{'kind': 'dctcp'}}")
     lines = []
     for k, v in transport.items():
+        # A key is written into the TOML as it is: only a bare key name, so that no key can
+        # close the table and set others.
+        if not isinstance(k, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+            raise CoflowError(f"transport key {k!r}: a key name of the scenario's [transport] table, e.g. 'g'")
         if not isinstance(v, (str, int, float, bool)):
             raise CoflowError(f"transport.{k} = {v!r}: a string, number or boolean")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise CoflowError(f"transport.{k} = {v!r}: a finite number")
         lines.append(f"{k} = {json.dumps(v)}")
     return "\n".join(lines)
 
@@ -150,9 +282,20 @@ def shuffle(
     pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``);
     ``df.attrs``: ``completion_s``, ``gamma_s`` (payload Gamma at packet level) and, at packet
     level, the simulator's ``packet`` statistics."""
-    rows = [[float(x) for x in row] for row in bytes]
-    out = _native_call(_native.coflow_shuffle, list(senders), list(receivers), rows, mechanism, *topology._args(),
-                       seed=seed, packet=_fidelity(fidelity), transport_toml=_transport_toml(transport))
+    topology = _topology(topology)
+    n = topology.racks * topology.hosts_per_rack
+    senders, receivers = _hosts("senders", senders, n), _hosts("receivers", receivers, n)
+    if isinstance(bytes, (str, numbers.Number)) or not hasattr(bytes, "__iter__"):
+        raise TypeError(f"bytes = {bytes!r}: a senders x receivers matrix (a list of rows), e.g. [[1e6, 2e6]]")
+    rows = []
+    for i, row in enumerate(bytes):
+        if isinstance(row, (str, numbers.Number)) or not hasattr(row, "__iter__"):
+            raise TypeError(f"bytes[{i}] = {row!r}: a row of the matrix, one size per receiver")
+        rows.append([_size(f"bytes[{i}][{j}]", x, zero_ok=True) for j, x in enumerate(row)])
+    packet = _fidelity(fidelity)
+    out = _native_call(_native.coflow_shuffle, senders, receivers, rows, _name("mechanism", mechanism, "a mechanism"),
+                       *topology._args(), seed=_seed(seed), packet=packet,
+                       transport_toml=_transport_toml(transport, packet))
     df = _frame(out["flows"])
     df.attrs.update({k: out[k] for k in ("completion_s", "gamma_s", "packet") if k in out})
     return df
@@ -178,9 +321,15 @@ def broadcast(
     the packet simulator (see :func:`shuffle`). One row per receiver (``host``,
     ``finish_s``); ``df.attrs``: ``completion_s``, ``lower_bound_s``, ``transfers`` (block
     transfers) and, at packet level, ``packet`` statistics."""
-    out = _native_call(_native.coflow_broadcast, int(sender), [int(r) for r in receivers], float(bytes), mechanism,
-                       *topology._args(), block_bytes=block_bytes, seed=seed, packet=_fidelity(fidelity),
-                       transport_toml=_transport_toml(transport))
+    topology = _topology(topology)
+    n = topology.racks * topology.hosts_per_rack
+    sender = _host("sender", sender, n)
+    size = _size("bytes", bytes)
+    block = None if block_bytes is None else _size("block_bytes", block_bytes)
+    packet = _fidelity(fidelity)
+    out = _native_call(_native.coflow_broadcast, sender, _hosts("receivers", receivers, n), size,
+                       _name("mechanism", mechanism, "a mechanism"), *topology._args(), block_bytes=block,
+                       seed=_seed(seed), packet=packet, transport_toml=_transport_toml(transport, packet))
     df = _frame(out["receivers"])
     df.attrs.update({k: out[k] for k in ("completion_s", "lower_bound_s", "transfers", "packet") if k in out})
     return df
@@ -232,10 +381,14 @@ def run_trace(
     slowdown, per bin ``(coflows, mean CCT)``). ``return_flows``: return ``(coflows, flows)``,
     ``flows`` one row per flow (``coflow_id``, ``src`` and ``dst`` ports, ``bytes``,
     ``finish_s``)."""
-    if max_coflows is not None and max_coflows < 1:
-        raise CoflowError(f"max_coflows = {max_coflows}: must be at least 1 (or None for the whole trace)")
+    max_coflows = _max_coflows(max_coflows)
+    _name("scheduler", scheduler, f"a scheduler name, one of {', '.join(SCHEDULERS)} (fetch:K for any K)")
+    if port_mbps is not None:
+        if isinstance(port_mbps, bool) or not isinstance(port_mbps, numbers.Real):
+            raise TypeError(f"port_mbps = {port_mbps!r}: a number of MB/s, e.g. 125")
+        port_mbps = float(port_mbps)  # its range is checked natively
     out = _native_call(_native.coflow_inter, str(find_trace(trace)), scheduler, max_coflows, port_mbps,
-                       return_flows)
+                       _flag("return_flows", return_flows))
     df = _frame(out["coflows"])
     df.attrs.update(events=out["events"], seconds=out["seconds"], scheduler=scheduler, summary=out["summary"])
     if return_flows:
@@ -264,6 +417,7 @@ def compare_schedulers(
     per-flow fair sharing (``fair`` / scheduler, of the average and of the p95; fair is run
     too if not listed) and the model's wall time ``seconds``."""
     path = find_trace(trace)
+    schedulers = _names("schedulers", schedulers, "scheduler names")
     names = list(dict.fromkeys(["fair", *schedulers]))
     rows = []
     for s in names:
@@ -290,6 +444,10 @@ def run_coflowsim(
     (times in its milliseconds). With ``reference`` (a coflowsim output file), ``df.attrs`` has
     ``compared``, ``exact`` (coflows whose every column equals the reference's) and
     ``max_rel_diff`` (of the duration)."""
+    max_coflows = _max_coflows(max_coflows)
+    _name("algo", algo, f"an algorithm name, one of {', '.join(COFLOWSIM_ALGOS)}")
+    if reference is not None:
+        reference = _regular_file("reference", Path(reference), "give a coflowsim output file")
     out = _native_call(_native.coflowsim_run, str(find_trace(trace)), algo, max_coflows,
                        None if reference is None else str(reference))
     df = _frame(out["coflows"])
@@ -303,11 +461,17 @@ def coflowsim_match(trace: str | os.PathLike[str] | None = None, algos: Sequence
     compared, exact matches, the largest relative difference of a duration, our average CCT (s)
     and the wall time."""
     path = find_trace(trace)
+    known = {a.upper(): a for a in COFLOWSIM_ALGOS}
+    names = []
+    for a in _names("algos", algos, "algorithm names"):
+        if a.upper() not in known:
+            raise CoflowError(f"algo = {a!r}: unknown; choose one of {', '.join(COFLOWSIM_ALGOS)}")
+        names.append(known[a.upper()])
     ref_dir = path.parent / _REFERENCE_DIR
     if not ref_dir.is_dir():
         raise CoflowError(f"reference: no folder {ref_dir}; the coflowsim outputs are expected next to the trace")
     rows = []
-    for a in algos:
+    for a in names:
         ref = ref_dir / f"{a}.out"
         if not ref.is_file():
             raise CoflowError(f"reference: no file {ref}; the coflowsim output of {a} is expected there")
@@ -330,7 +494,7 @@ def intra(quick: bool = True) -> dict[str, pd.DataFrame]:
     computation calibrated from the slides' shares), ``checks`` (each published shape, whether
     ours shows it, and the numbers) and ``variant_checks``. ``quick``: 20 receivers and up to
     100 MB (a second); else the slides' 100 receivers and up to 1 GB (about half a minute)."""
-    out = _native_call(_native.coflow_intra, quick)
+    out = _native_call(_native.coflow_intra, _flag("quick", quick))
     return {k: _frame(v) for k, v in out.items()}
 
 
@@ -341,7 +505,7 @@ def packet_level(quick: bool = True) -> dict[str, pd.DataFrame]:
     (the EC2 model's mechanisms and DETERlab's Cornet variants) and ``checks``. ``quick``:
     10 MB shuffle units and broadcasts of 100 MB to 20 (EC2) or 30 (DETERlab) receivers, about
     20 s; else 100 MB units and 100 EC2 receivers (several minutes)."""
-    out = _native_call(_native.coflow_packet, quick)
+    out = _native_call(_native.coflow_packet, _flag("quick", quick))
     frames = {k: _frame(v) for k, v in out.items()}
     b = frames["broadcast"]
     frames["broadcast"] = b[["testbed", "mechanism", *[c for c in b.columns if c not in ("testbed", "mechanism")]]]
@@ -417,9 +581,28 @@ def _inter_claims(cmp: pd.DataFrame) -> list[Claim]:
     return claims
 
 
+def _check_replaceable(out: Path) -> None:
+    """``out`` is absent, or a folder an earlier reproduction wrote (its ``report.txt`` and CSV
+    files, nothing else): the only folder :func:`_write_atomic` may replace."""
+    if not os.path.lexists(out):
+        return
+    if not out.is_dir() or out.is_symlink():
+        raise CoflowError(f"out_dir = {out}: exists and is not a folder; choose a new output folder")
+    names = [p.name for p in out.iterdir()]
+    report = out / "report.txt"
+    ours = report.is_file() and report.read_text(errors="replace").startswith("Coflows (") and all(
+        n == "report.txt" or n.endswith(".csv") for n in names)
+    if names and not ours:
+        raise CoflowError(f"out_dir = {out}: a folder that is not a coflow reproduction's (it holds "
+                          f"{', '.join(sorted(names)[:3])}{', ...' if len(names) > 3 else ''}), which writing "
+                          "the results would replace; choose a new output folder")
+
+
 def _write_atomic(out: Path, tables: dict[str, pd.DataFrame], text: str) -> None:
     """Write the folder so that an interrupted run never leaves one that looks complete: into a
-    sibling temporary folder, renamed into place at the end."""
+    sibling temporary folder, renamed into place at the end. Only a folder an earlier
+    reproduction wrote is replaced (:func:`_check_replaceable`)."""
+    _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -448,6 +631,7 @@ def reproduce(
     scale); the shuffles and broadcasts again at packet level next to flow level
     (:func:`packet_level`). Tables go to ``out_dir`` as CSV with ``report.txt``, written atomically."""
     path = find_trace(trace)
+    _check_replaceable(Path(out_dir))
     report = Report(full=full, out_dir=Path(out_dir))
     cmp = compare_schedulers(path, SCHEDULERS, max_coflows=None if full else REDUCED_COFLOWS)
     report.tables["inter"] = cmp

@@ -311,7 +311,11 @@ pub(crate) fn check_broadcast(
             });
         }
         if seen[h] {
-            return Err(ParamError::SelfFlow { host: h });
+            return Err(if h == placement.sender {
+                ParamError::SenderAmongReceivers { host: h }
+            } else {
+                ParamError::RepeatedReceiver { host: h }
+            });
         }
         seen[h] = true;
     }

@@ -97,6 +97,18 @@ pub enum ParamError {
         /// The host.
         host: usize,
     },
+    /// A broadcast lists a receiver twice.
+    #[error("receivers: host {host} is listed twice; list each receiver once")]
+    RepeatedReceiver {
+        /// The host.
+        host: usize,
+    },
+    /// A broadcast lists its sender among its receivers.
+    #[error("receivers: host {host} is the sender; leave it out of the receivers")]
+    SenderAmongReceivers {
+        /// The host.
+        host: usize,
+    },
     /// Vectors that must have equal lengths did not.
     #[error("{what}: expected length {expected}, got {got}")]
     LengthMismatch {
@@ -547,15 +559,20 @@ impl Net {
         if !next.is_finite() {
             return;
         }
-        let dt = (next - self.now).max(0.0);
+        let then = self.now;
+        let dt = (next - then).max(0.0);
         self.now = next;
         let first = done.len();
         let mut i = 0;
         while i < self.active.len() {
             let f = self.active[i] as usize;
             let fl = &mut self.flows[f];
+            // CORRECTNESS: a flow whose finish time is `next` finishes now even if `dt`, rounded
+            // at the clock's magnitude, leaves bytes over (a flow shorter than the clock's
+            // resolution has `dt == 0`): else the clock would stall at `next` for ever.
+            let is_due = then + fl.remaining / fl.rate <= next;
             fl.remaining -= fl.rate * dt;
-            if fl.remaining <= fl.size * FINISH_TOLERANCE {
+            if is_due || fl.remaining <= fl.size * FINISH_TOLERANCE {
                 fl.remaining = 0.0;
                 fl.rate = 0.0;
                 done.push(Completion {

@@ -110,6 +110,14 @@ pub enum TraceError {
         /// What would have been accepted.
         expected: String,
     },
+    /// The path is no regular file (a folder, a FIFO, a device), or too large to be a trace.
+    #[error("{path}: {reason}")]
+    NotATrace {
+        /// The path given.
+        path: PathBuf,
+        /// Why it was not read.
+        reason: String,
+    },
     /// The line ended before a field.
     #[error("line {line}: {field} is missing (the line ends early), expected {expected}")]
     Missing {
@@ -215,6 +223,16 @@ pub const MAX_PORTS: u32 = 65_536;
 /// The most coflows x ports a trace may have: the idealised model keeps each coflow's load on
 /// each port's two directions (16 bytes per cell, 512 MiB at this bound; FB2010 has 78,900).
 pub const MAX_COFLOW_PORT_CELLS: u64 = 1 << 25;
+/// The latest arrival a trace may give, in ms: 1e6 s, the project's bound on any time point
+/// (README, "Validation and arithmetic"); later, f64 seconds lose sub-microsecond resolution.
+pub const MAX_ARRIVAL_MS: u64 = 1_000_000_000;
+/// The fewest MB (MiB) a reducer may receive: about one byte.
+pub const MIN_REDUCER_MB: f64 = 1e-6;
+/// The most MB (MiB) a reducer may receive: 1 TiB (FB2010's largest: 232,145). coflowsim's Java
+/// `long` byte counts then hold any coflow's total (2^16 reducers x 2^40 B < 2^63).
+pub const MAX_REDUCER_MB: f64 = 1e6;
+/// The largest file read as a trace (FB2010 is 138 KB): a bigger one is not read into memory.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 
 impl Trace {
     /// Parses a trace from its text. See the module doc for the format and the checks.
@@ -275,8 +293,11 @@ impl Trace {
     fn parse_coflow(n: usize, text: &str, num_ports: u32) -> Result<CoflowSpec, TraceError> {
         let mut l = Line::new(n, text);
         let id = l.uint(&|| "coflow id".into(), u64::MAX, "an unsigned integer")?;
-        let arrival_ms =
-            l.uint(&|| "arrival time (ms)".into(), u64::MAX / 1_000_000, "an unsigned integer")?;
+        let arrival_ms = l.uint(
+            &|| "arrival time (ms)".into(),
+            MAX_ARRIVAL_MS,
+            "an unsigned integer up to 1000000000 (1e6 s)",
+        )?;
         // At least two tokens follow the mappers: the reducer count and one reducer.
         let num_mappers = l.count("number of mappers", 1, 2)?;
         let mut mappers = Vec::with_capacity(num_mappers);
@@ -311,12 +332,12 @@ impl Trace {
                 ));
             }
             let mb = match mb_text.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => v,
+                Ok(v) if (MIN_REDUCER_MB..=MAX_REDUCER_MB).contains(&v) => v,
                 _ => {
                     return Err(l.field_error(
                         format!("MB of reducer {i}"),
                         mb_text,
-                        "a finite positive number".into(),
+                        "a finite number from 0.000001 to 1000000 (1 TiB)".into(),
                     ))
                 }
             };
@@ -328,12 +349,9 @@ impl Trace {
         Ok(CoflowSpec { id, arrival_ms, mappers, reducers })
     }
 
-    /// Reads and parses a trace file.
+    /// Reads and parses a trace file (see [`read_text`]).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
-        Trace::parse(&text)
+        Trace::parse(&read_text(path.as_ref())?)
     }
 
     /// The first `n` coflows (all of them if there are fewer), on the same fabric.
@@ -345,6 +363,34 @@ impl Trace {
     pub fn num_flows(&self) -> usize {
         self.coflows.iter().map(CoflowSpec::num_flows).sum()
     }
+}
+
+/// Reads a regular file of at most [`MAX_TRACE_BYTES`] as UTF-8 text. A folder, a FIFO or a
+/// device is refused before it is opened (a FIFO without a writer would block for ever,
+/// `/dev/zero` never ends), and a file is read only up to the bound, even if it grows.
+pub fn read_text(path: &Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let not = |reason: String| TraceError::NotATrace { path: path.to_path_buf(), reason };
+    let io = |source| TraceError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(not("is a folder, not a trace file; give the file's path".into()));
+    }
+    if !meta.is_file() {
+        return Err(not("not a regular file (a FIFO, device or socket); give a trace file".into()));
+    }
+    let too_big = || not(format!("larger than {MAX_TRACE_BYTES} bytes, too large for a coflow trace"));
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path).and_then(|f| f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        not(format!("not UTF-8 text (byte {} is invalid): not a coflow trace", e.utf8_error().valid_up_to()))
+    })
 }
 
 #[cfg(test)]
@@ -380,11 +426,11 @@ mod tests {
         );
         assert_eq!(
             err("4 1\n1 x 1 2 1 3:1.0\n"),
-            "line 2: arrival time (ms) is \"x\", expected an unsigned integer"
+            "line 2: arrival time (ms) is \"x\", expected an unsigned integer up to 1000000000 (1e6 s)"
         );
         assert_eq!(
             err("4 1\n1 0 1 2 1 3:-1\n"),
-            "line 2: MB of reducer 0 is \"-1\", expected a finite positive number"
+            "line 2: MB of reducer 0 is \"-1\", expected a finite number from 0.000001 to 1000000 (1 TiB)"
         );
         assert_eq!(err("4 1\n1 0 1 2 1 3\n"), "line 2: reducer 0 is \"3\", expected <rack>:<MB>");
         assert!(err("4 1\n1 0 2 2 2 1 3:1.0\n").contains("rack of mapper 1 is \"2\""));

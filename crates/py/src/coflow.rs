@@ -148,7 +148,7 @@ pub(crate) fn coflowsim_run<'py>(
         let t = load(&path, max_coflows)?;
         let reference = match &reference {
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| format!("reference = {p}: cannot read it: {e}"))?;
+                let text = coflow::trace::read_text(std::path::Path::new(p)).map_err(|e| format!("reference = {p}: {e}"))?;
                 Some(coflowsim::parse_reference(&text).map_err(|e| format!("reference = {p}: {e}"))?)
             }
             None => None,
