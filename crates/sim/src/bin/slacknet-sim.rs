@@ -27,6 +27,35 @@ fn cpu_seconds() -> Option<f64> {
     Some(utime.saturating_add(stime) as f64 / 100.0)
 }
 
+/// The largest scenario file read (the Python front end's bound, `config.MAX_SCENARIO_BYTES`).
+const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// A scenario file's text: a regular file of at most [`MAX_SCENARIO_BYTES`], read only up to
+/// that bound. A FIFO (which blocks without a writer) or a device (`/dev/zero` never ends) is
+/// refused before it is opened.
+fn read_scenario(p: &str) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(p).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("a folder, not a scenario file".into());
+    }
+    if !meta.is_file() {
+        return Err("not a regular file (a FIFO, device or socket); give a scenario TOML file".into());
+    }
+    let too_big = || format!("larger than {MAX_SCENARIO_BYTES} bytes, too large for a scenario file");
+    if meta.len() > MAX_SCENARIO_BYTES {
+        return Err(too_big());
+    }
+    let mut text = String::new();
+    std::fs::File::open(p)
+        .and_then(|f| f.take(MAX_SCENARIO_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(too_big());
+    }
+    Ok(text)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 1 {
@@ -34,7 +63,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let (text, base) = match args.first() {
-        Some(p) => match std::fs::read_to_string(p) {
+        Some(p) => match read_scenario(p) {
             Ok(t) => (t, Path::new(p).parent().unwrap_or(Path::new(".")).to_path_buf()),
             Err(e) => {
                 eprintln!("error: cannot read scenario {p}: {e}");
