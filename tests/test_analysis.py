@@ -95,3 +95,45 @@ def test_app_table_summarises_units_per_application_and_kind() -> None:
     assert row["units"] == 3 and row["p50_us"] == 2.0 and row["p50_slowdown"] == 2.0
     assert np.isnan(t.loc[(2, "block"), "p50_slowdown"])
     assert app_table(pd.DataFrame()).empty
+
+
+#: One 50 KB flow across a 2-leaf, 4-host leaf-spine: a run of a few hundred events.
+ONE_FLOW_TOML = """
+name = "one_flow"
+
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 2
+spines = 1
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+
+[[workload]]
+kind = "flows"
+flows = [{ src = 0, dst = 3, size_bytes = 50000 }]
+"""
+
+
+def test_occupancy_percentile_without_samples_is_nan_not_zero() -> None:
+    # With occupancy sampling off there is no sample to take a percentile of: the switch
+    # table says NaN and the printed summary "-", not "0 B" (the maximum is still measured).
+    r = slacknet.run(slacknet.Scenario.from_toml_text(ONE_FLOW_TOML + "[run]\nsample_interval_us = 0\n"))
+    assert r.occupancy.empty
+    s = switch_table(r.switches, r.occupancy)
+    assert s["occ_p99_bytes"].isna().all()
+    assert (s["max_occupancy_bytes"] > 0).all() and s["drops"].dtype == np.int64
+    assert summary_table(r.records, r.switches, r.occupancy).loc[("switch", "leaf"), "occ_p99_bytes"] != 0
+
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    for table in render_summary(r.records, r.switches, r.apps, r.occupancy):
+        console.print(table)
+    text = console.export_text()
+    assert "0 B" not in text
+    leaf = next(line for line in text.splitlines() if "leaf" in line)
+    assert [c.strip() for c in leaf.split("│")][5] == "-"
+    # Sampled, an idle switch's percentile is a measured 0.
+    sampled = slacknet.run(slacknet.Scenario.from_toml_text(ONE_FLOW_TOML))
+    assert (switch_table(sampled.switches, sampled.occupancy)["occ_p99_bytes"] == 0).all()

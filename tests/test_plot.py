@@ -77,3 +77,25 @@ def test_plot_time_series_without_a_window(tmp_path: Path) -> None:
     r = slacknet.run(slacknet.Scenario.from_toml_text(text))
     assert (r.transfer_series["cwnd_bytes"] == 0).all() and r.transfer_series["is_paced"].all()
     assert [p.name for p in plot_results(r, tmp_path)][2:] == ["queue_series.png", "transfer_cwnd.png"]
+
+
+def test_time_series_of_one_sample_are_drawn_as_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A run shorter than one sampling period has one sample (at 0): a step line through one
+    # point draws nothing, so each series of one point is drawn as a marker.
+    from matplotlib.figure import Figure
+
+    drawn: dict[str, Figure] = {}
+    save = Figure.savefig
+
+    def keep(fig: Figure, path: Path, **kw: object) -> None:
+        drawn[Path(path).name] = fig
+        save(fig, path, **kw)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    text = SERIES_TOML.replace("interval_us = 5.0", "interval_us = 100000.0")
+    r = slacknet.run(slacknet.Scenario.from_toml_text(text))
+    assert r.queue_series["time_ps"].nunique() == 1 and r.transfer_series["time_ps"].nunique() == 1
+    assert [p.name for p in plot_results(r, tmp_path)][2:] == ["queue_series.png", "transfer_cwnd.png"]
+    for name, prefix in (("queue_series.png", "link "), ("transfer_cwnd.png", "flow ")):
+        lines = [ln for ln in drawn[name].axes[0].get_lines() if ln.get_label().startswith(prefix)]
+        assert lines and all(ln.get_marker() not in (None, "None", "") for ln in lines), name

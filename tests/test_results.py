@@ -295,3 +295,20 @@ def test_load_refuses_a_damaged_folder_with_one_line(damage: str, tiny_results: 
     with pytest.raises(slacknet.ResultsError, match=message) as ei:
         slacknet.Results.load(d)
     assert "\n" not in str(ei.value)
+
+
+def test_cli_summary_says_how_many_flows_finished_and_why_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from slacknet.cli import main
+
+    # A run stopped before any flow finished: the tables are all "-", and the summary
+    # says why, as `slacknet run` does.
+    text = SERIES_TOML.split("[run.timeseries]")[0] + "\n[run]\nstop_ms = 0.0001\nsample_interval_us = 0\n"
+    r = slacknet.run(slacknet.Scenario.from_toml_text(text))
+    d = r.save(tmp_path / "run")
+    assert main(["summary", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert "0/2 flows finished (stopped early at run.stop_ms, 2 unfinished)" in out  # the third starts later
+    leaf = next(line for line in out.splitlines() if "leaf" in line)
+    assert [c.strip() for c in leaf.split("│")][5] == "-"  # occ p99: no occupancy sample

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -121,6 +122,14 @@ def test_cli_sweep_prints_a_table(sweep_file: Path, tmp_path: Path, capsys: pyte
     assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "LQD" in out and "incast_p95" in out
+
+
+def test_cli_sweep_table_shows_small_values(sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Three decimals printed an axis value of 0.0005 as 0.000.
+    sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.0005]"))
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert " 0.0005 " in out, out
 
 
 def test_cli_sweep_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -534,3 +543,32 @@ def test_a_sweep_file_too_large_is_refused(sweep_file: Path, monkeypatch: pytest
     monkeypatch.setattr(slacknet.sweep, "MAX_SWEEP_FILE_BYTES", 100)
     assert main(["sweep", str(sweep_file)]) == 2
     assert "too large" in capsys.readouterr().err
+
+
+def test_run_metrics_count_zero_units_of_an_application_that_finished_none() -> None:
+    # A training job (and NetApprox jobs) stopped before its first unit ended: the counts are
+    # 0, a measurement, and only the times NaN; a run without such an entry has NaN counts.
+    from slacknet.sweep import run_metrics
+
+    net = """
+name = "stopped"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 2
+spines = 1
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+[run]
+stop_ms = 0.05
+"""
+    training = ('[[workload]]\nkind = "training"\npattern = "ps"\nworkers = [1, 2, 3]\nserver = 0\n'
+                "model_bytes = 100000\niterations = 2\n")
+    jobs = ('[[workload]]\nkind = "approx_jobs"\ntrace = "fbhd"\nscheme = "atp"\nmsr = 0.9\nmessages = 200\n'
+            'senders = [1]\nreceiver = 0\ntransport = { kind = "atp" }\n')
+    m = run_metrics(slacknet.run(slacknet.Scenario.from_toml_text(net + training + jobs)))
+    assert m["iterations"] == 0.0 and math.isnan(m["iter_mean_us"]) and math.isnan(m["train_time_us"])
+    assert m["jobs"] == 0.0 and m["jobs_gave_up"] == 0.0 and math.isnan(m["jct_mean_us"])
+    plain = net + '[[workload]]\nkind = "flows"\nflows = [{ src = 0, dst = 3, size_bytes = 1000 }]\n'
+    m = run_metrics(slacknet.run(slacknet.Scenario.from_toml_text(plain)))
+    assert math.isnan(m["iterations"]) and math.isnan(m["jobs"])

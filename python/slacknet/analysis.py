@@ -78,11 +78,15 @@ def fct_table(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("class")
 
 
-def switch_table(switches: pd.DataFrame) -> pd.DataFrame:
+def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per switch tier: ``switches``, total ``drops`` (admission + queue cap), ``ecn_marks``,
     the largest per-switch p99 of sampled occupancy (``occ_p99_bytes``), the largest occupancy
     seen (``max_occupancy_bytes``) and the buffer size (``buffer_bytes``, the largest in the
-    tier). Indexed by tier, leaf first."""
+    tier). Indexed by tier, leaf first.
+
+    Given the run's ``occupancy`` samples, ``occ_p99_bytes`` is NaN for a tier none of whose
+    switches was sampled (sampling off, or a run that ended before its first sample): the
+    simulator's column says 0 there, which is no measurement."""
     cols = ["switches", "drops", "ecn_marks", "occ_p99_bytes", "max_occupancy_bytes", "buffer_bytes"]
     if switches.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="tier"))
@@ -92,6 +96,9 @@ def switch_table(switches: pd.DataFrame) -> pd.DataFrame:
         + switches["drops_pushout"].astype(np.int64),
         tier=switches["tier"].astype(str),
     )
+    if occupancy is not None:
+        sampled = s["switch"].isin(occupancy["switch"].unique())
+        s["occ_p99_bytes"] = s["occ_p99_bytes"].astype(np.float64).where(sampled)
     g = s.groupby("tier", sort=False)
     out = pd.DataFrame(
         {
@@ -102,18 +109,22 @@ def switch_table(switches: pd.DataFrame) -> pd.DataFrame:
             "max_occupancy_bytes": g["max_occupancy_bytes"].max(),
             "buffer_bytes": g["buffer_bytes"].max(),
         }
-    ).astype(np.int64)
+    )
+    # Integers, but for a percentile without samples (NaN).
+    out = out.astype({c: np.int64 for c in cols if not out[c].isna().any()})
     out = out.loc[sorted(out.index, key=lambda t: (_TIER_ORDER.get(t, 99), t))]
     out.index.name = "tier"
     return out
 
 
-def summary_table(records: pd.DataFrame, switches: pd.DataFrame) -> pd.DataFrame:
+def summary_table(
+    records: pd.DataFrame, switches: pd.DataFrame, occupancy: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Both tables stacked: a two-level index ``(section, group)`` with section ``fct`` (rows
-    of :func:`fct_table`) and ``switch`` (rows of :func:`switch_table`); columns that do not
-    apply to a section are NaN."""
+    of :func:`fct_table`) and ``switch`` (rows of :func:`switch_table`, with ``occupancy`` if
+    given); columns that do not apply to a section are NaN."""
     f = fct_table(records)
-    s = switch_table(switches)
+    s = switch_table(switches, occupancy)
     parts = {"fct": f, "switch": s}
     frames = []
     for section, t in parts.items():
@@ -162,10 +173,14 @@ def app_table(apps: pd.DataFrame) -> pd.DataFrame:
 
 
 def render_summary(
-    records: pd.DataFrame, switches: pd.DataFrame, apps: pd.DataFrame | None = None
+    records: pd.DataFrame,
+    switches: pd.DataFrame,
+    apps: pd.DataFrame | None = None,
+    occupancy: pd.DataFrame | None = None,
 ) -> list[RenderableType]:
     """Rich tables of :func:`fct_table`, :func:`app_table` (when the run has application
-    units) and :func:`switch_table`, for the CLI."""
+    units) and :func:`switch_table` (with ``occupancy``, if given: "-" for a percentile
+    without samples), for the CLI."""
     from rich.table import Table
 
     f = fct_table(records)
@@ -181,7 +196,7 @@ def render_summary(
             *(_fmt_num(row[f"p{q}_slowdown"], lambda x: f"{x:.2f}") for q in (50, 95, 99)),
         )
 
-    s = switch_table(switches)
+    s = switch_table(switches, occupancy)
     t2 = Table(title="Switches by tier", title_justify="left")
     t2.add_column("tier")
     for c in ("switches", "drops", "ECN marks", "occ p99", "occ max", "buffer"):
@@ -192,7 +207,7 @@ def render_summary(
             f"{int(row['switches'])}",
             f"{int(row['drops'])}",
             f"{int(row['ecn_marks'])}",
-            _fmt_bytes(row["occ_p99_bytes"]),
+            _fmt_num(row["occ_p99_bytes"], _fmt_bytes),
             _fmt_bytes(row["max_occupancy_bytes"]),
             _fmt_bytes(row["buffer_bytes"]),
         )

@@ -410,14 +410,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         plots = plot_results(res, out)
 
     console = Console()
-    for table in render_summary(res.records, res.switches, res.apps):
+    for table in render_summary(res.records, res.switches, res.apps, res.occupancy):
         console.print(table)
     s = res.summary
-    print(
-        f"{s['finished_flows']}/{s['num_flows']} flows finished"
-        + _not_finished(s)
-        + f"; simulated {s['sim_time_ms']:.3f} ms in {s['wall_time_s']:.2f} s wall"
-    )
+    print(_finished_line(s) + f"; simulated {_fmt_ms(s['sim_time_ms'])} ms in {s['wall_time_s']:.2f} s wall")
     print(
         f"{s['events'] / 1e6:.2f} M events at {s['events_per_s'] / 1e6:.2f} M events/s, "
         f"{s['packet_hops'] / 1e6:.2f} M packet-hops at {s['packet_hops_per_s'] / 1e6:.2f} M/s"
@@ -434,6 +430,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finished_line(s: dict[str, Any]) -> str:
+    """``finished/flows flows finished``, and why the others did not (:func:`_not_finished`)."""
+    return f"{s['finished_flows']}/{s['num_flows']} flows finished" + _not_finished(s)
+
+
+def _fmt_ms(ms: float) -> str:
+    """Simulated milliseconds to 3 decimals, or 3 significant digits below 1 us, so that a
+    run stopped after a few hundred nanoseconds does not read as 0."""
+    return f"{ms:.3g}" if 0 < ms < 1e-3 else f"{ms:.3f}"
+
+
 def _not_finished(s: dict[str, Any]) -> str:
     """Why the flows that did not finish did not: given up, cut off by the stop time, or
     (unreliable transports) data lost."""
@@ -446,6 +453,8 @@ def _not_finished(s: dict[str, Any]) -> str:
         parts.append("stopped early at run.stop_ms" + (f", {rest} unfinished" if rest else ""))
     elif rest:
         parts.append(f"{rest} unfinished (unreliable data lost)")
+    elif not int(s["num_flows"]):
+        parts.append("the workload started no flow")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -470,8 +479,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     res = Results.load(args.results)
     console = Console()
-    for table in render_summary(res.records, res.switches, res.apps):
+    for table in render_summary(res.records, res.switches, res.apps, res.occupancy):
         console.print(table)
+    print(_finished_line(res.summary))
     return 0
 
 
@@ -553,7 +563,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
               "to resume", file=sys.stderr)
         raise
     cols = [c for c in table.columns if c not in ("variant", "reused", "error")]
-    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", "{:.3f}".format):
+    # Three decimals, but three significant digits for a value below 0.001 (an axis value of
+    # stop_ms = 0.0001 read as 0.000).
+    def fmt(x: float) -> str:
+        return f"{x:.3g}" if 0 < abs(x) < 1e-3 else f"{x:.3f}"
+
+    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", fmt):
         print(table[cols].to_string(index=False))
     reused = int(table["reused"].sum())
     if reused:

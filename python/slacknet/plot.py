@@ -181,7 +181,9 @@ def plot_queue_series(
                 name = f"host {int(first['node'])} NIC"
             else:
                 name = f"switch {int(first['switch'])}" + (f" -> node {int(to)}" if to is not None else "")
-            ax.step(grid, y, where="post", label=f"link {link}: {name}", linewidth=0.9)
+            # A step through a single point draws nothing: mark it (one sample: a short run).
+            ax.step(grid, y, where="post", label=f"link {link}: {name}", linewidth=0.9,
+                    marker="o" if num == 1 else None)
         k = results.scenario.switch.queue_list()[0].ecn_threshold_bytes
         if k is not None:
             ax.axhline(k / 1e3, color="grey", linestyle="--", linewidth=0.8, label="switch ECN threshold")
@@ -220,6 +222,7 @@ def plot_transfer_cwnd(
                 where="post",
                 label=f"flow {f} ({size / 1e6:.3g} MB)",
                 linewidth=0.9,
+                marker="o" if len(rows) == 1 else None,  # a step through one point draws nothing
             )
         ax.set_xlabel(label)
         ax.legend(loc="best", fontsize="small")

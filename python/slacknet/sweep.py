@@ -492,7 +492,9 @@ def _job_metrics(res: Results) -> dict[str, float]:
     ``1 - MSR``: positive means a job lost more than it may), ``retx_frac`` (resent packets
     over packets sent); of the other entries with jobs (``bg_``), the number and mean JCT; and
     the mean and p99 of every switch's sampled buffer occupancy (``occ_mean_kb``,
-    ``occ_p99_kb``, the paper's queue lengths). NaN where a run has no jobs."""
+    ``occ_p99_kb``, the paper's queue lengths). NaN where a run has no jobs; ``jobs`` and
+    ``jobs_gave_up`` are 0 where its scenario has ``approx_jobs`` but no job ended (stopped
+    early)."""
     nan = math.nan
     out = {k: nan for k in ("jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max",
                             "loss_over", "retx_frac", "bg_jobs", "bg_jct_mean_us")}
@@ -503,10 +505,10 @@ def _job_metrics(res: Results) -> dict[str, float]:
     else:
         out["occ_mean_kb"] = out["occ_p99_kb"] = nan
     apps = res.apps
-    if apps.empty or "kind" not in apps.columns:
-        return out
-    jobs = apps[apps["kind"] == "job"]
+    jobs = apps[apps["kind"] == "job"] if "kind" in apps.columns else apps.iloc[:0]
     if jobs.empty:
+        if any(w.kind == "approx_jobs" for w in res.scenario.workload):
+            out["jobs"] = out["jobs_gave_up"] = 0.0  # counted: none ended
         return out
     first = int(jobs["app"].min())
     main, bg = jobs[jobs["app"] == first], jobs[jobs["app"] != first]
@@ -541,10 +543,13 @@ def _training_metrics(res: Results) -> dict[str, float]:
     transfer's bytes that did not arrive (the iterations' ``loss_rate``: 0 over a reliable
     transport, at most 1 - p over the bounded-loss one), and the
     mean and p99 completion time of the training entries' transfers (its Figure 4c). NaN
-    without iterations."""
+    without iterations, but ``iterations``: 0 where the scenario has a training entry (a run
+    stopped before its first iteration ended)."""
     nan = math.nan
     out = dict.fromkeys(("iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us",
                          "grad_loss_max", "train_fct_mean_us", "train_fct_p99_us"), nan)
+    if any(w.kind == "training" for w in res.scenario.workload):
+        out["iterations"] = 0.0  # counted: none may have ended
     apps = res.apps
     if apps.empty or "kind" not in apps.columns:
         return out
