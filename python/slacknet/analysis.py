@@ -56,8 +56,9 @@ def class_masks(records: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def fct_table(records: pd.DataFrame) -> pd.DataFrame:
-    """Per flow class: ``flows``, ``finished``, ``unfinished`` and the p50/p95/p99 slowdown
-    of finished flows (NaN when a class has no finished flow). Indexed by class name."""
+    """Per flow class of ``records`` (:data:`FLOW_CLASSES`): ``flows``, ``finished``,
+    ``unfinished`` and the slowdown of finished flows ``p50_slowdown``, ``p95_slowdown`` and
+    ``p99_slowdown`` (NaN when a class has no finished flow). Indexed by class name."""
     finished = records["finished"].to_numpy(dtype=bool)
     slowdown = records["slowdown"].to_numpy(dtype=np.float64)
     rows = []
@@ -79,7 +80,8 @@ def fct_table(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per switch tier: ``switches``, total ``drops`` (admission + queue cap), ``ecn_marks``,
+    """Per switch tier, from a run's ``switches`` table: ``switches``, total ``drops``
+    (admission + queue cap + push-out; not credit or selective drops), ``ecn_marks``,
     the largest per-switch p99 of sampled occupancy (``occ_p99_bytes``), the largest occupancy
     seen (``max_occupancy_bytes``) and the buffer size (``buffer_bytes``, the largest in the
     tier). Indexed by tier, leaf first.
@@ -120,9 +122,10 @@ def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) 
 def summary_table(
     records: pd.DataFrame, switches: pd.DataFrame, occupancy: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Both tables stacked: a two-level index ``(section, group)`` with section ``fct`` (rows
-    of :func:`fct_table`) and ``switch`` (rows of :func:`switch_table`, with ``occupancy`` if
-    given); columns that do not apply to a section are NaN."""
+    """Both tables stacked, of ``records`` and ``switches``: a two-level index ``(section,
+    group)`` with section ``fct`` (rows of :func:`fct_table`) and ``switch`` (rows of
+    :func:`switch_table`, with ``occupancy`` if given); every column float, and NaN in columns
+    that do not apply to a section."""
     f = fct_table(records)
     s = switch_table(switches, occupancy)
     parts = {"fct": f, "switch": s}
@@ -151,8 +154,10 @@ def _fmt_bytes(b: float) -> str:
 
 
 def app_table(apps: pd.DataFrame) -> pd.DataFrame:
-    """Application-level units by (application, kind): count, median and p95 completion time
-    (microseconds) and median slowdown against the ideal (NaN where none is defined)."""
+    """Application-level units of ``apps`` by (application, kind), the index: ``units`` (their
+    count), ``p50_us`` and ``p95_us`` (completion time, microseconds) and ``p50_slowdown``
+    (median slowdown against the ideal; NaN where none is defined). Empty for an empty
+    ``apps``."""
     cols = ["units", "p50_us", "p95_us", "p50_slowdown"]
     if apps.empty or "duration_ps" not in apps.columns:
         return pd.DataFrame(columns=cols)
@@ -180,7 +185,7 @@ def render_summary(
 ) -> list[RenderableType]:
     """Rich tables of :func:`fct_table`, :func:`app_table` (when the run has application
     units) and :func:`switch_table` (with ``occupancy``, if given: "-" for a percentile
-    without samples), for the CLI."""
+    without samples), for the CLI, of the run's ``records``, ``switches`` and ``apps``."""
     from rich.table import Table
 
     f = fct_table(records)

@@ -41,6 +41,7 @@ __all__ = [
     "TRACE_ENV",
     "CoflowError",
     "Claim",
+    "Report",
     "Topology",
     "broadcast",
     "packet_level",
@@ -162,7 +163,8 @@ def _regular_file(key: str, p: Path, fix: str) -> Path:
 
 def find_trace(trace: str | os.PathLike[str] | None = None) -> Path:
     """The trace file: ``trace``, else ``$SLACKNET_COFLOW_TRACE``, else the shared data folder
-    found upward from the current folder or from this package's checkout."""
+    found upward from the current folder or from this package's checkout. Raises
+    :class:`CoflowError` if it is not found or not a regular file."""
     if trace is not None:
         if not isinstance(trace, (str, os.PathLike)):
             raise TypeError(f"trace = {trace!r}: a path to the trace file, or None")
@@ -281,7 +283,10 @@ def shuffle(
     scenario's ``[transport]`` keys; DCTCP by default), MADD's caps enforced by the senders'
     pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``);
     ``df.attrs``: ``completion_s``, ``gamma_s`` (payload Gamma at packet level) and, at packet
-    level, the simulator's ``packet`` statistics."""
+    level, the simulator's ``packet`` statistics. Hosts are those of ``topology`` (a
+    :class:`Topology`); ``transport`` is refused at flow level.
+
+    Raises :class:`CoflowError` (``TypeError`` for a value of the wrong type)."""
     topology = _topology(topology)
     n = topology.racks * topology.hosts_per_rack
     senders, receivers = _hosts("senders", senders, n), _hosts("receivers", receivers, n)
@@ -320,7 +325,10 @@ def broadcast(
     Cornet's, the chain's and the tree's block size. ``fidelity="packet"`` runs the same code in
     the packet simulator (see :func:`shuffle`). One row per receiver (``host``,
     ``finish_s``); ``df.attrs``: ``completion_s``, ``lower_bound_s``, ``transfers`` (block
-    transfers) and, at packet level, ``packet`` statistics."""
+    transfers) and, at packet level, ``packet`` statistics. ``topology``, ``seed`` (the
+    mechanisms' random choices) and ``transport`` are as for :func:`shuffle`.
+
+    Raises :class:`CoflowError` (``TypeError`` for a value of the wrong type)."""
     topology = _topology(topology)
     n = topology.racks * topology.hosts_per_rack
     sender = _host("sender", sender, n)
@@ -380,7 +388,10 @@ def run_trace(
     ``seconds`` (wall time of the model) and the model's ``summary`` (mean and p95 CCT, mean
     slowdown, per bin ``(coflows, mean CCT)``). ``return_flows``: return ``(coflows, flows)``,
     ``flows`` one row per flow (``coflow_id``, ``src`` and ``dst`` ports, ``bytes``,
-    ``finish_s``)."""
+    ``finish_s``). ``df.attrs`` also has ``scheduler``. ``port_mbps`` is every port's rate in
+    MB/s (default: coflowsim's 1 MiB per 8 ms).
+
+    Raises :class:`CoflowError` (``TypeError`` for a value of the wrong type)."""
     max_coflows = _max_coflows(max_coflows)
     _name("scheduler", scheduler, f"a scheduler name, one of {', '.join(SCHEDULERS)} (fetch:K for any K)")
     if port_mbps is not None:
@@ -415,7 +426,9 @@ def compare_schedulers(
     """Every scheduler on the same trace: one row each with ``avg_cct_s``, ``p95_cct_s``,
     ``avg_slowdown`` (CCT over its ideal), per-bin averages, the factor of improvement over
     per-flow fair sharing (``fair`` / scheduler, of the average and of the p95; fair is run
-    too if not listed) and the model's wall time ``seconds``."""
+    too if not listed, but has a row only if listed) and the model's wall time ``seconds``.
+    ``schedulers`` defaults to every one of :data:`SCHEDULERS`; ``max_coflows`` is as for
+    :func:`run_trace`."""
     path = find_trace(trace)
     schedulers = _names("schedulers", schedulers, "scheduler names")
     names = list(dict.fromkeys(["fair", *schedulers]))
@@ -443,7 +456,8 @@ def run_coflowsim(
     under ``algo`` (one of :data:`COFLOWSIM_ALGOS`): one row per coflow as coflowsim prints it
     (times in its milliseconds). With ``reference`` (a coflowsim output file), ``df.attrs`` has
     ``compared``, ``exact`` (coflows whose every column equals the reference's) and
-    ``max_rel_diff`` (of the duration)."""
+    ``max_rel_diff`` (of the duration); it always has ``seconds``. ``max_coflows``: only the
+    trace's first that many coflows (default: all)."""
     max_coflows = _max_coflows(max_coflows)
     _name("algo", algo, f"an algorithm name, one of {', '.join(COFLOWSIM_ALGOS)}")
     if reference is not None:
@@ -459,7 +473,10 @@ def coflowsim_match(trace: str | os.PathLike[str] | None = None, algos: Sequence
     """The compatible mode against the reference simulator's outputs (the ``.out`` files next to
     the trace, in ``coflowsim_b61f209_results/``), over the whole trace: per algorithm, coflows
     compared, exact matches, the largest relative difference of a duration, our average CCT (s)
-    and the wall time."""
+    and the wall time (columns ``algo``, ``compared``, ``exact``, ``exact_fraction``,
+    ``max_rel_diff``, ``avg_cct_s``, ``seconds``). ``algos`` defaults to every one of
+    :data:`COFLOWSIM_ALGOS`. Raises :class:`CoflowError` for an unknown algorithm or a
+    missing reference output."""
     path = find_trace(trace)
     known = {a.upper(): a for a in COFLOWSIM_ALGOS}
     names = []
@@ -519,7 +536,8 @@ def packet_level(quick: bool = True) -> dict[str, pd.DataFrame]:
 
 @dataclass
 class Claim:
-    """A published claim next to our number."""
+    """A published claim next to our number: its ``source``, the claim's ``text``, ``ours``
+    (our number, as text) and whether it ``holds``."""
 
     source: str
     text: str
@@ -529,7 +547,8 @@ class Claim:
 
 @dataclass
 class Report:
-    """What :func:`reproduce` made."""
+    """What :func:`reproduce` made: whether it ran ``full``, its ``out_dir``, its ``tables`` by
+    name and the ``claims`` checked."""
 
     full: bool
     out_dir: Path
@@ -629,7 +648,9 @@ def reproduce(
     present (whole trace; PFP and FAIR5 only unless ``full``: the others take minutes each);
     the shuffle table and the broadcast figures (``full``: the slides'
     scale); the shuffles and broadcasts again at packet level next to flow level
-    (:func:`packet_level`). Tables go to ``out_dir`` as CSV with ``report.txt``, written atomically."""
+    (:func:`packet_level`). Tables go to ``out_dir`` as CSV with ``report.txt``, written atomically.
+    Returns the :class:`Report`. Raises :class:`CoflowError` if the trace is not found or
+    ``out_dir`` is a folder a reproduction may not replace."""
     path = find_trace(trace)
     _check_replaceable(Path(out_dir))
     report = Report(full=full, out_dir=Path(out_dir))

@@ -78,6 +78,7 @@ __all__ = [
     "htsimpeer_path",
     "ns3peer_path",
     "parse_hash_seeds",
+    "per_seed_table",
     "read_peer_fct",
     "render",
     "verdict",
@@ -125,7 +126,8 @@ HTSIM_NOTE = (
 
 def read_peer_fct(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a peer FCT file (``id src dst start_s size_bytes incast fct_ns ideal_ns slowdown``,
-    ``fct_ns = -1`` for unfinished flows) as a DataFrame."""
+    ``fct_ns = -1`` for unfinished flows) as a DataFrame with those columns and a boolean
+    ``finished``."""
     cols = ["id", "src", "dst", "start_s", "size_bytes", "incast", "fct_ns", "ideal_ns", "slowdown"]
     df = pd.read_csv(path, sep=r"\s+", comment="#", header=None, names=cols)
     df["incast"] = df["incast"].astype(bool)
@@ -395,7 +397,13 @@ def compare(
     ``repeat`` runs each simulator that many times, alternated (slacknet, ns-3, htsim,
     slacknet, ...), and reports each one's median wall time; run ``i`` > 1 writes into
     ``out_dir/run<i>``. CompareError if slacknet's runs give different records (a bug).
-    ``progress``, if given, is called with one line after each round of runs."""
+    ``progress``, if given, is called with one line after each round of runs.
+
+    ``scenario`` is a :class:`~slacknet.Scenario` or a scenario file; ``python`` is the
+    interpreter that runs slacknet and the peers (default: this one). Writes each run's files,
+    ``comparison.json`` and ``compare_cdf.png`` into ``out_dir`` and returns the
+    :class:`Comparison`. Raises :class:`CompareError` for a scenario the peers cannot model,
+    a missing ``ns3_dir`` or a peer that fails."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     repeat = check_repeat(repeat)
     out = Path(out_dir)
@@ -669,7 +677,8 @@ VERDICT_RULE = (
 def parse_hash_seeds(text: str) -> list[int]:
     """``"N"`` -> seeds ``1..N``; ``"a,b,c"`` -> exactly those seeds (distinct, >= 0).
 
-    At least two seeds, since one cannot measure a spread; raises ``ValueError`` otherwise."""
+    At least two seeds, since one cannot measure a spread, and at most
+    :data:`MAX_HASH_SEEDS`; raises ``ValueError`` otherwise (or for ``text`` that is neither)."""
     parts = [x.strip() for x in text.split(",")]
     if len(parts) > 1:
         parts = [x for x in parts if x]  # a trailing comma is harmless
@@ -847,7 +856,10 @@ def compare_seeds(
     simulator ``repeat`` times, alternated; its median wall time, its largest peak memory), and
     the means over seeds are means of those medians.
     Writes ``seed<s>/`` (each run's files), ``per_seed.csv``, ``seeds_summary.csv``,
-    ``comparison.json`` and ``compare_cdf.png`` (every seed, faded) into ``out_dir``."""
+    ``comparison.json`` and ``compare_cdf.png`` (every seed, faded) into ``out_dir``, and
+    returns the :class:`SeedComparison`. ``python`` and ``progress`` are as for
+    :func:`compare`. Raises :class:`CompareError` as :func:`compare` does, and for ``seeds``
+    that are not 2 to :data:`MAX_HASH_SEEDS` distinct seeds in [0, 2^64 - 1]."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     try:
         seed_list = _check_seeds(seeds)

@@ -63,6 +63,8 @@ __all__ = [
     "NewRenoTransport",
     "PowerTcpTransport",
     "UdpTransport",
+    "ExpressPassTransport",
+    "AeolusTransport",
     "Workload",
     "PoissonWorkload",
     "IncastWorkload",
@@ -728,7 +730,10 @@ class RunSpec(_Model):
 
 
 def spec_error(key: str, value: str | None, message: str) -> SpecError:
-    """Build a :class:`SpecError` with the same attributes the native module sets."""
+    """Build a :class:`SpecError` with the same attributes the native module sets: ``key``
+    (the offending key), ``value`` (its value as text, or ``None``) and ``message`` (what is
+    wrong); its text is ``"key = value: message"`` (``"key: message"`` without a value). Returns
+    the error; the caller raises it."""
     text = f"{key}: {message}" if value is None else f"{key} = {value}: {message}"
     err = SpecError(text)
     err.key = key
@@ -756,7 +761,7 @@ class Scenario(_Model):
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Load, validate and resolve a TOML scenario file. Relative paths in it (CDF files,
+        """Load, validate and resolve the TOML scenario file ``path``. Relative paths in it (CDF files,
         flow lists) are relative to the file's folder.
 
         Raises ``FileNotFoundError`` and :class:`SpecError` (naming the key and value)."""
@@ -769,26 +774,34 @@ class Scenario(_Model):
         cls, text: str, base_dir: str | os.PathLike[str] | None = None, *, source: str = "<toml>"
     ) -> Scenario:
         """Validate and resolve TOML text; relative paths are relative to ``base_dir``
-        (default: the working directory). ``source`` names the text in syntax errors."""
+        (default: the working directory). ``source`` names the text in syntax errors.
+
+        Raises :class:`SpecError` (a TOML syntax error, or naming the key and value)."""
         _check_toml_syntax(text, source)
         resolved = _native.resolve_toml(text, _base(base_dir))
         return cls.model_validate_json(resolved)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Load, validate and resolve a JSON scenario file (such as a results folder's
-        ``scenario.json``)."""
+        """Load, validate and resolve the JSON scenario file ``path`` (such as a results
+        folder's ``scenario.json``). Relative paths in it are relative to the file's folder.
+
+        Raises ``FileNotFoundError`` and :class:`SpecError` (naming the key and value)."""
         p = Path(path)
         return cls.from_json_text(_read_text(p), p.resolve().parent)
 
     @classmethod
     def from_json_text(cls, text: str, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
-        """Validate and resolve JSON text (the format of :meth:`to_json`)."""
+        """Validate and resolve JSON text (the format of :meth:`to_json`); relative paths are
+        relative to ``base_dir`` (default: the working directory).
+
+        Raises :class:`SpecError` (naming the key and value)."""
         return cls.model_validate_json(_native.resolve_json(text, _base(base_dir)))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Load a scenario file: ``.json`` as JSON, anything else as TOML."""
+        """Load the scenario file ``path``: ``.json`` as JSON (:meth:`from_json`), anything
+        else as TOML (:meth:`from_toml`). Raises what they raise."""
         if Path(path).suffix.lower() == ".json":
             return cls.from_json(path)
         return cls.from_toml(path)
@@ -801,7 +814,8 @@ class Scenario(_Model):
     # -- output --
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """JSON in the Rust schema; absent (``None``) optional keys are left out.
+        """JSON in the Rust schema; absent (``None``) optional keys are left out. ``indent``
+        as in :func:`json.dumps` (default ``None``: one line).
 
         Under the default profile every key is written (these models' defaults are Rust's,
         as ``tests/test_config.py`` checks). Under another profile, or with a queue preset
@@ -866,7 +880,9 @@ def default_scenario_toml() -> str:
 
 
 def load_scenario(path: str | os.PathLike[str] | None = None) -> Scenario:
-    """Load a scenario file (TOML, or JSON by suffix); ``None`` gives the built-in default."""
+    """Load the scenario file ``path`` (TOML, or JSON by suffix, :meth:`Scenario.load`);
+    ``None`` gives the built-in default. Raises ``FileNotFoundError`` and :class:`SpecError`
+    (naming the key and value)."""
     if path is None:
         return Scenario.default()
     return Scenario.load(path)

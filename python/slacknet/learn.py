@@ -62,8 +62,12 @@ def trace(
     chunk_events: int = 500_000,
 ) -> pd.DataFrame:
     """Run ``scenario`` with LQD (push-out) as every switch's buffer policy and return one row
-    per switch arrival: ``switch``, ``time_ps``, ``queue``, the four features (bytes) and
-    ``dropped`` (LQD dropped or pushed it out)."""
+    per switch arrival: ``switch``, ``time_ps``, ``queue``, the four features of
+    :data:`ALL_FEATURES` (bytes) and ``dropped`` (LQD dropped or pushed it out). ``scenario`` is
+    a :class:`~slacknet.Scenario`, a scenario file or ``None`` (the built-in default);
+    ``seed`` overrides its seed; ``chunk_events`` is how many events run per call into Rust.
+
+    Raises :class:`~slacknet.SpecError` for an invalid scenario and ``FileNotFoundError``."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     sw = sc.switch.model_copy(update={"admission": LongestQueueDrop()})
     update: dict[str, Any] = {"switch": sw}
@@ -82,7 +86,8 @@ def trace(
 
 def eta_bound(tp: int, fp: int, tn: int, fn: int, num_queues: int) -> float:
     """Theorem 2's upper bound on the error function: ``(TN + FP) / (TN - min((N-1) FN, TN))``
-    (infinite when the denominator is 0). ``1 / eta`` is the paper's "error score"."""
+    from the confusion counts ``tp``, ``fp``, ``tn``, ``fn`` and ``num_queues`` (N), infinite
+    when the denominator is 0. ``1 / eta`` is the paper's "error score"."""
     denom = tn - min((num_queues - 1) * fn, tn)
     return math.inf if denom <= 0 else (tn + fp) / denom
 
@@ -94,6 +99,7 @@ class TrainReport:
     model: Any
     """The fitted ``sklearn.ensemble.RandomForestClassifier``."""
     features: tuple[str, ...]
+    """The features it was trained on, in order."""
     metrics: dict[str, float] = field(default_factory=dict)
     """accuracy, precision, recall, f1, tp, fp, tn, fn, eta_bound, error_score (1/eta),
     positive_fraction, train_rows, test_rows."""
@@ -126,9 +132,14 @@ def train(
     num_queues: int | None = None,
 ) -> TrainReport:
     """Fit a random forest that predicts LQD's drops and score it on a held-out split
-    (``test_fraction``; the paper uses a 0.6 train split). ``num_queues`` (N in Theorem 2)
-    defaults to the most queues seen at one switch in the trace. Warns with
-    :class:`RarePositivesWarning` when drops are too rare to learn from."""
+    (``test_fraction``; the paper uses a 0.6 train split). ``traces`` is what :func:`trace`
+    returns, or several such frames (concatenated); the forest has ``trees`` trees of at most
+    ``depth`` levels over ``features`` (names of :data:`ALL_FEATURES`, default
+    :data:`FEATURES`); ``seed`` seeds the split and the forest. ``num_queues`` (N in Theorem 2)
+    defaults to the most queues seen at one switch in the trace. Returns a
+    :class:`TrainReport`. Warns with :class:`RarePositivesWarning` when drops are too rare to
+    learn from; raises ``ValueError`` for an unknown feature, a frame that is not a decision
+    trace, or one of fewer than 10 rows."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
     from sklearn.model_selection import train_test_split
@@ -178,7 +189,8 @@ def train(
 
 
 def export_forest(report: TrainReport, path: str | os.PathLike[str]) -> Path:
-    """Write the fitted forest as ``slacknet-forest/1`` JSON (see the module docs)."""
+    """Write the forest of ``report`` to ``path`` as ``slacknet-forest/1`` JSON (see the module
+    docs) and return the path. Raises ``ValueError`` if the forest never saw a drop."""
     clf = report.model
     classes = [int(c) for c in clf.classes_]
     if 1 not in classes:

@@ -65,7 +65,10 @@ __all__ = [
     "PAPER_TABLE3",
     "PAPER_FIGURE2_X2",
     "MissingExtraError",
+    "MODEL_SPECS",
     "ModelSpec",
+    "Problem",
+    "RunResult",
     "ToleranceConfig",
     "packet_bounds",
     "aggregate",
@@ -116,7 +119,9 @@ def packet_bounds(num_values: int, values_per_packet: int) -> np.ndarray:
 
 def aggregate(grads: np.ndarray, arrived: np.ndarray, values_per_packet: int, policy: str) -> np.ndarray:
     """Combine worker gradients ``grads`` (shape ``(W, D)``) given which packets arrived
-    (``arrived``, bool, shape ``(W, num_packets)``) with a receiver policy (module doc)."""
+    (``arrived``, bool, shape ``(W, num_packets)``) with a receiver ``policy`` (module doc),
+    packets of ``values_per_packet`` values; returns the aggregated gradient, shape ``(D,)``.
+    Raises ``ValueError`` for an ``arrived`` of the wrong shape or an unknown ``policy``."""
     w, d = grads.shape
     bounds = packet_bounds(d, values_per_packet)
     if arrived.shape != (w, len(bounds)):
@@ -402,7 +407,9 @@ MODEL_SPECS: dict[str, ModelSpec] = {
 
 @dataclass(frozen=True)
 class RunResult:
-    """One training run: epochs to converge (None if it did not) and the final validation metrics."""
+    """One training run: ``epochs`` to converge (None if it did not), ``epochs_run``, the final
+    validation metrics (``val_loss``, ``val_acc``: NaN for a model without accuracy) and the
+    validation loss after each epoch run (``history``; ``inf`` where it diverged)."""
 
     epochs: int | None
     epochs_run: int
@@ -423,7 +430,14 @@ def train(
     max_epochs: int | None = None,
     stop_at_target: bool = True,
 ) -> RunResult:
-    """Train ``problem`` data-parallel with packet loss ``p`` and receiver ``policy``."""
+    """Train ``problem`` data-parallel with packet loss ``p`` and receiver ``policy`` (one of
+    :data:`POLICIES`), with ``spec``'s learning rate, batch and target (``problem`` is
+    ``spec.build()``; :data:`MODEL_SPECS` has each model's). ``seed`` seeds the data order,
+    the initial weights and the losses; ``num_workers`` shards each minibatch;
+    ``values_per_packet`` sizes the packets; ``max_epochs`` overrides ``spec.max_epochs``;
+    ``stop_at_target`` ends the run at the first epoch that converges (else it runs them all).
+    Returns a :class:`RunResult`. Raises ``ValueError`` for ``p`` outside [0, 1] or an unknown
+    ``policy``."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p = {p}: must be within [0, 1]")
     if policy not in POLICIES:
@@ -486,7 +500,8 @@ class ToleranceConfig:
 
     @classmethod
     def quick(cls, **kw: Any) -> "ToleranceConfig":
-        """The reduced run (``--quick``): p in steps of 0.2, one seed, at most 12 epochs."""
+        """The reduced run (``--quick``): p in steps of 0.2, one seed, at most 12 epochs;
+        ``kw`` overrides any field."""
         base = cls(seeds=(1,), p_step=0.2, max_epochs=12)
         return replace(base, **kw)
 
@@ -496,7 +511,8 @@ MIN_P_STEP = 0.001
 
 
 def p_grid(step: float) -> list[float]:
-    """0, step, 2 step, ... up to 1 (inclusive when 1 is a multiple of ``step``)."""
+    """0, step, 2 step, ... up to 1 (inclusive when 1 is a multiple of ``step``). Raises
+    ``ValueError`` for a ``step`` outside (0, 1] or below :data:`MIN_P_STEP`."""
     if not 0.0 < step <= 1.0:
         raise ValueError(f"p step = {step}: must be in (0, 1], e.g. 0.05")
     # Checked before the grid is built: every point is a training run per model, seed and
@@ -572,9 +588,11 @@ def _x1_x2(runs: pd.DataFrame) -> tuple[float, float, int | None]:
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per model and policy: x1 and x2 as mean, min and max over seeds, the lossless epochs, and
-    the paper's x1 (Table 3) and x2 (Figure 2, MLP and RNN only). A seed whose lossless run did not
-    converge gives NaN (and counts in ``num_seeds_no_baseline``)."""
+    """Per model and policy, from the :func:`tolerance` table ``runs``: x1 and x2 as mean, min
+    and max over seeds, the lossless epochs, and the paper's x1 (Table 3) and x2 (Figure 2, MLP
+    and RNN only). A seed whose lossless run did not converge gives NaN (and counts in
+    ``num_seeds_no_baseline``). Columns: model, policy, num_seeds, x1_mean, x1_min, x1_max,
+    x2_mean, x2_min, x2_max, base_epochs_mean, num_seeds_no_baseline, paper_x1, paper_x2."""
     out = []
     for (m, pol), g in runs.groupby(["model", "policy"], sort=False):
         per = [_x1_x2(s) for _, s in g.groupby("seed", sort=True)]
@@ -634,6 +652,10 @@ def profile(models: Sequence[str] = ("mlp", "cnn", "rnn", "mf"), *, repeats: int
     :data:`LINE_RATE_BPS`) and ratio = compute_us / line_us, the compute-to-communication ratio
     that does not depend on the model's scale when compute grows with the parameters. Wall-clock
     times: they vary from machine to machine and run to run (numpy on a CPU, not the paper's GPUs).
+
+    ``models`` are names of :data:`MODEL_SPECS`; ``seed`` seeds the weights and the batch.
+    Raises ``ValueError`` for an unknown model or ``repeats`` below 1, and
+    :class:`MissingExtraError` for a model whose extra is not installed.
     """
     import time
 
@@ -666,8 +688,10 @@ def profile(models: Sequence[str] = ("mlp", "cnn", "rnn", "mf"), *, repeats: int
 
 
 def with_tolerance(prof: pd.DataFrame, summary: pd.DataFrame, policy: str = "zero_fill") -> pd.DataFrame:
-    """``prof`` with each model's measured x1 under ``policy`` from a :func:`summarize` table:
-    ``x1_min`` (what every seed tolerated: Figure 4's p is ``1 - x1_min``) and ``x1_mean``."""
+    """``prof`` (a :func:`profile` table) with each model's measured x1 under ``policy`` from
+    the :func:`summarize` table ``summary``: ``x1_min`` (what every seed tolerated: Figure 4's
+    p is ``1 - x1_min``) and ``x1_mean``, and a ``policy`` column. Raises ``ValueError`` if
+    ``summary`` has no ``policy`` row for one of ``prof``'s models."""
     s = summary[summary["policy"] == policy].set_index("model")
     missing = [m for m in prof["model"] if m not in s.index]
     if missing:

@@ -148,7 +148,8 @@ class Faults:
 @dataclass(frozen=True)
 class SendReport:
     """How a send ended: ``outcome`` ("complete": every value acknowledged, or "enough": at
-    least the fraction p), ``elapsed_s``, and what the sender put on the wire."""
+    least the fraction p), ``elapsed_s``, and what the sender put on the wire
+    (``packets_sent``, ``packets_retx``, ``bytes_sent``) and its retransmission ``timeouts``."""
 
     outcome: str
     elapsed_s: float
@@ -160,8 +161,10 @@ class SendReport:
 
 @dataclass(frozen=True)
 class Received:
-    """A received array: the values (zero where missing), the mask of missing values
-    (``True`` = missing), the missing index ranges, the sender and timing."""
+    """A received array: the values (``array``, zero where missing), the mask of missing
+    values (``missing``, ``True`` = missing), the missing index ranges (``ranges``), the
+    sender (``peer``, "ip:port", and ``conn``, its connection id), how many values arrived
+    (``received_values``) and ``elapsed_s``."""
 
     array: np.ndarray
     missing: np.ndarray
@@ -195,7 +198,8 @@ class GroupReport:
 @dataclass(frozen=True)
 class JobReport:
     """How a job ended at the sender: ``outcome`` ("complete", "enough": every group its MSR,
-    or "given_up"), ``elapsed_s``, per-group reports and packets."""
+    or "given_up"), ``elapsed_s``, per-group reports (``groups``, :class:`GroupReport`, by
+    group index) and the packets sent (``packets_sent``, ``packets_retx``)."""
 
     outcome: str
     elapsed_s: float
@@ -207,7 +211,8 @@ class JobReport:
 @dataclass(frozen=True)
 class Job:
     """A received job: ``messages`` by id (``(group, bytes)``), the ``lost`` message ids (None
-    if the sender's end-of-job notice never arrived) and the sender."""
+    if the sender's end-of-job notice never arrived), the sender (``peer``, "ip:port", and
+    ``conn``, its connection id) and ``total``, the job's message count (None as for ``lost``)."""
 
     peer: str
     conn: int
@@ -226,7 +231,12 @@ class Endpoint:
     10); ``cc`` the bounded-loss transport's window law for arrays this endpoint sends:
     ``"dctcp"`` (the paper's, for switches that mark ECN) or ``"cubic"`` (RFC 9438, Linux's
     default TCP law: use it where the path's queues drop rather than mark and the competing
-    traffic is ordinary TCP).
+    traffic is ordinary TCP); ``faults`` a :class:`Faults` to inject into what it sends
+    (default: none). The bounds, timeouts and rates left ``None`` take the transport's defaults.
+
+    Raises ``ValueError`` for a bad argument (an address that is not "ip:port", an unknown
+    ``cc``), ``TypeError`` for one of the wrong type, and :class:`TransportError` if the
+    socket cannot be bound.
     """
 
     def __init__(
@@ -286,7 +296,7 @@ class Endpoint:
         return self._report(self._start(peer, array, p, deadline).wait())
 
     async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
-        """:meth:`send_array`, awaitable."""
+        """:meth:`send_array`, awaitable (same arguments, result and errors)."""
         handle = self._start(peer, array, p, deadline)
         loop = asyncio.get_running_loop()
         return self._report(await loop.run_in_executor(None, handle.wait))
@@ -297,7 +307,7 @@ class Endpoint:
         return self._received(self._node.recv(_timeout(timeout)))
 
     async def recv_array_async(self, timeout: float | None = None) -> Received | None:
-        """:meth:`recv_array`, awaitable."""
+        """:meth:`recv_array`, awaitable (same arguments and result)."""
         timeout = _timeout(timeout)
         loop = asyncio.get_running_loop()
         return self._received(await loop.run_in_executor(None, self._node.recv, timeout))
@@ -317,12 +327,12 @@ class Endpoint:
                          d["packets_sent"], d["packets_retx"])
 
     async def send_job_async(self, peer: str, messages: Any, *, msr: Any, deadline: float = 30.0) -> JobReport:
-        """:meth:`send_job`, awaitable."""
+        """:meth:`send_job`, awaitable (same arguments, result and errors)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, lambda: self.send_job(peer, messages, msr=msr, deadline=deadline))
 
     async def recv_job_async(self, timeout: float | None = None) -> Job | None:
-        """:meth:`recv_job`, awaitable."""
+        """:meth:`recv_job`, awaitable (same arguments and result)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.recv_job, timeout)
 

@@ -162,7 +162,8 @@ Form = Literal["htb", "prio"]
 
 def dscp_of_class(k: int) -> int:
     """The DSCP a packet of class ``k`` carries: class selector CSk, ``8 * k`` (RFC 2474
-    §4.2.2.2). The one mapping shared by these queues and the transport that marks packets."""
+    §4.2.2.2). The one mapping shared by these queues and the transport that marks packets.
+    Raises ``ValueError`` for ``k`` outside 0 to :data:`MAX_CLASSES` - 1."""
     if not 0 <= k < MAX_CLASSES:
         raise ValueError(f"class {k}: classes are 0..{MAX_CLASSES - 1} (DSCP CS0..CS7)")
     return 8 * k
@@ -214,8 +215,10 @@ _RATE_HELP = "units: bit, kbit, mbit, gbit, tbit (as tc reads them; a bare numbe
 
 def parse_rate(text: str, option: str = "--rate") -> int:
     """A rate in tc's bit units (``10gbit``, ``100mbit``, ``1.5gbit``, ``1000000``: case does not
-    matter, a bare number is bit/s) as whole bit/s, at least 1 Mbit/s. tc's byte units
-    (``bps``, ``kbps``, ...) are refused: they are bytes per second, a common slip."""
+    matter, a bare number is bit/s) as whole bit/s, at least 1 Mbit/s and at most 10 Tbit/s.
+    tc's byte units (``bps``, ``kbps``, ...) are refused: they are bytes per second, a common
+    slip. Raises :class:`TcConfigError` naming ``option`` (the command-line option the text
+    came from)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text)
     unit = m.group(2).lower() if m else ""
     if m is None or unit not in _RATE_UNITS:
@@ -490,8 +493,9 @@ def setup_commands(cfg: TcConfig, netns: str | None = None) -> list[Command]:
 
 def delete_commands(dev: str, netns: str | None = None) -> list[Command]:
     """The commands that remove the configuration (whatever root qdisc ``dev`` has; the kernel's
-    default returns). The first fails if there is no such interface; deleting when nothing is
-    configured is not an error."""
+    default returns; run inside network namespace ``netns`` with ``tc -n`` if given). The first
+    fails if there is no such interface; deleting when nothing is configured is not an error.
+    Raises :class:`TcConfigError` if ``dev`` is no valid interface name (:func:`check_dev`)."""
     check_dev(dev)
     return [
         Command(_tc(netns, "qdisc", "show", "dev", dev), quiet=True),

@@ -50,7 +50,8 @@ def _figure() -> tuple[Figure, Axes]:
 
 
 def plot_slowdown_cdf(records: pd.DataFrame, path: str | os.PathLike[str], title: str = "") -> Path:
-    """CDF of slowdown per flow class; classes without finished flows are left out."""
+    """CDF of slowdown per flow class of ``records``; classes without finished flows are left
+    out. Writes the plot (titled ``title``) as a PNG to ``path`` and returns ``path``."""
     fig, ax = _figure()
     finished = records["finished"].to_numpy(dtype=bool)
     slowdown = records["slowdown"].to_numpy(dtype=np.float64)
@@ -82,7 +83,8 @@ def plot_slowdown_cdf(records: pd.DataFrame, path: str | os.PathLike[str], title
 
 def size_bins(records: pd.DataFrame, num_bins: int = 12) -> pd.DataFrame:
     """Median and p99 slowdown of finished flows per log-spaced size bin: columns ``lo``,
-    ``hi`` (bytes), ``center`` (geometric), ``flows``, ``p50``, ``p99``; empty bins dropped."""
+    ``hi`` (bytes), ``center`` (geometric), ``flows``, ``p50``, ``p99``; ``num_bins`` bins
+    spanning the sizes of ``records``' finished flows, empty bins dropped."""
     r = records[records["finished"].to_numpy(dtype=bool)]
     cols = ["lo", "hi", "center", "flows", "p50", "p99"]
     if r.empty:
@@ -116,7 +118,9 @@ def size_bins(records: pd.DataFrame, num_bins: int = 12) -> pd.DataFrame:
 def plot_slowdown_by_size(
     records: pd.DataFrame, path: str | os.PathLike[str], title: str = "", num_bins: int = 12
 ) -> Path:
-    """Median and p99 slowdown per log-spaced flow-size bin."""
+    """Median and p99 slowdown of ``records`` per log-spaced flow-size bin
+    (:func:`size_bins`, ``num_bins`` bins). Writes the plot (titled ``title``) as a PNG to
+    ``path`` and returns ``path``."""
     fig, ax = _figure()
     bins = size_bins(records, num_bins)
     if bins.empty:
@@ -142,8 +146,9 @@ def _time_axis(max_ps: float) -> tuple[float, str]:
 
 
 def busiest_ports(queue_series: pd.DataFrame, n: int = NUM_SERIES_DRAWN) -> list[int]:
-    """The links of the ``n`` ports whose queues held the most bytes summed over the samples
-    (the largest time-averaged backlog), busiest first; ties go to the lower link id."""
+    """The links of the ``n`` ports of ``queue_series`` whose queues held the most bytes summed
+    over the samples (the largest time-averaged backlog), busiest first; ties go to the lower
+    link id."""
     if queue_series.empty:
         return []
     total = queue_series.groupby("link")["bytes"].sum()
@@ -155,7 +160,8 @@ def plot_queue_series(
     results: Results, path: str | os.PathLike[str], title: str = "", n: int = NUM_SERIES_DRAWN
 ) -> Path:
     """Queue length (all classes of a port together) over time of the ``n`` busiest ports. The
-    series is sparse, so a sample without a row for a port counts as an empty queue."""
+    series is sparse, so a sample without a row for a port counts as an empty queue. Writes the
+    plot of ``results`` (titled ``title``) as a PNG to ``path`` and returns ``path``."""
     fig, ax = _figure()
     qs = results.queue_series
     links = busiest_ports(qs, n)
@@ -201,7 +207,8 @@ def plot_transfer_cwnd(
     results: Results, path: str | os.PathLike[str], title: str = "", n: int = NUM_SERIES_DRAWN
 ) -> Path:
     """Congestion window over time of the ``n`` largest transfers in the transfer series (ties
-    go to the earlier transfer)."""
+    go to the earlier transfer). Writes the plot of ``results`` (titled ``title``) as a PNG to
+    ``path`` and returns ``path``."""
     fig, ax = _figure()
     ts = results.transfer_series
     flows = np.unique(ts["flow"].to_numpy()) if not ts.empty else np.array([], dtype=np.uint32)
@@ -239,7 +246,9 @@ def plot_results(
 ) -> list[Path]:
     """Write the standard plots of a run (a :class:`Results` or a results folder) into
     ``out_dir`` (default: the results folder itself; required for an in-memory result), and
-    the time-series plots where the run has them. Returns the paths written."""
+    the time-series plots where the run has them. Returns the paths written. Raises
+    ``ValueError`` for in-memory results without ``out_dir`` and
+    :class:`~slacknet.ResultsError` for a folder that is not a complete results folder."""
     if isinstance(results, Results):
         res = results
         if out_dir is None:

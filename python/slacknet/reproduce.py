@@ -44,6 +44,8 @@ from .reproduce_spec import (
 from .sweep import run_sweep
 
 __all__ = [
+    "ClaimResult",
+    "Paper",
     "Report",
     "ReproduceError",
     "experiments_folder",
@@ -62,7 +64,9 @@ def experiments_folder(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass
 class Report:
-    """Everything a reproduction produced."""
+    """Everything a reproduction produced (:func:`reproduce`): the ``paper``, the ``out_dir``,
+    whether it ran ``full``, the figures' tables, the CDF figures' quantiles and the ``claims``
+    checked (:class:`ClaimResult`)."""
 
     paper: Paper
     out_dir: Path
@@ -209,7 +213,8 @@ def reproduce(
     scenario's seed), and check the claims of the figures made (on the means over seeds). ``on_done(id)`` is called after each figure. Raises
     :class:`ReproduceError` for an id ``only`` names that the paper has not, ``full`` for a
     paper without a full-scale base, or a figure some of whose runs failed (after running the
-    rest; reproducing again into the same folder reuses the finished runs)."""
+    rest; reproducing again into the same folder reuses the finished runs). Returns the
+    :class:`Report`, whose tables and plots are also written under ``out_dir``."""
     desc = paper.description
     ids = list(desc.figure)
     for fid in only or []:

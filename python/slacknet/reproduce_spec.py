@@ -627,7 +627,8 @@ def load_paper(experiments: Path, paper: str) -> Paper:
 
 
 def load_description(path: str | Path) -> Paper:
-    """Read and validate one description file (see the module docs)."""
+    """Read and validate one description file ``path`` (see the module docs). Raises
+    :class:`ReproduceError` if it is missing, not TOML or invalid."""
     p = Path(path)
     try:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -111,7 +111,8 @@ class ResultsError(ValueError):
 @dataclass(frozen=True)
 class Manifest:
     """What ``manifest.json`` records about a results folder (format version
-    :data:`MANIFEST_VERSION`)."""
+    :data:`MANIFEST_VERSION`): the ``slacknet_version`` that wrote it, the resolved
+    scenario's ``scenario_sha256``, the ``seed`` and the ``files``."""
 
     slacknet_version: str
     scenario_sha256: str
@@ -136,7 +137,7 @@ class Manifest:
 
 
 def scenario_sha256(scenario_json: str) -> str:
-    """SHA-256 (hex) of a resolved scenario's JSON in canonical form (keys sorted, no
+    """SHA-256 (hex) of a resolved scenario's JSON text ``scenario_json`` in canonical form (keys sorted, no
     whitespace), so that only its content counts: the key that identifies a run with its seed."""
     canonical = json.dumps(json.loads(scenario_json), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -461,8 +462,15 @@ class Results:
       NaN before the first RTT sample, or the NIC rate of an unpaced UDP source), ``is_paced``,
       ``srtt_ps``, ``sent_bytes`` (payload sent, retransmissions included),
       ``delivered_bytes`` (distinct payload at the receiver), then one float column per
-      transport-specific value the simulator declares (``alpha``: DCTCP's alpha in [0, 1];
-      NaN for transports without it).
+      transport-specific value the simulator declares, NaN for transports without it:
+      ``alpha`` (DCTCP's alpha in [0, 1]), and for ATP (its group 0) ``tlr`` (the target loss
+      rate of the current epoch), ``loss`` (the loss rate measured at the last epoch end) and
+      ``class`` (the switch class its data is sent in).
+
+    Built by :func:`~slacknet.run` or :meth:`load`; the keyword arguments are the tables
+    above, ``summary``, and ``scenario``: a :class:`~slacknet.Scenario` or the resolved
+    scenario's JSON text. ``apps`` left out is an empty table without columns; ``groups``,
+    ``queue_series`` and ``transfer_series`` left out are empty with their columns.
     """
 
     records: pd.DataFrame
@@ -524,7 +532,9 @@ class Results:
         """Wrap what ``_native.Simulation.results()`` returned; ``scenario`` is the resolved
         scenario (a :class:`Scenario` or the JSON text of ``ValidScenario.to_json()``).
         ``records``, if given, are the run's records taken during the run
-        (``Simulation.take_records``, in record order), used instead of ``raw``'s."""
+        (``Simulation.take_records``, in record order), used instead of ``raw``'s.
+        ``wall_time_s`` is the run's wall-clock time, from which the summary's rates are
+        computed."""
         meta = json.loads(scenario) if isinstance(scenario, str) else {"seed": scenario.seed, "name": scenario.name}
         tables = {t: _columns_to_frame(raw[t]) for t in _TABLES if t != "records" or records is None}
         if records is not None:

@@ -48,10 +48,14 @@ def run(
     ``.json``) scenario file, a scenario validated before (:func:`validate`), or ``None`` for
     the built-in default; it is validated once, by Rust. ``seed`` overrides the scenario's seed
     (an integer in [0, 2^64 - 1]).
-    ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there.
+    ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there
+    (:meth:`~slacknet.Results.save`). ``chunk_events`` is how many events Rust runs between
+    returns to Python (default :data:`DEFAULT_CHUNK_EVENTS`; values below 1 count as 1).
 
-    Raises :class:`~slacknet.SpecError` if the scenario is invalid and
-    :class:`~slacknet.SimError` if it cannot be run.
+    Raises :class:`~slacknet.SpecError` if the scenario or ``seed`` is invalid,
+    :class:`~slacknet.SimError` if it cannot be run, what :func:`validate` raises for a
+    scenario it cannot read, and :class:`~slacknet.ResultsError` if ``out_dir`` is a folder
+    the results may not replace.
     """
     valid = validate(scenario)
     if seed is not None:
@@ -85,8 +89,12 @@ def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
     the scenario's tables (as a TOML file would give them), a path to a TOML (or ``.json``)
     file, or ``None`` for the built-in default (an already validated scenario is returned as it
     is). Relative paths in a dict or a ``Scenario`` are relative to the working directory.
-    Raises :class:`~slacknet.SpecError` naming the key, ``FileNotFoundError``, and
-    ``TypeError`` for anything else."""
+    Returns the opaque validated scenario that :func:`run` takes.
+
+    Raises :class:`~slacknet.SpecError` naming the key, pydantic's ``ValidationError`` (a
+    ``ValueError``) for a dict that is not a scenario, ``FileNotFoundError`` for a missing
+    file, ``ValueError`` for a string of TOML text instead of a path, and ``TypeError`` for
+    anything else."""
     if isinstance(scenario, _native.ValidScenario):
         return scenario
     if isinstance(scenario, dict):

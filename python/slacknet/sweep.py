@@ -137,6 +137,7 @@ class Axis:
     """A dotted key, or several that all take each value (e.g. every link delay)."""
     values: list[Any]
     labels: list[str] | None = None
+    """Display names of the values, one per value (default: the values themselves)."""
     name: str | None = None
     """Column name in the sweep table (default: the first key's last part)."""
 
@@ -168,12 +169,14 @@ class Axis:
 
 @dataclass
 class Sweep:
-    """A base scenario, axes and seeds."""
+    """A base scenario, axes and seeds (what :func:`load_sweep` reads from a sweep file)."""
 
     name: str
+    """The sweep's name (``sweep.json`` records it)."""
     base: Scenario
     axes: list[Axis]
     seeds: list[int] = field(default_factory=list)
+    """Every variant runs once per seed (at least one is needed: :func:`check_size`)."""
     folder: Path | None = None
     """What relative paths in axis values are relative to: the sweep file's folder (``None``:
     the working directory)."""
@@ -181,12 +184,14 @@ class Sweep:
 
 @dataclass(frozen=True)
 class SweepRun:
-    """One concrete run of a sweep."""
+    """One concrete run of a sweep (:func:`expand`)."""
 
     variant: str
     """Folder name: axis labels and seed, e.g. ``DT__load=0.4__seed=1``."""
     labels: dict[str, str]
+    """Each axis's label of its value, by axis column."""
     values: dict[str, Any]
+    """Each axis's value, by axis column."""
     seed: int
     scenario: Scenario
     scenario_json: str
@@ -204,7 +209,7 @@ class SweepRun:
 
 
 def set_key(tree: dict[str, Any], key: str, value: Any) -> None:
-    """Set a dotted ``key`` (``a.b[0].c``) in a scenario dict, creating tables as needed (and a
+    """Set a dotted ``key`` (``a.b[0].c``) in the scenario dict ``tree`` to ``value``, creating tables as needed (and a
     list item just past the end, when the key names that item as a whole: ``workload[1]``).
     Raises :class:`SpecError` naming the key if it does not fit the tree."""
     parts = key.split(".")
@@ -435,14 +440,18 @@ def _check_distinct(sweep: Sweep) -> None:
 
 
 def run_metrics(res: Results) -> dict[str, float]:
-    """Per-run metrics: p50/p95/p99 slowdown of short, long and incast flows (finished
-    flows), the mean slowdown of short, long and all finished flows, unfinished flows, drops
-    (all, and ``data_drops``: switch drops of data, not of credits or of Aeolus's unscheduled
-    packets), ``credit_waste`` (ExpressPass and Aeolus: the fraction of credits that reached
-    their sender and sent nothing; NaN without credits), drops, and leaf buffer occupancy percentiles (p99, p99.99) as a
-    percentage of the buffer, from the periodic samples; and the fraction of incast flows that
-    had at least one retransmission timeout (``incast_rto_frac``), because with a 10 ms minimum
-    RTO a percentile of incast slowdowns often only says whether a few timeouts happened."""
+    """Per-run metrics of the run ``res``, one float per name of :data:`METRIC_COLUMNS` (the
+    same keys, not in that order): ``flows`` and ``unfinished`` flows; p50/p95/p99 slowdown of
+    short, long and incast flows (finished flows), the mean slowdown of short, long and all
+    finished flows, drops (all, and ``data_drops``: switch drops of data, not of credits or of
+    Aeolus's unscheduled packets), ``credit_waste`` (ExpressPass and Aeolus: the fraction of
+    credits that reached their sender and sent nothing; NaN without credits), and leaf buffer
+    occupancy percentiles (p99, p99.99) as a percentage of the buffer, from the periodic
+    samples; the fraction of incast flows that had at least one retransmission timeout
+    (``incast_rto_frac``), because with a 10 ms minimum RTO a percentile of incast slowdowns
+    often only says whether a few timeouts happened; NetApprox's job metrics (``jobs`` to
+    ``bg_jct_mean_us``, with ``occ_mean_kb`` and ``occ_p99_kb``) and training's (``iterations``
+    to ``train_fct_p99_us``), NaN where the run has none; and ``wall_s``, the run's wall time."""
     r = res.records
     out: dict[str, float] = {"flows": float(len(r)), "unfinished": float((~r["finished"].astype(bool)).sum())}
     fin = r["finished"].to_numpy(dtype=bool)

@@ -63,8 +63,14 @@ def tail_drop_available() -> str | None:
 
 class Testbed:
     """``hosts`` hosts behind one switch whose ports toward the hosts run at ``rate`` (tc's
-    spelling, e.g. ``"100mbit"``) with the slack-based queues of a ``buffer_bytes`` buffer.
-    Use as a context manager."""
+    spelling, e.g. ``"100mbit"``) with the slack-based queues of a ``buffer_bytes`` buffer,
+    every interface at ``mtu``. Use as a context manager: entering builds the namespaces (root
+    only, see :func:`available`; ``RuntimeError`` with ``ip``'s message if a step fails),
+    leaving removes them (:meth:`close`).
+
+    The constructor checks its arguments only: ``TypeError`` or ``ValueError`` (``hosts``
+    must be 2 to 200; ``rate``, ``mtu`` and ``buffer_bytes`` as :class:`~slacknet.nettc.TcConfig`
+    takes them)."""
 
     def __init__(self, hosts: int = 3, *, rate: str = "100mbit", buffer_bytes: int = 150_000, mtu: int = 1500) -> None:
         if isinstance(hosts, bool) or not isinstance(hosts, int):
@@ -105,7 +111,8 @@ class Testbed:
         return self._host_if[self._host(i)]
 
     def tcp_tail_drop(self, host: int, dport: int, marker: int = ord("y")) -> TcpTailDrop:
-        """Install a ``TcpTailDrop`` on host ``host`` for TCP to port ``dport`` (raises
+        """Install a :class:`TcpTailDrop` on host ``host`` for TCP to port ``dport``, knowing the
+        tail by its first payload byte ``marker`` (default ``ord("y")``), and return it (raises
         ``RuntimeError`` with nft's message if the rules are refused)."""
         d = TcpTailDrop(self, host, dport, marker)
         d.install()
@@ -151,11 +158,13 @@ class Testbed:
         self._made.clear()
 
     def popen(self, host: int, argv: Sequence[str], **kw: Any) -> subprocess.Popen[str]:
-        """Start ``argv`` in host ``host``'s namespace."""
+        """Start ``argv`` in host ``host``'s namespace, in text mode; ``kw`` goes to
+        :class:`subprocess.Popen`."""
         return subprocess.Popen(["ip", "netns", "exec", self.names[host], *argv], text=True, **kw)
 
     def python(self, host: int, script: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
-        """Run a Python script with this interpreter in host ``host``'s namespace."""
+        """Run the Python ``script`` with ``args`` and this interpreter in host ``host``'s
+        namespace (:meth:`popen`, which ``kw`` goes to)."""
         return self.popen(host, [sys.executable, str(script), *args], **kw)
 
     def egress_stats(self, host: int) -> str:
