@@ -39,6 +39,31 @@ def test_a_scenario_refuses_non_finite_floats(bad: float) -> None:
         s.topology.host_rate_gbps = bad  # type: ignore[union-attr]
 
 
+def test_a_bad_dict_is_a_spec_error_naming_the_key() -> None:
+    # It was pydantic's ValidationError, listing every problem with a link to pydantic's site,
+    # which a caller catching SpecError (as for a file) missed.
+    d = tomllib.loads(TINY_TOML)
+    d["topology"]["leaves"] = "x"
+    with pytest.raises(SpecError) as e:
+        slacknet.run(d)
+    assert e.value.key == "topology.leaves" and e.value.value == "'x'", str(e.value)  # no tag in the key
+    assert "valid integer" in str(e.value) and "pydantic" not in str(e.value)
+    d = tomllib.loads(TINY_TOML)
+    d["workload"][0]["load"] = True
+    del d["topology"]["leaves"]
+    with pytest.raises(SpecError, match=r"^topology\.leaves: field required \(and 1 more problem\)$"):
+        validate(d)
+    # pydantic's lax floats ran `load = True` at load 1 (Rust refuses it in a file).
+    d = tomllib.loads(TINY_TOML)
+    d["workload"][0]["load"] = True
+    with pytest.raises(SpecError, match=r"^workload\[0\]\.load = True: .*a boolean is not a number"):
+        validate(d)
+    d["workload"][0]["load"] = np.float32(0.25)  # a numpy number stays welcome
+    plain = tomllib.loads(TINY_TOML)
+    plain["workload"][0]["load"] = 0.25
+    assert validate(d).to_json() == validate(plain).to_json()
+
+
 def test_validate_takes_a_dict_and_refuses_other_types(tmp_path: Path) -> None:
     from_file = validate(tiny(tmp_path))
     from_dict = validate(tomllib.loads(TINY_TOML))

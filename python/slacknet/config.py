@@ -108,14 +108,26 @@ def _not_bool(v: Any) -> Any:
 
 
 U64 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**64 - 1)]
+U32 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**32 - 1)]
+U8 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=255)]
+
+
+def _not_bool_number(v: Any) -> Any:
+    """Refuse a boolean where a number belongs: pydantic's lax floats take ``True`` as 1.0
+    (``load = True`` in a dict ran at load 1; Rust refuses it in a file)."""
+    if isinstance(v, bool):
+        raise ValueError("a boolean is not a number: give one, e.g. 0.5")
+    return v
+
+
+#: Every float of the scenario models (ints and numpy numbers accepted, booleans not).
+F64 = Annotated[float, BeforeValidator(_not_bool_number)]
 
 
 def is_seed(v: Any) -> bool:
     """Whether ``v`` is a seed (``Scenario.seed``'s rule): a whole number from 0 to 2^64 - 1,
     a numpy integer included, a boolean or a float not."""
     return isinstance(v, numbers.Integral) and not isinstance(v, bool) and 0 <= int(v) < 2**64
-U32 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**32 - 1)]
-U8 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=255)]
 
 
 class _Model(BaseModel):
@@ -136,8 +148,8 @@ class LeafSpineTopology(_Model):
     hosts_per_leaf: U32
     spines: U32
     links_per_spine: U32 = 1
-    host_rate_gbps: float
-    fabric_rate_gbps: float
+    host_rate_gbps: F64
+    fabric_rate_gbps: F64
     host_delay_ns: U64 = 1000
     fabric_delay_ns: U64 = 1000
 
@@ -147,7 +159,7 @@ class FatTreeTopology(_Model):
 
     kind: Literal["fat_tree"] = "fat_tree"
     k: U32
-    rate_gbps: float
+    rate_gbps: F64
     delay_ns: U64 = 1000
 
 
@@ -174,7 +186,7 @@ class QueueSpec(_Model):
 
     ecn_threshold_bytes: U64 | None = None
     cap_bytes: U64 | None = None
-    dt_alpha: float = 1.0
+    dt_alpha: F64 = 1.0
 
 
 #: A named queue configuration ``switch.queues`` may give instead of a list
@@ -231,8 +243,8 @@ class ActiveBufferManagement(_Model):
     ``alpha_first_rtt``."""
 
     policy: Literal["abm"] = "abm"
-    alpha_first_rtt: float = 64.0
-    base_rtt_us: float | None = None
+    alpha_first_rtt: F64 = 64.0
+    base_rtt_us: F64 | None = None
     congested_bytes: U64 = 20 * 1400
 
 
@@ -270,7 +282,7 @@ class FlipOracle(_Model):
 
     kind: Literal["flip"] = "flip"
     inner: Oracle
-    p: float
+    p: F64
     seed: U64 | None = None
 
 
@@ -289,7 +301,7 @@ class Credence(_Model):
 
     policy: Literal["credence"] = "credence"
     oracle: Oracle = Field(default_factory=lambda: ForestOracle())
-    base_rtt_us: float | None = None
+    base_rtt_us: F64 | None = None
 
 
 Admission = Annotated[
@@ -316,7 +328,7 @@ class SwitchSpec(_Model):
     call :meth:`Scenario.resolve`)."""
 
     buffer_bytes: U64 | None = None
-    buffer_per_port_per_gbps: float | None = None
+    buffer_per_port_per_gbps: F64 | None = None
     scheduler: Literal["strict_priority", "round_robin", "pfabric"] = "strict_priority"
     admission: Admission = Field(default_factory=DynamicThresholds)
     queues: list[QueueSpec] | QueuePreset = Field(
@@ -377,8 +389,8 @@ class DctcpTransport(_TcpKeys):
     """DCTCP: TCP with DCTCP's window law (EWMA gain ``g``, initial ``init_alpha``)."""
 
     kind: Literal["dctcp"] = "dctcp"
-    g: float = 1.0 / 16.0
-    init_alpha: float = 1.0
+    g: F64 = 1.0 / 16.0
+    init_alpha: F64 = 1.0
 
 
 class NewRenoTransport(_TcpKeys):
@@ -392,7 +404,7 @@ class PowerTcpTransport(_TcpKeys):
     (absent: the host BDP / 10). Base RTT and NIC rate come from the topology."""
 
     kind: Literal["power_tcp"] = "power_tcp"
-    gamma: float = 0.9
+    gamma: F64 = 0.9
     beta_bytes: U64 | None = None
 
 
@@ -402,7 +414,7 @@ class UdpTransport(_Model):
     kind: Literal["udp"] = "udp"
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
-    rate_gbps: float | None = None
+    rate_gbps: F64 | None = None
 
 
 class AtpTransport(_Model):
@@ -422,25 +434,25 @@ class AtpTransport(_Model):
     dynamic_prio: bool | None = None
     sched: Literal["mrdf", "in_order", "new_first"] | None = None
     on_loss: Literal["give_up", "resend"] = "give_up"
-    m: float = 0.125
-    init_rtt_us: float | None = None
+    m: F64 = 0.125
+    init_rtt_us: F64 | None = None
     classes: U8 = 8
     ack_prio: U8 = 0
     message_bytes: U64 | None = None
-    msr: float = 1.0
+    msr: F64 = 1.0
     max_silent_epochs: U32 = 10_000
-    rate_gbps: float | None = None
+    rate_gbps: F64 | None = None
 
 
 class _ExpressPassKeys(_Model):
     mss_bytes: U32 = 1454
     header_bytes: U32 = 84
-    target_loss: float = 0.125
-    w_init: float = 1.0 / 16.0
-    w_min: float = 0.01
-    w_max: float = 0.5
-    init_rate: float = 1.0 / 16.0
-    init_rtt_us: float | None = None
+    target_loss: F64 = 0.125
+    w_init: F64 = 1.0 / 16.0
+    w_min: F64 = 0.01
+    w_max: F64 = 0.5
+    init_rate: F64 = 1.0 / 16.0
+    init_rtt_us: F64 | None = None
     rto_us: U64 = 1000
     max_retries: U32 = 15
 
@@ -476,7 +488,7 @@ class PfabricTransport(_Model):
     header_bytes: U32 = 40
     init_cwnd_pkts: U32 | None = None
     max_cwnd_pkts: U32 = 1024
-    rto_us: float | None = None
+    rto_us: F64 | None = None
     probe_after_timeouts: U32 = 5
 
 
@@ -495,11 +507,11 @@ class MltTransport(_Model):
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
     value_bytes: Literal[2, 4] = 4
-    complete_fraction: float = 0.9
+    complete_fraction: F64 = 0.9
     init_cwnd_pkts: U32 = 10
     cc: Literal["dctcp", "cubic"] = "dctcp"
-    g: float = 1.0 / 16.0
-    init_alpha: float = 1.0
+    g: F64 = 1.0 / 16.0
+    init_alpha: F64 = 1.0
     rto_us: U64 = 10_000
     max_rto_us: U64 = 1_000_000
     dupack_threshold: U32 = 3
@@ -534,13 +546,13 @@ class PoissonWorkload(_Model):
 
     kind: Literal["poisson"] = "poisson"
     cdf: str
-    load: float
+    load: F64
     load_reference: Literal["host_link", "leaf_uplink"] = "host_link"
     destinations: Literal["uniform", "other_leaf", "permutation"] = "uniform"
-    start_ms: float = 0.0
-    duration_ms: float
+    start_ms: F64 = 0.0
+    duration_ms: F64
     prio: U8 = 0
-    prio_schedule: list[tuple[float, U8]] | None = None
+    prio_schedule: list[tuple[F64, U8]] | None = None
     transport: TransportSpec | None = None
 
 
@@ -550,15 +562,15 @@ class IncastWorkload(_Model):
     :class:`PoissonWorkload`."""
 
     kind: Literal["incast"] = "incast"
-    query_rate_per_host: float
+    query_rate_per_host: F64
     fan_in: U32
     burst_bytes: U64 | None = None
-    burst_buffer_fraction: float | None = None
+    burst_buffer_fraction: F64 | None = None
     senders: Literal["random", "other_leaf"] = "random"
-    start_ms: float = 0.0
-    duration_ms: float
+    start_ms: F64 = 0.0
+    duration_ms: F64
     prio: U8 = 0
-    prio_schedule: list[tuple[float, U8]] | None = None
+    prio_schedule: list[tuple[F64, U8]] | None = None
     transport: TransportSpec | None = None
 
 
@@ -598,7 +610,7 @@ class ClosedLoopWorkload(_Model):
     pairs: list[tuple[U32, U32]]
     size_bytes: U64
     count: U32
-    think_us: float = 0.0
+    think_us: F64 = 0.0
     prio: U8 = 0
     transport: TransportSpec | None = None
 
@@ -610,7 +622,7 @@ class BarrierWorkload(_Model):
     kind: Literal["barrier"] = "barrier"
     transfers: list[FlowEntry]
     rounds: U32
-    compute_us: float = 0.0
+    compute_us: F64 = 0.0
     transport: TransportSpec | None = None
 
 
@@ -643,19 +655,19 @@ class TrainingWorkload(_Model):
     server: U32 | None = None
     model_bytes: U64
     iterations: U32
-    compute_us: float = 0.0
-    job_compute_us: float | None = None
-    start_us: float = 0.0
+    compute_us: F64 = 0.0
+    job_compute_us: F64 | None = None
+    start_us: F64 = 0.0
     prio: U8 = 0
-    complete_fraction: float | None = None
+    complete_fraction: F64 | None = None
     transport: TransportSpec | None = None
 
 
 class ApproxGroup(_Model):
     """One group of an ``approx_jobs`` job: its ``share`` of the messages and its ``msr``."""
 
-    share: float
-    msr: float
+    share: F64
+    msr: F64
 
 
 class ApproxJobsWorkload(_Model):
@@ -671,17 +683,17 @@ class ApproxJobsWorkload(_Model):
     kind: Literal["approx_jobs"] = "approx_jobs"
     trace: Literal["fbkv", "fbhd"]
     scheme: Literal["atp", "early_send", "sample_send", "udp"]
-    msr: float | None = None
+    msr: F64 | None = None
     groups: list[ApproxGroup] | None = None
     messages: U64
     jobs_per_host: U32 = 1
-    load: float | None = None
+    load: F64 | None = None
     senders: list[U32] | None = None
     receiver: U32 | None = None
-    start_us: float = 0.0
-    think_us: float = 0.0
+    start_us: F64 = 0.0
+    think_us: F64 = 0.0
     prio: U8 = 0
-    udp_timeout_us: float = 1000.0
+    udp_timeout_us: F64 = 1000.0
     transport: TransportSpec | None = None
 
 
@@ -707,7 +719,7 @@ class TimeseriesSpec(_Model):
     of every transfer in flight (``max_transfers`` keeps the first that many). Absent: off.
     See :attr:`slacknet.Results.queue_series` and :attr:`slacknet.Results.transfer_series`."""
 
-    interval_us: float
+    interval_us: F64
     queues: bool = True
     transfers: bool = True
     nics: bool = True
@@ -720,8 +732,8 @@ class RunSpec(_Model):
     flow's completion time is measured (``sender``: ACK of the last byte; ``receiver``: last
     byte received), and the optional time series."""
 
-    stop_ms: float | None = None
-    sample_interval_us: float = 10.0
+    stop_ms: F64 | None = None
+    sample_interval_us: F64 = 10.0
     fct_at: Literal["sender", "receiver"] = "sender"
     timeseries: TimeseriesSpec | None = None
 

@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pydantic
 
 from . import _native
+from ._native import SpecError
 from .config import Scenario, _check_toml_syntax, _read_text, is_seed, spec_error
 from .results import Results
 
@@ -91,14 +93,17 @@ def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
     is). Relative paths in a dict or a ``Scenario`` are relative to the working directory.
     Returns the opaque validated scenario that :func:`run` takes.
 
-    Raises :class:`~slacknet.SpecError` naming the key, pydantic's ``ValidationError`` (a
-    ``ValueError``) for a dict that is not a scenario, ``FileNotFoundError`` for a missing
-    file, ``ValueError`` for a string of TOML text instead of a path, and ``TypeError`` for
+    Raises :class:`~slacknet.SpecError` naming the key (for a dict too: the first problem
+    pydantic found, and how many more), ``FileNotFoundError`` for a missing file, ``ValueError`` for a string of TOML text instead of a path, and ``TypeError`` for
     anything else."""
     if isinstance(scenario, _native.ValidScenario):
         return scenario
     if isinstance(scenario, dict):
-        scenario = Scenario.model_validate(scenario)
+        tree = scenario
+        try:
+            scenario = Scenario.model_validate(tree)
+        except pydantic.ValidationError as e:
+            raise _dict_error(e, tree) from None
     if isinstance(scenario, Scenario):
         return _native.validate_json(scenario.to_json(), str(Path.cwd()))
     if scenario is None:
@@ -119,6 +124,27 @@ def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
         return _native.validate_json(text, base)
     _check_toml_syntax(text, str(p))
     return _native.validate_toml(text, base)
+
+
+def _dict_error(e: pydantic.ValidationError, tree: dict[str, Any]) -> SpecError:
+    """The first problem pydantic found in a scenario dict, as the :class:`SpecError` a TOML
+    file with the same tables gets: its dotted key (a tagged table's tag, which pydantic puts
+    in the path, left out), its value and what is wrong, and how many more there are."""
+    first = e.errors()[0]
+    key, node = "", tree  # type: str, Any
+    for part in first["loc"]:
+        if isinstance(part, int):
+            key += f"[{part}]"
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            continue
+        if isinstance(node, dict) and part not in node and part in (node.get("kind"), node.get("policy")):
+            continue  # the union's tag, not a key
+        key += f".{part}" if key else str(part)
+        node = node.get(part) if isinstance(node, dict) else None
+    value = None if first["type"] == "missing" else repr(first.get("input"))[:80]
+    more = len(e.errors()) - 1
+    message = first["msg"][0].lower() + first["msg"][1:] + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+    return spec_error(key or "scenario", value, message)
 
 
 class _TakenRecords:
