@@ -653,3 +653,14 @@ def test_a_cdf_figure_pools_each_series_flows(experiments: Path, tmp_path: Path)
     assert (tmp_path / "out" / "load_cdf.png").stat().st_size > 0
     assert pd.read_csv(tmp_path / "out" / "load_cdf.csv").shape == (2, 8)
     assert "CDF of fct_us of workload 0's transfers" in render(report)
+
+
+def test_papers_are_found_from_a_path_given_as_text(tmp_path: Path) -> None:
+    # A str (not a Path) raised AttributeError: 'str' object has no attribute 'glob'.
+    from slacknet.reproduce_spec import list_papers, load_paper
+
+    folder = str(Path(__file__).resolve().parents[1] / "experiments")
+    papers = list_papers(folder)
+    assert "credence" in papers and load_paper(folder, "credence").name == "credence"
+    with pytest.raises(ReproduceError, match="no experiments folder"):
+        load_paper(str(tmp_path / "none"), "credence")

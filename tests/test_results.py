@@ -312,3 +312,11 @@ def test_cli_summary_says_how_many_flows_finished_and_why_not(
     assert "0/2 flows finished (stopped early at run.stop_ms, 2 unfinished)" in out  # the third starts later
     leaf = next(line for line in out.splitlines() if "leaf" in line)
     assert [c.strip() for c in leaf.split("│")][5] == "-"  # occ p99: no occupancy sample
+
+
+def test_a_results_built_without_apps_has_the_apps_columns(tiny_results: slacknet.Results) -> None:
+    # Left out, apps was a table without columns, where groups and the series had theirs.
+    r = slacknet.Results(records=tiny_results.records, switches=tiny_results.switches, queues=tiny_results.queues,
+                         occupancy=tiny_results.occupancy, links=tiny_results.links, summary=tiny_results.summary,
+                         scenario=tiny_results.scenario)
+    assert r.apps.empty and list(r.apps.columns) == list(tiny_results.apps.columns)

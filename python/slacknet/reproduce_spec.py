@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tomllib
 import types
 import typing
@@ -605,14 +606,15 @@ def _or_list(names: typing.Iterable[str]) -> str:
     return ", ".join(names) or "none"
 
 
-def list_papers(experiments: Path) -> list[str]:
+def list_papers(experiments: str | os.PathLike[str]) -> list[str]:
     """The papers of an experiments folder: its subfolders holding a ``reproduce.toml``."""
-    return sorted(p.parent.name for p in experiments.glob(f"*/{DESCRIPTION_FILE}"))
+    return sorted(p.parent.name for p in Path(experiments).glob(f"*/{DESCRIPTION_FILE}"))
 
 
-def load_paper(experiments: Path, paper: str) -> Paper:
+def load_paper(experiments: str | os.PathLike[str], paper: str) -> Paper:
     """Read and validate ``experiments/<paper>/reproduce.toml``. Raises
     :class:`ReproduceError` if the folder or the description is missing or invalid."""
+    experiments = Path(experiments)
     fix = "run from a source checkout (its top folder) or pass --experiments DIR"
     if not experiments.is_dir():
         raise ReproduceError(str(experiments), None, f"no experiments folder here: {fix}")

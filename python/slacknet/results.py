@@ -469,8 +469,8 @@ class Results:
 
     Built by :func:`~slacknet.run` or :meth:`load`; the keyword arguments are the tables
     above, ``summary``, and ``scenario``: a :class:`~slacknet.Scenario` or the resolved
-    scenario's JSON text. ``apps`` left out is an empty table without columns; ``groups``,
-    ``queue_series`` and ``transfer_series`` left out are empty with their columns.
+    scenario's JSON text. ``apps``, ``groups``,
+    ``queue_series`` and ``transfer_series`` left out are empty tables with their columns.
     """
 
     records: pd.DataFrame
@@ -500,7 +500,7 @@ class Results:
         transfer_series: pd.DataFrame | None = None,
     ) -> None:
         self.records = records
-        self.apps = apps if apps is not None else pd.DataFrame()
+        self.apps = apps if apps is not None else _add_app_derived(_empty_table("apps"))
         self.groups = groups if groups is not None else _empty_table("groups")
         self.queue_series = queue_series if queue_series is not None else _empty_table("queue_series")
         self.transfer_series = transfer_series if transfer_series is not None else _empty_table("transfer_series")
