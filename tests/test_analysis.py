@@ -134,6 +134,13 @@ def test_occupancy_percentile_without_samples_is_nan_not_zero() -> None:
     assert "0 B" not in text
     leaf = next(line for line in text.splitlines() if "leaf" in line)
     assert [c.strip() for c in leaf.split("│")][5] == "-"
+    # The switches table says it by itself (occ_samples), without the occupancy table; a folder
+    # saved before that column existed is told by its occupancy table.
+    assert (r.switches["occ_samples"] == 0).all() and switch_table(r.switches)["occ_p99_bytes"].isna().all()
+    old = r.switches.drop(columns="occ_samples")
+    assert switch_table(old, r.occupancy)["occ_p99_bytes"].isna().all()
     # Sampled, an idle switch's percentile is a measured 0.
     sampled = slacknet.run(slacknet.Scenario.from_toml_text(ONE_FLOW_TOML))
+    assert (sampled.switches["occ_samples"] > 0).all()
+    assert sampled.switches["occ_samples"].sum() == len(sampled.occupancy)
     assert (switch_table(sampled.switches, sampled.occupancy)["occ_p99_bytes"] == 0).all()

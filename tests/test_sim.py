@@ -23,7 +23,7 @@ SWITCH_COLUMNS = {
     "switch", "node", "tier", "buffer_bytes", "arrivals", "drops_admission", "drops_queue_cap",
     "drops_pushout", "pushed_out_bytes",
     "dropped_bytes", "ecn_marks", "enqueued_bytes", "dequeued_bytes", "max_occupancy_bytes",
-    "occ_p50_bytes", "occ_p90_bytes", "occ_p99_bytes", "occ_p9999_bytes", "final_occupancy_bytes",
+    "occ_samples", "occ_p50_bytes", "occ_p90_bytes", "occ_p99_bytes", "occ_p9999_bytes", "final_occupancy_bytes",
     "credence_safeguard_accepts", "credence_oracle_drops", "credence_oracle_accepts",
     "credence_threshold_drops",
     "drops_credit", "drops_selective",

@@ -86,9 +86,10 @@ def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) 
     seen (``max_occupancy_bytes``) and the buffer size (``buffer_bytes``, the largest in the
     tier). Indexed by tier, leaf first.
 
-    Given the run's ``occupancy`` samples, ``occ_p99_bytes`` is NaN for a tier none of whose
-    switches was sampled (sampling off, or a run that ended before its first sample): the
-    simulator's column says 0 there, which is no measurement."""
+    ``occ_p99_bytes`` is NaN for a tier none of whose switches was sampled (sampling off, or a
+    run that ended before its first sample), where the simulator's percentile says 0 for want
+    of data: told by the ``occ_samples`` column, or for a results folder saved before it
+    existed by the run's ``occupancy`` samples if given."""
     cols = ["switches", "drops", "ecn_marks", "occ_p99_bytes", "max_occupancy_bytes", "buffer_bytes"]
     if switches.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="tier"))
@@ -98,8 +99,9 @@ def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) 
         + switches["drops_pushout"].astype(np.int64),
         tier=switches["tier"].astype(str),
     )
-    if occupancy is not None:
-        sampled = s["switch"].isin(occupancy["switch"].unique())
+    sampled = (s["occ_samples"] > 0 if "occ_samples" in s.columns
+               else s["switch"].isin(occupancy["switch"].unique()) if occupancy is not None else None)
+    if sampled is not None:
         s["occ_p99_bytes"] = s["occ_p99_bytes"].astype(np.float64).where(sampled)
     g = s.groupby("tier", sort=False)
     out = pd.DataFrame(

@@ -430,6 +430,7 @@ fn encode(out: &sim::Output) -> Encoded {
         .num("enqueued_bytes", |s| s.enqueued_bytes)
         .num("dequeued_bytes", |s| s.dequeued_bytes)
         .num("max_occupancy_bytes", |s| s.max_occupancy_bytes)
+        .num("occ_samples", |s| s.occ_samples)
         .num("occ_p50_bytes", |s| s.occ_p50_bytes)
         .num("occ_p90_bytes", |s| s.occ_p90_bytes)
         .num("occ_p99_bytes", |s| s.occ_p99_bytes)

@@ -193,7 +193,11 @@ pub struct SwitchStats {
     pub dequeued_bytes: u64,
     /// Largest shared-buffer occupancy seen (exact, at every enqueue), bytes.
     pub max_occupancy_bytes: u64,
-    /// Occupancy percentiles over the periodic samples, bytes (0 without sampling).
+    /// Periodic occupancy samples taken of this switch: 0 with sampling off or a run that
+    /// ended before its first sample, when the percentiles below are 0 for want of data.
+    pub occ_samples: u64,
+    /// Occupancy percentiles over the periodic samples, bytes (0 without samples: see
+    /// `occ_samples`).
     pub occ_p50_bytes: u64,
     /// 90th percentile of sampled occupancy.
     pub occ_p90_bytes: u64,

@@ -154,6 +154,7 @@ impl Simulation {
             let mut st = sw.stats.clone();
             let v = &mut per_switch[s];
             v.sort_unstable();
+            st.occ_samples = v.len() as u64;
             st.occ_p50_bytes = percentile_sorted(v, 0.5);
             st.occ_p90_bytes = percentile_sorted(v, 0.9);
             st.occ_p99_bytes = percentile_sorted(v, 0.99);
