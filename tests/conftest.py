@@ -54,6 +54,20 @@ duration_ms = 2.0
 """
 
 
+#: A 2-leaf, 4-host leaf-spine without a workload (each test adds its own).
+SMALL_NET = """
+name = "small"
+
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 2
+spines = 1
+host_rate_gbps = 10.0
+fabric_rate_gbps = 10.0
+"""
+
+
 #: 3 DCTCP senders into one receiver behind one switch, with time series every 5 us.
 SERIES_TOML = """
 name = "series"

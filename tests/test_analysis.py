@@ -17,6 +17,8 @@ from slacknet.analysis import (
     switch_table,
 )
 
+from .conftest import SMALL_NET
+
 
 def _records(sizes: list[int], incast: list[bool], slowdown: list[float]) -> pd.DataFrame:
     sd = np.array(slowdown, dtype=float)
@@ -98,17 +100,7 @@ def test_app_table_summarises_units_per_application_and_kind() -> None:
 
 
 #: One 50 KB flow across a 2-leaf, 4-host leaf-spine: a run of a few hundred events.
-ONE_FLOW_TOML = """
-name = "one_flow"
-
-[topology]
-kind = "leaf_spine"
-leaves = 2
-hosts_per_leaf = 2
-spines = 1
-host_rate_gbps = 10.0
-fabric_rate_gbps = 10.0
-
+ONE_FLOW_TOML = SMALL_NET + """
 [[workload]]
 kind = "flows"
 flows = [{ src = 0, dst = 3, size_bytes = 50000 }]

@@ -12,7 +12,7 @@ import pytest
 import slacknet
 from slacknet import _native
 
-from .conftest import EXAMPLES, TINY_TOML
+from .conftest import EXAMPLES, SMALL_NET, TINY_TOML
 
 RECORD_COLUMNS = {
     "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
@@ -290,27 +290,13 @@ def test_mlt_flows_end_with_at_least_p_of_their_values() -> None:
     assert fc["fct_ps"].sum() != fin["fct_ps"].sum()
 
 
-#: A 2-leaf, 4-host leaf-spine without a workload (each test adds its own).
-_SMALL_NET = """
-name = "small"
-
-[topology]
-kind = "leaf_spine"
-leaves = 2
-hosts_per_leaf = 2
-spines = 1
-host_rate_gbps = 10.0
-fabric_rate_gbps = 10.0
-"""
-
-
 def test_cli_run_says_why_no_flow_finished(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from slacknet.cli import main
 
     # A Poisson load so low that its 1 us of arrivals holds none: the line says so, and the
     # switches' occupancy percentiles, with no sample taken, are "-", not "0 B".
     none = tmp_path / "none.toml"
-    none.write_text(_SMALL_NET + '[[workload]]\nkind = "poisson"\ncdf = "websearch"\nload = 0.001\nduration_ms = 0.001\n')
+    none.write_text(SMALL_NET + '[[workload]]\nkind = "poisson"\ncdf = "websearch"\nload = 0.001\nduration_ms = 0.001\n')
     assert main(["run", str(none), "--out", str(tmp_path / "a"), "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "0/0 flows finished (the workload started no flow);" in out
@@ -318,7 +304,7 @@ def test_cli_run_says_why_no_flow_finished(tmp_path: Path, capsys: pytest.Captur
     assert [c.strip() for c in leaf.split("│")][5] == "-"
     # Stopped after 100 ns: the simulated time is not printed as 0.
     short = tmp_path / "short.toml"
-    short.write_text(_SMALL_NET + '[[workload]]\nkind = "flows"\nflows = [{ src = 0, dst = 3, size_bytes = 50000 }]\n'
+    short.write_text(SMALL_NET + '[[workload]]\nkind = "flows"\nflows = [{ src = 0, dst = 3, size_bytes = 50000 }]\n'
                      "[run]\nstop_ms = 0.0001\n")
     assert main(["run", str(short), "--out", str(tmp_path / "b"), "--no-plot"]) == 0
     out = capsys.readouterr().out

@@ -23,7 +23,7 @@ from slacknet.sweep import (
     METRIC_COLUMNS, STATUS_COLUMNS, WORKER_DIED, SweepRun, expand, load_sweep, run_sweep, set_key,
 )
 
-from .conftest import REPO
+from .conftest import REPO, SMALL_NET
 
 BASE = """
 name = "tiny"
@@ -550,18 +550,7 @@ def test_run_metrics_count_zero_units_of_an_application_that_finished_none() -> 
     # 0, a measurement, and only the times NaN; a run without such an entry has NaN counts.
     from slacknet.sweep import run_metrics
 
-    net = """
-name = "stopped"
-[topology]
-kind = "leaf_spine"
-leaves = 2
-hosts_per_leaf = 2
-spines = 1
-host_rate_gbps = 10.0
-fabric_rate_gbps = 10.0
-[run]
-stop_ms = 0.05
-"""
+    net = SMALL_NET + "[run]\nstop_ms = 0.05\n"
     training = ('[[workload]]\nkind = "training"\npattern = "ps"\nworkers = [1, 2, 3]\nserver = 0\n'
                 "model_bytes = 100000\niterations = 2\n")
     jobs = ('[[workload]]\nkind = "approx_jobs"\ntrace = "fbhd"\nscheme = "atp"\nmsr = 0.9\nmessages = 200\n'
