@@ -201,6 +201,8 @@ X4 = np.ones(4, np.float32)
     ({"max_receive_memory_bytes": 0}, ValueError, "max_receive_memory_bytes = 0: .*at least 1"),
     ({"rto_us": -5}, ValueError, "rto_us = -5"),
     ({"rto_us": 1.5}, TypeError, "rto_us = 1.5: .*integer"),
+    # Accepted up to 2^64 - 1: a lossy send then only waited for its deadline.
+    ({"rto_us": 10**12 + 1}, ValueError, "rto_us = 1000000000001: .*at most 1000000000000"),
     ({"faults": Faults(seed=-1)}, ValueError, "seed = -1"),
     ({"faults": Faults(drop_nth=(-1,))}, ValueError, r"drop_nth\[0\] = -1"),
     ({"faults": Faults(drop_first_tx=(2**40,))}, ValueError, r"drop_first_tx\[0\] = 1099511627776"),

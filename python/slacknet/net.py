@@ -227,7 +227,7 @@ class Endpoint:
     ``bind`` is "ip:port" (port 0: any free port). ``max_message_bytes`` and
     ``max_receive_memory_bytes`` bound what peers can make it allocate; ``linger_ms`` is how
     long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
-    retransmission timeout; ``line_rate_gbps`` the rate ATP sends at most (its R_max, default
+    retransmission timeout (1 to 10^12 microseconds); ``line_rate_gbps`` the rate ATP sends at most (its R_max, default
     10); ``cc`` the bounded-loss transport's window law for arrays this endpoint sends:
     ``"dctcp"`` (the paper's, for switches that mark ECN) or ``"cubic"`` (RFC 9438, Linux's
     default TCP law: use it where the path's queues drop rather than mark and the competing
@@ -269,7 +269,8 @@ class Endpoint:
             max_message_bytes=_optional_integer("max_message_bytes", max_message_bytes, 1, _U64),
             max_receive_memory_bytes=_optional_integer("max_receive_memory_bytes", max_receive_memory_bytes, 1, _U64),
             linger_ms=_optional_number("linger_ms", linger_ms),
-            rto_us=_optional_integer("rto_us", rto_us, 1, _U64),
+            # 1e6 s, the simulator's bound on any time (a larger RTO only waits for the deadline).
+            rto_us=_optional_integer("rto_us", rto_us, 1, 10**12),
             line_rate_gbps=_optional_number("line_rate_gbps", line_rate_gbps),
             cc=_text("cc", cc, '"dctcp"'),
         )
