@@ -141,7 +141,9 @@ class Comparison:
 
     scenario: str
     table: pd.DataFrame
-    """Rows: metric; columns ``slacknet``, ``ns-3``, ``ratio`` (ns-3 / slacknet)."""
+    """Rows: metric; columns ``slacknet``, ``ns-3``, ``ratio`` (ns-3 / slacknet), and with
+    htsim ``htsim`` and ``htsim ratio`` (htsim / slacknet; NaN for what htsim does not count:
+    drops, events)."""
     slacknet: pd.DataFrame
     """slacknet records of the flows (with ``slowdown``)."""
     ns3: pd.DataFrame
