@@ -365,31 +365,20 @@ impl Trace {
     }
 }
 
-/// Reads a regular file of at most [`MAX_TRACE_BYTES`] as UTF-8 text. A folder, a FIFO or a
-/// device is refused before it is opened (a FIFO without a writer would block for ever,
-/// `/dev/zero` never ends), and a file is read only up to the bound, even if it grows.
+/// Reads a regular file of at most [`MAX_TRACE_BYTES`] as UTF-8 text
+/// ([`sim::textfile::read_text_file`]: a folder, a FIFO or a device is refused before it is
+/// opened, and a file is read only up to the bound).
 pub fn read_text(path: &Path) -> Result<String, TraceError> {
-    use std::io::Read;
+    use sim::textfile::{read_text_file, TextFileError};
     let not = |reason: String| TraceError::NotATrace { path: path.to_path_buf(), reason };
-    let io = |source| TraceError::Io { path: path.to_path_buf(), source };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.is_dir() {
-        return Err(not("is a folder, not a trace file; give the file's path".into()));
-    }
-    if !meta.is_file() {
-        return Err(not("not a regular file (a FIFO, device or socket); give a trace file".into()));
-    }
-    let too_big = || not(format!("larger than {MAX_TRACE_BYTES} bytes, too large for a coflow trace"));
-    if meta.len() > MAX_TRACE_BYTES {
-        return Err(too_big());
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path).and_then(|f| f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)).map_err(io)?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        return Err(too_big());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        not(format!("not UTF-8 text (byte {} is invalid): not a coflow trace", e.utf8_error().valid_up_to()))
+    read_text_file(path, MAX_TRACE_BYTES).map_err(|e| match e {
+        TextFileError::Folder => not("is a folder, not a trace file; give the file's path".into()),
+        TextFileError::NotRegular => not("not a regular file (a FIFO, device or socket); give a trace file".into()),
+        TextFileError::TooLarge => not(format!("larger than {MAX_TRACE_BYTES} bytes, too large for a coflow trace")),
+        TextFileError::NotUtf8 { valid_up_to } => {
+            not(format!("not UTF-8 text (byte {valid_up_to} is invalid): not a coflow trace"))
+        }
+        TextFileError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
     })
 }
 

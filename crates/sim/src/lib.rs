@@ -25,6 +25,7 @@ pub mod rng;
 pub mod route;
 pub mod sched;
 pub mod spec;
+pub mod textfile;
 pub mod topo;
 pub mod workload;
 pub mod world;

@@ -30,30 +30,17 @@ fn cpu_seconds() -> Option<f64> {
 /// The largest scenario file read (the Python front end's bound, `config.MAX_SCENARIO_BYTES`).
 const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 
-/// A scenario file's text: a regular file of at most [`MAX_SCENARIO_BYTES`], read only up to
-/// that bound. A FIFO (which blocks without a writer) or a device (`/dev/zero` never ends) is
-/// refused before it is opened.
+/// A scenario file's text: a regular file of at most [`MAX_SCENARIO_BYTES`]
+/// ([`sim::textfile::read_text_file`]).
 fn read_scenario(p: &str) -> Result<String, String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(p).map_err(|e| e.to_string())?;
-    if meta.is_dir() {
-        return Err("a folder, not a scenario file".into());
-    }
-    if !meta.is_file() {
-        return Err("not a regular file (a FIFO, device or socket); give a scenario TOML file".into());
-    }
-    let too_big = || format!("larger than {MAX_SCENARIO_BYTES} bytes, too large for a scenario file");
-    if meta.len() > MAX_SCENARIO_BYTES {
-        return Err(too_big());
-    }
-    let mut text = String::new();
-    std::fs::File::open(p)
-        .and_then(|f| f.take(MAX_SCENARIO_BYTES + 1).read_to_string(&mut text))
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > MAX_SCENARIO_BYTES {
-        return Err(too_big());
-    }
-    Ok(text)
+    use sim::textfile::{read_text_file, TextFileError};
+    read_text_file(Path::new(p), MAX_SCENARIO_BYTES).map_err(|e| match e {
+        TextFileError::Folder => "a folder, not a scenario file".into(),
+        TextFileError::NotRegular => "not a regular file (a FIFO, device or socket); give a scenario TOML file".into(),
+        TextFileError::TooLarge => format!("larger than {MAX_SCENARIO_BYTES} bytes, too large for a scenario file"),
+        TextFileError::NotUtf8 { .. } => "stream did not contain valid UTF-8".into(),
+        TextFileError::Io(e) => e.to_string(),
+    })
 }
 
 fn main() -> ExitCode {
