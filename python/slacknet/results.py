@@ -66,6 +66,7 @@ __all__ = [
     "scenario_sha256",
     "verify_results",
     "write_csv_atomic",
+    "write_text_atomic",
 ]
 
 #: The files :meth:`Results.save` always writes, besides :data:`MANIFEST`.
@@ -308,10 +309,20 @@ def _remove_stale_scratch(parent: Path, name: str) -> None:
 def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write ``df`` as CSV to a temporary name beside ``path``, then rename it over ``path``,
     so that an interrupted write never leaves a partial table there."""
+    return _replace_atomic(path, lambda tmp: df.to_csv(tmp, index=False))
+
+
+def write_text_atomic(text: str, path: str | os.PathLike[str]) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` as :func:`write_csv_atomic` writes a table."""
+    return _replace_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _replace_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
+    """``write`` a temporary file beside ``path``, then rename it over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    df.to_csv(tmp, index=False)
+    write(tmp)
     os.replace(tmp, path)
     return path
 

@@ -85,7 +85,7 @@ from .analysis import class_masks
 from .config import Scenario, is_seed, read_text_file, spec_error, variant_fields
 from .results import (
     MANIFEST, Results, ResultsError, check_save_target, is_results_folder, read_manifest, scenario_sha256,
-    write_csv_atomic,
+    write_csv_atomic, write_text_atomic,
 )
 
 __all__ = [
@@ -630,10 +630,7 @@ def run_sweep(
     for r in runs:
         check_save_target(out / r.variant)
     out.mkdir(parents=True, exist_ok=True)
-    info = out / SWEEP_INFO
-    tmp = info.with_name(f".{SWEEP_INFO}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"name": sweep.name}) + "\n", encoding="utf-8")
-    os.replace(tmp, info)
+    write_text_atomic(json.dumps({"name": sweep.name}) + "\n", out / SWEEP_INFO)
     table = out / SWEEP_TABLE
     columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
     rows: dict[int, dict[str, Any]] = {}
