@@ -413,7 +413,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for table in render_summary(res.records, res.switches, res.apps, res.occupancy):
         console.print(table)
     s = res.summary
-    print(_finished_line(s) + f"; simulated {_fmt_ms(s['sim_time_ms'])} ms in {s['wall_time_s']:.2f} s wall")
+    print(_finished_line(s) + f"; simulated {_fmt3(s['sim_time_ms'])} ms in {s['wall_time_s']:.2f} s wall")
     print(
         f"{s['events'] / 1e6:.2f} M events at {s['events_per_s'] / 1e6:.2f} M events/s, "
         f"{s['packet_hops'] / 1e6:.2f} M packet-hops at {s['packet_hops_per_s'] / 1e6:.2f} M/s"
@@ -435,10 +435,10 @@ def _finished_line(s: dict[str, Any]) -> str:
     return f"{s['finished_flows']}/{s['num_flows']} flows finished" + _not_finished(s)
 
 
-def _fmt_ms(ms: float) -> str:
-    """Simulated milliseconds to 3 decimals, or 3 significant digits below 1 us, so that a
-    run stopped after a few hundred nanoseconds does not read as 0."""
-    return f"{ms:.3g}" if 0 < ms < 1e-3 else f"{ms:.3f}"
+def _fmt3(x: float) -> str:
+    """Three decimals, or three significant digits below 0.001, so that a small value (a run
+    stopped after a few hundred nanoseconds, in ms; a sweep's axis value) does not read as 0."""
+    return f"{x:.3g}" if 0 < abs(x) < 1e-3 else f"{x:.3f}"
 
 
 def _not_finished(s: dict[str, Any]) -> str:
@@ -563,12 +563,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
               "to resume", file=sys.stderr)
         raise
     cols = [c for c in table.columns if c not in ("variant", "reused", "error")]
-    # Three decimals, but three significant digits for a value below 0.001 (an axis value of
-    # stop_ms = 0.0001 read as 0.000).
-    def fmt(x: float) -> str:
-        return f"{x:.3g}" if 0 < abs(x) < 1e-3 else f"{x:.3f}"
-
-    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", fmt):
+    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.float_format", _fmt3):
         print(table[cols].to_string(index=False))
     reused = int(table["reused"].sum())
     if reused:
