@@ -115,6 +115,11 @@ def test_a_shuffle_at_both_fidelities() -> None:
     assert packet["bytes"].sum() == flow["bytes"].sum() == 7e6
     fair = coflow.shuffle(net, senders, receivers, d, mechanism="fair", fidelity="packet")
     assert fair.attrs["completion_s"] > packet.attrs["completion_s"]
+    # Shuffle mechanisms are case-insensitive, as broadcast mechanisms and schedulers are.
+    upper = coflow.shuffle(net, senders, receivers, d, mechanism="MADD")
+    assert upper.equals(flow) and upper.attrs["gamma_s"] == flow.attrs["gamma_s"]
+    hadoop = coflow.shuffle(net, senders, receivers, d, mechanism="hadoop:1")
+    assert hadoop.equals(coflow.shuffle(net, senders, receivers, d, mechanism="Hadoop:1"))
 
 
 def test_a_broadcast_at_both_fidelities() -> None:
@@ -150,6 +155,13 @@ def test_shuffle_and_broadcast_inputs_are_checked() -> None:
         coflow.broadcast(coflow.Topology(racks=100_000, hosts_per_rack=100_000), 0, [1], 1e6)
     with pytest.raises(coflow.CoflowError, match="mechanism"):
         coflow.broadcast(flat, 0, [1], 1e6, mechanism="hdfs")
+    # A degree or replica count of 0 names the argument and an example, not just the model's bound.
+    with pytest.raises(coflow.CoflowError, match=r'mechanism = "tree-0": a tree needs degree D >= 1 .*tree-2'):
+        coflow.broadcast(flat, 0, [1], 1e6, mechanism="tree-0")
+    with pytest.raises(coflow.CoflowError, match=r'mechanism = "HDFS-0": HDFS needs R >= 1 replicas, e.g. hdfs-3'):
+        coflow.broadcast(flat, 0, [1], 1e6, mechanism="HDFS-0")
+    with pytest.raises(coflow.CoflowError, match="hadoop:K"):
+        coflow.shuffle(flat, [0], [5], [[1e6]], mechanism="hadoop:0")
     # Unequal host rates have no leaf-spine equivalent; racks that do are accepted.
     with pytest.raises(coflow.CoflowError, match="cross.rack"):
         coflow.broadcast(coflow.Topology(racks=2, hosts_per_rack=2, cross_rack_gbps=0.0), 0, [1], 1e6)

@@ -278,7 +278,8 @@ def shuffle(
     """One shuffle: ``bytes[i][j]`` (a senders x receivers matrix) from host ``senders[i]`` to
     host ``receivers[j]``, under ``mechanism``: ``"madd"`` (every flow capped at d_ij / Gamma,
     so all finish together at Gamma), ``"fair"`` (every flow at once) or ``"hadoop:K"`` (each
-    reducer fetches from K mappers at a time, in a random order drawn from ``seed``).
+    reducer fetches from K mappers at a time, in a random order drawn from ``seed``); names are
+    case-insensitive, as the broadcast's are.
     ``fidelity="packet"`` runs the same code in the packet simulator with ``transport`` (the
     scenario's ``[transport]`` keys; DCTCP by default), MADD's caps enforced by the senders'
     pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``);

@@ -362,8 +362,10 @@ pub(crate) fn coflow_shuffle<'py>(
     transport_toml: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     use coflow::shuffle::{Shuffle, ShuffleMechanism};
-    let fetches = mechanism.strip_prefix("hadoop:").and_then(|k| k.parse::<usize>().ok()).filter(|&k| k >= 1);
-    let m = match (mechanism, fetches) {
+    // Case-insensitive, as the broadcast mechanisms and the coflow schedulers are.
+    let lower = mechanism.to_ascii_lowercase();
+    let fetches = lower.strip_prefix("hadoop:").and_then(|k| k.parse::<usize>().ok()).filter(|&k| k >= 1);
+    let m = match (lower.as_str(), fetches) {
         ("fair", _) => ShuffleMechanism::FairShare,
         ("madd", _) => ShuffleMechanism::Madd,
         (_, Some(max_fetches)) => ShuffleMechanism::Hadoop { max_fetches },
@@ -429,6 +431,20 @@ pub(crate) fn coflow_broadcast<'py>(
              tree-D (a D-ary tree, e.g. tree-2) or hdfs-R (R replicas, e.g. hdfs-3)"
         ))
     })?;
+    // The model's own check says "tree degree must be at least 1"; say which argument and the fix.
+    match m {
+        Mechanism::Tree { degree: 0 } => {
+            return Err(PyValueError::new_err(format!(
+                "mechanism = {mechanism:?}: a tree needs degree D >= 1 (tree-1 is a chain), e.g. tree-2"
+            )))
+        }
+        Mechanism::Hdfs { replicas: 0 } => {
+            return Err(PyValueError::new_err(format!(
+                "mechanism = {mechanism:?}: HDFS needs R >= 1 replicas, e.g. hdfs-3"
+            )))
+        }
+        _ => {}
+    }
     let mut cfg = BroadcastConfig { bytes, seed, ..Default::default() };
     if let Some(b) = block_bytes {
         cfg.block_bytes = b;
