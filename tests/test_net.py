@@ -125,9 +125,17 @@ def test_a_peer_that_never_answers_times_out() -> None:
     silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     silent.bind(("127.0.0.1", 0))
     tx = Endpoint(LOCAL)
-    with pytest.raises(TimeoutError, match="deadline"):
+    with pytest.raises(TimeoutError, match="deadline exceeded .*the peer acknowledged nothing: is a receiver bound"):
         tx.send_array(f"127.0.0.1:{silent.getsockname()[1]}", np.ones(100, np.float32), deadline=0.2)
     silent.close()
+
+
+def test_a_receiver_refusing_a_message_too_large_for_it_is_named_in_the_timeout() -> None:
+    # The protocol has no refusal: the receiver drops what exceeds its max_message_bytes, and
+    # the sender's TimeoutError names that setting among what to check.
+    rx = Endpoint(LOCAL, max_message_bytes=100)
+    with pytest.raises(TimeoutError, match="acknowledged nothing.*max_message_bytes"):
+        Endpoint(LOCAL).send_array(rx.address, np.ones(1000, np.float32), deadline=0.2)
 
 
 @pytest.mark.parametrize("call, match", [

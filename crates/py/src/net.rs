@@ -27,7 +27,7 @@ const SLICE: Duration = Duration::from_millis(50);
 fn node_error(e: udp::NodeError) -> PyErr {
     match e {
         udp::NodeError::Invalid { .. } => PyValueError::new_err(e.to_string()),
-        udp::NodeError::DeadlineExceeded(_) => PyTimeoutError::new_err(e.to_string()),
+        udp::NodeError::DeadlineExceeded { .. } => PyTimeoutError::new_err(e.to_string()),
         udp::NodeError::Io(_) | udp::NodeError::Closed | udp::NodeError::LoopFailed(_) => {
             TransportError::new_err(e.to_string())
         }

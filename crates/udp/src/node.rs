@@ -144,9 +144,20 @@ pub enum NodeError {
         /// What is wrong and the fix.
         message: String,
     },
-    /// The transfer did not end by its deadline (the receiver may have part of it).
-    #[error("deadline exceeded after {0:?}")]
-    DeadlineExceeded(Duration),
+    /// The transfer did not end by its deadline (the receiver may have part of it); `heard`:
+    /// whether the peer acknowledged anything (if not, nothing answered at its address).
+    #[error("deadline exceeded after {after:?}: {}", if *heard {
+        "the peer acknowledged part of the transfer (a lossy or slow path: a longer deadline may do)"
+    } else {
+        "the peer acknowledged nothing: is a receiver bound at that address, reachable, and with a \
+         max_message_bytes and max_receive_memory_bytes that admit the message?"
+    })]
+    DeadlineExceeded {
+        /// How long the transfer ran.
+        after: Duration,
+        /// Whether the peer acknowledged any packet.
+        heard: bool,
+    },
     /// The node shut down before the transfer ended.
     #[error("the node is closed")]
     Closed,
@@ -754,6 +765,9 @@ struct RxMessage {
 struct Conn {
     ep: Endpoint,
     side: Side,
+    /// Whether the peer sent this connection anything (a sender: an acknowledgement), so that
+    /// a sender at its deadline can say whether anyone answered at all.
+    heard: bool,
 }
 
 struct Loop {
@@ -922,7 +936,7 @@ impl Loop {
                         deadline: far_instant(now, deadline),
                         started: now,
                     };
-                    self.conns.insert(key, Conn { ep, side });
+                    self.conns.insert(key, Conn { ep, side, heard: false });
                     touched.push(key);
                 }
                 Cmd::SendJob { peer, groups, messages, deadline, done } => {
@@ -957,7 +971,7 @@ impl Loop {
                     ep.close();
                     let key = Key { peer, conn, is_sender: true };
                     let side = Side::JobTx { msgs, mss: self.atp.mss as usize, done, deadline: far_instant(now, deadline), started: now };
-                    self.conns.insert(key, Conn { ep, side });
+                    self.conns.insert(key, Conn { ep, side, heard: false });
                     touched.push(key);
                 }
             }
@@ -1028,6 +1042,7 @@ impl Loop {
                         }
                     }
                 }
+                c.heard = true;
                 c.ep.handle_segment(t, &Segment::Mlt(h));
                 touch(touched, key);
             }
@@ -1054,7 +1069,7 @@ impl Loop {
                 }
                 let cfg = TransportConfig::Atp(self.atp.clone());
                 let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false, reserved: 0 };
-                v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side })
+                v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side, heard: false })
             }
         };
         if let Side::JobRx { partial, mss, last_heard, ended, reserved } = &mut c.side {
@@ -1100,6 +1115,7 @@ impl Loop {
                     }
                 }
             }
+            c.heard = true;
             c.ep.handle_segment(t, &Segment::Atp(a));
             if a.kind == AtpKind::Data && c.ep.as_atp_receiver().is_some_and(|rx| rx.has_message(a.msg)) {
                 if let Some(mut m) = partial.remove(&a.msg) {
@@ -1121,6 +1137,7 @@ impl Loop {
                 }
             }
         } else {
+            c.heard = true;
             c.ep.handle_segment(t, &Segment::Atp(a));
         }
         touch(touched, key);
@@ -1150,7 +1167,7 @@ impl Loop {
             delivered: false,
             reserved: bytes,
         };
-        self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side });
+        self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false });
         true
     }
 
@@ -1431,10 +1448,10 @@ impl Loop {
             }
             match &c.side {
                 Side::Tx { done, started, .. } => {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
+                    let _ = done.send(Err(NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }));
                 }
                 Side::JobTx { done, started, .. } => {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded(now - *started)));
+                    let _ = done.send(Err(NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }));
                 }
                 Side::Rx { delivered, reserved, .. } => {
                     freed += *reserved;

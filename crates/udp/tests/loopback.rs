@@ -112,7 +112,36 @@ fn a_transfer_nobody_answers_ends_at_its_deadline() {
     let a = node(FaultConfig::default());
     let h = a.send_values(silent.local_addr().unwrap(), values(1000), 4, 1.0, Duration::from_millis(300)).unwrap();
     match h.wait() {
-        Err(NodeError::DeadlineExceeded(after)) => assert!(after >= Duration::from_millis(300)),
+        Err(e @ NodeError::DeadlineExceeded { after, heard }) => {
+            assert!(after >= Duration::from_millis(300) && !heard);
+            // The message says what to check: nothing answered at that address.
+            assert!(e.to_string().contains("the peer acknowledged nothing: is a receiver bound at that address"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_deadline_says_whether_the_peer_answered() {
+    // A receiver that refuses the message (too large for its max_message_bytes) sends nothing
+    // back: the sender's error says nobody acknowledged anything and what to check.
+    let small = Node::bind(LOCAL.parse().unwrap(), NodeConfig { max_message_bytes: 100, ..NodeConfig::default() }).unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(small.local_addr(), values(1000), 4, 1.0, Duration::from_millis(300)).unwrap();
+    match h.wait() {
+        Err(e @ NodeError::DeadlineExceeded { heard: false, .. }) => assert!(e.to_string().contains("max_message_bytes"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(small.stats().num_refused > 0);
+    // A receiver that answers, but an ATP job paced at 10 Mbit/s that needs 1 s for its
+    // 400 messages of 3 kB: part of it is acknowledged by the deadline, and the error says so.
+    let slow = Node::bind(LOCAL.parse().unwrap(), NodeConfig { line_rate_gbps: 0.01, ..NodeConfig::default() }).unwrap();
+    let b = node(FaultConfig::default());
+    let h = slow.send_job(b.local_addr(), &[1.0], job_messages(400, 1), Duration::from_millis(300)).unwrap();
+    match h.wait() {
+        Err(e @ NodeError::DeadlineExceeded { heard: true, .. }) => {
+            assert!(e.to_string().contains("the peer acknowledged part of the transfer"), "{e}")
+        }
         other => panic!("{other:?}"),
     }
 }
