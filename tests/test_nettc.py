@@ -94,6 +94,22 @@ def test_fewer_classes_by_hand() -> None:
     assert nettc.slack_cap_bytes(2, 1500, 2999) is None
 
 
+def test_the_bare_helpers_refuse_nonsense() -> None:
+    # Called without TcConfig's checks: 0 classes made one class of the whole buffer, an MTU of
+    # 0 caps of 0 bytes, a float rate "1.5bit".
+    for args, err, match in [((0, 1500, 10**6), ValueError, "classes = 0: must be from 2 to 8"),
+                             ((9, 1500, 10**6), ValueError, "classes = 9"),
+                             ((4, 0, 10**6), ValueError, "mtu = 0: must be at least 1"),
+                             ((4, 1500, -1), ValueError, "buffer_bytes = -1"),
+                             ((4.0, 1500, 10**6), TypeError, "classes = 4.0: give an integer"),
+                             ((4, True, 10**6), TypeError, "mtu = True")]:
+        with pytest.raises(err, match=match):
+            nettc.slack_cap_bytes(*args)
+    with pytest.raises(TypeError, match="bps = 1.5"):
+        nettc.format_rate(1.5)  # type: ignore[arg-type]
+    assert nettc.format_rate(0) == "0bit" and nettc.format_rate(10**10) == "10gbit"
+
+
 def test_limits_count_the_link_header_of_every_full_packet() -> None:
     """A qdisc counts a 1500-byte packet as 1514 bytes on Ethernet: each limit holds as many
     full-size packets as the simulator's cap; on a layer-3 device (no header) limits are the caps."""

@@ -186,7 +186,16 @@ def slack_cap_bytes(classes: int, mtu: int, buffer_bytes: int) -> list[int] | No
     """The simulator's byte cap of each class (index = class), or ``None`` if class 0 would get
     less than one MTU. NetApprox §5.2: the lowest-priority queue holds 1 MTU, one more per class
     up to class 1; class 0 gets the rest. The same arithmetic as ``proto::atp::slack_buffers``
-    and ``QueuePreset::queues``: class k gets ``classes - k`` MTU, class 0 the exact bytes left."""
+    and ``QueuePreset::queues``: class k gets ``classes - k`` MTU, class 0 the exact bytes left.
+
+    Raises ``TypeError`` for an argument that is not an integer and ``ValueError`` for
+    ``classes`` outside ``MIN_CLASSES..MAX_CLASSES``, an ``mtu`` below 1 or a negative buffer."""
+    for name, v, lo in (("classes", classes, MIN_CLASSES), ("mtu", mtu, 1), ("buffer_bytes", buffer_bytes, 0)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} = {v!r}: give an integer, not {type(v).__name__}")
+        if v < lo or (name == "classes" and v > MAX_CLASSES):
+            bound = f"from {MIN_CLASSES} to {MAX_CLASSES}" if name == "classes" else f"at least {lo}"
+            raise ValueError(f"{name} = {v}: must be {bound}")
     approx = [(classes - k) * mtu for k in range(1, classes)]
     rest = buffer_bytes - sum(approx)
     if rest < mtu:
@@ -240,7 +249,10 @@ def parse_rate(text: str, option: str = "--rate") -> int:
 
 
 def format_rate(bps: int) -> str:
-    """``bps`` in the largest tc unit that writes it exactly: ``10gbit``, ``1500mbit``, ``8bit``."""
+    """``bps`` in the largest tc unit that writes it exactly: ``10gbit``, ``1500mbit``, ``8bit``
+    (any other integer as ``<bps>bit``, for messages about it); ``TypeError`` for a non-integer."""
+    if isinstance(bps, bool) or not isinstance(bps, numbers.Integral):
+        raise TypeError(f"bps = {bps!r}: give an integer number of bit/s, not {type(bps).__name__}")
     for unit, scale in (("tbit", 10**12), ("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
         if bps >= scale and bps % scale == 0:
             return f"{bps // scale}{unit}"
