@@ -88,7 +88,7 @@ def test_time_series_of_one_sample_are_drawn_as_points(tmp_path: Path, monkeypat
     save = Figure.savefig
 
     def keep(fig: Figure, path: Path, **kw: object) -> None:
-        drawn[Path(path).name] = fig
+        drawn[Path(path).name.split(".tmp-")[0].lstrip(".")] = fig  # written to a temporary name first
         save(fig, path, **kw)
 
     monkeypatch.setattr(Figure, "savefig", keep)

@@ -251,7 +251,8 @@ def test_save_refuses_a_folder_that_is_not_results(tiny_results: slacknet.Result
     # A folder of an older slacknet (results files without a manifest) or an empty one is replaced.
     for name in ("older", "empty"):
         (tmp_path / name).mkdir()
-    (tmp_path / "older" / "summary.json").write_text("{}")
+    for f in ("scenario.json", "records.parquet", "summary.json"):  # what every older folder held
+        (tmp_path / "older" / f).write_text("{}")
     for name in ("older", "empty"):
         assert slacknet.Results.load(tiny_results.save(tmp_path / name)).num_flows > 0
 

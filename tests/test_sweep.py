@@ -445,6 +445,9 @@ def test_a_sweep_does_not_resume_another_sweeps_folder(
     assert main(["sweep", str(other), "--out", str(out), "--jobs", "1"]) == 0
     assert "reused 2 of 2 runs" in capsys.readouterr().out
     assert json.loads((out / "sweep.json").read_text()) == {"name": "other"}
+    # A sweep.json nested too deeply for json is no name (it raised RecursionError).
+    (out / "sweep.json").write_text("[" * 32_000 + "]" * 32_000)  # under its 64 kB bound
+    assert main(["sweep", str(other), "--out", str(out), "--jobs", "1"]) == 0
 
 
 #: Sweep files that raised a Python exception or were silently misread: (text, words of the

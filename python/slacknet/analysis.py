@@ -8,6 +8,11 @@ Flow classes (by size in bytes, 1 KB = 1000 B):
 - ``all``: every flow.
 
 Slowdown percentiles are over finished flows only; the ``unfinished`` column counts the rest.
+
+Every function takes a run's tables (:class:`~slacknet.Results` attributes) and raises
+``ValueError`` naming the table and column, for a table that lacks a column it reads or holds
+values no run gives there (a flag that is not a boolean, a count that is not a number or is
+NaN, a finished flow whose slowdown is not a positive number).
 """
 
 from __future__ import annotations
@@ -43,10 +48,60 @@ FLOW_CLASSES = ("short", "long", "incast", "all")
 _TIER_ORDER = {"leaf": 0, "spine": 1, "core": 2}
 
 
+def _require(frame: pd.DataFrame, table: str, columns: tuple[str, ...]) -> None:
+    """ValueError unless ``frame`` (the run's table ``table``) is a DataFrame with ``columns``."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{table} is a {type(frame).__name__}, not a DataFrame: pass Results.{table}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{table} has no column {missing[0]!r}: pass Results.{table} (a run's {table} table)")
+
+
+def _flags(frame: pd.DataFrame, table: str, column: str) -> np.ndarray:
+    """Column ``column`` of ``frame`` as booleans; ValueError if it holds anything else (NaN,
+    text: ``to_numpy(dtype=bool)`` reads both as True)."""
+    col = frame[column]
+    if len(col) and not (pd.api.types.is_bool_dtype(col.dtype) and not col.isna().any()):
+        what = "NaN" if col.isna().any() else col.dtype
+        raise ValueError(f"{table}.{column} holds {what}, not booleans: pass Results.{table}")
+    flags: np.ndarray = col.to_numpy(dtype=bool)
+    return flags
+
+
+def _numbers(frame: pd.DataFrame, table: str, column: str) -> np.ndarray:
+    """Column ``column`` of ``frame`` as float64; ValueError if it is not numeric or holds NaN."""
+    col = frame[column]
+    if len(col) and (not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
+                     or col.isna().any()):
+        what = "NaN" if pd.api.types.is_numeric_dtype(col.dtype) else col.dtype
+        raise ValueError(f"{table}.{column} holds {what}, not numbers: pass Results.{table}")
+    values: np.ndarray = col.to_numpy(dtype=np.float64)
+    return values
+
+
+def _finished_slowdowns(records: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``(finished, slowdown)`` of ``records``: the boolean mask of finished flows and every
+    flow's slowdown (NaN for the unfinished). Raises ``ValueError`` if a finished flow's
+    slowdown is not a positive number, which no run gives."""
+    _require(records, "records", ("finished", "slowdown"))
+    finished = _flags(records, "records", "finished")
+    col = records["slowdown"]
+    if len(col) and (not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+        raise ValueError(f"records.slowdown holds {col.dtype}, not numbers: pass Results.records")
+    slowdown = col.to_numpy(dtype=np.float64)
+    bad = finished & ~(np.isfinite(slowdown) & (slowdown > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"records: flow at row {i} finished with slowdown {slowdown[i]}, not a positive number "
+                         "(FCT / ideal FCT): pass Results.records")
+    return finished, slowdown
+
+
 def class_masks(records: pd.DataFrame) -> dict[str, np.ndarray]:
     """Boolean row masks of ``records`` for each class of :data:`FLOW_CLASSES`."""
-    size = records["size_bytes"].to_numpy()
-    incast = records["incast"].to_numpy(dtype=bool)
+    _require(records, "records", ("size_bytes", "incast"))
+    size = _numbers(records, "records", "size_bytes")
+    incast = _flags(records, "records", "incast")
     return {
         "short": (size < SHORT_MAX_BYTES) & ~incast,
         "long": (size >= LONG_MIN_BYTES) & ~incast,
@@ -59,8 +114,7 @@ def fct_table(records: pd.DataFrame) -> pd.DataFrame:
     """Per flow class of ``records`` (:data:`FLOW_CLASSES`): ``flows``, ``finished``,
     ``unfinished`` and the slowdown of finished flows ``p50_slowdown``, ``p95_slowdown`` and
     ``p99_slowdown`` (NaN when a class has no finished flow). Indexed by class name."""
-    finished = records["finished"].to_numpy(dtype=bool)
-    slowdown = records["slowdown"].to_numpy(dtype=np.float64)
+    finished, slowdown = _finished_slowdowns(records)
     rows = []
     for name, mask in class_masks(records).items():
         sd = slowdown[mask & finished]
@@ -91,8 +145,15 @@ def switch_table(switches: pd.DataFrame, occupancy: pd.DataFrame | None = None) 
     of data: told by the ``occ_samples`` column, or for a results folder saved before it
     existed by the run's ``occupancy`` samples if given."""
     cols = ["switches", "drops", "ecn_marks", "occ_p99_bytes", "max_occupancy_bytes", "buffer_bytes"]
+    counts = ("drops_admission", "drops_queue_cap", "drops_pushout", "ecn_marks", "occ_p99_bytes",
+              "max_occupancy_bytes", "buffer_bytes")
+    _require(switches, "switches", ("switch", "tier") + counts)
     if switches.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="tier"))
+    for c in counts + (("occ_samples",) if "occ_samples" in switches.columns else ()):
+        _numbers(switches, "switches", c)
+    if occupancy is not None and "occ_samples" not in switches.columns:
+        _require(occupancy, "occupancy", ("switch",))
     s = switches.assign(
         drops=switches["drops_admission"].astype(np.int64)
         + switches["drops_queue_cap"].astype(np.int64)
@@ -161,8 +222,14 @@ def app_table(apps: pd.DataFrame) -> pd.DataFrame:
     (median slowdown against the ideal; NaN where none is defined). Empty for an empty
     ``apps``."""
     cols = ["units", "p50_us", "p95_us", "p50_slowdown"]
-    if apps.empty or "duration_ps" not in apps.columns:
+    if isinstance(apps, pd.DataFrame) and (apps.empty or "duration_ps" not in apps.columns):
         return pd.DataFrame(columns=cols)
+    _require(apps, "apps", ("app", "kind", "duration_ps", "slowdown"))
+    for c in ("app", "duration_ps", "slowdown"):
+        if c != "slowdown":  # NaN where the application defines no ideal
+            _numbers(apps, "apps", c)
+        elif not pd.api.types.is_numeric_dtype(apps[c].dtype):
+            raise ValueError(f"apps.slowdown holds {apps[c].dtype}, not numbers: pass Results.apps")
     rows = {}
     for (app, kind), g in apps.groupby(["app", "kind"], sort=True):
         d = g["duration_ps"].to_numpy(dtype=np.float64) / 1e6

@@ -7,7 +7,10 @@
   largest few transfers over time.
 
 Figures are drawn with matplotlib's Agg canvas directly, so importing or calling this module
-never changes the user's pyplot backend.
+never changes the user's pyplot backend. Each PNG is written to a temporary name and renamed
+into place (:func:`~slacknet.results.write_text_atomic`'s step): an interrupted plot leaves the
+earlier PNG or none, and a link at a PNG's name is replaced, never written through. Memory is
+proportional to the rows of the tables drawn, whatever their times.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .analysis import class_masks
-from .results import Results
+from .analysis import _finished_slowdowns, _numbers, _require, class_masks
+from .results import Results, replace_atomic
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,12 +52,16 @@ def _figure() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``fig`` as a PNG to ``path``, atomically (the module docs)."""
+    return replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+
+
 def plot_slowdown_cdf(records: pd.DataFrame, path: str | os.PathLike[str], title: str = "") -> Path:
     """CDF of slowdown per flow class of ``records``; classes without finished flows are left
     out. Writes the plot (titled ``title``) as a PNG to ``path`` and returns ``path``."""
+    finished, slowdown = _finished_slowdowns(records)
     fig, ax = _figure()
-    finished = records["finished"].to_numpy(dtype=bool)
-    slowdown = records["slowdown"].to_numpy(dtype=np.float64)
     drawn = 0
     for name, mask in class_masks(records).items():
         sd = np.sort(slowdown[mask & finished])
@@ -76,21 +83,20 @@ def plot_slowdown_cdf(records: pd.DataFrame, path: str | os.PathLike[str], title
     ax.set_ylim(0, 1.01)
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title or "FCT slowdown by flow class")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 def size_bins(records: pd.DataFrame, num_bins: int = 12) -> pd.DataFrame:
     """Median and p99 slowdown of finished flows per log-spaced size bin: columns ``lo``,
     ``hi`` (bytes), ``center`` (geometric), ``flows``, ``p50``, ``p99``; ``num_bins`` bins
     spanning the sizes of ``records``' finished flows, empty bins dropped."""
-    r = records[records["finished"].to_numpy(dtype=bool)]
+    _require(records, "records", ("size_bytes",))
+    finished, slowdown = _finished_slowdowns(records)
     cols = ["lo", "hi", "center", "flows", "p50", "p99"]
-    if r.empty:
+    if not finished.any():
         return pd.DataFrame(columns=cols)
-    size = r["size_bytes"].to_numpy(dtype=np.float64)
-    sd = r["slowdown"].to_numpy(dtype=np.float64)
+    size = _numbers(records, "records", "size_bytes")[finished]
+    sd = slowdown[finished]
     lo, hi = max(size.min(), 1.0), size.max()
     if hi <= lo:
         hi = lo * 1.0001
@@ -135,9 +141,7 @@ def plot_slowdown_by_size(
     ax.set_ylabel("FCT slowdown")
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title or "FCT slowdown by flow size")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 def _time_axis(max_ps: float) -> tuple[float, str]:
@@ -149,11 +153,31 @@ def busiest_ports(queue_series: pd.DataFrame, n: int = NUM_SERIES_DRAWN) -> list
     """The links of the ``n`` ports of ``queue_series`` whose queues held the most bytes summed
     over the samples (the largest time-averaged backlog), busiest first; ties go to the lower
     link id."""
+    _require(queue_series, "queue_series", ("link", "bytes"))
     if queue_series.empty:
         return []
     total = queue_series.groupby("link")["bytes"].sum()
     order = sorted(total.items(), key=lambda kv: (-int(kv[1]), int(kv[0])))
     return [int(link) for link, _ in order[:n]]
+
+
+def _sparse_steps(idx: np.ndarray, y: np.ndarray, last: int) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of the step curve (``where="post"``) over samples ``0..last`` that is ``y``
+    at the sorted sample indices ``idx`` and 0 at every other: each value, then a 0 at the next
+    sample where that one is absent, and the ends. The same curve as a dense array of
+    ``last + 1`` values, in memory proportional to ``idx`` (``last`` may be 10^12 in a hand-made
+    table)."""
+    keep = np.append(idx[1:] != idx[:-1], True)  # one value per sample: the last, as before
+    idx, y = idx[keep], y[keep]
+    gap = np.append(idx[1:] > idx[:-1] + 1, idx[-1] < last)  # the next sample is empty
+    xs = np.concatenate([idx, idx[gap] + 1])
+    ys = np.concatenate([y, np.zeros(int(gap.sum()))])
+    if idx[0] > 0:
+        xs, ys = np.append(xs, 0), np.append(ys, 0.0)
+    if xs.max() < last:
+        xs, ys = np.append(xs, last), np.append(ys, 0.0)
+    order = np.argsort(xs, kind="stable")
+    return xs[order].astype(np.float64), ys[order]
 
 
 def plot_queue_series(
@@ -171,16 +195,14 @@ def plot_queue_series(
         ts = results.scenario.run.timeseries
         times = np.sort(qs["time_ps"].unique()).astype(np.float64)
         step = ts.interval_us * 1e6 if ts is not None else float(np.min(np.diff(times), initial=1.0))
-        num = int(round(times[-1] / step)) + 1
+        last = int(round(times[-1] / step))  # samples are 0..last; the series lists the non-empty
         scale, label = _time_axis(times[-1])
-        grid = np.arange(num) * step / scale
         dst = dict(zip(results.links["link"], results.links["dst"])) if "dst" in results.links else {}
         for link in links:
             port = qs[qs["link"] == link]
             per_sample = port.groupby("time_ps")["bytes"].sum()
-            y = np.zeros(num)
-            idx = np.rint(per_sample.index.to_numpy(dtype=np.float64) / step).astype(np.int64)
-            y[np.clip(idx, 0, num - 1)] = per_sample.to_numpy(dtype=np.float64) / 1e3
+            idx = np.clip(np.rint(per_sample.index.to_numpy(dtype=np.float64) / step).astype(np.int64), 0, last)
+            x, y = _sparse_steps(idx, per_sample.to_numpy(dtype=np.float64) / 1e3, last)
             first = port.iloc[0]
             to = dst.get(link)
             if int(first["switch"]) < 0:
@@ -188,8 +210,8 @@ def plot_queue_series(
             else:
                 name = f"switch {int(first['switch'])}" + (f" -> node {int(to)}" if to is not None else "")
             # A step through a single point draws nothing: mark it (one sample: a short run).
-            ax.step(grid, y, where="post", label=f"link {link}: {name}", linewidth=0.9,
-                    marker="o" if num == 1 else None)
+            ax.step(x * (step / scale), y, where="post", label=f"link {link}: {name}", linewidth=0.9,
+                    marker="o" if last == 0 else None)
         k = results.scenario.switch.queue_list()[0].ecn_threshold_bytes
         if k is not None:
             ax.axhline(k / 1e3, color="grey", linestyle="--", linewidth=0.8, label="switch ECN threshold")
@@ -198,9 +220,7 @@ def plot_queue_series(
     ax.set_ylabel("queue length (KB)")
     ax.grid(True, alpha=0.3)
     ax.set_title(title or "Queue length of the busiest ports")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 def plot_transfer_cwnd(
@@ -217,6 +237,9 @@ def plot_transfer_cwnd(
     elif not (ts["cwnd_bytes"].to_numpy() > 0).any():
         ax.text(0.5, 0.5, "the transport has no congestion window", ha="center", va="center", transform=ax.transAxes)
     else:
+        if flows.max() >= len(results.records):
+            raise ValueError(f"transfer_series samples flow {flows.max()}, but records has {len(results.records)} "
+                             "flows: pass the tables of one run")
         sizes = results.records["size_bytes"].to_numpy()[flows]
         chosen = [int(f) for _, f in sorted(zip(-sizes.astype(np.int64), flows))[:n]]
         scale, label = _time_axis(float(ts["time_ps"].max()))
@@ -236,9 +259,7 @@ def plot_transfer_cwnd(
     ax.set_ylabel("congestion window (KB)")
     ax.grid(True, alpha=0.3)
     ax.set_title(title or "Congestion window of the largest transfers")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 def plot_results(

@@ -18,15 +18,24 @@ A folder is either complete and consistent or absent:
   writes ``manifest.json`` last and renames the folder into place. An existing folder is
   replaced by renaming it aside (``.<name>.old-<pid>-<random>``), renaming the new one in and
   removing the old, so an interruption leaves the old folder, the new one, or none at ``name``;
-  never a mixture. Only a folder that holds nothing but results files (an earlier run's, or
-  nothing) is replaced: anything else is refused (:func:`check_save_target`). A save removes
-  the temporary folders of its own name that a process no longer running left behind.
+  never a mixture. Only an earlier run's folder (by its manifest, or one of a slacknet older
+  than the manifest) holding nothing but results files and plots, or an empty folder, is
+  replaced: anything else is refused (:func:`check_save_target`); so is a :class:`Results`
+  whose tables, summary or scenario :meth:`Results.load` would refuse, before anything is
+  written. A save removes the temporary folders of its own name that a process no longer
+  running left behind.
 - ``manifest.json`` (:class:`Manifest`) names the format and its version, the slacknet
   version, the SHA-256 of the resolved scenario (:func:`scenario_sha256`), the seed, and every
   file with its size and SHA-256. Every reader checks it (:func:`verify_results`) and refuses
   a folder without one (written by a slacknet older than the manifest: re-run it), with a
   file missing, added, or of another size or hash, or a temporary folder, with a one-line
-  :class:`ResultsError` that says what to do.
+  :class:`ResultsError` that says what to do. Since a manifest can be made to match a
+  hand-edited folder, readers also refuse what no run writes: a FIFO, device or folder in
+  place of a file (never opened), a manifest over 16 MiB or a JSON file over 64 MiB, a
+  manifest whose scenario hash or seed is not its ``scenario.json``'s, a table column missing
+  or of another type, a finished flow whose slowdown is not a positive number, a time series
+  of a flow not in ``records``, and a summary without its counts. A column added since the
+  format (``switches.occ_samples``) may be absent.
 
 Times in the native columns are integer picoseconds (``*_ps``); :attr:`Results.records` adds
 float microsecond columns ``start_us``, ``fct_us`` and ``ideal_fct_us`` (``fct_us`` is NaN for
@@ -36,12 +45,14 @@ unfinished flows); :attr:`Results.apps` adds ``start_us``, ``duration_us`` and `
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +77,7 @@ __all__ = [
     "scenario_sha256",
     "verify_results",
     "write_csv_atomic",
+    "replace_atomic",
     "write_text_atomic",
 ]
 
@@ -99,6 +111,17 @@ _PLOT_SUFFIX = ".png"
 #: The scratch folders of a save: ``.<name>.tmp-<pid>-<random>`` while writing, and
 #: ``.<name>.old-<pid>-<random>`` for the folder it replaces.
 _SCRATCH = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]{8}$")
+#: The largest ``manifest.json`` read (one is a few kB), and the largest ``scenario.json`` or
+#: ``summary.json`` (a resolved scenario from a scenario file of at most 16 MB, indented).
+_MANIFEST_MAX_BYTES = 1 << 24
+_JSON_MAX_BYTES = 1 << 26
+#: Columns a table of a format-1 folder may lack: added since, and read without them.
+#: ``occ_samples``: :func:`~slacknet.analysis.switch_table` tells unsampled switches by the
+#: ``occupancy`` table instead.
+_OPTIONAL_COLUMNS = {"switches": ("occ_samples",)}
+#: The summary's counts that readers (``slacknet summary``, ``repr``) use, and its rates.
+_SUMMARY_REQUIRED = ("num_flows", "finished_flows")
+_SUMMARY_FLOATS = ("wall_time_s", "events_per_s", "packet_hops_per_s", "sim_time_ms")
 
 T = TypeVar("T")
 
@@ -158,6 +181,8 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         raise ResultsError(f"no such results folder: {d}")
     path = d / MANIFEST
     if not path.is_file():
+        if os.path.lexists(path):  # a FIFO, a folder, a device or a broken link
+            raise ResultsError(f"{path} is {_kind(path)}, not a file: re-run to write the folder again")
         if all((d / f).is_file() for f in ("scenario.json", "records.parquet", "summary.json")):
             raise ResultsError(f"{d} was written by a slacknet older than results manifests (no {MANIFEST}): "
                                "re-run its scenario.json to write it again")
@@ -171,10 +196,10 @@ def is_results_folder(directory: str | os.PathLike[str]) -> bool:
     Cheap enough to ask of every folder above an output path."""
     path = Path(directory) / MANIFEST
     try:
-        if not path.is_file() or path.stat().st_size > 1 << 24:  # a manifest is a few kB
+        if not path.is_file() or path.stat().st_size > _MANIFEST_MAX_BYTES:  # a manifest is a few kB
             return False
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nesting too deep for json
         return False
     return isinstance(raw, dict) and raw.get("format") == MANIFEST_FORMAT
 
@@ -194,13 +219,27 @@ def verify_results(directory: str | os.PathLike[str]) -> Manifest:
         raise ResultsError(f"{d / extra[0]} is not in {MANIFEST}: it was added after the run; remove it or re-run")
     for name, (size, digest) in sorted(manifest.files.items()):
         f = d / name
-        actual = f.stat().st_size
+        st = os.stat(f)
+        if not stat.S_ISREG(st.st_mode):  # hashing a FIFO or /dev/zero would never end
+            raise ResultsError(f"{f} is {_kind(f)}, not a file: the folder was changed after the run; "
+                               "re-run to write the folder again")
+        actual = st.st_size
         if actual != size:
             raise ResultsError(f"{f} has {actual} bytes, {MANIFEST} says {size}: it was truncated or changed "
                                "after the run; re-run to write the folder again")
         if _sha256(f) != digest:
             raise ResultsError(f"{f} does not match its SHA-256 in {MANIFEST}: it was changed after the run; "
                                "re-run to write the folder again")
+    # A sweep reuses a folder by these two (sweep._finished_before): they must be the folder's.
+    text = _scenario_text(d / "scenario.json")
+    digest = _read(d / "scenario.json", lambda _: scenario_sha256(text))
+    if digest != manifest.scenario_sha256:
+        raise ResultsError(f"{d / MANIFEST} gives scenario_sha256 {manifest.scenario_sha256[:12]}..., but scenario.json "
+                           f"hashes to {digest[:12]}...: it was changed after the run; re-run to write the folder again")
+    seed = _read(d / "scenario.json", lambda _: json.loads(text)["seed"])
+    if seed != manifest.seed:
+        raise ResultsError(f"{d / MANIFEST} gives seed {manifest.seed}, but scenario.json has {seed!r}: it was changed "
+                           "after the run; re-run to write the folder again")
     return manifest
 
 
@@ -214,17 +253,26 @@ def check_save_target(directory: str | os.PathLike[str]) -> None:
     if d.is_symlink() or not d.is_dir():
         raise ResultsError(f"cannot write results to {d}: it is not a folder but a file or link; "
                            "choose another output folder")
-    foreign = sorted(p.name for p in d.iterdir() if not _is_result_file(p))
+    entries = sorted(d.iterdir())
+    foreign = [p.name for p in entries if not _is_result_file(p)]
     if foreign:
         more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
         raise ResultsError(f"refusing to replace {d}: it holds {foreign[0]!r}{more}, which a results folder "
                            "does not; choose a new output folder or an earlier run's")
+    # Names alone do not make a folder ours: a folder of pictures (*.png) or one holding only
+    # the user's own scenario.json is not results. It must say so by its manifest, or hold
+    # what every folder of a slacknet older than the manifest held.
+    older = all((d / f).is_file() for f in ("scenario.json", "records.parquet", "summary.json"))
+    if entries and not older and not is_results_folder(d):
+        more = f" and {len(entries) - 1} more" if len(entries) > 1 else ""
+        raise ResultsError(f"refusing to replace {d}: it holds {entries[0].name!r}{more} but no {MANIFEST}, so no run "
+                           "wrote it; choose a new output folder or an earlier run's")
 
 
 def _parse_manifest(path: Path) -> Manifest:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError) as e:
+        raw = json.loads(_read_bounded(path, _MANIFEST_MAX_BYTES).decode("utf-8"))
+    except (ValueError, OSError, RecursionError) as e:  # RecursionError: nesting too deep for json
         raise ResultsError(f"{path} cannot be read ({_first_line(e)}): re-run to write the folder again") from None
     if not isinstance(raw, dict) or raw.get("format") != MANIFEST_FORMAT:
         raise ResultsError(f"{path} is not a slacknet results manifest: re-run to write the folder again")
@@ -235,8 +283,9 @@ def _parse_manifest(path: Path) -> Manifest:
     try:
         if version != MANIFEST_VERSION:
             raise ValueError(f"unknown format_version {version!r}")
-        files = {str(n): (int(e["bytes"]), str(e["sha256"])) for n, e in raw["files"].items()}
-        manifest = Manifest(str(raw["slacknet_version"]), str(raw["scenario_sha256"]), int(raw["seed"]), files)
+        files = {str(n): (_whole(e["bytes"], "bytes"), str(e["sha256"])) for n, e in raw["files"].items()}
+        manifest = Manifest(str(raw["slacknet_version"]), str(raw["scenario_sha256"]), _whole(raw["seed"], "seed"),
+                            files)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ResultsError(f"{path} is damaged ({type(e).__name__}: {_first_line(e)}): "
                            "re-run to write the folder again") from None
@@ -246,6 +295,39 @@ def _parse_manifest(path: Path) -> Manifest:
         what = f"lists {unknown[0]}, which no results folder holds" if unknown else f"does not list {absent[0]}"
         raise ResultsError(f"{path} {what}: re-run to write the folder again")
     return manifest
+
+
+def _whole(value: object, key: str) -> int:
+    """``value`` if it is a whole number of at least 0 (not a bool, not a float); else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key} = {value!r} is not a whole number")
+    return value
+
+
+def _kind(path: Path) -> str:
+    """What ``path`` is, for a message about something that should be a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a broken link" if os.path.islink(path) else "unreadable"
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, if it holds at most ``limit``: a FIFO or device
+    never blocks the reader, and a huge file is not read into memory (OSError otherwise)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{_kind(path)}, not a file")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"larger than {limit >> 20} MiB")
+    return data
 
 
 def _is_plot(p: Path) -> bool:
@@ -309,21 +391,31 @@ def _remove_stale_scratch(parent: Path, name: str) -> None:
 def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write ``df`` as CSV to a temporary name beside ``path``, then rename it over ``path``,
     so that an interrupted write never leaves a partial table there."""
-    return _replace_atomic(path, lambda tmp: df.to_csv(tmp, index=False))
+    return replace_atomic(path, lambda tmp: df.to_csv(tmp, index=False))
 
 
 def write_text_atomic(text: str, path: str | os.PathLike[str]) -> Path:
     """Write ``text`` (UTF-8) to ``path`` as :func:`write_csv_atomic` writes a table."""
-    return _replace_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return replace_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def _replace_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
-    """``write`` a temporary file beside ``path``, then rename it over ``path``."""
+def replace_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
+    """``write(tmp)`` a temporary file beside ``path`` (``.<name>.tmp-<pid>``), flush it to disk,
+    then rename it over ``path``: ``path`` is the old file or the new one, never part of one
+    (a link at ``path`` is replaced, not written through). A write that fails removes its
+    temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        _fsync(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
     return path
 
 
@@ -361,21 +453,107 @@ def _read(path: Path, read: Callable[[Path], T]) -> T:
 
 
 def _json_object(path: Path) -> dict[str, Any]:
-    value = json.loads(path.read_text(encoding="utf-8"))
+    value = json.loads(_read_bounded(path, _JSON_MAX_BYTES).decode("utf-8"))
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
     return value
 
 
-def _read_table(path: Path) -> pd.DataFrame:
-    """A table of the folder, with at least the columns the simulator gives it."""
+def _scenario_text(path: Path) -> str:
+    """The text of a folder's ``scenario.json`` (bounded; ResultsError if it cannot be read)."""
+    return _read(path, lambda p: _read_bounded(p, _JSON_MAX_BYTES).decode("utf-8"))
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    summary = _json_object(path)
+    _check_summary(summary)
+    return summary
+
+
+def _check_summary(summary: Mapping[str, Any]) -> None:
+    """ValueError naming the first value of ``summary`` that is not of the type the simulator
+    gives it (a count a whole number, a flag a bool, a rate a number), or a count readers need
+    that it lacks."""
     from . import _native
 
-    frame = pd.read_parquet(path, engine="pyarrow")
-    missing = [c for c in _native.empty_results()[path.stem] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r}")
+    for key in _SUMMARY_REQUIRED:
+        if key not in summary:
+            raise ValueError(f"no {key!r}")
+    for key, kind in _native.empty_results()["summary"].items():
+        value = summary.get(key)
+        if value is None and key not in _SUMMARY_REQUIRED:
+            continue  # a key added since the folder was written
+        if isinstance(kind, bool):
+            if not isinstance(value, bool):
+                raise ValueError(f"{key} = {value!r} is not true or false")
+        else:
+            _whole(value, key)
+    if summary["finished_flows"] > summary["num_flows"]:
+        raise ValueError(f"finished_flows = {summary['finished_flows']} is more than num_flows = {summary['num_flows']}")
+    for key in _SUMMARY_FLOATS:
+        value = summary.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"{key} = {value!r} is not a number")
+
+
+#: What a simulator column's dtype kind admits in a table read back, and its name.
+_ADMITS = {"u": ("iu", "whole numbers"), "i": ("iu", "whole numbers"), "f": ("f", "numbers"), "b": ("b", "booleans")}
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A table of the folder, with at least the columns the simulator gives it, each of its
+    type (:func:`_check_table`). Read through a file object: pyarrow refuses a path that is
+    not UTF-8."""
+    with open(path, "rb") as f:
+        frame = pd.read_parquet(f, engine="pyarrow")
+    _check_table(path.stem, frame)
     return frame
+
+
+def _check_table(table: str, frame: object) -> None:
+    """ValueError naming the first column of the simulator's table ``table`` that ``frame``
+    lacks (but :data:`_OPTIONAL_COLUMNS`), has twice or holds as another type (an integer
+    column as floats or text, a flag as text, ...). Extra columns are allowed."""
+    from . import _native
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"a {type(frame).__name__}, not a DataFrame")
+    twice = frame.columns[frame.columns.duplicated()]
+    if len(twice):
+        raise ValueError(f"column {twice[0]!r} twice")
+    for name, col in _native.empty_results()[table].items():
+        if name not in frame.columns:
+            if name in _OPTIONAL_COLUMNS.get(table, ()):
+                continue
+            raise ValueError(f"no column {name!r}")
+        dtype = frame[name].dtype
+        if isinstance(col, tuple):
+            kinds, what = _ADMITS[np.dtype(col[0]).kind]
+            if not isinstance(dtype, np.dtype) or dtype.kind not in kinds:
+                raise ValueError(f"column {name!r} holds {dtype}, not {what}")
+        elif not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)) or (
+            pd.api.types.infer_dtype(frame[name], skipna=False) not in ("string", "empty")
+        ):
+            raise ValueError(f"column {name!r} holds {pd.api.types.infer_dtype(frame[name], skipna=False)}, not text")
+
+
+def _check_rows(tables: Mapping[str, pd.DataFrame | None]) -> tuple[str, str] | None:
+    """The first table, and what is wrong, whose values no run gives and readers cannot use:
+    a finished flow whose slowdown is not a positive number (plots draw it on a log axis), a
+    transfer sample of a flow not in ``records``."""
+    records = tables["records"]
+    assert records is not None
+    sd = records["slowdown"].to_numpy(dtype=np.float64)[records["finished"].to_numpy(dtype=bool)]
+    bad = ~(np.isfinite(sd) & (sd > 0))
+    if bad.any():
+        return "records", f"a finished flow has slowdown {sd[bad][0]}, not a positive number"
+    ts = tables.get("transfer_series")
+    if ts is not None and len(ts):
+        flow = ts["flow"].to_numpy()
+        if flow.min() < 0 or flow.max() >= len(records):
+            f = flow.max() if flow.max() >= len(records) else flow.min()
+            return "transfer_series", f"it samples flow {f}, but records has {len(records)} flows"
+    return None
 
 
 def _columns_to_frame(cols: Mapping[str, Any]) -> pd.DataFrame:
@@ -570,8 +748,10 @@ class Results:
         """Write the results folder, atomically (see the module docs), and return its path.
 
         Raises :class:`ResultsError`, writing nothing, if ``directory`` exists and is not a
-        results folder (:func:`check_save_target`)."""
+        results folder (:func:`check_save_target`), or if a table, the summary or the scenario
+        is not what a run gives (a folder :meth:`load` would refuse)."""
         final = Path(os.path.abspath(directory))
+        self._check_savable(final)
         check_save_target(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_scratch(final.parent, final.name)
@@ -584,6 +764,36 @@ class Results:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return Path(directory)
+
+    def _check_savable(self, final: Path) -> None:
+        """ResultsError naming the first table, the summary or the scenario that :meth:`load`
+        would refuse: a folder that only looks valid is never written."""
+        def refuse(what: str, problem: str) -> ResultsError:
+            return ResultsError(f"cannot save results to {final}: {what} {problem}; save the tables "
+                                "slacknet.run returned (extra columns are kept)")
+
+        tables = {t: getattr(self, t) for t in _TABLES}
+        for t, frame in tables.items():
+            try:
+                _check_table(t, frame)
+            except ValueError as e:
+                raise refuse(f"Results.{t}", f"is not a run's table ({e})") from None
+        try:
+            if not isinstance(self.summary, Mapping):
+                raise TypeError(f"a {type(self.summary).__name__}, not a dict")
+            _check_summary(self.summary)
+            json.dumps(self.summary, default=_json_default)
+        except (TypeError, ValueError) as e:
+            raise refuse("Results.summary", f"is not a run's summary ({e})") from None
+        try:
+            scenario = json.loads(self._scenario_json)
+            if not isinstance(scenario, dict) or not isinstance(scenario.get("seed"), int):
+                raise ValueError("no seed")
+        except (TypeError, ValueError, RecursionError) as e:
+            raise refuse("the scenario", f"is not a resolved scenario's JSON ({_first_line(e)})") from None
+        wrong = _check_rows(tables)
+        if wrong is not None:
+            raise refuse(f"Results.{wrong[0]}", f"is not a run's table ({wrong[1]})")
 
     def _write(self, d: Path) -> None:
         """Every file of the folder into the empty folder ``d``, the manifest last."""
@@ -618,12 +828,16 @@ class Results:
         what to do) if it is not a complete results folder as slacknet wrote it."""
         d = Path(directory)
         manifest = verify_results(d)
-        text = _read(d / "scenario.json", lambda p: p.read_text(encoding="utf-8"))
+        text = _scenario_text(d / "scenario.json")
         scenario = _read(d / "scenario.json", lambda _: Scenario.model_validate_json(text))
-        summary = _read(d / "summary.json", _json_object)
+        summary = _read(d / "summary.json", _read_summary)
         tables = {
             t: _read(d / f"{t}.parquet", _read_table) if f"{t}.parquet" in manifest.files else None for t in _TABLES
         }
+        wrong = _check_rows(tables)
+        if wrong is not None:
+            raise ResultsError(f"{d / (wrong[0] + '.parquet')} cannot be read as slacknet wrote it ({wrong[1]}): "
+                               "re-run to write the folder again")
         res = cls(scenario=text, summary=summary, **tables)
         res._scenario = scenario
         return res

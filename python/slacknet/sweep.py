@@ -710,7 +710,7 @@ def _sweep_name_in(folder: Path) -> str | None:
         return None
     try:
         name = json.loads(info.read_text(encoding="utf-8")).get("name")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: nested too deep
         return None
     return name if isinstance(name, str) else None
 
