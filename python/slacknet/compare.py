@@ -64,10 +64,11 @@ import pandas as pd
 
 from .analysis import class_masks
 from .config import FlowListWorkload, LeafSpineTopology, Scenario, StaticPartitioning, load_scenario
-from .results import Results
+from .results import Results, is_results_folder, replace_atomic, write_csv_atomic, write_text_atomic
 
 __all__ = [
     "CompareError",
+    "check_compare_target",
     "Comparison",
     "SeedComparison",
     "aggregate_seeds",
@@ -355,7 +356,7 @@ def _htsim_plan(
     """Whether htsim runs: ``(plan, None)``, or ``(None, reason)`` when no checkout is given or
     htsim cannot model the scenario. A checkout that is given but does not build is an error.
     Builds htsim_uec (once per commit) before anything else runs."""
-    given = str(htsim_dir) if htsim_dir is not None else os.environ.get("HTSIM_DIR", "")
+    given = _peer_dir("--htsim", "HTSIM_DIR", htsim_dir, "a checkout of UEC htsim (github.com/ultraethernet/uet-htsim)")
     if not given:
         return None, (
             "HTSIM_DIR is not set: point it (or slacknet compare --htsim DIR) to a checkout of "
@@ -366,19 +367,87 @@ def _htsim_plan(
     except CompareError as e:
         return None, str(e)
     runner = htsimpeer_path()
-    cmd = [python or sys.executable, str(runner), "ensure", "--htsim", given]
-    # The first build takes minutes: its progress lines go to our stderr as they come.
+    _ensure_peer("htsim", [python or sys.executable, str(runner), "ensure", "--htsim", given])
+    return _HtsimPlan(runner=runner, checkout=given, args=args), None
+
+
+def _peer_dir(option: str, env: str, value: str | os.PathLike[str] | None, what: str) -> str:
+    """A peer's folder (``--htsim``, ``--ns3-dir``) as given, else ``$env``; ``""`` for neither.
+    CompareError for an empty path given (it silently meant "none") or one that is not a folder."""
+    if value is not None:
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{option} = {value!r}: a path to {what}, or None")
+        given = os.fspath(value)
+        if not given:
+            raise CompareError(f"{option} = '': an empty path; give {what}, or leave it out")
+    else:
+        given = os.environ.get(env, "")
+    if given and not Path(given).expanduser().is_dir():
+        why = "no such folder" if not os.path.lexists(Path(given).expanduser()) else "not a folder"
+        raise CompareError(f"{env} / {option} {given}: {why}; give {what}")
+    return given
+
+
+def _ensure_peer(name: str, cmd: list[str]) -> None:
+    """Run a peer runner's ``ensure`` (build or install the peer once) before anything else
+    runs; its progress lines (``[<runner>]``) go to our stderr as they come, since a first
+    build takes minutes. CompareError with the runner's reason if it fails."""
+    tag = "[" + Path(cmd[1]).stem + "]"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     err: list[str] = []
     for line in proc.stderr:
         err.append(line.rstrip("\n"))
-        if line.startswith("[htsimpeer]"):
+        if line.startswith(tag):
             print(line, end="", file=sys.stderr, flush=True)
     if proc.wait() != 0:
-        tail = [ln for ln in err if not ln.startswith("[htsimpeer]")][-8:]
-        raise CompareError("the htsim peer could not be built:\n  " + "\n  ".join(tail))
-    return _HtsimPlan(runner=runner, checkout=given, args=args), None
+        tail = [ln for ln in err if ln.strip() and not ln.startswith(tag)][-8:]
+        if len(tail) == 1:  # the runner's one-line reason
+            raise CompareError(f"the {name} peer could not be built: {tail[0].split(': error: ', 1)[-1]}")
+        raise CompareError(f"the {name} peer could not be built:\n  " + "\n  ".join(tail))
+
+
+#: What a comparison writes in its output folder (and in ``run<i>/`` and ``seed<s>/``), beside
+#: the peers' own files next to their FCT files.
+_COMPARE_MARKS = ("comparison.json", "slacknet_scenario.json")
+
+
+def check_compare_target(out_dir: str | os.PathLike[str]) -> Path:
+    """``out_dir`` as a Path if a comparison may write into it: it does not exist, or it is an
+    empty folder, or an earlier comparison's (it holds ``comparison.json`` or
+    ``slacknet_scenario.json``, or ``seed<s>/`` with one), whose files it replaces. Anything
+    else (a home folder, one run's results) would get its ``flows.txt``, ``comparison.json``
+    and the rest written over what it holds: CompareError naming it."""
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise TypeError(f"out_dir = {out_dir!r}: a path to the output folder")
+    if os.fspath(out_dir) == "":
+        raise CompareError("--out = '': an empty path (it would mean the working folder itself); name the output folder")
+    out = Path(out_dir)
+    if not os.path.lexists(out):
+        return out
+    if out.is_symlink() or not out.is_dir():
+        raise CompareError(f"--out = {out}: exists and is not a folder; choose a new output folder")
+    if is_results_folder(out):
+        raise CompareError(f"--out = {out}: it is one run's results folder, which a comparison's files would break; "
+                           "choose a new output folder")
+    names = os.listdir(out)
+    if not names or any((out / m).is_file() for m in _COMPARE_MARKS) or any(
+        n.startswith("seed") and n[4:].isdigit() and (out / n / "slacknet_scenario.json").is_file() for n in names
+    ):
+        return out
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    raise CompareError(f"--out = {out}: it holds {sorted(names)[0]!r}{more} and is not an earlier comparison's folder "
+                       "(no comparison.json or slacknet_scenario.json), so the comparison's files would be written "
+                       "over what it holds: choose a new output folder")
+
+
+def _start_over(out: Path, names: Sequence[str]) -> None:
+    """Remove an earlier comparison's summaries from ``out`` before its runs are replaced, so
+    that an interrupted comparison never leaves a folder whose summary is of other runs."""
+    for name in names:
+        p = out / name
+        if p.is_file() and not p.is_symlink():
+            p.unlink()
 
 
 def compare(
@@ -408,16 +477,20 @@ def compare(
     a missing ``ns3_dir`` or a peer that fails."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     repeat = check_repeat(repeat)
-    out = Path(out_dir)
-    peer_args = _ns3_build_args(ns3_dir) + _peer_args(sc)
+    build = _ns3_build_args(ns3_dir)
+    peer_args = build + _peer_args(sc)
+    out = check_compare_target(out_dir)
     peer = ns3peer_path()
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    if build:  # a user's ns-3 build is checked (and dc_bench built against it) before anything runs
+        _ensure_peer("ns-3", [python or sys.executable, str(peer), "ensure", *build])
     out.mkdir(parents=True, exist_ok=True)
+    _start_over(out, ["comparison.json"])
     flows = _flow_list(sc, out)
     cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim, repeat=repeat, progress=progress)
     if reason is not None:
         cmp.skipped["htsim"] = reason
-    (out / "comparison.json").write_text(json.dumps(cmp.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(json.dumps(cmp.to_json(), indent=2) + "\n", out / "comparison.json")
     plot_comparison(cmp, out / "compare_cdf.png")
     return cmp
 
@@ -426,12 +499,10 @@ def _ns3_build_args(ns3_dir: str | os.PathLike[str] | None) -> list[str]:
     """``ns3peer.py run`` flags for the ns-3 to run: ``--ns3-dir DIR`` for a user's build
     (``ns3_dir``, else ``$NS3_DIR``), none for the wheel. CompareError for a folder that does
     not exist (the runner checks the rest)."""
-    given = str(ns3_dir) if ns3_dir is not None else os.environ.get("NS3_DIR", "")
+    given = _peer_dir("--ns3-dir", "NS3_DIR", ns3_dir, "a built ns-3.44 source tree (bench/peers/ns3/README.md), "
+                      "or leave it unset to run the PyPI wheel")
     if not given:
         return []
-    if not Path(given).expanduser().is_dir():
-        raise CompareError(f"NS3_DIR / --ns3-dir {given}: no such folder; give a built ns-3.44 source tree "
-                           "(bench/peers/ns3/README.md), or leave it unset to run the PyPI wheel")
     return ["--ns3-dir", str(Path(given).expanduser().resolve())]
 
 
@@ -442,9 +513,7 @@ def _flow_list(sc: Scenario, out: Path) -> Path:
     from . import _native
 
     sim = _native.Simulation(_native.validate_json(sc.to_json(), str(Path.cwd())))
-    flows = out / "flows.txt"
-    flows.write_text(sim.flow_list_text(), encoding="utf-8")
-    return flows
+    return write_text_atomic(sim.flow_list_text(), out / "flows.txt")
 
 
 def check_repeat(repeat: object) -> int:
@@ -521,7 +590,7 @@ def _compare_once(
     out.mkdir(parents=True, exist_ok=True)
     replay = sc.model_copy(update={"workload": [FlowListWorkload(path=str(flows.resolve()))]})
     replay_json = out / "slacknet_scenario.json"
-    replay_json.write_text(replay.to_json(indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(replay.to_json(indent=2) + "\n", replay_json)
     interp = python or sys.executable
     sims = ["slacknet", "ns-3"] + (["htsim"] if htsim is not None else [])
     walls: dict[str, list[float]] = {s: [] for s in sims}
@@ -868,11 +937,14 @@ def compare_seeds(
     except ValueError as e:
         raise CompareError(str(e)) from None
     repeat = check_repeat(repeat)
-    out = Path(out_dir)
     _peer_args(sc)  # rejects what the peer cannot model before anything runs
     ns3_build = _ns3_build_args(ns3_dir)
+    out = check_compare_target(out_dir)
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
+    if ns3_build:
+        _ensure_peer("ns-3", [python or sys.executable, str(ns3peer_path()), "ensure", *ns3_build])
     out.mkdir(parents=True, exist_ok=True)
+    _start_over(out, ["comparison.json", "per_seed.csv", "seeds_summary.csv"])
     note = None
     if sc.routing.mode == "flow_index":
         note = (
@@ -914,9 +986,9 @@ def compare_seeds(
         skipped={"htsim": reason} if reason is not None else {},
         repeat=repeat,
     )
-    per_seed.to_csv(out / "per_seed.csv", index=False)
-    result.slowdown.to_csv(out / "seeds_summary.csv", index=False)
-    (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_csv_atomic(per_seed, out / "per_seed.csv")
+    write_csv_atomic(result.slowdown, out / "seeds_summary.csv")
+    write_text_atomic(json.dumps(result.to_json(), indent=2) + "\n", out / "comparison.json")
     plot_seeds(result, out / "compare_cdf.png")
     return result
 
@@ -993,9 +1065,8 @@ def _plot_cdfs(runs: Sequence[Comparison], title: str, path: str | os.PathLike[s
     ax.set_title(title, fontsize=10 if len(title) > 60 else None)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right", ncol=2)
-    p = Path(path)
-    fig.savefig(p, dpi=120)
-    return p
+    # No partial PNG if interrupted.
+    return replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
 
 
 def render(cmp: Comparison | SeedComparison) -> str:

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from .config import Scenario
+from .config import Scenario, is_seed
 from .reproduce_spec import (
     CDF_QUANTILES,
+    FIGURE_FILE_SUFFIXES,
     NATIVE_SOURCES,
     TIMELINE_KEYS,
     TIMELINE_STATS,
@@ -41,10 +43,12 @@ from .reproduce_spec import (
     load_paper,
     with_set,
 )
-from .sweep import run_sweep
+from .results import ResultsError, is_results_folder, replace_atomic, write_csv_atomic
+from .sweep import check_sweep_target, run_sweep
 
 __all__ = [
     "ClaimResult",
+    "check_target",
     "Paper",
     "Report",
     "ReproduceError",
@@ -127,6 +131,45 @@ def _phases(fig: FigureSpec, series: pd.DataFrame, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def _outputs(paper: Paper) -> set[str]:
+    """Every name a reproduction of ``paper`` writes in its output folder."""
+    names = set()
+    for fid in paper.description.figure:
+        names |= {fid, f"{fid}.csv", f"{fid}.png", *(fid + s for s in FIGURE_FILE_SUFFIXES)}
+    return names
+
+
+def check_target(paper: Paper, out_dir: str | os.PathLike[str]) -> None:
+    """Raise :class:`ReproduceError` (naming ``--out``) unless a reproduction of ``paper`` may
+    write into ``out_dir``: it does not exist, or it is an empty folder, or one holding only what
+    such a reproduction writes (an earlier one's, whose tables and plots it replaces and whose
+    finished runs it reuses). Anything else (a home folder, another paper's figures, one run's
+    results) would have figure files written over what it holds."""
+    out = Path(out_dir)
+    if not os.path.lexists(out):
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise ReproduceError("--out", str(out), "exists and is not a folder; choose a new output folder")
+    if is_results_folder(out):
+        raise ReproduceError("--out", str(out), "it is one run's results folder, which figure files would break: "
+                             "choose a new output folder")
+    ours = _outputs(paper)
+    # An interrupted atomic write leaves `.<name>.tmp-<pid>` beside <name>.
+    foreign = sorted(n for n in os.listdir(out)
+                     if n not in ours and not ((m := re.fullmatch(r"\.(.+)\.tmp-\d+", n)) and m[1] in ours))
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise ReproduceError("--out", str(out), f"it holds {foreign[0]!r}{more}, which a reproduction of {paper.name} "
+                             "does not write, and its figure files would be written over what it holds: choose a new "
+                             f"output folder (or an earlier reproduction's of {paper.name})")
+
+
+def _savefig_atomic(plot: Any, path: Path) -> Path:
+    """``plot.savefig(path)`` through a temporary name (:func:`~slacknet.results.replace_atomic`),
+    so an interrupted write leaves no partial PNG at ``path``."""
+    return replace_atomic(path, lambda tmp: plot.savefig(tmp, dpi=110, format="png"))
+
+
 def _plot_timeline(paper: Paper, fid: str, series: pd.DataFrame, path: Path) -> Path:
     """One panel per metric against simulated time, a line per seed, the phases marked."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -148,8 +191,7 @@ def _plot_timeline(paper: Paper, fid: str, series: pd.DataFrame, path: Path) -> 
     if series["seed"].nunique() > 1:
         axes[0].legend(fontsize=7)
     plot.suptitle(f"{desc.paper} {fig.name}", fontsize=10)
-    plot.savefig(path, dpi=110)
-    return path
+    return _savefig_atomic(plot, path)
 
 
 def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
@@ -193,8 +235,7 @@ def _plot(paper: Paper, fid: str, table: pd.DataFrame, path: Path) -> Path:
     if x is not None and series is not None:
         axes[0].legend(fontsize=7)
     plot.suptitle(f"{desc.paper} {fig.name}", fontsize=10)
-    plot.savefig(path, dpi=110)
-    return path
+    return _savefig_atomic(plot, path)
 
 
 def reproduce(
@@ -213,8 +254,37 @@ def reproduce(
     scenario's seed), and check the claims of the figures made (on the means over seeds). ``on_done(id)`` is called after each figure. Raises
     :class:`ReproduceError` for an id ``only`` names that the paper has not, ``full`` for a
     paper without a full-scale base, or a figure some of whose runs failed (after running the
-    rest; reproducing again into the same folder reuses the finished runs). Returns the
+    rest; reproducing again into the same folder reuses the finished runs), and, before anything
+    runs, for an ``out_dir`` that is neither new, empty nor an earlier reproduction's of ``paper``
+    (:func:`check_target`); :class:`TypeError` for an argument of the wrong type. Returns the
     :class:`Report`, whose tables and plots are also written under ``out_dir``."""
+    if not isinstance(paper, Paper):
+        raise TypeError(f"paper = {paper!r}: a Paper, e.g. load_paper('experiments', 'credence')")
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise TypeError(f"out_dir = {out_dir!r}: a path to the output folder")
+    if os.fspath(out_dir) in ("", b""):
+        raise ReproduceError("--out", "''", "an empty path (it would mean the working folder itself); name the "
+                             "output folder")
+    if not isinstance(full, bool):
+        raise TypeError(f"full = {full!r}: True (the paper's scale) or False")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
+        raise TypeError(f"jobs = {jobs!r}: a whole number of parallel runs, at least 1, or None (one per core)")
+    if jobs is not None and jobs < 1:
+        raise ReproduceError("--jobs", str(jobs), "must be at least 1; leave it out for one run per core")
+    if only is not None and (isinstance(only, str) or not all(isinstance(f, str) for f in only)):
+        raise TypeError(f"only = {only!r}: a list of figure ids, e.g. [{only!r}]" if isinstance(only, str)
+                        else f"only = {only!r}: a list of figure ids (strings)")
+    if seeds is not None:
+        if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+            raise TypeError(f"seeds = {seeds!r}: a list of seeds, e.g. [1, 2]")
+        seeds = list(seeds)
+        for i, s in enumerate(seeds):
+            if not is_seed(s):
+                raise ReproduceError(f"--seeds[{i}]", repr(s), "a seed is a whole number from 0 to 2^64 - 1, e.g. 1")
+            if s in seeds[:i]:
+                raise ReproduceError(f"--seeds[{i}]", str(s), "is listed twice: each seed runs once per point")
+        if not seeds:
+            raise ReproduceError("--seeds", "[]", "empty: give at least one seed, or None for the description's")
     desc = paper.description
     ids = list(desc.figure)
     for fid in only or []:
@@ -228,6 +298,13 @@ def reproduce(
                              f"under [base] in {paper.path}, or run without --full")
     base_seeds = list(desc.base.seeds) if desc.base is not None else []
     out = Path(out_dir)
+    check_target(paper, out)
+    for fid, fig in desc.figure.items():  # each sweep's folder, before any figure is made
+        if fig.sweep is not None and (not only or fid in only):
+            try:
+                check_sweep_target(out / fid, name=f"{out / fid} (figure {fid}'s runs)", sweep_name=paper.sweeps[fid].name)
+            except ResultsError as e:
+                raise ReproduceError("--out", None, str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
     report = Report(paper=paper, out_dir=out, full=full)
     base: Scenario | None = None
@@ -246,7 +323,7 @@ def reproduce(
                 parts.append(series.assign(seed=seed))
             table = pd.concat(tables, ignore_index=True)
             series = pd.concat(parts, ignore_index=True)[["seed", "time_us", *fig.metrics]]
-            series.to_csv(out / f"{fid}_series.csv", index=False)
+            write_csv_atomic(series, out / f"{fid}_series.csv")
         else:
             if fig.base is not None:
                 own = fig.base.full if full and fig.base.full is not None else fig.base.reduced
@@ -266,11 +343,11 @@ def reproduce(
                                      f"{first['error']}; all in {out / fid / 'sweep.csv'}): fix the cause and "
                                      "reproduce again, which runs only those")
         report.figures[fid] = table
-        table.to_csv(out / f"{fid}.csv", index=False)
+        write_csv_atomic(table, out / f"{fid}.csv")
         if fig.cdf is not None:
             samples = _cdf_samples(fig, table, out / fid)
             report.cdfs[fid] = _cdf_table(samples, fig.series)
-            report.cdfs[fid].to_csv(out / f"{fid}_cdf.csv", index=False)
+            write_csv_atomic(report.cdfs[fid], out / f"{fid}_cdf.csv")
             _plot_cdf(paper, fid, samples, out / f"{fid}_cdf.png")
         if fig.timeline is not None:
             _plot_timeline(paper, fid, series, out / f"{fid}.png")
@@ -332,8 +409,7 @@ def _plot_cdf(paper: Paper, fid: str, samples: dict[str, np.ndarray], path: Path
         ax.legend(fontsize=7)
     what = f" (workload {fig.cdf.workload})" if fig.cdf.workload is not None else ""
     plot.suptitle(f"{desc.paper} {fig.title}: CDF of {desc.label(fig.cdf.column)}{what}", fontsize=10)
-    plot.savefig(path, dpi=110)
-    return path
+    return _savefig_atomic(plot, path)
 
 
 def _columns(fig: FigureSpec) -> list[str]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tomllib
 import types
 import typing
@@ -51,7 +52,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from . import _native
 from ._native import SpecError
-from .config import Scenario
+from .config import Scenario, is_seed, read_text_file
 from .sweep import METRIC_COLUMNS, Sweep, load_sweep, set_key
 
 __all__ = [
@@ -84,6 +85,14 @@ __all__ = [
 
 #: The description's file name inside ``experiments/<paper>/``.
 DESCRIPTION_FILE = "reproduce.toml"
+#: The largest description file read (the committed ones are a few kB; a FIFO or a device is
+#: never opened: :func:`~slacknet.config.read_text_file`).
+MAX_DESCRIPTION_BYTES = 16 * 2**20
+#: A figure id: it names the figure's files in the output folder (``<id>.csv``, ``<id>.png``,
+#: ``<id>/``), so letters, digits, ``_`` and ``-`` only (``../x`` wrote outside the folder).
+FIGURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+#: What a figure ``<id>`` writes beside ``<id>.csv`` and ``<id>.png``.
+FIGURE_FILE_SUFFIXES = ("_cdf.csv", "_cdf.png", "_series.csv")
 
 
 class ReproduceError(ValueError):
@@ -228,8 +237,32 @@ def _lowest(piv: pd.DataFrame, labels: list[str], metric: str) -> pd.Series:
     return s
 
 
+def _not_bool(v: Any) -> Any:
+    """Refuse a boolean where a number belongs: pydantic's lax numbers take ``true`` as 1."""
+    if isinstance(v, bool):
+        raise ValueError("a boolean is not a number: give one, e.g. 0.5 (or 1 for a whole number)")
+    return v
+
+
+#: Every number of a description: TOML's ``true`` is not 1 (NaN and infinity are refused by
+#: :class:`_Model`: a bound of ``nan`` made every check fail, ``inf`` every bound hold).
+Num = Annotated[float, BeforeValidator(_not_bool)]
+Whole = Annotated[int, BeforeValidator(_not_bool)]
+
+
+def _seed(v: Any) -> Any:
+    if not is_seed(v):
+        raise ValueError("a seed is a whole number from 0 to 2^64 - 1, e.g. 1")
+    return v
+
+
+#: A seed: a whole number from 0 to 2^64 - 1 (``Scenario.seed``'s rule: no boolean, no float).
+Seed = Annotated[int, BeforeValidator(_seed)]
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # CORRECTNESS: no NaN or infinity in any number (a `want <= nan` never holds).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     what: ClassVar[str] = "this table"
     """How error messages name a table of this type."""
 
@@ -254,9 +287,9 @@ class _CheckBase(_Model):
 
 
 class _Ranged(_CheckBase):
-    x_min: float | None = None
+    x_min: Num | None = None
     """Only x >= x_min (inclusive)."""
-    x_max: float | None = None
+    x_max: Num | None = None
     """Only x <= x_max (inclusive)."""
 
     def _pivot(self, table: pd.DataFrame, x: str | None, series: str | None) -> pd.DataFrame:
@@ -271,8 +304,8 @@ class RatioCheck(_Ranged):
     kind: Literal["ratio"]
     over: Names
     """The denominator: a series, or several (their pointwise minimum)."""
-    at_most: float | None = None
-    at_least: float | None = None
+    at_most: Num | None = None
+    at_least: Num | None = None
 
     def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
         piv = self._pivot(table, x, series)
@@ -303,7 +336,7 @@ class GainCheck(_Ranged):
     kind: Literal["gain"]
     over: Names
     """The reference: a series, or several (their pointwise minimum)."""
-    at_least: float
+    at_least: Num
 
     def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
         piv = self._pivot(table, x, series)
@@ -320,10 +353,10 @@ class ValueCheck(_CheckBase):
 
     what: ClassVar[str] = "a `value` check"
     kind: Literal["value"]
-    at: float | None = None
+    at: Num | None = None
     """The x of the point (omitted when the figure has no x column)."""
-    min: float | None = None
-    max: float | None = None
+    min: Num | None = None
+    max: Num | None = None
 
     def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
         curve = _curve(_pivot(table, self.metric, x, series), self.series, self.metric)
@@ -350,8 +383,8 @@ class BoundCheck(_Ranged):
 
     what: ClassVar[str] = "a `bound` check"
     kind: Literal["bound"]
-    min: float | None = None
-    max: float | None = None
+    min: Num | None = None
+    max: Num | None = None
 
     def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
         r = _curve(self._pivot(table, x, series), self.series, self.metric).to_numpy(dtype=np.float64)
@@ -368,7 +401,7 @@ class NonDecreasingCheck(_Ranged):
 
     what: ClassVar[str] = "a `non_decreasing` check"
     kind: Literal["non_decreasing"]
-    slack: float = Field(default=0.0, ge=0.0)
+    slack: Num = Field(default=0.0, ge=0.0)
 
     def _evaluate(self, table: pd.DataFrame, x: str | None, series: str | None) -> Outcome:
         r = _curve(self._pivot(table, x, series), self.series, self.metric).to_numpy(dtype=np.float64)
@@ -388,7 +421,7 @@ class BelowUntilCheck(_Ranged):
     kind: Literal["below_until"]
     than: str
     """The series to be below."""
-    x_at_least: float
+    x_at_least: Num
 
     def _last_below(self, piv: pd.DataFrame) -> float | None:
         below = _curve(piv, self.series, self.metric) < _curve(piv, self.than, self.metric)
@@ -436,7 +469,7 @@ class BaseSpec(_Model):
     """The default: a scenario file of the paper's folder."""
     full: str | None = None
     """With ``--full`` (the paper's scale), if the paper has one."""
-    seeds: list[int] = []
+    seeds: list[Seed] = []
     """Every sweep run once per seed (tables show the mean and range, claims use the mean);
     empty: the base scenario's seed."""
 
@@ -465,7 +498,7 @@ class CdfSpec(_Model):
     what: ClassVar[str] = "a figure's cdf"
     column: str
     """A per-flow column of the runs' records (:data:`CDF_COLUMNS`)."""
-    workload: int | None = Field(default=None, ge=0)
+    workload: Whole | None = Field(default=None, ge=0)
     """Only the transfers of this workload entry (absent: every transfer)."""
 
 
@@ -483,9 +516,9 @@ class FigureSpec(_Model):
     timeline: str | None = None
     """A scenario file of the paper's folder with ``[run.timeseries]``, run once per seed at
     either scale: the figure follows one transfer of it through time (:data:`TIMELINE_METRICS`)."""
-    follow: int = Field(default=0, ge=0)
+    follow: Whole = Field(default=0, ge=0)
     """A timeline's transfer: the first one that workload entry ``follow`` starts."""
-    phases_us: list[float] | None = None
+    phases_us: list[Num] | None = None
     """A timeline's phases: the simulated times (us, increasing, the first at least 0) where
     they start; the table has one row per phase and seed (the last phase runs to the end)."""
     columns: list[str] | None = None
@@ -497,7 +530,7 @@ class FigureSpec(_Model):
     """The metric columns, one plot panel each, in order."""
     extra_columns: list[str] = Field(default_factory=list)
     """Columns printed after the metrics but not plotted."""
-    digits: int = Field(default=2, ge=0, le=9)
+    digits: Whole = Field(default=2, ge=0, le=9)
     """Decimals of the printed table."""
     base: FigureBaseSpec | None = None
     """A sweep figure's own base scenarios (``{ reduced = "...", full = "..." }``), in place of
@@ -607,8 +640,9 @@ def _or_list(names: typing.Iterable[str]) -> str:
 
 
 def list_papers(experiments: str | os.PathLike[str]) -> list[str]:
-    """The papers of an experiments folder: its subfolders holding a ``reproduce.toml``."""
-    return sorted(p.parent.name for p in Path(experiments).glob(f"*/{DESCRIPTION_FILE}"))
+    """The papers of an experiments folder: its subfolders holding a ``reproduce.toml`` (a
+    file: not a folder, a FIFO or a device of that name)."""
+    return sorted(p.parent.name for p in Path(experiments).glob(f"*/{DESCRIPTION_FILE}") if p.is_file())
 
 
 def load_paper(experiments: str | os.PathLike[str], paper: str) -> Paper:
@@ -619,6 +653,8 @@ def load_paper(experiments: str | os.PathLike[str], paper: str) -> Paper:
     if not experiments.is_dir():
         raise ReproduceError(str(experiments), None, f"no experiments folder here: {fix}")
     path = experiments / paper / DESCRIPTION_FILE
+    if os.path.lexists(path) and not path.is_file():
+        return load_description(path)  # says what it is instead
     if not path.is_file():
         raise ReproduceError(
             "paper", _show(paper),
@@ -633,13 +669,15 @@ def load_description(path: str | Path) -> Paper:
     :class:`ReproduceError` if it is missing, not TOML or invalid."""
     p = Path(path)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_text_file(p, "description file", MAX_DESCRIPTION_BYTES))
     except FileNotFoundError:
         raise ReproduceError("paper", None, f"no such experiment description: {p}") from None
     except tomllib.TOMLDecodeError as e:
         raise ReproduceError(p.name, None, f"invalid TOML: {e}", p) from None
-    except UnicodeDecodeError as e:
-        raise ReproduceError(p.name, None, f"not UTF-8 text: {e}", p) from None
+    except SpecError as e:  # not UTF-8
+        raise ReproduceError(p.name, None, str(e).removeprefix(f"{p}: "), p) from None
+    except OSError as e:  # a folder, FIFO or device, or too large: names the path and the fix
+        raise ReproduceError("paper", None, str(e)) from None
     except RecursionError:
         raise ReproduceError(p.name, None, "invalid TOML: arrays or tables nested too deeply", p) from None
     try:
@@ -708,7 +746,7 @@ def _from_pydantic(e: ValidationError, path: Path) -> ReproduceError:
             f"{'missing' if tag is None else 'unknown'} check kind; the kinds are {_or_list(_CHECK_KINDS)} "
             "(experiments/README.md describes each)", path,
         )
-    return ReproduceError(key, _show(value), str(err["msg"]), path)
+    return ReproduceError(key, _show(value), str(err["msg"]).removeprefix("Value error, "), path)
 
 
 def with_set(base: Scenario, keys: dict[str, Any]) -> Scenario:
@@ -730,6 +768,18 @@ def _check_references(desc: Description, path: Path) -> dict[str, Sweep]:
     def fail(key: str, value: Any, message: str) -> NoReturn:
         raise ReproduceError(key, None if value is None else _show(value), message, path)
 
+    for fid in desc.figure:
+        if not FIGURE_ID.fullmatch(fid):
+            fail(f"figure.{_show(fid)}", None, "a figure id names the figure's files in the output folder: use letters, "
+                 "digits, `_` and `-` (at most 64, the first a letter or digit), e.g. [figure.fig7]")
+        for suffix in ("_cdf", "_series"):
+            if fid.endswith(suffix) and fid[: -len(suffix)] in desc.figure:
+                fail(f"figure.{fid}", None, f"its files would be figure {fid[: -len(suffix)]}'s {fid}.csv: "
+                     "choose another id")
+    if desc.base is not None:
+        for i, seed in enumerate(desc.base.seeds):
+            if seed in desc.base.seeds[:i]:
+                fail(f"base.seeds[{i}]", seed, "is listed twice: each seed runs once per point")
     for which in ("reduced", "full"):
         name = getattr(desc.base, which) if desc.base is not None else None
         if name is not None and not (folder / name).is_file():
