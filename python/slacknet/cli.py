@@ -583,26 +583,31 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_credence(args: argparse.Namespace) -> int:
     import warnings
 
-    from .learn import RarePositivesWarning, export_forest, trace, train
+    from .learn import RarePositivesWarning, check_forest_out, check_trace_out, export_forest, trace, train, write_trace
 
     out = _check_out(args.out, kind="file")
     assert out is not None  # required by the parser
+    try:  # before tracing or training: a file of the user's at --out would be replaced
+        (check_trace_out if args.credence_command == "trace" else check_forest_out)(out)
+    except ValueError as e:
+        raise InputError(f"--out = {e}") from None
     if args.credence_command == "trace":
         df = trace(args.scenario, seed=args.seed)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        df.to_parquet(out, index=False)
+        write_trace(df, out)  # atomically: an interrupted write left half a Parquet file
         drops = int(df["dropped"].sum())
         print(f"{len(df)} switch arrivals, {drops} dropped by LQD ({drops / max(len(df), 1) * 100:.3f}%)")
         print(f"trace: {out}")
         return 0
     import pandas as pd
 
-    from .learn import ALL_FEATURES, LABEL_COLUMNS
+    from .learn import ALL_FEATURES, LABEL_COLUMNS, MAX_DEPTH, MAX_TREES, check_trace
 
     # Checked here, not left to scikit-learn, whose messages name its own parameters.
-    for option, value in (("--trees", args.trees), ("--depth", args.depth)):
+    for option, value, most in (("--trees", args.trees, MAX_TREES), ("--depth", args.depth, MAX_DEPTH)):
         if value < 1:
             raise InputError(f"{option} = {value}: must be at least 1, e.g. 4 (the paper's)")
+        if value > most:  # 10^9 trees allocated until memory ran out
+            raise InputError(f"{option} = {value}: at most {most}, e.g. 4 (the paper's)")
     if not 0 <= args.seed < 2**32:
         raise InputError(f"--seed = {args.seed}: must be between 0 and 2^32 - 1, e.g. 1")
     features = [f.strip() for f in args.features.split(",") if f.strip()]
@@ -614,13 +619,18 @@ def _cmd_credence(args: argparse.Namespace) -> int:
                     "a folder, not a decision trace" if Path(p).is_dir() else "not a regular file")
             raise InputError(f"TRACE = {p}: {what}; give a Parquet file that `slacknet credence trace` wrote")
         try:
-            frame = pd.read_parquet(p)
+            with open(p, "rb") as f:  # opened here: pyarrow refused a name that is not UTF-8
+                frame = pd.read_parquet(f)
         except (OSError, ValueError) as e:
             raise InputError(f"cannot read trace {p}: {e}") from None
         missing = [c for c in needed if c not in frame.columns]
         if missing:
             raise InputError(f"TRACE = {p}: not a decision trace (no column {', '.join(missing)}); give a Parquet "
                              "file that `slacknet credence trace` wrote")
+        try:  # each file's values, so that the message names the file
+            check_trace(frame, [f for f in features if f in ALL_FEATURES])
+        except ValueError as e:
+            raise InputError(f"TRACE = {p}: {e}; give a Parquet file that `slacknet credence trace` wrote") from None
         frames.append(frame)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RarePositivesWarning)
@@ -664,7 +674,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     try:
         paper = load_paper(exp, args.paper)
-        only = [f.strip() for f in args.only.split(",") if f.strip()] if args.only else None
+        only = [f.strip() for f in args.only.split(",") if f.strip()] if args.only is not None else None
+        if only == []:  # `--only ""` or `--only ,` made every figure
+            raise InputError(f"--only = {args.only!r}: names no figure; give figure ids, e.g. --only "
+                             f"{next(iter(paper.description.figure), 'fig7')}, or leave it out for all")
         out = Path(args.out) if args.out else Path("results") / "reproduce" / (
             f"{_safe_name(paper.name)}-full" if args.full else _safe_name(paper.name))
         t0 = time.perf_counter()
@@ -744,7 +757,11 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
 
     from . import mltol
 
-    _check_out(args.out, kind="file")
+    if _check_out(args.out, kind="file") is not None:
+        try:
+            mltol.check_profile_out(args.out)
+        except ValueError as e:
+            raise InputError(f"--out = {e}") from None
     models = _ml_models(args)
     if args.repeats < 1:
         raise InputError(f"--repeats = {args.repeats}: must be at least 1, e.g. 30")
@@ -752,14 +769,9 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
     summary = None
     if args.tolerance is not None:
         try:
-            summary = pd.read_csv(args.tolerance)
+            summary = mltol.read_summary(args.tolerance)  # a regular file, bounded: a FIFO hung
         except (OSError, ValueError) as e:
-            raise InputError(f"--tolerance = {args.tolerance}: cannot read it as a CSV ({e}); give the "
-                             "summary.csv that `slacknet ml tolerance` wrote") from None
-        need = {"model", "policy", "x1_min", "x1_mean"}
-        if not need <= set(summary.columns):
-            raise InputError(f"--tolerance = {args.tolerance}: not a tolerance summary (needs the columns "
-                             f"{', '.join(sorted(need))}); give the summary.csv of `slacknet ml tolerance`")
+            raise InputError(f"--tolerance = {e}; give the summary.csv that `slacknet ml tolerance` wrote") from None
     table = mltol.profile(models, repeats=args.repeats)
     if summary is not None:
         try:
@@ -770,7 +782,10 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
     print("compute_us: one worker's gradient per iteration (median, this machine); ratio: compute_us over "
           "the gradient's time at 40 Gb/s")
     if summary is not None and "cnn" in models:
-        pts = mltol.figure4_points(table)
+        try:
+            pts = mltol.figure4_points(table)
+        except ValueError as e:
+            raise InputError(f"--tolerance = {args.tolerance}: {e}") from None
         print("\nFigure 4's per-model points (experiments/mlt/fig4_models.toml):")
         print(pts.to_string(index=False))
     if args.out:
@@ -787,6 +802,11 @@ def _cmd_ml(args: argparse.Namespace) -> int:
     if args.ml_command == "profile":
         return _cmd_ml_profile(args)
     _check_out(args.out)
+    out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
+    try:  # before training, not after: a runs.csv or summary.csv of the user's would be replaced
+        mltol.check_tolerance_out(out)
+    except ValueError as e:
+        raise InputError(f"--out = {e}") from None
     models = _ml_models(args)
     policies = _names("--policy", args.policy, mltol.POLICIES, mltol.POLICIES)
     config = mltol.ToleranceConfig.quick() if args.quick else mltol.ToleranceConfig()
@@ -807,7 +827,6 @@ def _cmd_ml(args: argparse.Namespace) -> int:
                              f"{MAX_P_POINTS}; use a step of at least {1 / (MAX_P_POINTS - 1):g}, e.g. 0.05")
         config = dataclasses.replace(config, p_step=args.p_step)
     _ml_extras(models, args.models is not None)
-    out = Path(args.out) if args.out else Path("results") / ("ml-tolerance-quick" if args.quick else "ml-tolerance")
     grid = mltol.p_grid(config.p_step)
     total = len(models) * len(policies) * len(config.seeds) * len(grid)
     print(f"training {total} runs: models {','.join(models)}, policies {','.join(policies)}, seeds "
@@ -821,8 +840,7 @@ def _cmd_ml(args: argparse.Namespace) -> int:
 
     runs = mltol.tolerance(config, on_run=done)
     summary = mltol.summarize(runs)
-    mltol.write_csv_atomic(runs, out / "runs.csv")
-    mltol.write_csv_atomic(summary, out / "summary.csv")
+    mltol.write_tolerance(runs, summary, out)
     print(mltol.render(summary))
     print("x1: largest p whose runs from 0 to p all converge within the lossless epochs (+10%, at least +1); "
           "x2: largest p whose runs from 0 to p all converge; paper x1 from Table 3, x2 from Figure 2")

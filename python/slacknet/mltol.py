@@ -50,8 +50,12 @@ make only a handful of packets per worker, so the loss granularity is coarse.
 
 from __future__ import annotations
 
+import io
 import math
+import numbers
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -79,6 +83,11 @@ __all__ = [
     "profile",
     "with_tolerance",
     "figure4_points",
+    "read_summary",
+    "check_tolerance_out",
+    "check_profile_out",
+    "write_tolerance",
+    "MAX_SUMMARY_BYTES",
     "write_csv_atomic",
 ]
 
@@ -100,6 +109,61 @@ class MissingExtraError(ImportError):
 
 
 # ---------------------------------------------------------------------------------------------
+# Arguments: checked where they enter, naming the argument (a numpy integer is an integer; a
+# boolean, a float or a string is not: ``num_workers=0`` divided by zero, ``seeds="12"`` ran the
+# seeds 1 and 2, ``models="mlp"`` was refused as the model ``m``).
+
+
+def _int_arg(name: str, v: Any, lo: int, hi: int | None = None, example: int = 1) -> int:
+    """``v`` as an ``int`` if it is a whole number (not a boolean) in ``[lo, hi]``; else
+    ``TypeError`` or ``ValueError`` naming ``name``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} = {v!r}: give an integer, e.g. {example}")
+    n = int(v)
+    if n < lo or (hi is not None and n > hi):
+        bound = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
+        if hi == 2**64 - 1:
+            bound = f"between {lo} and 2^64 - 1"
+        raise ValueError(f"{name} = {n}: must be {bound}, e.g. {example}")
+    return n
+
+
+def _seed_arg(name: str, v: Any) -> int:
+    return _int_arg(name, v, 0, 2**64 - 1, example=1)
+
+
+def _real_arg(name: str, v: Any, example: float) -> float:
+    """``v`` as a ``float`` if it is a real number (not a boolean); else ``TypeError``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} = {v!r}: give a number, e.g. {example}")
+    return float(v)
+
+
+def _names_arg(name: str, v: Any, allowed: Sequence[Any], what: str) -> tuple[Any, ...]:
+    """``v``, a non-empty list or tuple of distinct members of ``allowed``, as a tuple."""
+    if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"{name} = {v!r}: give a tuple of {what}, e.g. {(allowed[0],)!r}")
+    if not v:
+        raise ValueError(f"{name} = (): empty; give at least one of {', '.join(map(str, allowed))}")
+    for x in v:
+        if x not in allowed:
+            raise ValueError(f"{name}: {x!r} is unknown; choose from {', '.join(map(str, allowed))}")
+    if len(set(v)) != len(v):
+        raise ValueError(f"{name} = {tuple(v)!r}: a name is listed twice (its runs would be counted twice)")
+    return tuple(v)
+
+
+def _check_workers(name: str, spec: ModelSpec, problem: Problem, num_workers: int) -> None:
+    """At least one minibatch per epoch (else an epoch trains nothing and the run is reported as
+    not converging, which it never tried to)."""
+    n = len(problem.y_train)
+    most = n // spec.batch_per_worker
+    if num_workers > most:
+        raise ValueError(f"{name} = {num_workers}: a minibatch of {num_workers} x {spec.batch_per_worker} "
+                         f"examples is more than model {spec.name}'s {n} training examples; at most {most}, e.g. 4")
+
+
+# ---------------------------------------------------------------------------------------------
 # Packets and aggregation
 
 
@@ -110,6 +174,9 @@ def packet_bounds(num_values: int, values_per_packet: int) -> np.ndarray:
     POSTCONDITION: ranges are consecutive, cover ``0..num_values`` exactly once, and each holds
     whole values (at most ``values_per_packet``); only the last may be short.
     """
+    for name, v in (("num_values", num_values), ("values_per_packet", values_per_packet)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} = {v!r}: give an integer")
     if num_values < 0 or values_per_packet < 1:
         raise ValueError(f"need num_values >= 0 and values_per_packet >= 1, got {num_values}, {values_per_packet}")
     starts = np.arange(0, num_values, values_per_packet, dtype=np.int64)
@@ -436,12 +503,21 @@ def train(
     the initial weights and the losses; ``num_workers`` shards each minibatch;
     ``values_per_packet`` sizes the packets; ``max_epochs`` overrides ``spec.max_epochs``;
     ``stop_at_target`` ends the run at the first epoch that converges (else it runs them all).
-    Returns a :class:`RunResult`. Raises ``ValueError`` for ``p`` outside [0, 1] or an unknown
-    ``policy``."""
+    Returns a :class:`RunResult`. Raises ``ValueError`` for ``p`` outside [0, 1], an unknown
+    ``policy``, a ``seed`` outside [0, 2^64 - 1], ``num_workers``, ``values_per_packet`` or
+    ``max_epochs`` below 1, or more workers than give one minibatch per epoch; ``TypeError`` for
+    an argument that is not a number (a boolean is none)."""
+    p = _real_arg("p", p, 0.1)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p = {p}: must be within [0, 1]")
-    if policy not in POLICIES:
+    if not isinstance(policy, str) or policy not in POLICIES:
         raise ValueError(f"policy = {policy}: choose from {', '.join(POLICIES)}")
+    seed = _seed_arg("seed", seed)
+    num_workers = _int_arg("num_workers", num_workers, 1, example=4)
+    values_per_packet = _int_arg("values_per_packet", values_per_packet, 1, example=DEFAULT_VALUES_PER_PACKET)
+    if max_epochs is not None:
+        max_epochs = _int_arg("max_epochs", max_epochs, 1, example=30)
+    _check_workers("num_workers", spec, problem, num_workers)
     data_ss, loss_ss = np.random.SeedSequence(seed).spawn(2)
     data_rng = np.random.default_rng(data_ss)
     loss_rng = np.random.default_rng(loss_ss)
@@ -512,7 +588,9 @@ MIN_P_STEP = 0.001
 
 def p_grid(step: float) -> list[float]:
     """0, step, 2 step, ... up to 1 (inclusive when 1 is a multiple of ``step``). Raises
-    ``ValueError`` for a ``step`` outside (0, 1] or below :data:`MIN_P_STEP`."""
+    ``ValueError`` for a ``step`` outside (0, 1] or below :data:`MIN_P_STEP`, ``TypeError`` for
+    one that is not a number."""
+    step = _real_arg("p step", step, 0.05)
     if not 0.0 < step <= 1.0:
         raise ValueError(f"p step = {step}: must be in (0, 1], e.g. 0.05")
     # Checked before the grid is built: every point is a training run per model, seed and
@@ -536,17 +614,29 @@ def tolerance(
     """Train every model x policy x seed x p of ``config``; one row per run.
 
     Columns: model, policy, seed, p, converged, epochs (nullable int), epochs_run, val_loss,
-    val_acc. Raises ``MissingExtraError`` before training if a model's extra is missing and
-    ``ValueError`` for an unknown model or policy.
+    val_acc. Raises ``MissingExtraError`` before training if a model's extra is missing, and
+    ``TypeError`` or ``ValueError`` naming the field for a ``config`` that cannot run: models,
+    policies or seeds that are not a non-empty tuple of distinct known names (seeds: integers
+    in [0, 2^64 - 1]), a bad ``p_step`` (:func:`p_grid`), ``num_workers``, ``values_per_packet``
+    or ``max_epochs`` below 1, or more workers than give a model one minibatch per epoch.
     """
-    for m in config.models:
-        if m not in MODEL_SPECS:
-            raise ValueError(f"model = {m}: unknown; choose from {', '.join(MODEL_SPECS)}")
-    for pol in config.policies:
-        if pol not in POLICIES:
-            raise ValueError(f"policy = {pol}: unknown; choose from {', '.join(POLICIES)}")
+    _names_arg("models", config.models, tuple(MODEL_SPECS), "model names")
+    _names_arg("policies", config.policies, POLICIES, "policy names")
+    if isinstance(config.seeds, (str, bytes)) or not isinstance(config.seeds, (list, tuple)):
+        raise TypeError(f"seeds = {config.seeds!r}: give a tuple of integers, e.g. (1, 2, 3)")
+    if not config.seeds:
+        raise ValueError("seeds = (): empty; give at least one, e.g. (1, 2, 3)")
+    seeds = [_seed_arg("seeds", s) for s in config.seeds]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds = {tuple(config.seeds)!r}: a seed is listed twice (its runs would be counted twice)")
+    _int_arg("num_workers", config.num_workers, 1, example=4)
+    _int_arg("values_per_packet", config.values_per_packet, 1, example=DEFAULT_VALUES_PER_PACKET)
+    if config.max_epochs is not None:
+        _int_arg("max_epochs", config.max_epochs, 1, example=30)
     grid = p_grid(config.p_step)
     problems = {m: MODEL_SPECS[m].build() for m in config.models}  # MissingExtraError up front
+    for m in config.models:
+        _check_workers("num_workers", MODEL_SPECS[m], problems[m], config.num_workers)
     rows: list[dict[str, Any]] = []
     for m in config.models:
         spec = MODEL_SPECS[m]
@@ -592,7 +682,11 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     and max over seeds, the lossless epochs, and the paper's x1 (Table 3) and x2 (Figure 2, MLP
     and RNN only). A seed whose lossless run did not converge gives NaN (and counts in
     ``num_seeds_no_baseline``). Columns: model, policy, num_seeds, x1_mean, x1_min, x1_max,
-    x2_mean, x2_min, x2_max, base_epochs_mean, num_seeds_no_baseline, paper_x1, paper_x2."""
+    x2_mean, x2_min, x2_max, base_epochs_mean, num_seeds_no_baseline, paper_x1, paper_x2.
+    Raises ``ValueError`` for a table without :func:`tolerance`'s columns."""
+    missing = [c for c in ("model", "policy", "seed", "p", "converged", "epochs") if c not in runs.columns]
+    if missing:
+        raise ValueError(f"not a tolerance table (no column {', '.join(missing)}): summarize what tolerance() returns")
     out = []
     for (m, pol), g in runs.groupby(["model", "policy"], sort=False):
         per = [_x1_x2(s) for _, s in g.groupby("seed", sort=True)]
@@ -654,19 +748,22 @@ def profile(models: Sequence[str] = ("mlp", "cnn", "rnn", "mf"), *, repeats: int
     times: they vary from machine to machine and run to run (numpy on a CPU, not the paper's GPUs).
 
     ``models`` are names of :data:`MODEL_SPECS`; ``seed`` seeds the weights and the batch.
-    Raises ``ValueError`` for an unknown model or ``repeats`` below 1, and
+    Raises ``ValueError`` for an unknown or repeated model, ``repeats`` or ``num_workers`` below
+    1 (or more workers than one minibatch holds examples) or a ``seed`` out of range, ``TypeError``
+    for models that are not a tuple of names or counts that are not integers, and
     :class:`MissingExtraError` for a model whose extra is not installed.
     """
     import time
 
-    if repeats < 1:
-        raise ValueError(f"repeats = {repeats}: must be at least 1")
+    models = _names_arg("models", models, tuple(MODEL_SPECS), "model names")
+    repeats = _int_arg("repeats", repeats, 1, example=30)
+    seed = _seed_arg("seed", seed)
+    num_workers = _int_arg("num_workers", num_workers, 1, example=4)
     rows = []
     for m in models:
-        if m not in MODEL_SPECS:
-            raise ValueError(f"model = {m}: unknown; choose from {', '.join(MODEL_SPECS)}")
         spec = MODEL_SPECS[m]
         problem = spec.build()
+        _check_workers("num_workers", spec, problem, num_workers)
         rng = np.random.default_rng(seed)
         theta = problem.init(rng)
         b = spec.batch_per_worker
@@ -691,12 +788,25 @@ def with_tolerance(prof: pd.DataFrame, summary: pd.DataFrame, policy: str = "zer
     """``prof`` (a :func:`profile` table) with each model's measured x1 under ``policy`` from
     the :func:`summarize` table ``summary``: ``x1_min`` (what every seed tolerated: Figure 4's
     p is ``1 - x1_min``) and ``x1_mean``, and a ``policy`` column. Raises ``ValueError`` if
-    ``summary`` has no ``policy`` row for one of ``prof``'s models."""
+    ``summary`` has no ``policy`` row for one of ``prof``'s models, more than one, or an x1 that
+    is a number outside [0, 1] (NaN, a model without a converging lossless run, is kept)."""
     s = summary[summary["policy"] == policy].set_index("model")
     missing = [m for m in prof["model"] if m not in s.index]
     if missing:
         raise ValueError(f"the tolerance summary has no {policy} row for {', '.join(missing)}: "
                          f"run slacknet ml tolerance with those models")
+    for m in prof["model"]:
+        if s.index.to_list().count(m) > 1:
+            raise ValueError(f"the tolerance summary has {s.index.to_list().count(m)} {policy} rows for {m}, "
+                             "not one: give one tolerance run's summary.csv")
+        for col in ("x1_min", "x1_mean"):
+            v = pd.to_numeric(pd.Series([s.loc[m, col]]), errors="coerce").iloc[0]
+            if pd.isna(v) and not pd.isna(s.loc[m, col]):
+                raise ValueError(f"{col} of {m} = {s.loc[m, col]!r}: not a number; give the summary.csv of "
+                                 "slacknet ml tolerance")
+            if not pd.isna(v) and not 0.0 <= float(v) <= 1.0:
+                raise ValueError(f"{col} of {m} = {v}: a loss tolerance is a probability, within [0, 1]; give the "
+                                 "summary.csv of slacknet ml tolerance")
     out = prof.copy()
     out["x1_min"] = [float(s.loc[m, "x1_min"]) for m in prof["model"]]
     out["x1_mean"] = [round(float(s.loc[m, "x1_mean"]), 4) for m in prof["model"]]
@@ -712,11 +822,16 @@ def figure4_points(models: pd.DataFrame) -> pd.DataFrame:
     ``job_compute_us`` = its measured ratio times the scaled gradient's time at
     :data:`LINE_RATE_BPS` (the ratio stays the measured one); ``complete_fraction`` =
     ``1 - x1_min``. Columns: model, model_bytes, job_compute_us, complete_fraction (keys of a
-    training entry)."""
+    training entry). Raises ``ValueError`` without a cnn row or for an unknown (NaN) x1."""
     by = models.set_index("model")
     if "cnn" not in by.index:
         raise ValueError("Figure 4's points are scaled by the CNN's size: the table needs a cnn row "
                          "(pip install 'slacknet[ml]')")
+    unknown = [str(m) for m, x in by["x1_min"].items() if pd.isna(x)]
+    if unknown:
+        # complete_fraction = 1 - NaN is no fraction: the point cannot be a scenario key.
+        raise ValueError(f"x1 of {', '.join(unknown)} is unknown (n/a: no seed's lossless run converged), so "
+                         "Figure 4 has no point for it; run slacknet ml tolerance again with more --max-epochs")
     scale = RESNET20_PARAMS / float(by.loc["cnn", "params"])
     rows = []
     for m, r in by.iterrows():
@@ -725,3 +840,93 @@ def figure4_points(models: pd.DataFrame) -> pd.DataFrame:
         rows.append({"model": m, "model_bytes": model_bytes, "job_compute_us": compute_us,
                      "complete_fraction": round(1.0 - float(r["x1_min"]), 4)})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and writing the command's files
+
+#: The most bytes a tolerance summary read by :func:`read_summary` may have (one row per model
+#: and policy: a few hundred bytes).
+MAX_SUMMARY_BYTES = 1 << 20
+#: The first line of each CSV ``slacknet ml`` writes: an existing file is replaced only if it
+#: starts so (an earlier output of the same kind), never a file of the user's.
+RUNS_HEADER = "model,policy,seed,p,converged,epochs,epochs_run,val_loss,val_acc"
+SUMMARY_HEADER = "model,policy,num_seeds,x1_mean,"
+PROFILE_HEADER = "model,params,gradient_bytes,compute_us,line_us,ratio"
+
+
+def read_summary(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The :func:`summarize` table a tolerance run wrote as ``summary.csv``: a regular file of at
+    most :data:`MAX_SUMMARY_BYTES` (a FIFO waited for a writer for ever and ``/dev/zero`` was read
+    until memory ran out), UTF-8 CSV with the columns model, policy, x1_min and x1_mean. Raises
+    ``OSError`` if it cannot be read as such a file and ``ValueError`` for its content; each
+    message starts with ``path``."""
+    import stat
+
+    def kind(mode: int) -> str | None:
+        if stat.S_ISDIR(mode):
+            return "a folder"
+        if not stat.S_ISREG(mode):
+            return "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file"
+        return None
+
+    try:
+        what = kind(os.stat(path).st_mode)
+        if what is None:  # opened without blocking in case the path changed since
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                what = kind(os.fstat(f.fileno()).st_mode)
+                data = f.read(MAX_SUMMARY_BYTES + 1)
+    except OSError as e:
+        raise OSError(f"{path}: cannot read it ({e.strerror or e})") from None
+    if what is not None:
+        raise OSError(f"{path}: {what}, not a file")
+    if len(data) > MAX_SUMMARY_BYTES:
+        raise OSError(f"{path}: larger than {MAX_SUMMARY_BYTES // 2**20} MB, too large to be a tolerance summary")
+    try:
+        summary = pd.read_csv(io.StringIO(data.decode("utf-8")))
+    except (ValueError, pd.errors.ParserError) as e:  # UnicodeDecodeError and EmptyDataError included
+        raise ValueError(f"{path}: cannot read it as a CSV ({e})") from None
+    need = {"model", "policy", "x1_min", "x1_mean"}
+    if not need <= set(summary.columns):
+        raise ValueError(f"{path}: not a tolerance summary (needs the columns {', '.join(sorted(need))})")
+    return summary
+
+
+def _ours(path: Path, header: str) -> bool:
+    """Whether ``path`` is a regular file whose first line starts with ``header``."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return f.read(len(header)).decode("utf-8", errors="replace") == header
+
+
+def check_tolerance_out(folder: str | os.PathLike[str]) -> None:
+    """Raise ``ValueError`` unless a tolerance run may write ``runs.csv`` and ``summary.csv``
+    into ``folder``: each is absent or an earlier tolerance run's (other files are left alone)."""
+    for name, header in (("runs.csv", RUNS_HEADER), ("summary.csv", SUMMARY_HEADER)):
+        p = Path(folder) / name
+        if os.path.lexists(p) and not _ours(p, header):
+            raise ValueError(f"{folder}: it holds a {name} that is not an earlier tolerance run's, which the "
+                             "results would replace; choose a new output folder")
+
+
+def check_profile_out(path: str | os.PathLike[str]) -> None:
+    """Raise ``ValueError`` unless :func:`profile`'s table may be written to ``path``: absent, or
+    an earlier profile's CSV."""
+    p = Path(path)
+    if os.path.lexists(p) and not _ours(p, PROFILE_HEADER):
+        raise ValueError(f"{path}: it exists and is not an earlier profile's table, which writing would "
+                         "replace; name a new file")
+
+
+def write_tolerance(runs: pd.DataFrame, summary: pd.DataFrame, folder: str | os.PathLike[str]) -> None:
+    """Write ``runs.csv`` and ``summary.csv`` into ``folder`` (:func:`check_tolerance_out` first),
+    each atomically. An earlier run's summary is removed before the new runs are written, so an
+    interruption between the two never leaves one run's summary beside another's runs."""
+    check_tolerance_out(folder)
+    old = Path(folder) / "summary.csv"
+    if old.is_file():
+        old.unlink()
+    write_csv_atomic(runs, Path(folder) / "runs.csv")
+    write_csv_atomic(summary, Path(folder) / "summary.csv")

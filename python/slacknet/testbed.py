@@ -18,6 +18,7 @@ only, ``nftables``.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import re
 import secrets
@@ -69,14 +70,21 @@ class Testbed:
     leaving removes them (:meth:`close`).
 
     The constructor checks its arguments only: ``TypeError`` or ``ValueError`` (``hosts``
-    must be 2 to 200; ``rate``, ``mtu`` and ``buffer_bytes`` as :class:`~slacknet.nettc.TcConfig`
-    takes them)."""
+    must be 2 to 200, a numpy integer included; ``rate`` is text; ``rate``, ``mtu`` and
+    ``buffer_bytes`` as :class:`~slacknet.nettc.TcConfig` takes them).
+
+    Every method taking a host checks it is one of this testbed's (``IndexError``: ``-1`` is no
+    host); the methods that look at a built testbed raise ``RuntimeError`` outside the ``with``
+    block or when ``tc`` fails (an empty answer would read as "nothing dropped")."""
 
     def __init__(self, hosts: int = 3, *, rate: str = "100mbit", buffer_bytes: int = 150_000, mtu: int = 1500) -> None:
-        if isinstance(hosts, bool) or not isinstance(hosts, int):
+        if isinstance(hosts, bool) or not isinstance(hosts, (int, numbers.Integral)):
             raise TypeError(f"hosts = {hosts!r}: give an integer, between 2 and 200")
         if not 2 <= hosts <= 200:
             raise ValueError(f"hosts = {hosts}: must be between 2 and 200")
+        hosts = int(hosts)
+        if not isinstance(rate, str):  # was re's "expected string or bytes-like object"
+            raise TypeError(f"rate = {rate!r}: give tc's spelling of a rate as text, e.g. \"100mbit\"")
         # The switch ports' queues, checked now rather than after the namespaces are built
         # (their errors name the command line's options; these are the arguments' names).
         try:
@@ -98,9 +106,13 @@ class Testbed:
 
     def _host(self, i: int) -> int:
         """``i`` if it numbers a host of this testbed, else ``IndexError`` (``-1`` is no host)."""
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.hosts:
+        if isinstance(i, bool) or not isinstance(i, (int, numbers.Integral)) or not 0 <= i < self.hosts:
             raise IndexError(f"host {i!r}: this testbed has hosts 0 to {self.hosts - 1}")
-        return i
+        return int(i)
+
+    def _built(self, what: str) -> None:
+        if not self._made:
+            raise RuntimeError(f"{what}: the testbed is not built; use it inside `with Testbed(...) as tb:`")
 
     def address(self, i: int) -> str:
         """Host ``i``'s IPv4 address."""
@@ -119,6 +131,8 @@ class Testbed:
         return d
 
     def __enter__(self) -> Testbed:
+        if self._made:  # building again failed on the first namespace and then removed the live testbed
+            raise RuntimeError("this testbed is already built (entered); use a new Testbed for a second one")
         try:
             self._build()
         except BaseException:
@@ -160,6 +174,8 @@ class Testbed:
     def popen(self, host: int, argv: Sequence[str], **kw: Any) -> subprocess.Popen[str]:
         """Start ``argv`` in host ``host``'s namespace, in text mode; ``kw`` goes to
         :class:`subprocess.Popen`."""
+        host = self._host(host)  # self.names[-1] was the last host
+        self._built("popen")
         return subprocess.Popen(["ip", "netns", "exec", self.names[host], *argv], text=True, **kw)
 
     def python(self, host: int, script: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
@@ -170,17 +186,23 @@ class Testbed:
     def egress_stats(self, host: int) -> str:
         """``tc -s class show`` of the switch port toward host ``host`` (sent, dropped per
         class)."""
-        r = subprocess.run(["tc", "-n", self.switch, "-s", "class", "show", "dev", self._switch_if[host]],
-                           capture_output=True, text=True, timeout=30)
+        return self._tc_show("class", host)
+
+    def _tc_show(self, what: str, host: int) -> str:
+        """``tc -s <what> show`` of the switch port toward host ``host``."""
+        host = self._host(host)
+        self._built(f"egress of host {host}")
+        argv = ["tc", "-n", self.switch, "-s", what, "show", "dev", self._switch_if[host]]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
         return r.stdout
 
     def egress_drops(self, host: int) -> dict[int, int]:
         """Packets dropped per class at the switch port toward host ``host`` (its bfifos)."""
-        r = subprocess.run(["tc", "-n", self.switch, "-s", "qdisc", "show", "dev", self._switch_if[host]],
-                           capture_output=True, text=True, timeout=30)
         drops: dict[int, int] = {}
         cls = None
-        for line in r.stdout.splitlines():
+        for line in self._tc_show("qdisc", host).splitlines():
             words = line.split()
             if words[:2] == ["qdisc", "bfifo"]:
                 # "qdisc bfifo 1k: parent 1:1k limit ..." : class k from handle 1k:
@@ -220,14 +242,14 @@ class TcpTailDrop:
     def __init__(self, tb: Testbed, host: int, dport: int, marker: int) -> None:
         # Both go into nft's rules as written: anything but an integer in range would be rules too.
         for name, v in (("dport", dport), ("marker", marker)):
-            if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, bool) or not isinstance(v, (int, numbers.Integral)):
                 raise TypeError(f"{name} = {v!r}: give an integer")
         if not 1 <= dport <= 65535:
             raise ValueError(f"dport = {dport}: a TCP port, 1-65535")
         if not 0 <= marker <= 255:
             raise ValueError(f"marker = {marker}: a byte value, 0-255")
-        self.tb, self.host, self.dport, self.marker = tb, tb._host(host), dport, marker
-        self.ns = tb.names[host]
+        self.tb, self.host, self.dport, self.marker = tb, tb._host(host), int(dport), int(marker)
+        self.ns = tb.names[self.host]
         self.dev = tb.host_interface(host)
         self._gso_segs: int | None = None
         self._base = (0, 0)
