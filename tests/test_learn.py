@@ -127,3 +127,39 @@ def test_cli_train_says_what_is_not_a_trace(tmp_path: Path, tiny_results: slackn
         assert capsys.readouterr().err == (f"error: TRACE = {path}: {what}; give a Parquet file that "
                                            "`slacknet credence trace` wrote\n")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_trace_at_its_cap_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The simulator keeps at most 512 MiB of rows (crates/sim/src/world/trace.rs tests the cap
+    # itself); a trace that reached it is marked and says how far it goes, as a warning from
+    # the API and one note line from the CLI. Here the simulator is made to report it.
+    from slacknet import _native
+    import slacknet.learn
+
+    real = _native.Simulation
+
+    class Full:
+        def __init__(self, *args: object) -> None:
+            self.sim = real(*args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.sim, name)
+
+        def decision_trace_truncated(self) -> bool:
+            return True
+
+    monkeypatch.setattr(slacknet.learn._native, "Simulation", Full)
+    scen = slacknet.Scenario.from_toml_text(HEAVY.replace("duration_ms = 5", "duration_ms = 0.5"), tmp_path)
+    with pytest.warns(slacknet.learn.TraceTruncatedWarning, match=r"full at \d+ rows \(512 MiB\): it holds the switch "
+                      r"arrivals up to \d+\.\d{3} ms of the run"):
+        df = trace(scen)
+    assert df.attrs["truncated"] is True
+    monkeypatch.undo()
+    assert trace(scen).attrs["truncated"] is False
+    monkeypatch.setattr(slacknet.learn._native, "Simulation", Full)
+    path = tmp_path / "heavy.toml"
+    path.write_text(HEAVY.replace("duration_ms = 5", "duration_ms = 0.5"))
+    assert main(["credence", "trace", str(path), "--out", str(tmp_path / "t.parquet")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: the decision trace is full at ") and err.count("\n") == 1, err

@@ -192,6 +192,10 @@ class Simulation:
         """Record every switch arrival from now on (its features and eventual fate), the
         training data of Credence's drop oracle. Call before :meth:`advance`."""
 
+    def decision_trace_truncated(self) -> bool:
+        """Whether the decision trace reached its cap (512 MiB of rows, about 9.6 M) and
+        stopped recording: its rows are the run's first arrivals, each with its true fate."""
+
     def decision_trace(self) -> dict[str, Any]:
         """The decision trace as columns ``switch``, ``time_ps``, ``queue``, ``queue_len``,
         ``avg_queue_len``, ``occupancy``, ``avg_occupancy`` (bytes) and ``dropped``, each

@@ -592,10 +592,16 @@ def _cmd_credence(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise InputError(f"--out = {e}") from None
     if args.credence_command == "trace":
-        df = trace(args.scenario, seed=args.seed)
+        from .learn import TraceTruncatedWarning
+
+        with warnings.catch_warnings(record=True) as full:
+            warnings.simplefilter("always", TraceTruncatedWarning)
+            df = trace(args.scenario, seed=args.seed)
         write_trace(df, out)  # atomically: an interrupted write left half a Parquet file
         drops = int(df["dropped"].sum())
         print(f"{len(df)} switch arrivals, {drops} dropped by LQD ({drops / max(len(df), 1) * 100:.3f}%)")
+        for w in full:  # one line, not Python's warning with its source line
+            print(f"note: {w.message}", file=sys.stderr)
         print(f"trace: {out}")
         return 0
     import pandas as pd

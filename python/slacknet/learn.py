@@ -35,6 +35,7 @@ __all__ = [
     "LABEL_COLUMNS",
     "MIN_POSITIVE_FRACTION",
     "RarePositivesWarning",
+    "TraceTruncatedWarning",
     "TrainReport",
     "trace",
     "train",
@@ -72,6 +73,11 @@ class RarePositivesWarning(UserWarning):
     """The trace has too few drops to learn when LQD drops (train on heavier load or bursts)."""
 
 
+class TraceTruncatedWarning(UserWarning):
+    """The run had more switch arrivals than a decision trace keeps (512 MiB of rows, about
+    9.6 M): the trace holds the first ones, each with its true fate (shorten the run)."""
+
+
 def trace(
     scenario: Scenario | str | os.PathLike[str] | None,
     *,
@@ -107,6 +113,13 @@ def trace(
     cols = sim.decision_trace()
     df = pd.DataFrame({k: np.frombuffer(raw, dtype=np.dtype(dt)) for k, (dt, raw) in cols.items()})
     df["dropped"] = df["dropped"].astype(bool)
+    df.attrs["truncated"] = bool(sim.decision_trace_truncated())
+    if df.attrs["truncated"]:
+        last = int(df["time_ps"].max()) if len(df) else 0
+        warnings.warn(TraceTruncatedWarning(
+            f"the decision trace is full at {len(df)} rows (512 MiB): it holds the switch arrivals up to "
+            f"{last / 1e9:.3f} ms of the run, each with its true fate; shorten the run (run.stop_ms) for a whole one"),
+            stacklevel=2)
     return df
 
 

@@ -711,6 +711,13 @@ impl PySimulation {
         Ok(())
     }
 
+    /// Whether the decision trace reached its cap (512 MiB of rows) and stopped recording:
+    /// its rows are the run's first arrivals, each with its true fate.
+    fn decision_trace_truncated(&self, py: Python<'_>) -> PyResult<bool> {
+        self.check(py)?;
+        Ok(self.inner.decision_trace_truncated())
+    }
+
     /// The decision trace as columns `switch`, `time_ps`, `queue`, `queue_len`,
     /// `avg_queue_len`, `occupancy`, `avg_occupancy` (bytes) and `dropped`.
     fn decision_trace<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -47,6 +47,26 @@ pub fn read_text_file(path: &Path, max_bytes: u64) -> Result<String, TextFileErr
     String::from_utf8(bytes).map_err(|e| TextFileError::NotUtf8 { valid_up_to: e.utf8_error().valid_up_to() })
 }
 
+/// [`read_text_file`]'s refusal of a file of at most `max_bytes` as one phrase for a message
+/// naming the file, `what` being what the file should be (e.g. "a flow list").
+pub fn describe(e: &TextFileError, max_bytes: u64, what: &str) -> String {
+    match e {
+        TextFileError::Folder => format!("a folder, not {what}"),
+        TextFileError::NotRegular => format!("not a regular file (a FIFO, device or socket); give {what}"),
+        TextFileError::TooLarge => format!("larger than {} MiB, the most {what} may hold", max_bytes >> 20),
+        TextFileError::NotUtf8 { valid_up_to } => format!("not UTF-8 text (from byte {valid_up_to})"),
+        TextFileError::Io(e) => e.to_string(),
+    }
+}
+
+/// The largest flow list read (`kind = "flow_list"`): about 25 M flows of 40-byte lines.
+pub const MAX_FLOW_LIST_BYTES: u64 = 1 << 30;
+/// The largest flow-size CDF file read (`cdf = "path"`; the built-in ones are a few kB).
+pub const MAX_CDF_BYTES: u64 = 16 << 20;
+/// The largest Credence forest file read (the built-in model is 30 kB; 1,000 trees of depth 10
+/// in the exported JSON are about 50 MB).
+pub const MAX_FOREST_BYTES: u64 = 256 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;

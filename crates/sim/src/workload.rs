@@ -234,9 +234,10 @@ pub fn build_apps(workloads: &[WorkloadSpec], seed: u64, net: NetInfo<'_>) -> Re
                 let flows = match &loaded.0 {
                     Some(f) => (**f).clone(),
                     None => {
-                        let text = std::fs::read_to_string(path).map_err(|e| SimError::Workload {
+                        use crate::textfile::{describe, read_text_file, MAX_FLOW_LIST_BYTES};
+                        let text = read_text_file(Path::new(path), MAX_FLOW_LIST_BYTES).map_err(|e| SimError::Workload {
                             key: key("path"),
-                            message: format!("cannot read {path}: {e}"),
+                            message: format!("cannot read {path}: {}", describe(&e, MAX_FLOW_LIST_BYTES, "a flow list")),
                         })?;
                         let mut flows = Vec::new();
                         parse_flow_list(&text, wi as u16, *prio, net.topo.num_hosts, &mut flows).map_err(|message| {
@@ -385,7 +386,9 @@ pub(crate) fn load_cdf(name: &str) -> Result<Cdf, String> {
     if let Some(c) = Cdf::builtin(name) {
         return Ok(c);
     }
-    let text = std::fs::read_to_string(Path::new(name)).map_err(|e| format!("cannot read {name}: {e}"))?;
+    use crate::textfile::{describe, read_text_file, MAX_CDF_BYTES};
+    let text = read_text_file(Path::new(name), MAX_CDF_BYTES)
+        .map_err(|e| format!("cannot read {name}: {}", describe(&e, MAX_CDF_BYTES, "a CDF file")))?;
     Cdf::parse(&text).map_err(|e| format!("{name}: {e}"))
 }
 

@@ -90,3 +90,33 @@ fn json_with_text_after_the_scenario_is_refused() {
         assert!(e.to_string().contains("trailing characters"), "{tail:?}: {e}");
     }
 }
+
+/// A flow list, a CDF file or a Credence forest larger than its bound is refused by its size,
+/// before a byte is read (they were read whole, whatever their size): sparse files of one byte
+/// past each bound, which take no disk.
+#[test]
+fn input_files_past_their_bounds_are_refused_unread() {
+    use sim::textfile::{MAX_CDF_BYTES, MAX_FLOW_LIST_BYTES, MAX_FOREST_BYTES};
+    let dir = std::env::temp_dir().join(format!("slacknet-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sparse = |name: &str, bytes: u64| {
+        let f = std::fs::File::create(dir.join(name)).unwrap();
+        f.set_len(bytes + 1).unwrap();
+    };
+    sparse("flows.txt", MAX_FLOW_LIST_BYTES);
+    sparse("sizes.cdf", MAX_CDF_BYTES);
+    sparse("forest.json", MAX_FOREST_BYTES);
+    let net = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 2\nspines = 1\n\
+               host_rate_gbps = 10\nfabric_rate_gbps = 10\n";
+    for (extra, key, words) in [
+        ("[[workload]]\nkind = \"flow_list\"\npath = \"flows.txt\"\n", "workload[0].path", "larger than 1024 MiB"),
+        ("[[workload]]\nkind = \"poisson\"\ncdf = \"sizes.cdf\"\nload = 0.5\nduration_ms = 1\n", "workload[0].cdf", "larger than 16 MiB"),
+        ("[switch]\nbuffer_bytes = 100000\nadmission = { policy = \"credence\", oracle = { kind = \"forest\", path = \"forest.json\" } }\n",
+         "switch.admission.oracle.path", "larger than 256 MiB"),
+    ] {
+        let err = Spec::from_toml_str(&format!("{net}{extra}")).unwrap().validate(&dir).unwrap_err();
+        assert_eq!(err.key(), key, "{err}");
+        assert!(err.to_string().contains(words), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -210,8 +210,10 @@ struct TreeFile {
 impl Forest {
     /// Read and check a forest file.
     pub fn from_file(path: &Path) -> Result<Forest, ForestError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ForestError(format!("cannot read {}: {e}", path.display())))?;
+        use crate::textfile::{describe, read_text_file, MAX_FOREST_BYTES};
+        let text = read_text_file(path, MAX_FOREST_BYTES).map_err(|e| {
+            ForestError(format!("cannot read {}: {}", path.display(), describe(&e, MAX_FOREST_BYTES, "a forest file")))
+        })?;
         Forest::from_json_str(&text)
     }
 

@@ -1700,8 +1700,10 @@ fn check_workload(
             class(&format!("{prefix}.prio"), *prio)?;
             let key = format!("{prefix}.path");
             *path = resolve_file(&key, path, base_dir, &[])?;
-            let text = std::fs::read_to_string(path.as_str())
-                .map_err(|e| SpecError::invalid(&key, format!("{path:?}"), format!("cannot read: {e}")))?;
+            use crate::textfile::{describe, read_text_file, MAX_FLOW_LIST_BYTES};
+            let text = read_text_file(Path::new(path.as_str()), MAX_FLOW_LIST_BYTES).map_err(|e| {
+                SpecError::invalid(&key, format!("{path:?}"), format!("cannot read: {}", describe(&e, MAX_FLOW_LIST_BYTES, "a flow list")))
+            })?;
             let mut flows = Vec::new();
             crate::workload::parse_flow_list(&text, i as u16, *prio, num_hosts, &mut flows)
                 .map_err(|m| SpecError::invalid(&key, format!("{path:?}"), m))?;
