@@ -501,17 +501,23 @@ max = 50000
 
 
 
-@pytest.mark.parametrize("case", list(BAD))
-def test_a_bad_description_is_one_clear_error(case: str, experiments: Path) -> None:
-    old, new, needles = BAD[case]
+def refusal(experiments: Path, old: str, new: str, needles: list[str]) -> str:
+    """The one-line refusal of the toy description with ``old`` replaced by ``new``, which
+    must name every needle."""
     _edit(experiments, old, new)
     with pytest.raises(ReproduceError) as ei:
         load_paper(experiments, "toy")
     msg = str(ei.value)
     for needle in needles:
         assert needle in msg, msg
-    assert str(experiments / "toy" / "reproduce.toml") in msg
     assert "\n" not in msg
+    return msg
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_description_is_one_clear_error(case: str, experiments: Path) -> None:
+    msg = refusal(experiments, *BAD[case])
+    assert str(experiments / "toy" / "reproduce.toml") in msg
 
 
 @pytest.mark.parametrize("case", ["unknown_check_key", "unknown_figure_in_claim", "missing_sweep"])

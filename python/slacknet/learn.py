@@ -20,7 +20,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -320,45 +320,49 @@ def _example(col: pd.Series) -> str:
     return f"{v.item() if isinstance(v, np.generic) else v!r} ({col.dtype})"
 
 
-def check_forest_out(path: str | os.PathLike[str]) -> None:
-    """Raise ``ValueError`` unless a forest may be written to ``path``: it is absent, or a
-    ``slacknet-forest/1`` file (an earlier model, which the new one replaces). Any other file,
-    a folder or a special file is the user's and is left alone."""
+def _check_out(path: str | os.PathLike[str], what: str, kind: str, ours: Callable[[Path], bool]) -> None:
+    """Raise ``ValueError`` unless ``path`` is absent or a regular file ``ours`` recognises as
+    an earlier output (``what``, e.g. "trace"; ``kind`` its description, e.g. "a decision
+    trace"), which writing replaces. Any other file, a folder or a special file is the user's
+    and is left alone."""
     p = Path(path)
     if not os.path.lexists(p):
         return
     if p.is_dir():
-        raise ValueError(f"{path}: it is a folder, not a file; name the model file to write in it")
-    ours = False
-    if p.is_file() and not p.is_symlink() and p.stat().st_size <= 1 << 26:
-        try:
-            ours = json.loads(p.read_bytes()).get("format") == FOREST_FORMAT
-        except (ValueError, AttributeError, RecursionError):
-            ours = False
-    if not ours:
-        raise ValueError(f"{path}: it exists and is not a {FOREST_FORMAT} model, which writing would replace; "
-                         "name a new file")
+        raise ValueError(f"{path}: it is a folder, not a file; name the {what} file to write in it")
+    if not (p.is_file() and not p.is_symlink() and ours(p)):
+        raise ValueError(f"{path}: it exists and is not {kind}, which writing would replace; name a new file")
+
+
+def _is_forest(p: Path) -> bool:
+    if p.stat().st_size > 1 << 26:
+        return False
+    try:
+        return bool(json.loads(p.read_bytes()).get("format") == FOREST_FORMAT)
+    except (ValueError, AttributeError, RecursionError):
+        return False
+
+
+def _is_trace(p: Path) -> bool:
+    import pyarrow.parquet as pq
+
+    try:
+        return set(TRACE_COLUMNS) <= set(pq.read_schema(p).names)
+    except (OSError, ValueError):
+        return False
+
+
+def check_forest_out(path: str | os.PathLike[str]) -> None:
+    """Raise ``ValueError`` unless a forest may be written to ``path``: it is absent, or a
+    ``slacknet-forest/1`` file (an earlier model, which the new one replaces). Any other file,
+    a folder or a special file is the user's and is left alone."""
+    _check_out(path, "model", f"a {FOREST_FORMAT} model", _is_forest)
 
 
 def check_trace_out(path: str | os.PathLike[str]) -> None:
     """Raise ``ValueError`` unless a decision trace may be written to ``path``: absent, or a
     Parquet file with a decision trace's columns (an earlier trace)."""
-    p = Path(path)
-    if not os.path.lexists(p):
-        return
-    if p.is_dir():
-        raise ValueError(f"{path}: it is a folder, not a file; name the trace file to write in it")
-    ours = False
-    if p.is_file() and not p.is_symlink():
-        import pyarrow.parquet as pq
-
-        try:
-            ours = set(TRACE_COLUMNS) <= set(pq.read_schema(p).names)
-        except (OSError, ValueError):
-            ours = False
-    if not ours:
-        raise ValueError(f"{path}: it exists and is not a decision trace, which writing would replace; "
-                         "name a new file")
+    _check_out(path, "trace", "a decision trace", _is_trace)
 
 
 def write_trace(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
