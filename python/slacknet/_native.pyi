@@ -172,6 +172,10 @@ class Simulation:
     """A running simulation of one resolved scenario.
 
     Construct it, call :meth:`advance` until it returns ``False``, then :meth:`results`.
+    One call at a time: a call made while another thread's call on the same object is
+    running (:meth:`advance`, :meth:`results`, :meth:`take_records` and
+    :meth:`decision_trace` let other threads run) raises :class:`SimError` with key
+    ``Simulation``.
     """
 
     def __new__(cls, scenario: ValidScenario) -> Simulation:
@@ -179,8 +183,11 @@ class Simulation:
         validated or read again. Raises :class:`SimError`."""
 
     def advance(self, max_events: int) -> bool:
-        """Process up to ``max_events`` events with the interpreter released; ``True`` while
-        work remains."""
+        """Process up to ``max_events`` events (an integer from 1 to 2^64 - 1) with the
+        interpreter released; ``True`` while work remains. Ctrl-C raises
+        ``KeyboardInterrupt`` within a fraction of a second and leaves the simulation whole
+        (advance again to go on). Raises ``TypeError`` for a ``max_events`` that is not an
+        integer and ``ValueError`` for one out of range."""
 
     def flow_list_text(self) -> str:
         """The run's flows as a flow list (``id src dst start_s size_bytes incast`` per line,
@@ -189,8 +196,9 @@ class Simulation:
         the network (its flows are only known by running it)."""
 
     def enable_decision_trace(self) -> None:
-        """Record every switch arrival from now on (its features and eventual fate), the
-        training data of Credence's drop oracle. Call before :meth:`advance`."""
+        """Record every switch arrival (its features and eventual fate), the training data
+        of Credence's drop oracle. Only before the first event: raises :class:`SimError`
+        after :meth:`advance` ran any."""
 
     def decision_trace_truncated(self) -> bool:
         """Whether the decision trace reached its cap (512 MiB of rows, about 9.6 M) and
@@ -227,7 +235,8 @@ class Simulation:
 
     @property
     def num_flows(self) -> int:
-        """Flows in the run."""
+        """Flows started so far (applications start them as the run goes: 0 before
+        :meth:`advance`)."""
 
     @property
     def finished_flows(self) -> int:

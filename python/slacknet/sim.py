@@ -12,6 +12,7 @@ optional progress bar and let Ctrl-C through.
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 import time
@@ -52,13 +53,21 @@ def run(
     (an integer in [0, 2^64 - 1]).
     ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there
     (:meth:`~slacknet.Results.save`). ``chunk_events`` is how many events Rust runs between
-    returns to Python (default :data:`DEFAULT_CHUNK_EVENTS`; values below 1 count as 1).
+    returns to Python, an integer of at most 2^64 - 1 (default :data:`DEFAULT_CHUNK_EVENTS`;
+    values below 1 count as 1).
 
     Raises :class:`~slacknet.SpecError` if the scenario or ``seed`` is invalid,
     :class:`~slacknet.SimError` if it cannot be run, what :func:`validate` raises for a
-    scenario it cannot read, and :class:`~slacknet.ResultsError` if ``out_dir`` is a folder
-    the results may not replace.
+    scenario it cannot read, :class:`~slacknet.ResultsError` if ``out_dir`` is a folder
+    the results may not replace, and ``TypeError`` or ``ValueError`` for a ``chunk_events`` that
+    is not an integer of at most 2^64 - 1 (before anything is read).
     """
+    # Checked first: 1.5 ran as 1, "7" as 7 and True as 1; 2^64 failed after the network was
+    # built with the native call's bare OverflowError, infinity and NaN with int()'s.
+    if isinstance(chunk_events, bool) or not isinstance(chunk_events, numbers.Integral):
+        raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
+    if chunk_events >= 2**64:
+        raise ValueError(f"chunk_events = {chunk_events}: must be at most 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
     valid = validate(scenario)
     if seed is not None:
         # The native call would raise a bare OverflowError for these.

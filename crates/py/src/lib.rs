@@ -586,13 +586,23 @@ fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py
 ///
 /// Call-order contract: construct, call `advance` until it returns `False` (or until you have
 /// seen enough), then `results()`. `results()` may be called at any time; it reports the state
-/// so far. After an internal error (a panic in the simulator, reported as `SimError` with key
-/// `<internal>`) the object refuses further calls.
+/// so far. `enable_decision_trace` only before the first event. After an internal error (a
+/// panic in the simulator, reported as `SimError` with key `<internal>`) the object refuses
+/// further calls.
+///
+/// Threads: the methods that run long (`advance`, `results`, `take_records`,
+/// `decision_trace`) release the interpreter while they work; a call from another thread
+/// meanwhile is refused with a `SimError` (key `Simulation`) instead of pyo3's bare "Already
+/// borrowed".
 #[pyclass(name = "Simulation", module = "slacknet._native")]
 struct PySimulation {
     inner: sim::Simulation,
     is_poisoned: bool,
 }
+
+/// Events `advance` runs between two looks at Python's signals: about 20 ms on a small network,
+/// well under a second on the largest, and nothing measurable to re-attach for.
+const ADVANCE_SIGNAL_EVENTS: u64 = 1 << 18;
 
 impl PySimulation {
     fn check(&self, py: Python<'_>) -> PyResult<()> {
@@ -605,6 +615,63 @@ impl PySimulation {
         } else {
             Ok(())
         }
+    }
+}
+
+/// The error of a call made while another thread's call holds the simulation.
+fn busy_error(py: Python<'_>) -> PyErr {
+    sim_error(
+        py,
+        "Simulation",
+        "another thread is in a call on this Simulation (advance, results, take_records and \
+         decision_trace let other threads run while they work): make one call at a time (one \
+         thread, or a lock around every call), or give each thread its own Simulation",
+    )
+}
+
+/// `slf` to read, or [`busy_error`] if another thread's call holds it.
+fn read<'py>(slf: &Bound<'py, PySimulation>) -> PyResult<PyRef<'py, PySimulation>> {
+    slf.try_borrow().map_err(|_| busy_error(slf.py()))
+}
+
+/// `slf` to change, or [`busy_error`] if another thread's call holds it.
+fn write<'py>(slf: &Bound<'py, PySimulation>) -> PyResult<PyRefMut<'py, PySimulation>> {
+    slf.try_borrow_mut().map_err(|_| busy_error(slf.py()))
+}
+
+/// `v`'s `repr()`, at most 80 characters (an integer of thousands of digits has no `repr`).
+fn short_repr(v: &Bound<'_, PyAny>) -> String {
+    let r = match v.repr() {
+        Ok(r) => r.to_string(),
+        Err(_) => format!("<{}>", v.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())),
+    };
+    if r.chars().count() > 80 {
+        r.chars().take(77).chain("...".chars()).collect()
+    } else {
+        r
+    }
+}
+
+/// `advance`'s `max_events`: an integer from 1 to 2^64 - 1 (a numpy integer too). Anything
+/// else, a boolean or a float included, is a `TypeError`, an integer out of range a
+/// `ValueError` (0 did nothing and returned True, so that `while sim.advance(0)` never ended;
+/// -1 and 2^64 were pyo3's bare `OverflowError`).
+fn max_events_arg(v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    use pyo3::exceptions::{PyOverflowError, PyTypeError};
+    use pyo3::types::PyBool;
+    let py = v.py();
+    let type_error =
+        || PyTypeError::new_err(format!("max_events = {}: give an integer, e.g. 200000", short_repr(v)));
+    if v.is_instance_of::<PyBool>() {
+        return Err(type_error());
+    }
+    let range_error =
+        || PyValueError::new_err(format!("max_events = {}: must be between 1 and 2^64 - 1, e.g. 200000", short_repr(v)));
+    match v.extract::<u64>() {
+        Ok(0) => Err(range_error()),
+        Ok(n) => Ok(n),
+        Err(e) if e.is_instance_of::<PyOverflowError>(py) => Err(range_error()),
+        Err(_) => Err(type_error()),
     }
 }
 
@@ -640,21 +707,34 @@ impl PySimulation {
         }
     }
 
-    /// Process up to `max_events` events with the interpreter released. Returns True while
-    /// work remains.
-    fn advance(&mut self, py: Python<'_>, max_events: u64) -> PyResult<bool> {
-        self.check(py)?;
-        let inner = &mut self.inner;
-        match py.detach(move || catch_unwind(AssertUnwindSafe(|| inner.advance(max_events)))) {
-            Ok(more) => Ok(more),
-            Err(p) => {
-                self.is_poisoned = true;
-                Err(sim_error(
-                    py,
-                    "<internal>",
-                    &format!("simulator panicked: {}", panic_message(&*p)),
-                ))
+    /// Process up to `max_events` events (an integer from 1 to 2^64 - 1) with the interpreter
+    /// released. Returns True while work remains. Python's signals are handled every 2^18
+    /// events (`ADVANCE_SIGNAL_EVENTS`): Ctrl-C raises `KeyboardInterrupt` within a fraction
+    /// of a second and leaves the simulation whole (advance again to go on).
+    fn advance(slf: &Bound<'_, Self>, max_events: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = slf.py();
+        let max_events = max_events_arg(max_events)?;
+        let mut this = write(slf)?;
+        this.check(py)?;
+        let mut left = max_events;
+        loop {
+            // CORRECTNESS: `sim::Simulation::advance(a)` then `advance(b)`, the second only
+            // if the first returned true, runs exactly the events of `advance(a + b)`.
+            let chunk = left.min(ADVANCE_SIGNAL_EVENTS);
+            let inner = &mut this.inner;
+            match py.detach(move || catch_unwind(AssertUnwindSafe(|| inner.advance(chunk)))) {
+                Ok(more) if !more || chunk == left => return Ok(more),
+                Ok(_) => left -= chunk,
+                Err(p) => {
+                    this.is_poisoned = true;
+                    return Err(sim_error(
+                        py,
+                        "<internal>",
+                        &format!("simulator panicked: {}", panic_message(&*p)),
+                    ));
+                }
             }
+            py.check_signals()?;
         }
     }
 
@@ -662,9 +742,12 @@ impl PySimulation {
     /// `occupancy`, `links`, `queue_series`, `transfer_series` (each `{column: (numpy dtype
     /// string, little-endian bytes) | list[str]}`; the two series have no rows without
     /// `[run.timeseries]`) and `summary` (a dict of totals).
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.check(py)?;
-        let out = py.detach(|| self.inner.output());
+    fn results<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let this = read(slf)?;
+        this.check(py)?;
+        let inner = &this.inner;
+        let out = py.detach(|| inner.output());
         output_to_py(py, out)
     }
 
@@ -672,9 +755,11 @@ impl PySimulation {
     /// so that the simulator frees their state: the columns of `results()["records"]` plus
     /// `row` (each record's row in the records of a run that takes nothing; rows come in
     /// the order the flows ended). `results()` then reports only the records not taken.
-    fn take_records<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.check(py)?;
-        let inner = &mut self.inner;
+    fn take_records<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let mut this = write(slf)?;
+        this.check(py)?;
+        let inner = &mut this.inner;
         let cols = py.detach(move || {
             let taken = inner.take_records();
             let mut cols = encode_records(&taken.records);
@@ -692,9 +777,13 @@ impl PySimulation {
     /// start times to the picosecond): the format of a `flow_list` workload and of the peer
     /// simulators' inputs. Raises `SimError` if an application reacts to the network (its
     /// flows are only known by running it).
-    fn flow_list_text(&self, py: Python<'_>) -> PyResult<String> {
-        self.check(py)?;
-        self.inner.flow_list_text().ok_or_else(|| {
+    fn flow_list_text(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let this = read(slf)?;
+        this.check(py)?;
+        // Up to `sim::spec::limits::MAX_FLOWS` (50 M) flows made and written: detached, as `results`.
+        let inner = &this.inner;
+        py.detach(|| inner.flow_list_text()).ok_or_else(|| {
             sim_error(
                 py,
                 "workload",
@@ -703,26 +792,47 @@ impl PySimulation {
         })
     }
 
-    /// Record every switch arrival from now on (features and eventual fate), for training
-    /// Credence's drop oracle. Call before `advance`.
-    fn enable_decision_trace(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.check(py)?;
-        self.inner.enable_decision_trace();
+    /// Record every switch arrival (features and eventual fate), for training Credence's drop
+    /// oracle. Only before the first event: raises `SimError` after `advance` ran any.
+    fn enable_decision_trace(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let mut this = write(slf)?;
+        this.check(py)?;
+        // CORRECTNESS (`sim::world::trace`): the trace pairs each departure and push-out with
+        // the row of the packet at that end of its queue. Packets queued before it was
+        // enabled have no row, so every later departure took another packet's row and rows
+        // were marked with other packets' fates (5 of 25,667 in a short LQD run).
+        let events = this.inner.events();
+        if events > 0 {
+            return Err(sim_error(
+                py,
+                "enable_decision_trace",
+                &format!(
+                    "call it before the first advance (this simulation has run {events} events, and the \
+                     packets already queued would give later rows other packets' fates): build a new \
+                     Simulation and enable the trace first"
+                ),
+            ));
+        }
+        this.inner.enable_decision_trace();
         Ok(())
     }
 
     /// Whether the decision trace reached its cap (512 MiB of rows) and stopped recording:
     /// its rows are the run's first arrivals, each with its true fate.
-    fn decision_trace_truncated(&self, py: Python<'_>) -> PyResult<bool> {
-        self.check(py)?;
-        Ok(self.inner.decision_trace_truncated())
+    fn decision_trace_truncated(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = read(slf)?;
+        this.check(slf.py())?;
+        Ok(this.inner.decision_trace_truncated())
     }
 
     /// The decision trace as columns `switch`, `time_ps`, `queue`, `queue_len`,
     /// `avg_queue_len`, `occupancy`, `avg_occupancy` (bytes) and `dropped`.
-    fn decision_trace<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.check(py)?;
-        let rows = self.inner.decision_trace();
+    fn decision_trace<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let this = read(slf)?;
+        this.check(py)?;
+        let rows = this.inner.decision_trace();
         let cols = py.detach(|| {
             Table::new(rows)
                 .num("switch", |r| r.switch)
@@ -740,55 +850,61 @@ impl PySimulation {
 
     /// Simulated time now, picoseconds.
     #[getter]
-    fn now_ps(&self) -> u64 {
-        self.inner.now().ps()
+    fn now_ps(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.now().ps())
     }
 
     /// Events processed so far.
     #[getter]
-    fn events(&self) -> u64 {
-        self.inner.events()
+    fn events(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.events())
     }
 
     /// Packet transmissions over links so far.
     #[getter]
-    fn packet_hops(&self) -> u64 {
-        self.inner.packet_hops()
+    fn packet_hops(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.packet_hops())
     }
 
-    /// Flows in the run.
+    /// Flows started so far (applications start them as the run goes: 0 before `advance`).
     #[getter]
-    fn num_flows(&self) -> u64 {
-        self.inner.num_flows()
+    fn num_flows(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.num_flows())
     }
 
     /// Flows completed so far.
     #[getter]
-    fn finished_flows(&self) -> u64 {
-        self.inner.finished_flows()
+    fn finished_flows(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.finished_flows())
     }
 
     /// Estimated end time for progress display, picoseconds (the stop time or the end of
     /// arrivals; the run may go on past it while flows drain).
     #[getter]
-    fn horizon_ps(&self) -> u64 {
-        self.inner.horizon().ps()
+    fn horizon_ps(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read(slf)?.inner.horizon().ps())
     }
 
     /// Whether the run is over.
     #[getter]
-    fn is_done(&self) -> bool {
-        self.inner.is_done()
+    fn is_done(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        Ok(read(slf)?.inner.is_done())
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(slf: &Bound<'_, Self>) -> String {
+        // A repr never raises (debuggers and logs call it): while another thread's call holds
+        // the simulation, say so.
+        let Ok(this) = slf.try_borrow() else {
+            return "<Simulation (in a call on another thread)>".to_string();
+        };
+        let inner = &this.inner;
         format!(
             "<Simulation now_ps={} events={} finished_flows={}/{} is_done={}>",
-            self.inner.now().ps(),
-            self.inner.events(),
-            self.inner.finished_flows(),
-            self.inner.num_flows(),
-            self.inner.is_done()
+            inner.now().ps(),
+            inner.events(),
+            inner.finished_flows(),
+            inner.num_flows(),
+            inner.is_done()
         )
     }
 }

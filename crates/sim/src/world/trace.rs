@@ -93,10 +93,14 @@ impl DecisionTrace {
 }
 
 impl Simulation {
-    /// Record every switch arrival from now on: its features and whether it is eventually
-    /// dropped ([`TraceRow`]). Run a scenario under LQD with this on to collect the training
-    /// data of Credence's drop oracle (Credence §3.4: "packet-level traces from each switch ...
-    /// when using LQD").
+    /// Record every switch arrival: its features and whether it is eventually dropped
+    /// ([`TraceRow`]). Run a scenario under LQD with this on to collect the training data of
+    /// Credence's drop oracle (Credence §3.4: "packet-level traces from each switch ... when
+    /// using LQD").
+    ///
+    /// PRECONDITION: no event has run yet. Packets queued before it have no row, so later
+    /// departures would take other packets' rows and rows would get wrong fates (the Python
+    /// `Simulation` refuses a later call).
     pub fn enable_decision_trace(&mut self) {
         let features = self
             .switches
