@@ -145,8 +145,8 @@ def test_with_tolerance_and_figure4_refuse_what_is_no_tolerance() -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_cli_profile_tolerance_must_be_a_small_regular_file(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_profile_tolerance_must_be_a_small_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     fifo = tmp_path / "fifo.csv"
     os.mkfifo(fifo)
     # Both hung: pandas waited for a FIFO's writer, and read /dev/zero until memory ran out.
@@ -164,6 +164,11 @@ def test_cli_profile_tolerance_must_be_a_small_regular_file(tmp_path: Path,
     dup.write_text("model,policy,x1_min,x1_mean\nmlp,zero_fill,0.1,0.1\nmlp,zero_fill,0.2,0.2\n")
     assert main(["ml", "profile", "--models", "mlp", "--repeats", "1", "--tolerance", str(dup)]) == 2  # traceback
     assert "2 zero_fill rows for mlp" in _one_line(capsys)
+    # The summary's rows are checked before the models are timed (seconds each, wasted before).
+    timed: list[object] = []
+    monkeypatch.setattr(mltol, "profile", lambda *a, **k: timed.append(a))
+    assert main(["ml", "profile", "--models", "mlp", "--repeats", "1", "--tolerance", str(dup)]) == 2
+    assert timed == [] and "2 zero_fill rows for mlp" in _one_line(capsys)
 
 
 def test_cli_ml_never_replaces_a_users_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -373,3 +378,23 @@ def test_testbed_outside_its_with_block_says_so() -> None:
         tb.egress_stats(1)
     with pytest.raises(RuntimeError, match="the testbed is not built"):
         tb.popen(0, ["true"])
+
+
+def test_a_namespace_close_cannot_remove_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # close() ignored a failed `ip netns del`: the namespaces stayed without a word.
+    import subprocess
+
+    def failing_ip(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(["ip", *args], 1, "", "Cannot remove namespace: Device or resource busy")
+
+    monkeypatch.setattr(testbed, "_ip", failing_ip)
+    tb = testbed.Testbed(2)
+    tb._made = ["snA", "snB"]
+    with pytest.raises(RuntimeError, match=r"ip netns del snB: Cannot remove namespace: Device or resource busy; "
+                                           r"the testbed's namespaces snB snA are left: remove them with"):
+        tb.close()
+    assert tb._made == []
+    # Leaving the with block by an exception: that exception is the one raised, the leftovers a warning.
+    tb._made = ["snA"]
+    with pytest.warns(RuntimeWarning, match="namespaces snA are left"):
+        assert tb.__exit__(KeyError, KeyError("x"), None) is None  # not swallowed, not replaced

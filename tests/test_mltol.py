@@ -156,7 +156,8 @@ def test_p_grid() -> None:
 
 def test_cli_quick_writes_csvs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "tol"
-    rc = main(["ml", "tolerance", "--quick", "--models", "mlp", "--policy", "zero_fill", "--p-step", "0.5",
+    # Names are case-insensitive on the command line.
+    rc = main(["ml", "tolerance", "--quick", "--models", "MLP", "--policy", "Zero_Fill", "--p-step", "0.5",
                "--out", str(out)])
     assert rc == 0
     assert "paper x1" in capsys.readouterr().out
@@ -170,6 +171,7 @@ def test_cli_quick_writes_csvs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (["--models", "mlp,bogus"], "--models = bogus"),
     (["--models", ","], "--models"),
     (["--models", "mlp,mlp"], "twice"),
+    (["--models", "mlp,MLP"], "twice"),
     (["--policy", "drop"], "--policy = drop"),
     (["--p-step", "0"], "--p-step = 0.0"),
     (["--p-step", "1.5"], "--p-step = 1.5"),

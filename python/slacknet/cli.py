@@ -720,7 +720,8 @@ def _reproduce_coflow(args: argparse.Namespace) -> int:
 def _names(key: str, text: str | None, allowed: Sequence[str], default: Sequence[str]) -> tuple[str, ...]:
     if text is None:
         return tuple(default)
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    # Case-insensitive, as coflow's mechanisms and schedulers are (the allowed names are lower case).
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
     if not names:
         raise InputError(f"{key} = {text!r}: empty; give a comma-separated list from {','.join(allowed)}")
     for n in names:
@@ -778,6 +779,10 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
             summary = mltol.read_summary(args.tolerance)  # a regular file, bounded: a FIFO hung
         except (OSError, ValueError) as e:
             raise InputError(f"--tolerance = {e}; give the summary.csv that `slacknet ml tolerance` wrote") from None
+        try:  # its rows for these models, before the seconds of timing them
+            mltol.with_tolerance(pd.DataFrame({"model": list(models)}), summary)
+        except ValueError as e:
+            raise InputError(f"--tolerance = {args.tolerance}: {e}") from None
     table = mltol.profile(models, repeats=args.repeats)
     if summary is not None:
         try:

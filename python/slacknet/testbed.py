@@ -25,6 +25,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -136,12 +137,21 @@ class Testbed:
         try:
             self._build()
         except BaseException:
-            self.close()
+            self._close_quietly()
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:  # the exception in flight is the one to see; a leftover namespace is a warning
+            self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        try:
+            self.close()
+        except RuntimeError as e:
+            warnings.warn(str(e), RuntimeWarning, stacklevel=3)
 
     def _must(self, *args: str) -> None:
         r = _ip(*args)
@@ -166,10 +176,15 @@ class Testbed:
             nettc.apply(nettc.setup_commands(cfg, netns=self.switch))
 
     def close(self) -> None:
-        """Remove every namespace (and with them the veths, bridge and qdiscs)."""
-        for ns in reversed(self._made):
-            _ip("netns", "del", ns)
+        """Remove every namespace (and with them the veths, bridge and qdiscs). Raises
+        ``RuntimeError`` naming the namespaces ``ip netns del`` could not remove (after trying
+        every one), which stay until removed by hand."""
+        left = [(ns, r.stderr.strip()) for ns in reversed(self._made) if (r := _ip("netns", "del", ns)).returncode != 0]
         self._made.clear()
+        if left:
+            names = " ".join(ns for ns, _ in left)
+            raise RuntimeError(f"ip netns del {left[0][0]}: {left[0][1] or 'failed'}; the testbed's namespaces "
+                               f"{names} are left: remove them with `ip netns del NAME` for each")
 
     def popen(self, host: int, argv: Sequence[str], **kw: Any) -> subprocess.Popen[str]:
         """Start ``argv`` in host ``host``'s namespace, in text mode; ``kw`` goes to
