@@ -155,6 +155,16 @@ bench-scale:
 ## TARGETS_ONLY=k16 (no ns-3 needed) or TARGETS_ONLY=ls256 runs one part; NS3_DIR as bench-peers.
 TARGETS_RUNS ?= 3
 TARGETS_ONLY ?=
+# Checked when the makefile is read, before install, the builds and the ns-3 install (minutes)
+# run only to be refused by bench/targets.py at the end.
+ifneq ($(filter bench-targets,$(MAKECMDGOALS)),)
+ifneq ($(filter-out k16 ls256,$(TARGETS_ONLY))$(word 2,$(TARGETS_ONLY)),)
+$(error bench-targets: TARGETS_ONLY=$(TARGETS_ONLY): give k16 or ls256 (one part), or leave it unset for both)
+endif
+ifneq ($(if $(strip $(TARGETS_RUNS)),$(shell printf '%s\n' '$(TARGETS_RUNS)' | grep -xE '0*[1-9][0-9]*'),-),$(strip $(TARGETS_RUNS)))
+$(error bench-targets: TARGETS_RUNS=$(TARGETS_RUNS): give a whole number of runs, at least 1 (default 3: the median of three))
+endif
+endif
 bench-targets: install
 	$(if $(filter ls256,$(TARGETS_ONLY)),,$(BUILD_SIM))
 	$(if $(filter k16,$(TARGETS_ONLY)),,$(BUILD_EXT))
@@ -172,7 +182,7 @@ AB_SCENARIOS ?= experiments/compare/ls256.toml
 AB_RUNS ?= 7
 bench-ab:
 	cargo build --release --quiet -p slacknet-sim
-	$(PY) bench/ab.py --runs $(AB_RUNS) $(if $(BUILD_A),$(BUILD_A),BUILD_A-not-set) $(BUILD_B) $(AB_SCENARIOS)
+	$(PY) bench/ab.py --runs "$(AB_RUNS)" $(if $(BUILD_A),$(BUILD_A),BUILD_A-not-set) $(BUILD_B) $(AB_SCENARIOS)
 
 ## bench-scale-table: cost against size: fat-trees of 16 to 1,024 hosts at 100 Gbit/s for 1 and
 ## 2 ms of simulated time, wall and CPU seconds, peak memory, events/s, packet-hops/s and CPU ns

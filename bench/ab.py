@@ -25,8 +25,9 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
-from scale_table import run_binary  # bench/ is the script's folder, hence on its path
+from scale_table import field as printed_field, run_binary  # bench/ is the script's folder, hence on its path
 
 # Lines of `slacknet-sim`'s printout that measure the machine, not the simulation.
 TIMING_PREFIXES = ("wall time", "cpu time", "events/s", "packet-hops/s", "peak memory")
@@ -50,16 +51,23 @@ def results_of(printout: str) -> str:
     return "\n".join(keep)
 
 
-def run_once(binary: Path, scenario: Path) -> tuple[float, str]:
-    """Run `binary` on `scenario`; its CPU seconds (user + system) and its printout."""
+def run_once(binary: Path, scenario: Path, name: str = "build") -> tuple[float, str]:
+    """Run `binary` on `scenario`; its CPU seconds (user + system) and its printout. UsageError
+    if it fails or prints no simulator summary (then it is not a slacknet-sim, and its times and
+    an empty printout "agreeing" with the other build's would say nothing)."""
     try:
         _, cpu, printout = run_binary(binary, scenario, cwd=scenario.parent)
+        printed_field(printout, "events")
     except RuntimeError as e:
+        if "printed no 'events' line" in str(e):
+            raise UsageError(f"{name} = {binary}: printed no 'events' line on {scenario.name}, so it is not a "
+                             "slacknet-sim; give the path of a slacknet-sim binary") from None
         raise UsageError(str(e)) from None
     return cpu, printout
 
 
-def check_args(a: Path, b: Path, scenarios: list[Path], runs: int) -> None:
+def check_args(a: Path, b: Path, scenarios: list[Path], runs: int | str) -> int:
+    """The number of runs; UsageError naming a bad argument."""
     for name, binary in (("BUILD_A", a), ("BUILD_B", b)):
         if not (binary.is_file() and os.access(binary, os.X_OK)):
             raise UsageError(f"{name} = {binary}: not an executable file; give the path of a slacknet-sim binary "
@@ -67,8 +75,13 @@ def check_args(a: Path, b: Path, scenarios: list[Path], runs: int) -> None:
     for s in scenarios:
         if not s.is_file():
             raise UsageError(f"SCENARIO = {s}: no such file; give a scenario TOML such as experiments/compare/ls256.toml")
-    if runs < 1:
-        raise UsageError(f"--runs = {runs}: must be at least 1 (7 is a good number on a shared machine)")
+    try:
+        n = int(runs)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise UsageError(f"--runs = {runs}: must be a whole number, at least 1 (7 is a good number on a shared machine)")
+    return n
 
 
 def compare(a: Path, b: Path, scenario: Path, runs: int, out=sys.stdout) -> bool:
@@ -76,7 +89,7 @@ def compare(a: Path, b: Path, scenario: Path, runs: int, out=sys.stdout) -> bool
     sides = {"A": Side(), "B": Side()}
     for i in range(runs):
         for name, binary in (("A", a), ("B", b)):
-            cpu, printout = run_once(binary, scenario)
+            cpu, printout = run_once(binary, scenario, f"BUILD_{name}")
             side = sides[name]
             side.cpu_s.append(cpu)
             if side.printout is None:
@@ -96,17 +109,25 @@ def compare(a: Path, b: Path, scenario: Path, runs: int, out=sys.stdout) -> bool
     return same
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in one line and exit code 2 like ours."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="bench/ab.py", description=__doc__.split("\n\n")[0])
     p.add_argument("build_a", type=Path, metavar="BUILD_A", help="the build before (a slacknet-sim binary)")
     p.add_argument("build_b", type=Path, metavar="BUILD_B", help="the build after")
     p.add_argument("scenarios", type=Path, nargs="+", metavar="SCENARIO", help="scenario TOML files")
-    p.add_argument("--runs", type=int, default=7, help="runs of each build per scenario, alternated (default 7)")
+    p.add_argument("--runs", default="7", help="runs of each build per scenario, alternated (default 7)")
     args = p.parse_args(argv)
     try:
-        check_args(args.build_a, args.build_b, args.scenarios, args.runs)
-        print(f"A = {args.build_a}\nB = {args.build_b}\n{args.runs} alternated runs each; CPU seconds (user + system)")
-        agree = [compare(args.build_a.resolve(), args.build_b.resolve(), s.resolve(), args.runs) for s in args.scenarios]
+        runs = check_args(args.build_a, args.build_b, args.scenarios, args.runs)
+        print(f"A = {args.build_a}\nB = {args.build_b}\n{runs} alternated runs each; CPU seconds (user + system)")
+        agree = [compare(args.build_a.resolve(), args.build_b.resolve(), s.resolve(), runs) for s in args.scenarios]
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

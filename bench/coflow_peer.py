@@ -47,6 +47,8 @@ def build(src: Path, out: Path) -> None:
         die(f"COFLOWSIM_DIR = {src}: no src/main/java/**/*.java; point it at a coflowsim checkout")
     if shutil.which("javac") is None or shutil.which("java") is None:
         die("javac and java are needed (apt-get install default-jdk-headless)")
+    # A fresh folder: classes left by an earlier build (of another checkout) must not run as this one's.
+    shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(["javac", "-nowarn", "-d", str(out), *java_files], capture_output=True, text=True)
     if r.returncode != 0:

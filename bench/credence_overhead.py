@@ -109,7 +109,18 @@ def instruction_ratio() -> None:
 
 
 def main() -> int:
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    if len(sys.argv) > 2:
+        print(f"bench-credence: {len(sys.argv) - 1} arguments: give at most one, REPS (default 5)", file=sys.stderr)
+        return 2
+    given = sys.argv[1] if len(sys.argv) > 1 else "5"
+    try:
+        reps = int(given)
+    except ValueError:
+        reps = 0
+    if reps < 1:
+        print(f"bench-credence: REPS = {given}: give a whole number of runs per policy, at least 1 "
+              "(5 is the default: the median of five)", file=sys.stderr)
+        return 2
     wall_ratio(reps)
     instruction_ratio()
     return 0

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "slacknet-sim"
@@ -90,15 +91,23 @@ def run(path: Path, binary: Path = BIN) -> dict[str, float]:
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in one line and exit code 2 like ours."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"bench-scale-table: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _Parser(prog="bench/scale_table.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, nargs="+", default=[4, 6, 8, 10, 12, 16],
                     help="fat-tree k values (even, 4-16; default 4 6 8 10 12 16)")
     ap.add_argument("--ms", type=float, nargs="+", default=[1.0, 2.0],
                     help="simulated milliseconds per run (default 1 2)")
     ap.add_argument("--binary", type=Path, default=BIN,
                     help="the slacknet-sim to time (default target/release/slacknet-sim; make PGO=1: target/pgo/slacknet-sim)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     for k in args.k:
         if k < 4 or k > 16 or k % 2:
             print(f"bench-scale-table: --k {k}: fat-tree k must be even and in 4-16, e.g. --k 4 8 16", file=sys.stderr)
@@ -122,7 +131,11 @@ def main() -> int:
             for ms in args.ms:
                 path = Path(d) / f"k{k}_{ms}.toml"
                 path.write_text(SCENARIO.format(k=k, ms=ms))
-                r = run(path, args.binary)
+                try:
+                    r = run(path, args.binary)
+                except RuntimeError as e:  # the run failed, or the binary is not a slacknet-sim
+                    print(f"bench-scale-table: --binary {args.binary}: {str(e).rstrip()}", file=sys.stderr)
+                    return 1
                 ns = r["cpu"] / r["hops"] * 1e9 if r["hops"] else float("nan")
                 per_hop.setdefault(k, []).append(ns)
                 print(f"{k:>3} {k ** 3 // 4:>6} {ms:>7g} {r['flows']:>7.0f} {r['wall']:>8.2f} {r['cpu']:>8.2f} "

@@ -178,9 +178,13 @@ def run_k16(binary: Path, scenario: Path) -> K16Run:
     """One run of `binary` on `scenario`: the CPU, wall and peak-memory lines it printed (CPU
     from ``getrusage`` if it printed `n/a`)."""
     _, cpu_rusage, out = run_binary(binary, scenario, cwd=scenario.parent)
-    cpu = number(field(out, "cpu time"))
-    return K16Run(cpu_s=cpu_rusage if math.isnan(cpu) else cpu, wall_s=number(field(out, "wall time")),
-                  peak_mb=number(field(out, "peak memory")))
+    try:
+        cpu = number(field(out, "cpu time"))
+        return K16Run(cpu_s=cpu_rusage if math.isnan(cpu) else cpu, wall_s=number(field(out, "wall time")),
+                      peak_mb=number(field(out, "peak memory")))
+    except (ValueError, IndexError):  # a line without a number: not a slacknet-sim printout
+        raise RuntimeError(f"{binary} printed a 'cpu time', 'wall time' or 'peak memory' line without a number "
+                           f"on {scenario.name}; is it a slacknet-sim?") from None
 
 
 def k16_label(scenario: Path) -> str:

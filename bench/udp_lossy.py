@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -149,6 +150,14 @@ def main() -> int:
                     help="host 0 sends one segment per packet in every case (gso_max_segs 1): no GSO "
                          "super-packet of either transport reaches the port whole")
     args = ap.parse_args()
+    # Checked before the testbed: a bad value would otherwise end in a traceback after minutes.
+    for name, v in (("--mb", args.mb), ("--runs", args.runs)):
+        if v < 1:
+            print(f"bench-udp-lossy: {name} {v}: give a whole number, at least 1", file=sys.stderr)
+            return 2
+    if not (math.isfinite(args.flood) and args.flood >= 0):
+        print(f"bench-udp-lossy: --flood {args.flood}: give the competing UDP in Mbit/s, 0 or more", file=sys.stderr)
+        return 2
     why = testbed.available()
     if why is not None:
         print(f"bench-udp-lossy: skipped: {why}", file=sys.stderr)

@@ -44,6 +44,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -67,6 +68,10 @@ class HtsimPeerError(RuntimeError):
     """Anything that stops the htsim peer from being found, built or run."""
 
 
+class HtsimPeerUsage(HtsimPeerError):
+    """A bad argument (a folder that is not a checkout, a bad flow list): exit code 2 from the CLI."""
+
+
 def _log(msg: str) -> None:
     print(f"[htsimpeer] {msg}", file=sys.stderr, flush=True)
 
@@ -84,7 +89,7 @@ def find_checkout(htsim_dir: str | os.PathLike[str] | None = None) -> Path:
     UEC htsim checkout."""
     given = htsim_dir if htsim_dir is not None else os.environ.get("HTSIM_DIR")
     if not given:
-        raise HtsimPeerError(
+        raise HtsimPeerUsage(
             "HTSIM_DIR is not set: point it (or --htsim) to a checkout of UEC htsim "
             "(github.com/ultraethernet/uet-htsim)"
         )
@@ -92,9 +97,9 @@ def find_checkout(htsim_dir: str | os.PathLike[str] | None = None) -> Path:
     for sim in (root / "htsim" / "sim", root / "sim", root):
         if (sim / "datacenter" / "main_uec.cpp").is_file() and (sim / "CMakeLists.txt").is_file():
             return sim
-    raise HtsimPeerError(
-        f"{root} is not a UEC htsim checkout (no htsim/sim/datacenter/main_uec.cpp with a "
-        "CMakeLists.txt; UEC htsim is github.com/ultraethernet/uet-htsim)"
+    raise HtsimPeerUsage(
+        f"HTSIM_DIR / --htsim {root}: not a UEC htsim checkout (no htsim/sim/datacenter/main_uec.cpp with a "
+        "CMakeLists.txt); give a checkout of github.com/ultraethernet/uet-htsim"
     )
 
 
@@ -237,10 +242,17 @@ def read_flows(text: str) -> list[tuple[int, int, int, float, int, int]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         f = line.split()
+        expected = f"flow list line {n}: {line.strip()!r}: expected `id src dst start_s size_bytes [incast]`"
         if len(f) < 5:
-            raise HtsimPeerError(f"flow list line {n}: expected `id src dst start_s size_bytes [incast]`")
-        incast = int(f[5]) if len(f) > 5 else 0
-        flows.append((int(f[0]), int(f[1]), int(f[2]), float(f[3]), int(f[4]), incast))
+            raise HtsimPeerUsage(expected)
+        try:
+            incast = int(f[5]) if len(f) > 5 else 0
+            flow = (int(f[0]), int(f[1]), int(f[2]), float(f[3]), int(f[4]), incast)
+        except ValueError:
+            raise HtsimPeerUsage(f"{expected} (whole numbers, start_s in seconds)") from None
+        if not (math.isfinite(flow[3]) and flow[3] >= 0):
+            raise HtsimPeerUsage(f"flow list line {n}: start_s {f[3]}: give a time in seconds, at least 0")
+        flows.append(flow)
     return flows
 
 
@@ -262,9 +274,9 @@ def connection_matrix(flows: Sequence[tuple[int, int, int, float, int, int]], nu
     lines = [f"Nodes {num_hosts}", f"Connections {len(flows)}"]
     for fid, src, dst, start_s, size, _incast in flows:
         if not (0 <= src < num_hosts and 0 <= dst < num_hosts) or src == dst:
-            raise HtsimPeerError(f"flow {fid}: src {src} / dst {dst} not two distinct hosts of 0..{num_hosts - 1}")
+            raise HtsimPeerUsage(f"flow {fid}: src {src} / dst {dst} not two distinct hosts of 0..{num_hosts - 1}")
         if size <= 0 or size >= 2**31:
-            raise HtsimPeerError(f"flow {fid}: size {size} B outside htsim's 1..2^31-1")
+            raise HtsimPeerUsage(f"flow {fid}: size {size} B outside htsim's 1..2^31-1")
         lines.append(f"{src}->{dst} id {fid + 1} start {htsim_start_us(start_s)} size {size}")
     return "\n".join(lines) + "\n"
 
@@ -273,10 +285,13 @@ def topology_file(leaves: int, hosts_per_leaf: int, spines: int, rate_gbps: floa
     """htsim's topology file for our leaf-spine: a two-tier fat tree with one pod, ``leaves``
     ToRs of ``hosts_per_leaf`` hosts and ``spines`` uplinks each, and ``spines`` top switches
     with one link to every ToR; one rate and one delay on every link, no switch latency."""
-    if float(rate_gbps) != int(rate_gbps):
-        raise HtsimPeerError(f"htsim topology files take whole Gb/s, not {rate_gbps}")
+    for name, v in (("leaves", leaves), ("hosts_per_leaf", hosts_per_leaf), ("spines", spines)):
+        if int(v) < 1:
+            raise HtsimPeerUsage(f"{name} = {v}: the leaf-spine needs at least 1")
+    if not (math.isfinite(float(rate_gbps)) and rate_gbps > 0) or float(rate_gbps) != int(rate_gbps):
+        raise HtsimPeerUsage(f"htsim topology files take whole Gb/s, not {rate_gbps}")
     if hosts_per_leaf % spines:
-        raise HtsimPeerError(
+        raise HtsimPeerUsage(
             f"htsim needs hosts_per_leaf ({hosts_per_leaf}) to be a multiple of spines ({spines}): "
             "its oversubscription factor is an integer"
         )
@@ -395,8 +410,11 @@ def run(
     flows_path = Path(flows).resolve()
     out = Path(out).resolve()
     if not flows_path.is_file():
-        raise HtsimPeerError(f"flow list not found: {flows_path}")
+        raise HtsimPeerUsage(f"flow list not found: {flows_path}")
     flow_recs = read_flows(flows_path.read_text())
+    if not flow_recs:
+        # htsim would run (in milliseconds) and a wall time of nothing would be reported.
+        raise HtsimPeerUsage(f"flow list {flows_path} has no flows; give one with at least one flow")
     out.parent.mkdir(parents=True, exist_ok=True)
     stem = out.with_suffix("")
     cm = stem.with_name(stem.name + ".cm")
@@ -405,9 +423,11 @@ def run(
     topo.write_text(topology_file(leaves, hosts_per_leaf, spines, rate_gbps, delay_ns))
     if stop_s is None:
         stop_s = max((f[3] for f in flow_recs), default=0.0) + 10.0
+    elif not (math.isfinite(stop_s) and stop_s > 0):
+        raise HtsimPeerUsage(f"stop_s {stop_s}: give a positive time in seconds, or leave it out to run every flow to its end")
     end_us = int(round(stop_s * 1e6))
     if end_us >= 2**31:
-        raise HtsimPeerError(f"stop_s {stop_s} is beyond htsim's -end range (2^31 us)")
+        raise HtsimPeerUsage(f"stop_s {stop_s} is beyond htsim's -end range (2^31 us)")
     queue_pkts = int(buffer_per_port_bytes) // MTU_BYTES
     cmd = [
         str(binary),
@@ -472,7 +492,10 @@ def summarize(path: str | os.PathLike[str]) -> dict:
     sys.path.insert(0, str(HERE.parent / "ns3"))
     import ns3peer  # stdlib-only sibling
 
-    return ns3peer.summarize(path)
+    try:
+        return ns3peer.summarize(path)
+    except ns3peer.Ns3PeerError as e:
+        raise HtsimPeerUsage(str(e)) from None
 
 
 # --------------------------------------------------------------------------
@@ -528,7 +551,7 @@ def _main(argv: Iterable[str] | None = None) -> int:
             print(json.dumps({f: summarize(f) for f in a.files}))
     except (HtsimPeerError, TimeoutError, OSError) as e:
         print(f"htsimpeer: error: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, HtsimPeerUsage) else 1
     return 0
 
 

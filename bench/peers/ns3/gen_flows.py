@@ -16,11 +16,49 @@ at 16 servers, 4 spines, 10 Gb/s).
 from __future__ import annotations
 
 import argparse
+import math
 import random
+import sys
+from typing import NoReturn
+
+
+def die(msg: str) -> NoReturn:
+    print(f"gen_flows: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        die(message)
+
+
+def read_sizes(path: str) -> list[int]:
+    """The non-incast sizes of flow list `path`; exits 2 naming the file and line if it cannot."""
+    sizes = []
+    try:
+        with open(path) as fh:
+            for n, line in enumerate(fh, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                f = line.split()
+                try:
+                    size, incast = int(f[4]), int(f[5])
+                except (IndexError, ValueError):
+                    die(f"--sizes-from {path}: line {n}: {line.strip()!r} is not `id src dst start_s size_bytes "
+                        "incast`; give a flow list such as shared/data/peer-bench's")
+                if size <= 0:
+                    die(f"--sizes-from {path}: line {n}: size {size} B; flow sizes must be at least 1 B")
+                if incast == 0:
+                    sizes.append(size)
+    except (OSError, UnicodeDecodeError) as e:
+        die(f"--sizes-from {path}: cannot read it ({getattr(e, 'strerror', None) or e}); give a flow list file")
+    return sizes
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = _Parser(prog="gen_flows.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes-from", required=True, help="flow list whose non-incast sizes are resampled")
     ap.add_argument("--leaves", type=int, default=16)
     ap.add_argument("--hosts-per-leaf", type=int, default=16)
@@ -31,17 +69,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-
-    sizes = []
-    with open(a.sizes_from) as fh:
-        for line in fh:
-            if line.startswith("#") or not line.strip():
-                continue
-            f = line.split()
-            if int(f[5]) == 0:
-                sizes.append(int(f[4]))
+    # Every destination is on another leaf, so one leaf would never find one; a load or rate of
+    # 0 (or NaN) has no arrival rate, and a negative one would step time backwards for ever.
+    if a.leaves < 2:
+        die(f"--leaves {a.leaves}: give at least 2 (destinations are on the other leaves)")
+    for name, v in (("--hosts-per-leaf", a.hosts_per_leaf), ("--spines", a.spines)):
+        if v < 1:
+            die(f"{name} {v}: give at least 1")
+    for name, x in (("--rate-gbps", a.rate_gbps), ("--load", a.load), ("--window-s", a.window_s)):
+        if not (math.isfinite(x) and x > 0):
+            die(f"{name} {x}: give a positive number")
+    sizes = read_sizes(a.sizes_from)
     if not sizes:
-        raise SystemExit(f"no non-incast flows in {a.sizes_from}")
+        die(f"--sizes-from {a.sizes_from}: no non-incast flows to take sizes from; give a flow list with some")
     mean = sum(sizes) / len(sizes)
     uplink_bps = a.spines * a.rate_gbps * 1e9
     lam = a.load * uplink_bps / (a.hosts_per_leaf * mean * 8)  # flows/s per server
@@ -58,7 +98,11 @@ def main() -> None:
             flows.append((t, src, dst, rng.choice(sizes)))
             t += rng.expovariate(lam)
     flows.sort()
-    with open(a.out, "w") as fh:
+    try:
+        fh = open(a.out, "w")
+    except OSError as e:
+        die(f"--out {a.out}: cannot write it ({e.strerror}); give a file in an existing folder")
+    with fh:
         fh.write(
             f"# id src dst start_s size_bytes incast | gen_flows.py sizes-from={a.sizes_from} "
             f"L={a.leaves} S={a.hosts_per_leaf} spines={a.spines} rate={a.rate_gbps}G "

@@ -69,6 +69,11 @@ class Ns3PeerError(RuntimeError):
     """Anything that stops the ns-3 peer from being installed or run."""
 
 
+class Ns3PeerUsage(Ns3PeerError):
+    """A bad argument (a folder that is not a built ns-3.44, a flow list or record file that is
+    missing, empty or malformed): exit code 2 from the CLI."""
+
+
 def _log(msg: str) -> None:
     print(f"[ns3peer] {msg}", file=sys.stderr, flush=True)
 
@@ -131,17 +136,17 @@ def find_build(ns3_dir: str | os.PathLike[str]) -> tuple[Path, str]:
         if (root / "include" / "ns3" / "core-module.h").is_file():
             cores = sorted((root / "lib").glob(f"lib{NS3_LIB_PREFIX}-core*.so"))
             if not cores:
-                raise Ns3PeerError(
+                raise Ns3PeerUsage(
                     f"--ns3-dir {given}: {root / 'lib'} has no lib{NS3_LIB_PREFIX}-core*.so; build ns-3.44 "
                     "there first (with at least the core, network, internet, point-to-point and traffic-control "
                     "modules)")
             suffix = cores[0].name[len(f"lib{NS3_LIB_PREFIX}-core"):-len(".so")]
             missing = [m for m in NS3_MODULES if not (root / "lib" / f"lib{NS3_LIB_PREFIX}-{m}{suffix}.so").is_file()]
             if missing:
-                raise Ns3PeerError(f"--ns3-dir {given}: the build has no {', '.join(missing)} module; enable "
+                raise Ns3PeerUsage(f"--ns3-dir {given}: the build has no {', '.join(missing)} module; enable "
                                    f"{';'.join(NS3_MODULES)} in NS3_ENABLED_MODULES and build again")
             return root, suffix
-    raise Ns3PeerError(
+    raise Ns3PeerUsage(
         f"--ns3-dir {given}: not a built ns-3.44 tree (no build/include/ns3/core-module.h under it or in it); "
         "configure and build ns-3.44 there, e.g. `cmake -S . -B cmake-cache -DCMAKE_BUILD_TYPE=release "
         "-DNS3_ENABLED_MODULES=\"core;network;internet;point-to-point;traffic-control\"` and "
@@ -339,7 +344,11 @@ def run(
     flows = Path(flows).resolve()
     out = Path(out).resolve()
     if not flows.is_file():
-        raise Ns3PeerError(f"flow list not found: {flows}")
+        raise Ns3PeerUsage(f"flow list not found: {flows}")
+    with open(flows, errors="replace") as fh:
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in fh):
+            # dc_bench would run (in milliseconds) and a wall time of nothing would be reported.
+            raise Ns3PeerUsage(f"flow list {flows} has no flows; give one with at least one flow")
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
         str(binary),
@@ -424,17 +433,26 @@ def _pct(sorted_vals: list[float], q: float) -> float | None:
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
+    """The records of a peer's FCT file; Ns3PeerUsage naming the file and line if one is not a
+    whole record (a run cut short leaves a truncated last line)."""
     recs = []
-    with open(path) as fh:
-        for line in fh:
+    with open(path, errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             f = line.split()
-            recs.append({
-                "id": int(f[0]), "src": int(f[1]), "dst": int(f[2]), "start_s": float(f[3]),
-                "size": int(f[4]), "incast": int(f[5]), "fct_ns": float(f[6]),
-                "ideal_ns": float(f[7]), "slowdown": float(f[8]),
-            })  # fmt: skip
+            try:
+                if len(f) < 9:
+                    raise ValueError
+                recs.append({
+                    "id": int(f[0]), "src": int(f[1]), "dst": int(f[2]), "start_s": float(f[3]),
+                    "size": int(f[4]), "incast": int(f[5]), "fct_ns": float(f[6]),
+                    "ideal_ns": float(f[7]), "slowdown": float(f[8]),
+                })  # fmt: skip
+            except ValueError:
+                raise Ns3PeerUsage(
+                    f"{path}: line {n}: {line.strip()[:80]!r} is not a record (`id src dst start_s size_bytes "
+                    "incast fct_ns ideal_ns slowdown`); was the run cut short? Run it again") from None
     return recs
 
 
@@ -504,7 +522,7 @@ def _main(argv: Iterable[str] | None = None) -> int:
             print(json.dumps({f: summarize(f) for f in a.files}))
     except (Ns3PeerError, TimeoutError, OSError) as e:
         print(f"ns3peer: error: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, Ns3PeerUsage) else 1
     return 0
 
 
