@@ -104,6 +104,24 @@ def test_read_peer_fct_parses_the_reference_files() -> None:
     assert len(df) == 105 and df["finished"].all()
 
 
+def test_read_peer_fct_refuses_a_record_file_cut_short(tmp_path: Path) -> None:
+    # A peer killed while writing leaves a short last line: read as NaN, the flow counted as
+    # unfinished and (NaN being true) as incast. Missing and empty files were bare tracebacks.
+    good = "0 0 16 0.0 10000 0 12000.0 11000.0 1.09\n"
+    (tmp_path / "cut.txt").write_text(good + "1 1 17 0.0 20000 0 130")
+    (tmp_path / "text.txt").write_text(good + "1 1 17 0.0 20000 x 1 1 1\n")
+    (tmp_path / "empty.txt").write_text("# only a comment\n")
+    for name, words in [("cut.txt", r"record 2 \(1 1 17 0 20000 0 130 nan nan\) is not a whole record.*cut short"),
+                        ("text.txt", "record 2 .* is not a whole record"),
+                        ("empty.txt", "the peer wrote no records"),
+                        ("missing.txt", "cannot read the peer's records")]:
+        with pytest.raises(CompareError, match=words):
+            read_peer_fct(tmp_path / name)
+    (tmp_path / "ok.txt").write_text(good)
+    df = read_peer_fct(tmp_path / "ok.txt")
+    assert df["id"].dtype.kind == "i" and not df["incast"].any() and df["finished"].all()
+
+
 # --------------------------------------------------------------------------
 # Several ECMP hash seeds (--hash-seeds)
 # --------------------------------------------------------------------------

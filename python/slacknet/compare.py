@@ -130,7 +130,24 @@ def read_peer_fct(path: str | os.PathLike[str]) -> pd.DataFrame:
     ``fct_ns = -1`` for unfinished flows) as a DataFrame with those columns and a boolean
     ``finished``."""
     cols = ["id", "src", "dst", "start_s", "size_bytes", "incast", "fct_ns", "ideal_ns", "slowdown"]
-    df = pd.read_csv(path, sep=r"\s+", comment="#", header=None, names=cols)
+    try:
+        df = pd.read_csv(path, sep=r"\s+", comment="#", header=None, names=cols)
+    except pd.errors.EmptyDataError:
+        raise CompareError(f"{path}: the peer wrote no records; run it again") from None
+    except (OSError, ValueError) as e:
+        raise CompareError(f"{path}: cannot read the peer's records ({e}); run it again") from None
+    if df.empty:
+        raise CompareError(f"{path}: the peer wrote no records; run it again")
+    # A record file cut short (a peer killed while writing) has a short last line, which
+    # read_csv fills with NaN: a flow counted as unfinished and, NaN being true, as incast.
+    numeric = df.apply(pd.to_numeric, errors="coerce")
+    bad = numeric.isna().any(axis=1)
+    if bad.any():
+        row = df[bad].iloc[0]
+        raise CompareError(f"{path}: record {int(bad.to_numpy().argmax()) + 1} ({' '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in row.tolist())}) "
+                           "is not a whole record (`id src dst start_s size_bytes incast fct_ns ideal_ns slowdown`); "
+                           "was the peer's run cut short? Run it again")
+    df = numeric
     df["incast"] = df["incast"].astype(bool)
     df["finished"] = df["fct_ns"] >= 0
     return df
