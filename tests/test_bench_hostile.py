@@ -101,6 +101,15 @@ def test_targets_a_garbled_timing_line_is_an_error_not_a_traceback(tmp_path: Pat
     assert "slacknet-sim" in proc.stderr and "holds" not in proc.stdout
 
 
+def _make_dry(*args: str) -> subprocess.CompletedProcess[str]:
+    """``make -n`` of this Makefile as a user would type it, also under ``make test``: without
+    the parent make's MAKEFLAGS and MAKELEVEL (which add "Entering directory" lines and the
+    parent's variables)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    return subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
 @pytest.mark.parametrize(("var", "needle"), [
     ("TARGETS_ONLY=bogus", "TARGETS_ONLY=bogus"),
     ("TARGETS_ONLY=k16 ls256", "TARGETS_ONLY=k16 ls256"),
@@ -111,7 +120,7 @@ def test_targets_a_garbled_timing_line_is_an_error_not_a_traceback(tmp_path: Pat
 def test_make_bench_targets_refuses_bad_variables_before_anything_runs(var: str, needle: str) -> None:
     """Before: install, the builds and the ns-3 install (minutes) ran, then bench/targets.py
     refused the value. `make -n` is a dry run: nothing is built or run either way."""
-    proc = subprocess.run(["make", "-n", "bench-targets", var], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = _make_dry("bench-targets", var)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stdout == "", "refused before any command"
     assert f"bench-targets: {needle}" in proc.stderr
@@ -119,8 +128,7 @@ def test_make_bench_targets_refuses_bad_variables_before_anything_runs(var: str,
 
 def test_make_bench_targets_accepts_good_variables() -> None:
     for extra in ([], ["TARGETS_ONLY=k16", "TARGETS_RUNS=5"], ["TARGETS_ONLY=ls256"]):
-        proc = subprocess.run(["make", "-n", "bench-targets", *extra], cwd=ROOT, capture_output=True, text=True,
-                              timeout=60)
+        proc = _make_dry("bench-targets", *extra)
         assert proc.returncode == 0, (extra, proc.stderr)
         assert "bench/targets.py" in proc.stdout
 
