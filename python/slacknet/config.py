@@ -925,35 +925,58 @@ def _read_text(p: Path) -> str:
     return read_text_file(p, "scenario file", MAX_SCENARIO_BYTES)
 
 
-def read_text_file(p: Path, what: str, limit: int) -> str:
-    """The UTF-8 text of the file ``p`` (a ``what``: "scenario file", "sweep file"), a regular
-    file of at most ``limit`` bytes. Anything else is refused, naming the path, before it is
-    opened (opening a FIFO waits for a writer; a device such as ``/dev/zero`` never ends), and
-    again on the open file, which is opened without blocking in case the path changed in
-    between. Raises ``FileNotFoundError``, ``IsADirectoryError``, ``OSError`` and
-    :class:`SpecError` (not UTF-8)."""
-    try:
-        _check_regular(p, os.stat(p).st_mode, what)
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such {what}: {p}") from None
+class NotRegularFileError(OSError):
+    """:func:`read_bounded` found no regular file: ``mode`` is what is there (``st_mode``)."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: int) -> None:
+        super().__init__(f"not a regular file: {path}")
+        self.mode = mode
+
+
+class FileTooLargeError(OSError):
+    """:func:`read_bounded` found a file larger than its ``limit``."""
+
+
+def read_bounded(p: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``p`` if it holds at most ``limit``. Anything else is
+    refused before it is opened (opening a FIFO waits for a writer; a device such as
+    ``/dev/zero`` never ends), and again on the open file, which is opened without blocking in
+    case the path changed in between; the file is read only up to the bound. Raises
+    :class:`NotRegularFileError`, :class:`FileTooLargeError` and what ``os.stat`` raises; each
+    caller words them for what it reads."""
+    mode = os.stat(p).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(p, mode)
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
-        _check_regular(p, os.fstat(f.fileno()).st_mode, what)
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(p, mode)
         data = f.read(limit + 1)
     if len(data) > limit:
+        raise FileTooLargeError(f"larger than {limit} bytes: {p}")
+    return data
+
+
+def read_text_file(p: Path, what: str, limit: int) -> str:
+    """The UTF-8 text of the file ``p`` (a ``what``: "scenario file", "sweep file"), a regular
+    file of at most ``limit`` bytes (:func:`read_bounded`). Raises ``FileNotFoundError``,
+    ``IsADirectoryError``, ``OSError`` and :class:`SpecError` (not UTF-8)."""
+    try:
+        data = read_bounded(p, limit)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such {what}: {p}") from None
+    except NotRegularFileError as e:
+        if stat.S_ISDIR(e.mode):
+            raise IsADirectoryError(f"not a {what} but a folder: {p}") from None
+        raise OSError(f"not a {what} but a {_file_kind(e.mode)}: {p}; give the {what}") from None
+    except FileTooLargeError:
         size = f"{limit // 2**20} MB" if limit >= 2**20 else f"{limit} bytes"
-        raise OSError(f"{what} {p} is larger than {size}, too large to be one; give the {what}")
+        raise OSError(f"{what} {p} is larger than {size}, too large to be one; give the {what}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise spec_error(str(p), None, f"not UTF-8 text: {e}") from None
-
-
-def _check_regular(p: Path, mode: int, what: str) -> None:
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(f"not a {what} but a folder: {p}")
-    if not stat.S_ISREG(mode):
-        raise OSError(f"not a {what} but a {_file_kind(mode)}: {p}; give the {what}")
 
 
 def _file_kind(mode: int) -> str:

@@ -863,26 +863,18 @@ def read_summary(path: str | os.PathLike[str]) -> pd.DataFrame:
     message starts with ``path``."""
     import stat
 
-    def kind(mode: int) -> str | None:
-        if stat.S_ISDIR(mode):
-            return "a folder"
-        if not stat.S_ISREG(mode):
-            return "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file"
-        return None
+    from .config import FileTooLargeError, NotRegularFileError, read_bounded
 
     try:
-        what = kind(os.stat(path).st_mode)
-        if what is None:  # opened without blocking in case the path changed since
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as f:
-                what = kind(os.fstat(f.fileno()).st_mode)
-                data = f.read(MAX_SUMMARY_BYTES + 1)
+        data = read_bounded(path, MAX_SUMMARY_BYTES)
+    except NotRegularFileError as e:
+        what = ("a folder" if stat.S_ISDIR(e.mode) else "a FIFO" if stat.S_ISFIFO(e.mode)
+                else "a device or special file")
+        raise OSError(f"{path}: {what}, not a file") from None
+    except FileTooLargeError:
+        raise OSError(f"{path}: larger than {MAX_SUMMARY_BYTES // 2**20} MB, too large to be a tolerance summary") from None
     except OSError as e:
         raise OSError(f"{path}: cannot read it ({e.strerror or e})") from None
-    if what is not None:
-        raise OSError(f"{path}: {what}, not a file")
-    if len(data) > MAX_SUMMARY_BYTES:
-        raise OSError(f"{path}: larger than {MAX_SUMMARY_BYTES // 2**20} MB, too large to be a tolerance summary")
     try:
         summary = pd.read_csv(io.StringIO(data.decode("utf-8")))
     except (ValueError, pd.errors.ParserError) as e:  # UnicodeDecodeError and EmptyDataError included

@@ -61,7 +61,7 @@ from typing import Any, Callable, Mapping, TypeVar
 import numpy as np
 import pandas as pd
 
-from .config import Scenario
+from .config import FileTooLargeError, NotRegularFileError, Scenario, read_bounded
 
 __all__ = [
     "MANIFEST",
@@ -310,6 +310,10 @@ def _kind(path: Path) -> str:
         mode = os.stat(path).st_mode
     except OSError:
         return "a broken link" if os.path.islink(path) else "unreadable"
+    return _mode_kind(mode)
+
+
+def _mode_kind(mode: int) -> str:
     for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
                        (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
         if test(mode):
@@ -320,14 +324,12 @@ def _kind(path: Path) -> str:
 def _read_bounded(path: Path, limit: int) -> bytes:
     """The bytes of the regular file ``path``, if it holds at most ``limit``: a FIFO or device
     never blocks the reader, and a huge file is not read into memory (OSError otherwise)."""
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(f"{_kind(path)}, not a file")
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(f"larger than {limit >> 20} MiB")
-    return data
+    try:
+        return read_bounded(path, limit)
+    except NotRegularFileError as e:
+        raise OSError(f"{_mode_kind(e.mode)}, not a file") from None
+    except FileTooLargeError:
+        raise OSError(f"larger than {limit >> 20} MiB") from None
 
 
 def _is_plot(p: Path) -> bool:
