@@ -798,24 +798,9 @@ impl PySimulation {
         let py = slf.py();
         let mut this = write(slf)?;
         this.check(py)?;
-        // CORRECTNESS (`sim::world::trace`): the trace pairs each departure and push-out with
-        // the row of the packet at that end of its queue. Packets queued before it was
-        // enabled have no row, so every later departure took another packet's row and rows
-        // were marked with other packets' fates (5 of 25,667 in a short LQD run).
-        let events = this.inner.events();
-        if events > 0 {
-            return Err(sim_error(
-                py,
-                "enable_decision_trace",
-                &format!(
-                    "call it before the first advance (this simulation has run {events} events, and the \
-                     packets already queued would give later rows other packets' fates): build a new \
-                     Simulation and enable the trace first"
-                ),
-            ));
-        }
-        this.inner.enable_decision_trace();
-        Ok(())
+        // Refused after the first event (`sim::world::TraceTooLate`): rows would get other
+        // packets' fates.
+        this.inner.enable_decision_trace().map_err(|e| sim_error(py, "enable_decision_trace", &e.to_string()))
     }
 
     /// Whether the decision trace reached its cap (512 MiB of rows) and stopped recording:

@@ -59,7 +59,7 @@ mod transfers;
 pub use build::transport_config;
 pub(crate) use build::{network_bytes, switch_buffers};
 pub use output::TakenRecords;
-pub use trace::{TraceRow, MAX_TRACE_ROWS};
+pub use trace::{TraceRow, TraceTooLate, MAX_TRACE_ROWS};
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
 use transfers::Transfers;

@@ -320,7 +320,7 @@ fn decision_trace_labels_every_switch_arrival_with_its_fate() {
     );
     let valid = Spec::from_toml_str(&text).unwrap().validate(Path::new(".")).unwrap();
     let mut sim = sim::Simulation::new(&valid).unwrap();
-    sim.enable_decision_trace();
+    sim.enable_decision_trace().unwrap();
     sim.run_to_end();
     let out = sim.output();
     let rows = sim.decision_trace();

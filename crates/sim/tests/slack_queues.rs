@@ -85,7 +85,7 @@ fn prio_schedule_moves_new_transfers_at_the_given_times_and_in_flight_ones_stay(
     );
     let valid = Spec::from_toml_str(&text).unwrap().validate(&dir).unwrap();
     let mut sim = sim::Simulation::new(&valid).unwrap();
-    sim.enable_decision_trace();
+    sim.enable_decision_trace().unwrap();
     sim.run_to_end();
     let out = sim.output();
     assert_eq!(check_classes(&out, 0, 4, &[(500, 3), (1000, 2)]), [2, 3, 4], "every class of the schedule is used");
