@@ -23,7 +23,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -218,6 +218,14 @@ bench-udp:
 BENCH_UDP_LOSSY_ARGS ?=
 bench-udp-lossy: install
 	$(PY) bench/udp_lossy.py $(BENCH_UDP_LOSSY_ARGS)
+
+## bench-approx: slacknet.approx end to end on loopback: one table sent reliably and under error
+## bounds through random datagram loss; the MSR planned, send time, records arrived, and the
+## estimate's interval against the truth (BENCH_APPROX_ARGS, e.g. --records 200000 --runs 5;
+## about a minute)
+BENCH_APPROX_ARGS ?=
+bench-approx: install
+	$(PY) bench/approx_loopback.py $(BENCH_APPROX_ARGS)
 
 ## bench-sim-vs-testbed: the same 8 MB transfer in the simulator and on the namespace testbed
 ## (root only; about 10 s)

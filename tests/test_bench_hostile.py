@@ -251,3 +251,16 @@ def test_an_empty_flow_list_is_refused_not_timed(tmp_path: Path, monkeypatch: py
             mod.run(flows, tmp_path / "out.txt")
         assert mod._main(["run", "--flows", str(flows), "--out", str(tmp_path / "out.txt")]) == 2
     assert not ran.exists(), "the peer did not run"
+
+
+# ----------------------------------------------------- bench/approx_loopback.py (bench-approx)
+@pytest.mark.parametrize("args, needle", [
+    (["--records", "10"], "--records 10"),
+    (["--loss", "0.9"], "--loss 0.9"),
+    (["--runs", "0"], "--runs 0"),
+    (["--bounds", "0.1,x"], "--bounds '0.1,x'"),
+    (["--bounds", "0.1,2"], "must be in (0, 1)"),
+    (["--records", "many"], "--records"),
+])
+def test_approx_bench_bad_arguments_are_one_line(args: list[str], needle: str) -> None:
+    one_line_error(script(BENCH / "approx_loopback.py", *args), 2, needle)

@@ -1,0 +1,864 @@
+"""Approximate analytics over the real transport: ApproxLib's framework side (NetApprox §3.3, §6).
+
+NetApprox leaves two jobs to the framework that sits on ApproxLib: translate the user's error
+bound ``e_max`` into a minimal message sampling rate (MSR) per group, and estimate the answer
+and its error from the messages that arrived (§6, "Batch data-processing frameworks": "we use
+well understood sampling theory [...] to estimate the error based on the mean and variance of
+the received data"). This module does both for a table of numbers::
+
+    from slacknet.approx import send_table, recv_table
+    # sender: each zone a group (stratified sampling, §3.3.2); the MSRs keep the 95% interval
+    # of the total fare within 2% of it
+    report = send_table(tx, "10.0.0.2:7000", trips, e_max=0.02, column="fare", by="zone")
+    # receiver
+    sample = recv_table(rx)
+    sample.total("fare")            # Estimate: value, stderr, low, high (95%), relative_error
+    sample.mean("tip", where=sample.frame["fare"] > 20)
+    sample.by_stratum("fare")       # one row per zone
+    sample.frame, sample.weights    # the records that arrived and each one's expansion weight
+
+How it works (the contract the receiver's estimates rest on):
+
+- Each stratum's records are put into messages in a random order (``seed``), so whichever
+  messages the network loses, those that arrive are a simple random sample of the stratum's
+  messages. This matters: ATP loses messages by position, not at random (on loopback with
+  random datagram loss it gave up early messages and delivered late ones), and a table sorted
+  by time or by value would otherwise lose one end of it.
+- One ATP job carries the table: group 0 is a manifest (the column names, the name of the
+  ``by`` column, and each stratum's label, message count and record count; MSR 1, so it
+  always arrives), group ``g + 1`` the messages of stratum ``g`` with that stratum's MSR.
+- Estimates are the separate ratio estimator of cluster sampling (Lohr, *Sampling: Design and
+  Analysis*, §4.1 and §5.2; the messages are the sampled clusters, their record counts the
+  auxiliary variable whose stratum totals the manifest gives): a stratum's total of ``y`` is
+  ``R_g * sum(t_i) / sum(r_i)`` over its messages that arrived (``t_i`` the message's sum of
+  ``y``, ``r_i`` its records), with variance ``M_g**2 (1 - m_g/M_g) s_e**2 / m_g`` (residuals
+  ``e_i = t_i - B_g r_i``; ``M_g`` messages, ``m_g`` arrived); strata add up. Means and
+  domain means (``where``) are ratios of two such totals, linearized. Intervals use Student's
+  t with the design's degrees of freedom (messages arrived less one per stratum sampled;
+  per stratum in :meth:`Sample.by_stratum`). A stratum with one message of several arrived has no variance
+  estimate (its interval is infinite); one with none has no estimate (NaN).
+- The MSR for ``e_max`` (``send_table(..., e_max=, column=)``) comes from the same variance
+  with the sender's full data: with a common sampling fraction ``f`` the variance is
+  ``(1 - f) / f * A`` with ``A = sum_g M_g S_g**2``, so ``q * sqrt(V) <= e_max * |T|`` holds
+  for ``f >= A / (A + (e_max |T| / q)**2)`` (``q`` the t quantile of the messages ``f``
+  delivers: raised until they agree); each stratum needs at least two messages (or all it
+  has) so that its variance can be estimated. The planned error (``Plan.planned_error``) is
+  computed with the counts ATP must deliver, ``ceil(MSR * M_g)``, and is at most ``e_max``.
+- For jobs that repeat (streaming windows, §6), :class:`MsrController` starts at the paper's
+  heuristic ``MSR = 1 - e_max`` and sets each next window's MSR from the variance of the
+  window that arrived.
+
+Every parse of received bytes is bounded and checked; a message that breaks the format is an
+:class:`ApproxFormatError` naming the message and what is wrong, never another exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import numbers
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scipy.stats import t as student_t  # type: ignore[import-untyped]
+
+from .net import Endpoint, Job, JobReport
+
+__all__ = ["ApproxFormatError", "Estimate", "MsrController", "Plan", "Sample", "TableReport",
+           "pack", "recv_table", "recv_table_async", "send_table", "send_table_async", "unpack"]
+
+MAGIC = b"SNAT"
+VERSION = 1
+_MANIFEST, _DATA = 0, 1
+#: Group 0 is the manifest, so a job has at most the transport's 1,024 groups less one strata.
+MAX_STRATA = 1023
+MAX_COLUMNS = 256
+MAX_NAME_BYTES = 255
+MAX_LABEL_BYTES = 256
+#: A message holds at most this many records (the transport's own bound is 2^20 packets).
+MAX_RECORDS_PER_MESSAGE = 1 << 20
+#: The default message's values: at most one packet of the real transport (its ATP payload,
+#: 1,452-byte datagrams less a 48-byte header, less this module's 16-byte header), so that a
+#: stratum has many messages (sampling units) and a lost datagram costs one message.
+_TARGET_MESSAGE_BYTES = 1452 - 48 - 16
+_MANIFEST_HEAD = struct.Struct("<4sBBHI")  # magic, version, kind, columns, strata
+_STRATUM = struct.Struct("<QQH")           # messages, records, label length
+_DATA_HEAD = struct.Struct("<4sBBHII")     # magic, version, kind, reserved, stratum, records
+_NAME = struct.Struct("<H")
+_EXACT_FLOAT_INT = 2**53
+
+
+class ApproxFormatError(ValueError):
+    """A received job that is not a well-formed table of this module (or contradicts itself)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Estimates
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimated quantity: ``value``, its standard error ``stderr`` and the normal interval
+    ``[low, high]`` at ``confidence``; ``relative_error`` is the interval's half-width over
+    ``|value|`` (the quantity ``e_max`` bounds). ``messages`` of ``messages_total`` data messages
+    arrived; ``exact`` when nothing was estimated (every message of the strata counted arrived,
+    or the quantity is known from the manifest)."""
+
+    value: float
+    stderr: float
+    low: float
+    high: float
+    confidence: float
+    relative_error: float
+    messages: int
+    messages_total: int
+
+    @property
+    def exact(self) -> bool:
+        return self.stderr == 0.0 and not math.isnan(self.value)
+
+    def __str__(self) -> str:
+        if self.exact:
+            return f"{self.value:.6g} (exact)"
+        return f"{self.value:.6g} ± {self.high - self.value:.3g} ({self.confidence:.0%})"
+
+
+def _confidence(confidence: Any) -> float:
+    c = _real("confidence", confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence = {c!r}: must be in (0, 1), e.g. 0.95 for a 95% interval")
+    return c
+
+
+def _quantile(confidence: float, dof: float) -> float:
+    """The two-sided quantile of Student's t with ``dof`` degrees of freedom (the normal one when
+    there are none to speak of: every stratum whole, or a variance that is infinite anyway)."""
+    q = (1.0 + confidence) / 2.0
+    if dof >= 1:
+        return float(student_t.ppf(q, dof))
+    return NormalDist().inv_cdf(q)
+
+
+def _dof(m: np.ndarray, big_m: np.ndarray) -> float:
+    """The stratified design's degrees of freedom: messages arrived less one per stratum, over
+    the strata that were sampled (not whole)."""
+    part = (m < big_m) & (m >= 1)
+    return float(np.sum(m[part] - 1))
+
+
+def _estimate(value: float, var: float, confidence: float, z: float, m: int, big_m: int) -> Estimate:
+    se = math.sqrt(var) if var >= 0 else math.nan
+    half = z * se
+    if math.isnan(value) or math.isnan(half):
+        rel = math.nan
+    elif half == 0.0:
+        rel = 0.0
+    else:
+        rel = half / abs(value) if value != 0 else math.inf
+    return Estimate(value, se, value - half, value + half, confidence, rel, m, big_m)
+
+
+def _strat_total(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, big_m: np.ndarray,
+                 big_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum, the separate ratio estimator of the total of ``t`` (message sums) with the
+    record counts ``r`` as auxiliary (totals ``big_r``) and its variance estimate; NaN for a
+    stratum with no message, infinite variance for one with a single message of several."""
+    k = len(big_m)
+    m = np.bincount(stratum, minlength=k).astype(np.float64)
+    st = np.bincount(stratum, weights=t, minlength=k)
+    sr = np.bincount(stratum, weights=r, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        b = st / sr
+        e = t - b[stratum] * r
+        s2 = np.bincount(stratum, weights=e * e, minlength=k) / (m - 1.0)
+        total = big_r * b
+        var = big_m * big_m * (1.0 - m / big_m) * s2 / m
+    full = m == big_m
+    var[full] = 0.0
+    var[(m == 1) & ~full] = math.inf
+    total[m == 0] = math.nan
+    var[m == 0] = math.nan
+    # A stratum without records (never sent) contributes exactly nothing.
+    none = big_m == 0
+    total[none] = 0.0
+    var[none] = 0.0
+    return total, var
+
+
+# --------------------------------------------------------------------------------------------
+# The sender: a table into messages
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A table cut into one ATP job: ``messages`` (``(group, bytes)`` pairs for
+    :meth:`Endpoint.send_job`), ``msr`` per group (group 0 the manifest, MSR 1), the strata's
+    ``labels`` (``[None]`` for an unstratified table), ``stratum_messages`` and ``stratum_records``,
+    and, when a ``column`` was given, ``planned_error``: the relative half-width of its total's
+    interval if ATP delivers exactly ``ceil(msr * messages)`` of each stratum."""
+
+    messages: list[tuple[int, bytes]]
+    msr: list[float]
+    labels: list[Any]
+    stratum_messages: list[int]
+    stratum_records: list[int]
+    planned_error: float | None
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """What :func:`send_table` sent (``plan``) and how the job ended (``job``)."""
+
+    plan: Plan
+    job: JobReport
+
+
+def _real(name: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} = {v!r:.60}: give a number")
+    x = float(v)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} = {x}: must be finite")
+    return x
+
+
+def _whole(name: str, v: Any, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} = {v!r:.60}: give a whole number")
+    i = int(v)
+    if not lo <= i <= hi:
+        raise ValueError(f"{name} = {i}: must be at least {lo} and at most {hi}")
+    return i
+
+
+def _columns(table: Any) -> dict[str, np.ndarray]:
+    """``table`` (a DataFrame, or a mapping of names to 1-D arrays) as named 1-D arrays."""
+    if isinstance(table, pd.DataFrame):
+        items = [(c, table[c].to_numpy()) for c in table.columns]
+        if len(set(table.columns)) != len(table.columns):
+            raise ValueError("table: two columns share a name; give each column its own")
+    elif isinstance(table, Mapping):
+        items = [(c, np.asarray(v)) for c, v in table.items()]
+    else:
+        raise TypeError(f"table: {type(table).__name__}; give a pandas DataFrame or a dict of column name "
+                        "to 1-D array")
+    if not items:
+        raise ValueError("table: no columns; give at least one column of numbers")
+    out: dict[str, np.ndarray] = {}
+    n = None
+    for c, a in items:
+        if not isinstance(c, str):
+            raise TypeError(f"table: column name {c!r:.60}; column names must be text")
+        if not c or len(c.encode()) > MAX_NAME_BYTES:
+            raise ValueError(f"table: column name {c!r:.60}: give a name of 1 to {MAX_NAME_BYTES} bytes")
+        if a.ndim != 1:
+            raise ValueError(f"table[{c!r}]: {a.ndim}-dimensional; give one value per record")
+        if n is not None and len(a) != n:
+            raise ValueError(f"table[{c!r}]: {len(a)} values where the first column has {n}; "
+                             "give every column one value per record")
+        n = len(a)
+        out[c] = a
+    if not n:
+        raise ValueError("table: no records; give at least one")
+    return out
+
+
+def _numbers(name: str, a: np.ndarray) -> np.ndarray:
+    kind = a.dtype.kind
+    if kind == "b":
+        return a.astype(np.float64)
+    if kind in "iu":
+        if a.size and int(np.abs(a.astype(np.float64)).max()) > _EXACT_FLOAT_INT:
+            raise ValueError(f"table[{name!r}]: integers beyond 2**53, which 64-bit floats do not hold "
+                             "exactly; scale them or drop the column")
+        return a.astype(np.float64)
+    if kind == "f":
+        return a.astype(np.float64)
+    raise TypeError(f"table[{name!r}]: {a.dtype} values; this layer carries numbers (booleans, integers, "
+                    "floats): drop the column, encode it as numbers, or name it as `by`")
+
+
+def _label(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, float) and math.isnan(v):
+        raise ValueError("by: a record's stratum is missing (None or NaN); give every record a value")
+    if not isinstance(v, (str, int, float, bool)):
+        raise TypeError(f"by: a stratum value {v!r:.60} ({type(v).__name__}); give text or numbers")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"by: a stratum value {v}; give finite numbers")
+    if len(json.dumps(v).encode()) > MAX_LABEL_BYTES:
+        raise ValueError(f"by: a stratum value {v!r:.60}... longer than {MAX_LABEL_BYTES} bytes")
+    return v
+
+
+def _msr_values(msr: Any, labels: list[Any]) -> list[float]:
+    k = len(labels)
+    if isinstance(msr, Mapping):
+        unknown = [g for g in msr if g not in labels]
+        if unknown:
+            raise ValueError(f"msr: {unknown[0]!r:.60} is not a stratum; strata: {labels[:8]!r:.200}")
+        missing = [g for g in labels if g not in msr]
+        if missing:
+            raise ValueError(f"msr: no value for stratum {missing[0]!r:.60}; give one for every stratum")
+        vals = [_real(f"msr[{g!r}]", msr[g]) for g in labels]
+    elif isinstance(msr, (str, bytes)) or not isinstance(msr, (numbers.Real, Sequence, np.ndarray)):
+        raise TypeError(f"msr = {msr!r:.60}: give a number, one per stratum, or a dict of stratum to number")
+    elif isinstance(msr, numbers.Real):
+        vals = [_real("msr", msr)] * k
+    else:
+        if len(msr) != k:
+            raise ValueError(f"msr: {len(msr)} values for {k} strata; give one per stratum (or one number)")
+        vals = [_real(f"msr[{i}]", m) for i, m in enumerate(msr)]
+    for i, m in enumerate(vals):
+        if not 0.0 < m <= 1.0:
+            raise ValueError(f"msr = {m} (stratum {labels[i]!r:.60}): must be in (0, 1]; 1 delivers every "
+                             "message")
+    return vals
+
+
+def _needed_fraction(big_m: np.ndarray, s2: np.ndarray, total: float, e_max: float, z: float) -> float:
+    """The common sampling fraction f with z * sqrt((1 - f) / f * sum_g M_g S_g^2) <= e_max |T|."""
+    a = float(np.sum(big_m * s2))
+    b = (e_max * abs(total) / z) ** 2
+    if a == 0.0:
+        return 0.0
+    if b == 0.0:
+        return 1.0
+    return a / (a + b)
+
+
+def _delivered(big_m: np.ndarray, msr: Sequence[float]) -> np.ndarray:
+    """The messages ATP must deliver per stratum: ceil(MSR x M_g), at least two (or all)."""
+    return np.array([min(mm, max(2, math.ceil(f * mm))) for f, mm in zip(msr, big_m)], dtype=np.float64)
+
+
+def _planned_var(big_m: np.ndarray, s2: np.ndarray, m: np.ndarray) -> float:
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        v = np.where(m >= big_m, 0.0, big_m * big_m * (1.0 - m / big_m) * s2 / m)
+    return float(np.nansum(v))
+
+
+def _plan_fraction(big_m: np.ndarray, s2: np.ndarray, total: float, e_max: float, confidence: float) -> float:
+    """The common sampling fraction that keeps the interval of the total within ``e_max``, with
+    Student's t for the degrees of freedom the fraction itself gives: raised until the quantile
+    of what it delivers no longer asks for more (each step's quantile is that of fewer
+    messages than the next will deliver, so the result errs on the safe side)."""
+    f = 0.0
+    for _ in range(64):
+        q = _quantile(confidence, _dof(_delivered(big_m, [f] * len(big_m)), big_m))
+        g = _needed_fraction(big_m, s2, total, e_max, q)
+        if g <= f:
+            break
+        f = g
+    return min(1.0, f)
+
+
+def pack(table: Any, *, e_max: float | None = None, column: str | None = None, msr: Any = None,
+         by: str | None = None, confidence: float = 0.95, records_per_message: int | None = None,
+         seed: int = 0) -> Plan:
+    """Cut ``table`` into the messages of one ATP job (:class:`Plan`), without sending.
+
+    ``table``: a DataFrame or a dict of 1-D arrays, its columns numbers (booleans, integers up
+    to 2**53, floats) except ``by``. ``by``: the column whose values are the strata (at most
+    1,023), each its own group; absent: one stratum. Give either ``e_max`` (a bound on the
+    relative error of ``column``'s total at ``confidence``, in (0, 1)) or ``msr`` (one number
+    in (0, 1], one per stratum in label order, or a dict of label to number); either way each
+    stratum's MSR is raised to deliver at least two of its messages (all if it has fewer), so
+    that every stratum has a variance estimate. ``records_per_message`` defaults to as many as
+    fill one datagram of the real transport (1,388 bytes of values); ``seed`` orders the
+    records into messages."""
+    cols = _columns(table)
+    seed = _whole("seed", seed, 0, 2**64 - 1)
+    n = len(next(iter(cols.values())))
+    if by is not None:
+        if not isinstance(by, str) or by not in cols:
+            raise ValueError(f"by = {by!r:.60}: not a column; columns: {list(cols)[:12]!r:.300}")
+        keys = pd.Series(cols.pop(by))
+        if keys.isna().any():
+            raise ValueError(f"by = {by!r}: a record's stratum is missing (None or NaN); give every record a value")
+        try:
+            codes, uniques = pd.factorize(keys, sort=True)
+        except TypeError:
+            raise ValueError(f"by = {by!r}: values of more than one type (such as text and numbers), which do "
+                             "not sort; give values of one type") from None
+        if len(uniques) > MAX_STRATA:
+            raise ValueError(f"by = {by!r}: {len(uniques)} distinct values; at most {MAX_STRATA} strata "
+                             "(one transport group each): stratify by a coarser column")
+        labels = [_label(v) for v in uniques]
+        if len({json.dumps(v) for v in labels}) != len(labels):
+            raise ValueError(f"by = {by!r}: two stratum values are equal once written (such as 1 and 1.0 or "
+                             "True); give values of one type")
+        codes = np.asarray(codes, dtype=np.int64)
+    else:
+        labels, codes = [None], np.zeros(n, dtype=np.int64)
+    if not cols:
+        raise ValueError(f"table: only the `by` column {by!r}; give at least one column of numbers")
+    names = list(cols)
+    values = np.column_stack([_numbers(c, cols[c]) for c in names])  # (n, c)
+    c = len(names)
+    if c > MAX_COLUMNS:
+        raise ValueError(f"table: {c} columns; at most {MAX_COLUMNS}: send fewer")
+    if records_per_message is None:
+        rpm = max(1, _TARGET_MESSAGE_BYTES // (8 * c))
+    else:
+        rpm = _whole("records_per_message", records_per_message, 1, MAX_RECORDS_PER_MESSAGE)
+    if (e_max is None) == (msr is None):
+        raise ValueError("give e_max (a bound on the relative error of `column`'s total, e.g. 0.05) or msr "
+                         "(the fraction of messages that must arrive), not " + ("both" if msr is not None else
+                                                                                   "neither"))
+    if column is not None and (not isinstance(column, str) or column not in names):
+        raise ValueError(f"column = {column!r:.60}: not a column of numbers; columns: {names[:12]!r:.300}")
+    if e_max is not None:
+        e = _real("e_max", e_max)
+        if not 0.0 < e < 1.0:
+            raise ValueError(f"e_max = {e}: must be in (0, 1), a fraction of the total (0.05: within 5%)")
+        if column is None:
+            raise ValueError(f"e_max: give `column`, the column whose total it bounds; columns: {names[:12]!r:.300}")
+    conf = _confidence(confidence)
+
+    rng = np.random.default_rng(seed)
+    k = len(labels)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(k + 1))
+    big_m = np.zeros(k, dtype=np.float64)
+    big_r = np.zeros(k, dtype=np.int64)
+    bodies: list[list[bytes]] = []
+    parts_t: list[np.ndarray] = []  # per stratum, each message's sum of `column`
+    parts_r: list[np.ndarray] = []  # per stratum, each message's records
+    ci = names.index(column) if column is not None else 0
+    for g in range(k):
+        vg = values[rng.permutation(order[starts[g]:starts[g + 1]])]  # the stratum's rows, shuffled
+        rg = len(vg)
+        full, rest = divmod(rg, rpm)
+        out: list[bytes] = []
+        if full:
+            # Every full message of the stratum at once: its header, then its values column by column.
+            block = np.empty((full, _DATA_HEAD.size + 8 * c * rpm), dtype=np.uint8)
+            block[:, :_DATA_HEAD.size] = np.frombuffer(_DATA_HEAD.pack(MAGIC, VERSION, _DATA, 0, g, rpm), np.uint8)
+            cols_major = vg[:full * rpm].reshape(full, rpm, c).transpose(0, 2, 1)
+            block[:, _DATA_HEAD.size:] = np.ascontiguousarray(cols_major, dtype="<f8").reshape(full, -1).view(np.uint8)
+            buf, width = block.tobytes(), block.shape[1]
+            out = [buf[j * width:(j + 1) * width] for j in range(full)]
+        if rest:
+            tail = np.ascontiguousarray(vg[full * rpm:].T, dtype="<f8").tobytes()
+            out.append(_DATA_HEAD.pack(MAGIC, VERSION, _DATA, 0, g, rest) + tail)
+        bodies.append(out)
+        big_m[g], big_r[g] = len(out), rg
+        if column is not None:
+            at = np.arange(0, rg, rpm)
+            parts_t.append(np.add.reduceat(vg[:, ci], at))
+            parts_r.append(np.minimum(rpm, rg - at).astype(np.float64))
+
+    planned: float | None = None
+    s2 = np.zeros(k)
+    total = 0.0
+    if column is not None:
+        t, r = np.concatenate(parts_t), np.concatenate(parts_r)
+        st = np.repeat(np.arange(k), big_m.astype(np.int64))
+        b = np.bincount(st, weights=t, minlength=k) / np.maximum(1, big_r)
+        e_i = t - b[st] * r
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            s2 = np.where(big_m > 1, np.bincount(st, weights=e_i * e_i, minlength=k) / (big_m - 1.0), 0.0)
+        total = float(t.sum())
+        if not math.isfinite(total) or not np.isfinite(s2).all():
+            raise ValueError(f"column = {column!r}: holds NaN or infinite values (or sums beyond floats); "
+                             "clean them first")
+    if e_max is not None:
+        if total == 0.0:
+            raise ValueError(f"column = {column!r}: sums to 0, so an error relative to its total means "
+                             "nothing; give msr instead")
+        msrs = [_plan_fraction(big_m, s2, total, float(e_max), conf)] * k
+    else:
+        msrs = _msr_values(msr, labels)
+    # At least two messages of each stratum (or all it has), so that each has a variance estimate.
+    msrs = [float(min(1.0, max(f, 2.0 / mm))) for f, mm in zip(msrs, big_m)]
+    msrs = [1.0 if math.ceil(f * mm) >= mm else f for f, mm in zip(msrs, big_m)]  # all of it: say so
+    if column is not None:
+        m = _delivered(big_m, msrs)
+        half = _quantile(conf, _dof(m, big_m)) * math.sqrt(_planned_var(big_m, s2, m))
+        planned = half / abs(total) if total != 0 else math.nan
+
+    head = bytearray(_MANIFEST_HEAD.pack(MAGIC, VERSION, _MANIFEST, c, k))
+    for name in names:
+        nb = name.encode()
+        head += _NAME.pack(len(nb)) + nb
+    bb = (by or "").encode()
+    head += _NAME.pack(len(bb)) + bb
+    for g in range(k):
+        lb = json.dumps(labels[g]).encode()
+        head += _STRATUM.pack(int(big_m[g]), int(big_r[g]), len(lb)) + lb
+    messages: list[tuple[int, bytes]] = [(0, bytes(head))]
+    for g, out in enumerate(bodies):
+        messages.extend((g + 1, body) for body in out)
+    return Plan(messages, [1.0] + msrs, labels if by is not None else [None],
+                [int(x) for x in big_m], [int(x) for x in big_r], planned)
+
+
+def send_table(endpoint: Endpoint, peer: str, table: Any, *, deadline: float = 30.0, **plan: Any) -> TableReport:
+    """:func:`pack` ``table`` (same keywords) and send it to ``peer`` as one ATP job; returns once
+    every stratum has the messages its MSR asks for. Errors as :meth:`Endpoint.send_job`'s."""
+    if not isinstance(endpoint, Endpoint):
+        raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
+    p = pack(table, **plan)
+    return TableReport(p, endpoint.send_job(peer, p.messages, msr=p.msr, deadline=deadline))
+
+
+async def send_table_async(endpoint: Endpoint, peer: str, table: Any, *, deadline: float = 30.0,
+                           **plan: Any) -> TableReport:
+    """:func:`send_table`, awaitable (same arguments, result and errors)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, lambda: send_table(endpoint, peer, table, deadline=deadline, **plan))
+
+
+# --------------------------------------------------------------------------------------------
+# The receiver: messages into a sample
+
+
+def _fail(what: str) -> ApproxFormatError:
+    return ApproxFormatError(f"received table: {what}")
+
+
+def _parse_manifest(data: bytes) -> tuple[list[str], str, list[Any], np.ndarray, np.ndarray]:
+    if len(data) < _MANIFEST_HEAD.size:
+        raise _fail(f"the manifest (message 0) is {len(data)} bytes, shorter than its header")
+    magic, version, kind, c, k = _MANIFEST_HEAD.unpack_from(data)
+    if magic != MAGIC or kind != _MANIFEST:
+        raise _fail("message 0 is not a manifest of slacknet.approx (was the job sent with send_table?)")
+    if version != VERSION:
+        raise _fail(f"the manifest is version {version}; this slacknet reads version {VERSION}")
+    if not 1 <= c <= MAX_COLUMNS or not 1 <= k <= MAX_STRATA:
+        raise _fail(f"the manifest names {c} columns and {k} strata (1-{MAX_COLUMNS} and 1-{MAX_STRATA})")
+    at = _MANIFEST_HEAD.size
+    names: list[str] = []
+    for i in range(c):
+        if at + _NAME.size > len(data):
+            raise _fail(f"the manifest ends inside column {i}'s name")
+        (ln,) = _NAME.unpack_from(data, at)
+        at += _NAME.size
+        if not 1 <= ln <= MAX_NAME_BYTES or at + ln > len(data):
+            raise _fail(f"the manifest's column {i} has a name of {ln} bytes (1-{MAX_NAME_BYTES}, within the message)")
+        try:
+            names.append(data[at:at + ln].decode())
+        except UnicodeDecodeError:
+            raise _fail(f"the manifest's column {i} name is not UTF-8") from None
+        at += ln
+    if at + _NAME.size > len(data):
+        raise _fail("the manifest ends before the name of its strata's column")
+    (ln,) = _NAME.unpack_from(data, at)
+    at += _NAME.size
+    if ln > MAX_NAME_BYTES or at + ln > len(data):
+        raise _fail(f"the manifest's strata column has a name of {ln} bytes (0-{MAX_NAME_BYTES}, within the message)")
+    try:
+        by = data[at:at + ln].decode()
+    except UnicodeDecodeError:
+        raise _fail("the manifest's strata column name is not UTF-8") from None
+    at += ln
+    if len(set(names)) != c or by in names:
+        raise _fail("the manifest names a column twice")
+    labels: list[Any] = []
+    big_m = np.zeros(k, dtype=np.float64)
+    big_r = np.zeros(k, dtype=np.float64)
+    for g in range(k):
+        if at + _STRATUM.size > len(data):
+            raise _fail(f"the manifest ends inside stratum {g}")
+        mg, rg, ln = _STRATUM.unpack_from(data, at)
+        at += _STRATUM.size
+        if not 1 <= ln <= MAX_LABEL_BYTES or at + ln > len(data):
+            raise _fail(f"the manifest's stratum {g} has a label of {ln} bytes (1-{MAX_LABEL_BYTES}, within the message)")
+        try:
+            label = json.loads(data[at:at + ln].decode())
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise _fail(f"the manifest's stratum {g} label is not JSON") from None
+        if label is not None and not isinstance(label, (str, int, float, bool)):
+            raise _fail(f"the manifest's stratum {g} label is a {type(label).__name__}, not text or a number")
+        at += ln
+        if not 1 <= mg <= rg or rg > mg * MAX_RECORDS_PER_MESSAGE or mg > 2**24:
+            raise _fail(f"the manifest's stratum {g} has {mg} messages for {rg} records")
+        labels.append(label)
+        big_m[g], big_r[g] = mg, rg
+    if at != len(data):
+        raise _fail(f"the manifest has {len(data) - at} bytes after its last stratum")
+    if (by == "") != (labels == [None]):
+        raise _fail("the manifest's strata and their column do not match (labels without a column, or the reverse)")
+    return names, by, labels, big_m, big_r
+
+
+def unpack(job: Job) -> Sample:
+    """The :class:`Sample` a received job (:meth:`Endpoint.recv_job`) holds. Raises
+    :class:`ApproxFormatError` if it is not a table that :func:`pack` made, or contradicts itself
+    (which a sender that is not this module's, or a hostile one, could send)."""
+    if not isinstance(job, Job):
+        raise TypeError(f"job: {type(job).__name__}; give a slacknet.net.Job (from Endpoint.recv_job)")
+    first = job.messages.get(0)
+    if first is None or first[0] != 0:
+        raise _fail("message 0, the manifest, did not arrive in group 0 (the job ended before it could, or "
+                    "was not sent with send_table)")
+    names, by, labels, big_m, big_r = _parse_manifest(first[1])
+    c, k = len(names), len(labels)
+    if job.total is not None and job.total != 1 + int(big_m.sum()):
+        raise _fail(f"the job has {job.total} messages, its manifest {1 + int(big_m.sum())}")
+    ids = sorted(i for i in job.messages if i != 0)
+    strata = np.empty(len(ids), dtype=np.int64)
+    counts = np.empty(len(ids), dtype=np.int64)
+    blocks: list[np.ndarray] = []
+    for j, i in enumerate(ids):
+        group, data = job.messages[i]
+        if len(data) < _DATA_HEAD.size:
+            raise _fail(f"message {i} is {len(data)} bytes, shorter than its header")
+        magic, version, kind, _, g, r = _DATA_HEAD.unpack_from(data)
+        if magic != MAGIC or version != VERSION or kind != _DATA:
+            raise _fail(f"message {i} is not a data message of version {VERSION}")
+        if g >= k or group != g + 1:
+            raise _fail(f"message {i} is of stratum {g} in group {group}; the manifest has {k} strata, "
+                        "stratum g in group g + 1")
+        if not 1 <= r <= MAX_RECORDS_PER_MESSAGE or len(data) != _DATA_HEAD.size + 8 * c * r:
+            raise _fail(f"message {i} holds {len(data) - _DATA_HEAD.size} bytes of values for {r} records of "
+                        f"{c} columns")
+        strata[j], counts[j] = g, r
+        blocks.append(np.frombuffer(data, dtype="<f8", offset=_DATA_HEAD.size).reshape(c, r))
+    got_m = np.bincount(strata, minlength=k)
+    got_r = np.bincount(strata, weights=counts, minlength=k)
+    for g in range(k):
+        if got_m[g] > big_m[g] or got_r[g] > big_r[g] or (got_m[g] == big_m[g] and got_r[g] != big_r[g]):
+            raise _fail(f"stratum {g} arrived as {got_m[g]} messages of {int(got_r[g])} records; its manifest "
+                        f"says {int(big_m[g])} of {int(big_r[g])}")
+    values = np.concatenate(blocks, axis=1) if blocks else np.zeros((c, 0))
+    frame = pd.DataFrame({name: values[i].astype(np.float64) for i, name in enumerate(names)})
+    return Sample(frame, names, by or None, labels, strata, counts, big_m, big_r, job)
+
+
+class Sample:
+    """The records of a table that arrived, and estimates of the whole table from them.
+
+    ``frame``: the records that arrived (one row each, in the order of their messages; with the
+    ``by`` column when the table was stratified). ``weights``: each record's expansion weight
+    (its stratum's records over those that arrived), so ``(frame[c] * weights).sum()`` is
+    :meth:`total`'s value. ``strata``: a DataFrame of each stratum's messages and records, sent
+    and arrived. ``complete``: every message arrived. ``lost``: the lost message ids as the
+    sender reported them (None if its end-of-job notice did not arrive)."""
+
+    def __init__(self, frame: pd.DataFrame, names: list[str], by: str | None, labels: list[Any], strata: np.ndarray,
+                 counts: np.ndarray, big_m: np.ndarray, big_r: np.ndarray, job: Job) -> None:
+        self._names, self._labels = names, labels
+        self._msg_stratum, self._msg_records = strata, counts
+        self._big_m, self._big_r = big_m, big_r
+        self._row_msg = np.repeat(np.arange(len(counts)), counts)
+        self._row_stratum = strata[self._row_msg] if len(counts) else np.zeros(0, dtype=np.int64)
+        #: The column the table was stratified by (its values are the strata), or None.
+        self.by = by
+        if by is not None:
+            table = np.empty(len(labels), dtype=object)
+            table[:] = labels
+            frame[by] = pd.Series(table[self._row_stratum], dtype=object)
+        self.frame = frame
+        got_m = np.bincount(strata, minlength=len(labels))
+        got_r = np.bincount(strata, weights=counts, minlength=len(labels))
+        self.strata = pd.DataFrame({"messages": big_m.astype(np.int64), "messages_arrived": got_m,
+                                    "records": big_r.astype(np.int64), "records_arrived": got_r.astype(np.int64)},
+                                   index=pd.Index(labels, name=by or "stratum"))
+        self.complete = bool((got_m == big_m).all())
+        self.lost = job.lost
+        self.peer = job.peer
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            w = big_r / got_r
+        self.weights = pd.Series(w[self._row_stratum], index=frame.index, name="weight")
+
+    def __repr__(self) -> str:
+        arrived = int(self.strata["records_arrived"].sum())
+        return (f"<Sample {arrived:,} of {int(self._big_r.sum()):,} records ({len(self._msg_records):,} of "
+                f"{int(self._big_m.sum()):,} messages) in {len(self._labels)} strata, columns {self._names!r:.200}>")
+
+    # -- what the estimators are made of
+
+    def _values(self, column: str, where: Any) -> np.ndarray:
+        if not isinstance(column, str) or column not in self._names:
+            raise ValueError(f"column = {column!r:.60}: not a column of the table; columns: {self._names[:12]!r:.300}")
+        y = self.frame[column].to_numpy(dtype=np.float64)
+        out: np.ndarray = y * self._mask(where)
+        return out
+
+    def _mask(self, where: Any) -> np.ndarray:
+        n = len(self.frame)
+        if where is None:
+            return np.ones(n)
+        if callable(where):
+            where = where(self.frame)
+        m = np.asarray(where)
+        if m.dtype != bool or m.shape != (n,):
+            raise ValueError(f"where: {m.dtype} values of shape {m.shape}; give a boolean mask over the sample's "
+                             f"{n} records (e.g. sample.frame['x'] > 1) or a function of the frame that returns one")
+        return m.astype(np.float64)
+
+    def _msg_sums(self, per_row: np.ndarray) -> np.ndarray:
+        return np.bincount(self._row_msg, weights=per_row, minlength=len(self._msg_records))
+
+    def _total_parts(self, per_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _strat_total(self._msg_sums(per_row), self._msg_records.astype(np.float64), self._msg_stratum,
+                            self._big_m, self._big_r)
+
+    def _counts(self) -> tuple[int, int]:
+        return len(self._msg_records), int(self._big_m.sum())
+
+    def _q(self, confidence: Any, stratum: int | None = None) -> float:
+        c = _confidence(confidence)
+        m = np.bincount(self._msg_stratum, minlength=len(self._labels)).astype(np.float64)
+        if stratum is not None:
+            m, big_m = m[stratum:stratum + 1], self._big_m[stratum:stratum + 1]
+        else:
+            big_m = self._big_m
+        return _quantile(c, _dof(m, big_m))
+
+    # -- estimates
+
+    def total(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
+        """The table's total of ``column`` (over the records ``where`` holds)."""
+        z = self._q(confidence)
+        tot, var = self._total_parts(self._values(column, where))
+        return _estimate(float(tot.sum()), float(var.sum()), confidence, z, *self._counts())
+
+    def count(self, *, where: Any = None, confidence: float = 0.95) -> Estimate:
+        """How many of the table's records ``where`` holds for (exact without ``where``)."""
+        z = self._q(confidence)
+        if where is None:
+            return _estimate(float(self._big_r.sum()), 0.0, confidence, z, *self._counts())
+        tot, var = self._total_parts(self._mask(where))
+        return _estimate(float(tot.sum()), float(var.sum()), confidence, z, *self._counts())
+
+    def mean(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
+        """The mean of ``column`` over the table's records (those ``where`` holds for): the ratio of
+        two estimated totals, its variance linearized (Lohr §4.1)."""
+        z = self._q(confidence)
+        y = self._values(column, where)
+        x = self._mask(where)
+        return self._ratio(y, x, z, confidence, None)
+
+    def _ratio(self, y: np.ndarray, x: np.ndarray, z: float, confidence: float, stratum: int | None) -> Estimate:
+        ty, _ = self._total_parts(y)
+        tx, _ = self._total_parts(x)
+        sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
+        num, den = float(ty[sel].sum()), float(tx[sel].sum())
+        q = num / den if den != 0 else math.nan
+        if math.isnan(q):
+            return _estimate(math.nan, math.nan, confidence, z, *self._counts())
+        _, var = self._total_parts(y - q * x)
+        return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts())
+
+    def by_stratum(self, column: str | None = None, *, agg: str = "total", where: Any = None,
+                   confidence: float = 0.95) -> pd.DataFrame:
+        """One row per stratum: ``agg`` ("total", "mean" or "count"; count needs no ``column``)
+        with its ``stderr``, ``low``, ``high`` and ``relative_error``, and the stratum's
+        messages and those that arrived."""
+        _confidence(confidence)
+        if agg not in ("total", "mean", "count"):
+            raise ValueError(f"agg = {agg!r:.60}: give 'total', 'mean' or 'count'")
+        if agg != "count" and column is None:
+            raise ValueError(f"by_stratum(agg={agg!r}) needs a column; columns: {self._names[:12]!r:.300}")
+        rows = []
+        k = len(self._labels)
+        zs = [self._q(confidence, g) for g in range(k)]
+        if agg == "mean":
+            y, x = self._values(column, where), self._mask(where)  # type: ignore[arg-type]
+            ests = [self._ratio(y, x, zs[g], confidence, g) for g in range(k)]
+        else:
+            per_row = self._mask(where) if agg == "count" else self._values(column, where)  # type: ignore[arg-type]
+            if agg == "count" and where is None:
+                tot, var = self._big_r.astype(np.float64), np.zeros(k)
+            else:
+                tot, var = self._total_parts(per_row)
+            ests = [_estimate(float(tot[g]), float(var[g]), confidence, zs[g], *self._counts()) for g in range(k)]
+        for g, e in enumerate(ests):
+            rows.append({"estimate": e.value, "stderr": e.stderr, "low": e.low, "high": e.high,
+                         "relative_error": e.relative_error, "messages": int(self._big_m[g]),
+                         "messages_arrived": int(self.strata["messages_arrived"].iloc[g])})
+        return pd.DataFrame(rows, index=self.strata.index)
+
+    def variance_components(self, column: str) -> tuple[np.ndarray, float]:
+        """Per stratum, the estimated variance ``S_g**2`` of ``column``'s message sums about the
+        stratum's ratio line (what the MSR for an error bound depends on), and the estimated
+        total: what :class:`MsrController` plans the next window's MSR from."""
+        y = self._values(column, None)
+        t = self._msg_sums(y)
+        r = self._msg_records.astype(np.float64)
+        k = len(self._labels)
+        st = self._msg_stratum
+        m = np.bincount(st, minlength=k).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            b = np.bincount(st, weights=t, minlength=k) / np.bincount(st, weights=r, minlength=k)
+            e = t - b[st] * r
+            s2 = np.where(m > 1, np.bincount(st, weights=e * e, minlength=k) / (m - 1.0), math.nan)
+        tot, _ = self._total_parts(y)
+        return s2, float(tot.sum())
+
+
+def recv_table(endpoint: Endpoint, timeout: float | None = None) -> Sample | None:
+    """The next table a peer sends (:func:`send_table`), as a :class:`Sample` (None if nothing
+    arrives within ``timeout`` seconds of the previous message; None: wait forever)."""
+    if not isinstance(endpoint, Endpoint):
+        raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
+    job = endpoint.recv_job(timeout)
+    return None if job is None else unpack(job)
+
+
+async def recv_table_async(endpoint: Endpoint, timeout: float | None = None) -> Sample | None:
+    """:func:`recv_table`, awaitable (same arguments and result)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, recv_table, endpoint, timeout)
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs that repeat
+
+
+class MsrController:
+    """The MSR for each next window of a repeating job (§6: start from a heuristic, then "use
+    well understood sampling theory [...] to estimate the error based on the mean and variance
+    of the received data [and] adjust MSR to make the error closer to e_max").
+
+    ``msr`` starts at ``initial`` (default the paper's heuristic ``1 - e_max``: 0.9 for 10%).
+    :meth:`update` takes the window that arrived and sets ``msr`` to the common sampling
+    fraction at which a window like it would meet ``e_max`` at ``confidence`` (the same formula
+    as :func:`pack`'s), at least ``lowest``. Pass ``msr=controller.msr`` to the next
+    :func:`send_table`."""
+
+    def __init__(self, e_max: float, column: str, *, confidence: float = 0.95, initial: float | None = None,
+                 lowest: float = 0.01) -> None:
+        self.e_max = _real("e_max", e_max)
+        if not 0.0 < self.e_max < 1.0:
+            raise ValueError(f"e_max = {self.e_max}: must be in (0, 1), a fraction of the total")
+        if not isinstance(column, str):
+            raise TypeError(f"column = {column!r:.60}: give the name of the column whose total e_max bounds")
+        self.column = column
+        self.confidence = _confidence(confidence)
+        self.lowest = _real("lowest", lowest)
+        if not 0.0 < self.lowest <= 1.0:
+            raise ValueError(f"lowest = {self.lowest}: must be in (0, 1]")
+        start = 1.0 - self.e_max if initial is None else _real("initial", initial)
+        if not 0.0 < start <= 1.0:
+            raise ValueError(f"initial = {start}: must be in (0, 1]")
+        self.msr = max(self.lowest, start)
+
+    def update(self, sample: Sample) -> float:
+        """Set and return the next window's MSR from ``sample``, the window that arrived. A window
+        whose variance cannot be estimated (a stratum with fewer than two messages arrived)
+        leaves the MSR at 1, which will give it one."""
+        if not isinstance(sample, Sample):
+            raise TypeError(f"sample: {type(sample).__name__}; give the Sample of the last window")
+        s2, total = sample.variance_components(self.column)
+        big_m = sample._big_m
+        if np.isnan(s2[big_m > 1]).any() or not math.isfinite(total):
+            self.msr = 1.0
+        elif total == 0.0:
+            raise ValueError(f"column {self.column!r} totals 0 in this window, so an error relative to it means "
+                             "nothing; set msr yourself")
+        else:
+            f = _plan_fraction(big_m, np.nan_to_num(s2), total, self.e_max, self.confidence)
+            self.msr = min(1.0, max(self.lowest, f))
+        return self.msr

@@ -1,0 +1,324 @@
+"""slacknet.approx: tables over ATP jobs, the receiver's estimates and their intervals (closed
+form, coverage over many loss patterns), the MSR planned for an error bound, the repeating-job
+controller, hostile bytes, bad arguments, and a table through real sockets with loss."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student_t
+
+from slacknet import approx
+from slacknet.approx import ApproxFormatError, MsrController, Sample, pack, unpack
+from slacknet.net import Endpoint, Faults, Job
+
+LOCAL = "127.0.0.1:0"
+
+
+def _table(n: int = 6000, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "fare": rng.lognormal(2.5, 0.8, n),
+        "tip": rng.exponential(2.0, n),
+        "riders": rng.integers(1, 5, n),
+        "zone": rng.choice(["north", "south", "east"], n, p=[0.6, 0.3, 0.1]),
+    })
+
+
+def _job(plan: approx.Plan, keep: dict[int, tuple[int, bytes]] | None = None) -> Job:
+    msgs = dict(enumerate(plan.messages)) if keep is None else keep
+    return Job("10.0.0.1:7000", 1, msgs, None, len(plan.messages))
+
+
+def _lose(plan: approx.Plan, seed: int, msr: list[float] | None = None) -> Job:
+    """What ATP delivers at the least: ceil(msr x M_g) of each stratum's messages, chosen at random."""
+    rng = np.random.default_rng(seed)
+    msr = plan.msr if msr is None else msr
+    keep = {0: plan.messages[0]}
+    ids: dict[int, list[int]] = {}
+    for i, (g, _) in enumerate(plan.messages[1:], 1):
+        ids.setdefault(g, []).append(i)
+    for g, some in ids.items():
+        need = min(len(some), max(2, math.ceil(msr[g] * len(some))))
+        for i in rng.choice(some, need, replace=False):
+            keep[int(i)] = plan.messages[int(i)]
+    return _job(plan, keep)
+
+
+def test_a_whole_table_comes_back_exactly() -> None:
+    df = _table()
+    plan = pack(df, msr=1.0, by="zone", seed=3)
+    s = unpack(_job(plan))
+    assert s.complete and s.by == "zone" and len(s.frame) == len(df)
+    assert plan.labels == ["east", "north", "south"] and plan.msr[0] == 1.0
+    got = s.frame.sort_values(["fare", "tip"]).reset_index(drop=True)
+    want = df.sort_values(["fare", "tip"]).reset_index(drop=True)
+    assert (got["fare"].to_numpy() == want["fare"].to_numpy()).all()
+    assert (got["riders"].to_numpy() == want["riders"].to_numpy()).all()
+    assert (got["zone"].to_numpy() == want["zone"].to_numpy()).all()
+    total = s.total("fare")
+    assert total.exact and total.value == pytest.approx(df["fare"].sum(), rel=1e-12) and total.relative_error == 0
+    assert s.count().value == len(df) and s.count().exact
+    assert s.mean("tip").value == pytest.approx(df["tip"].mean(), rel=1e-12)
+    assert (s.weights == 1.0).all() and str(total).endswith("(exact)")
+    by = s.by_stratum("fare")
+    assert list(by.index) == ["east", "north", "south"] and by.index.name == "zone"
+    assert by["estimate"].to_numpy() == pytest.approx(df.groupby("zone")["fare"].sum().to_numpy(), rel=1e-12)
+    assert (s.strata["records"] == df.groupby("zone").size()).all()
+
+
+@pytest.mark.parametrize("columns", [1, 3, 7, 100])
+def test_a_default_message_fits_one_datagram(columns: int) -> None:
+    # The real transport's ATP payload: 1,452-byte datagrams less its 48-byte header.
+    plan = pack({f"c{i}": np.ones(500) for i in range(columns)}, msr=1.0)
+    assert max(len(d) for _, d in plan.messages[1:]) <= 1452 - 48
+    assert len(plan.messages[1][1]) > (1452 - 48) - 8 * columns  # and fills it
+
+
+def test_the_estimate_and_its_interval_in_closed_form() -> None:
+    # One stratum of four one-record messages 1, 2, 3, 4; messages holding 1 and 2 arrive.
+    plan = pack({"y": np.array([1.0, 2.0, 3.0, 4.0])}, msr=0.5, records_per_message=1, seed=0)
+    assert len(plan.messages) == 5 and plan.stratum_messages == [4]
+    keep = {0: plan.messages[0]}
+    for i, (_, data) in enumerate(plan.messages[1:], 1):
+        if np.frombuffer(data, dtype="<f8", offset=16)[0] in (1.0, 2.0):
+            keep[i] = plan.messages[i]
+    s = unpack(_job(plan, keep))
+    est = s.total("y", confidence=0.95)
+    # Ratio estimator with r_i = 1: R * mean = 4 * 1.5; s_e^2 = 0.5; V = M^2 (1 - m/M) s^2 / m = 16 * 0.5 * 0.5 / 2.
+    assert est.value == pytest.approx(6.0) and est.stderr == pytest.approx(math.sqrt(2.0))
+    q = student_t.ppf(0.975, 1)  # two messages arrived: one degree of freedom
+    assert est.high - est.value == pytest.approx(q * math.sqrt(2.0))
+    assert est.relative_error == pytest.approx(q * math.sqrt(2.0) / 6.0)
+    assert s.mean("y").value == pytest.approx(1.5) and s.mean("y").stderr == pytest.approx(math.sqrt(2.0) / 4)
+    assert (s.weights == 2.0).all() and (s.frame["y"] * s.weights).sum() == pytest.approx(est.value)
+    assert not s.complete and not est.exact
+
+
+def test_intervals_cover_the_truth_as_often_as_they_say() -> None:
+    df = _table(4000, seed=2)
+    plan = pack(df, msr=0.3, by="zone", records_per_message=16, seed=5)
+    truth_total = df["fare"].sum()
+    big = df["fare"] > 20
+    truth_mean = df.loc[big, "tip"].mean()
+    truth_count = big.sum()
+    hits = np.zeros(3)
+    trials = 400
+    for k in range(trials):
+        s = unpack(_lose(plan, 100 + k))
+        t, m, c = s.total("fare"), s.mean("tip", where=s.frame["fare"] > 20), s.count(where=lambda f: f["fare"] > 20)
+        hits += [t.low <= truth_total <= t.high, m.low <= truth_mean <= m.high, c.low <= truth_count <= c.high]
+    coverage = hits / trials
+    assert ((coverage > 0.92) & (coverage < 0.98)).all(), coverage
+
+
+def test_the_msr_planned_for_an_error_bound_meets_it() -> None:
+    df = _table(8000, seed=3)
+    plan = pack(df, e_max=0.02, column="fare", by="zone", seed=1)
+    assert plan.planned_error is not None and plan.planned_error <= 0.02
+    assert all(0 < m < 1 for m in plan.msr[1:])
+    looser = pack(df, e_max=0.05, column="fare", by="zone", seed=1)
+    tighter = pack(df, e_max=0.005, column="fare", by="zone", seed=1)
+    assert looser.msr[1] < plan.msr[1] < tighter.msr[1]
+    assert pack(df, e_max=1e-6, column="fare", by="zone", seed=1).msr[1:] == [1.0, 1.0, 1.0]
+    truth = df["fare"].sum()
+    within = [abs(unpack(_lose(plan, k)).total("fare").value / truth - 1) <= 0.02 for k in range(300)]
+    assert np.mean(within) >= 0.93
+
+
+def test_each_stratum_delivers_at_least_two_messages() -> None:
+    df = pd.DataFrame({"y": np.arange(40.0), "g": [0] * 36 + [1] * 4})
+    plan = pack(df, msr=0.01, by="g", records_per_message=1)
+    assert plan.msr[1] == pytest.approx(2 / 36) and plan.msr[2] == 0.5
+    one = pack({"y": np.array([5.0])}, msr=0.1)
+    assert one.msr == [1.0, 1.0]
+
+
+def test_records_are_shuffled_into_messages_so_positional_loss_is_harmless() -> None:
+    # A table sorted by value; ATP on a lossy path gives up the earliest messages (see the
+    # module doc), so a table cut in order would lose its small values.
+    y = np.sort(np.random.default_rng(4).lognormal(0, 1, 5000))
+    plan = pack({"y": y}, msr=0.4, records_per_message=10, seed=2)
+    firsts = [np.frombuffer(d, dtype="<f8", offset=16)[0] for _, d in plan.messages[1:]]
+    assert abs(np.corrcoef(np.arange(len(firsts)), firsts)[0, 1]) < 0.1
+    keep = {0: plan.messages[0]}
+    n = len(plan.messages) - 1
+    for i in range(1 + int(0.6 * n), 1 + n):  # the first 60% of the messages lost
+        keep[i] = plan.messages[i]
+    est = unpack(_job(plan, keep)).total("y")
+    assert abs(est.value - y.sum()) <= 4 * est.stderr
+
+
+def test_a_stratum_with_one_or_no_message_says_so() -> None:
+    df = pd.DataFrame({"y": np.arange(30.0), "g": ["a"] * 20 + ["b"] * 10})
+    plan = pack(df, msr=0.5, by="g", records_per_message=2)
+    keep = {0: plan.messages[0]}
+    a_ids = [i for i, (g, _) in enumerate(plan.messages) if g == 1]
+    b_ids = [i for i, (g, _) in enumerate(plan.messages) if g == 2]
+    for i in a_ids[:1]:
+        keep[i] = plan.messages[i]
+    s = unpack(_job(plan, keep))
+    by = s.by_stratum("y")
+    assert math.isinf(by.loc["a", "stderr"]) and math.isnan(by.loc["b", "estimate"])
+    assert math.isnan(s.total("y").value) and s.strata.loc["b", "messages_arrived"] == 0
+    for i in b_ids:
+        keep[i] = plan.messages[i]
+    s = unpack(_job(plan, keep))
+    assert s.by_stratum("y").loc["b", "stderr"] == 0.0 and math.isinf(s.total("y").stderr)
+
+
+def test_the_controller_plans_as_the_sender_would_and_converges() -> None:
+    df = _table(6000, seed=6)
+    ctl = MsrController(0.03, "fare")
+    assert ctl.msr == pytest.approx(0.97)  # the paper's heuristic: 1 - e_max
+    whole = unpack(_job(pack(df, msr=1.0, by="zone")))
+    # From a window that arrived whole, the controller's fraction is pack's for the same bound.
+    planned = pack(df, e_max=0.03, column="fare", by="zone")
+    assert ctl.update(whole) == pytest.approx(min(planned.msr[1:]), rel=1e-9)
+    # Windows of the same kind of data: the MSR settles and each window meets the bound.
+    msrs, errs = [], []
+    for w in range(12):
+        win = _table(6000, seed=100 + w)
+        plan = pack(win, msr=ctl.msr, by="zone", seed=w)
+        s = unpack(_lose(plan, w))
+        errs.append(abs(s.total("fare").value / win["fare"].sum() - 1))
+        msrs.append(ctl.update(s))
+    assert max(msrs[4:]) / min(msrs[4:]) < 1.6 and msrs[-1] < 0.97
+    assert np.mean(np.array(errs) <= 0.03) >= 0.75
+
+
+def test_hostile_bytes_are_format_errors_never_crashes() -> None:
+    df = _table(300, seed=7)
+    plan = pack(df, msr=0.5, by="zone", records_per_message=8)
+    rng = np.random.default_rng(8)
+    accepted = 0
+    for k in range(3000):
+        msgs = dict(enumerate(plan.messages))
+        i = int(rng.integers(0, len(msgs)))
+        group, data = msgs[i]
+        b = bytearray(data)
+        how = k % 5
+        if how == 0 and b:
+            for _ in range(int(rng.integers(1, 4))):
+                b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        elif how == 1:
+            b = b[: int(rng.integers(0, len(b) + 1))]
+        elif how == 2:
+            b += bytes(rng.integers(0, 256, int(rng.integers(1, 40)), dtype=np.uint8))
+        elif how == 3:
+            group = int(rng.integers(0, 5))
+        else:
+            msgs.pop(int(rng.integers(1, len(msgs))), None)
+        msgs[i] = (group, bytes(b))
+        try:
+            s = unpack(Job("x", 1, msgs, None, len(plan.messages)))
+        except ApproxFormatError:
+            continue
+        accepted += 1
+        s.total("fare"), s.mean("tip"), s.by_stratum("fare")
+    assert 0 < accepted < 3000  # value flips stay valid tables; broken frames do not
+
+
+@pytest.mark.parametrize("msgs, says", [
+    ({}, "manifest"),
+    ({0: (1, b"SNAT")}, "group 0"),
+    ({0: (0, b"XXXX" + bytes(20))}, "not a manifest"),
+])
+def test_broken_jobs_name_what_is_wrong(msgs: dict[int, tuple[int, bytes]], says: str) -> None:
+    with pytest.raises(ApproxFormatError, match=says):
+        unpack(Job("x", 1, msgs, None, None))
+
+
+def test_a_job_whose_count_contradicts_its_manifest_is_refused() -> None:
+    plan = pack({"y": np.arange(10.0)}, msr=1.0, records_per_message=5)
+    with pytest.raises(ApproxFormatError, match="the job has 7 messages, its manifest 3"):
+        unpack(Job("x", 1, dict(enumerate(plan.messages)), None, 7))
+    dup = dict(enumerate(plan.messages))
+    dup[3] = plan.messages[1]
+    with pytest.raises(ApproxFormatError, match="stratum 0 arrived as 3 messages"):
+        unpack(Job("x", 1, dup, None, None))
+
+
+@pytest.mark.parametrize("kwargs, error, says", [
+    ({"table": [1, 2]}, TypeError, "DataFrame"),
+    ({"table": {}}, ValueError, "no columns"),
+    ({"table": {"y": []}}, ValueError, "no records"),
+    ({"table": {"y": [1.0], "z": [1.0, 2.0]}}, ValueError, r"table\['z'\]: 2 values"),
+    ({"table": {"y": ["a"]}}, TypeError, r"table\['y'\]: <U1 values"),
+    ({"table": {"y": [2**60]}}, ValueError, "2\\*\\*53"),
+    ({"table": {"y": [1.0]}, "msr": None}, ValueError, "not neither"),
+    ({"table": {"y": [1.0]}, "e_max": 0.1, "msr": 0.5}, ValueError, "not both"),
+    ({"table": {"y": [1.0]}, "e_max": 0.1}, ValueError, "give `column`"),
+    ({"table": {"y": [1.0]}, "e_max": 1.5, "column": "y"}, ValueError, r"e_max = 1.5: must be in \(0, 1\)"),
+    ({"table": {"y": [1.0, -1.0]}, "e_max": 0.1, "column": "y"}, ValueError, "sums to 0"),
+    ({"table": {"y": [1.0, np.nan]}, "e_max": 0.1, "column": "y"}, ValueError, "NaN"),
+    ({"table": {"y": [1.0]}, "e_max": 0.1, "column": "x"}, ValueError, "column = 'x': not a column"),
+    ({"table": {"y": [1.0]}, "msr": 0.0}, ValueError, r"msr = 0.0 \(stratum None\): must be in \(0, 1\]"),
+    ({"table": {"y": [1.0]}, "msr": "0.5"}, TypeError, "msr = '0.5'"),
+    ({"table": {"y": [1.0, 2.0], "g": ["a", "b"]}, "by": "g", "msr": [0.5]}, ValueError, "1 values for 2 strata"),
+    ({"table": {"y": [1.0, 2.0], "g": ["a", "b"]}, "by": "g", "msr": {"a": 1.0}}, ValueError, "no value for stratum 'b'"),
+    ({"table": {"y": [1.0, 2.0], "g": ["a", "b"]}, "by": "g", "msr": {"c": 1.0}}, ValueError, "'c' is not a stratum"),
+    ({"table": {"y": [1.0], "g": [None]}, "by": "g"}, ValueError, "stratum is missing"),
+    ({"table": {"y": np.ones(1100), "g": np.arange(1100)}, "by": "g"}, ValueError, "at most 1023 strata"),
+    ({"table": {"y": [1.0]}, "by": "h"}, ValueError, "by = 'h': not a column"),
+    ({"table": {"y": [1.0]}, "by": "y"}, ValueError, "only the `by` column"),
+    ({"table": {"y": [1.0]}, "records_per_message": 0}, ValueError, "records_per_message = 0"),
+    ({"table": {"y": [1.0]}, "confidence": 1.0}, ValueError, r"confidence = 1.0: must be in \(0, 1\)"),
+    ({"table": {"y": [1.0]}, "seed": -1}, ValueError, "seed = -1"),
+])
+def test_bad_tables_and_arguments_are_one_clear_error(kwargs: dict, error: type, says: str) -> None:
+    kwargs = dict(kwargs)
+    table = kwargs.pop("table")
+    kwargs.setdefault("msr", None if "e_max" in kwargs else 1.0)
+    with pytest.raises(error, match=says):
+        pack(table, **kwargs)
+
+
+def test_bad_estimator_arguments_are_one_clear_error() -> None:
+    s = unpack(_job(pack(_table(100), msr=1.0, by="zone")))
+    with pytest.raises(ValueError, match="column = 'nope': not a column"):
+        s.total("nope")
+    with pytest.raises(ValueError, match="where: bool values of shape \\(3,\\)"):
+        s.total("fare", where=np.array([True, False, True]))
+    with pytest.raises(ValueError, match="agg = 'median'"):
+        s.by_stratum("fare", agg="median")
+    with pytest.raises(ValueError, match="needs a column"):
+        s.by_stratum()
+    with pytest.raises(ValueError, match="confidence = 0"):
+        s.mean("fare", confidence=0)
+    with pytest.raises(ValueError, match="e_max = 0.0"):
+        MsrController(0.0, "fare")
+    with pytest.raises(TypeError, match="Sample"):
+        MsrController(0.1, "fare").update(None)  # type: ignore[arg-type]
+    assert "Sample 100 of 100 records" in repr(s)
+    assert s.by_stratum(agg="count")["estimate"].sum() == 100
+
+
+def test_a_table_through_real_sockets_with_loss() -> None:
+    df = _table(20000, seed=9)
+    rx = Endpoint(LOCAL)
+    tx = Endpoint(LOCAL, faults=Faults(loss=0.1, seed=4))
+    report = approx.send_table(tx, rx.address, df, e_max=0.03, column="fare", by="zone", deadline=20)
+    s = approx.recv_table(rx, timeout=10)
+    assert isinstance(s, Sample) and s.peer == tx.address
+    assert report.job.outcome in ("complete", "enough")
+    for g, rep in enumerate(report.job.groups):
+        assert rep.delivered >= rep.required == min(rep.messages, math.ceil(report.plan.msr[g] * rep.messages))
+    assert (s.strata["messages_arrived"].to_numpy() >= [r.required for r in report.job.groups[1:]]).all()
+    est = s.total("fare")
+    assert abs(est.value - df["fare"].sum()) <= 5 * est.stderr + 1e-9
+    assert s.count().value == len(df)
+
+
+def test_async_variants() -> None:
+    async def go() -> tuple[approx.TableReport, Sample | None]:
+        rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+        return await asyncio.gather(approx.send_table_async(tx, rx.address, {"y": np.arange(50.0)}, msr=1.0),
+                                    approx.recv_table_async(rx, timeout=10))
+
+    report, s = asyncio.run(go())
+    assert report.job.outcome == "complete" and s is not None and s.total("y").value == sum(range(50))
