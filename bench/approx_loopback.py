@@ -49,8 +49,16 @@ def _table(n: int) -> pd.DataFrame:
 def _once(df: pd.DataFrame, loss: float, seed: int, **plan: float) -> dict[str, float]:
     rx = Endpoint("127.0.0.1:0")
     tx = Endpoint("127.0.0.1:0", faults=Faults(loss=loss, seed=seed))
-    got: list[approx.Sample | None] = []
-    t = threading.Thread(target=lambda: got.append(approx.recv_table(rx, timeout=60)))
+    got: list[approx.Sample | None | Exception] = []
+
+    def receive() -> None:
+        try:
+            got.append(approx.recv_table(rx, timeout=60))
+        except Exception as e:  # reported below, in one line, not as the thread's traceback
+            got.append(e)
+
+    # A daemon: if the send fails, the error is reported at once, not after the receiver's 60 s.
+    t = threading.Thread(target=receive, daemon=True)
     t.start()
     t0 = time.perf_counter()
     packed = approx.pack(df, by="zone", seed=seed, **plan)
@@ -59,6 +67,8 @@ def _once(df: pd.DataFrame, loss: float, seed: int, **plan: float) -> dict[str, 
     wall = time.perf_counter() - t1
     t.join()
     s = got[0]
+    if isinstance(s, Exception):
+        raise TransportError(f"the receiver failed: {type(s).__name__}: {s}")
     if s is None:
         raise TransportError("the receiver heard nothing within 60 s")
     est = s.total("fare")

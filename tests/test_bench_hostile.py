@@ -264,3 +264,40 @@ def test_an_empty_flow_list_is_refused_not_timed(tmp_path: Path, monkeypatch: py
 ])
 def test_approx_bench_bad_arguments_are_one_line(args: list[str], needle: str) -> None:
     one_line_error(script(BENCH / "approx_loopback.py", *args), 2, needle)
+
+
+def test_approx_bench_a_failing_receiver_or_send_is_one_line_exit_1(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A receiver that raised printed its thread's traceback and then an IndexError's (got[0]);
+    a send that failed was reported, then the process waited up to 60 s for the receiver."""
+    import threading
+
+    from slacknet import approx
+    from slacknet.net import Endpoint
+
+    mod = load_script("approx_loopback_hostile", BENCH / "approx_loopback.py")
+
+    def bad_receiver(endpoint: object, timeout: float | None = None) -> None:
+        raise approx.ApproxFormatError("received table: garbled")
+
+    def bad_send(self: object, *a: object, **k: object) -> None:
+        raise TimeoutError("the job did not end within 120 s")
+
+    def waiting_receiver(endpoint: object, timeout: float | None = None) -> None:
+        gate.wait(30)
+
+    monkeypatch.setattr(approx, "recv_table", bad_receiver)
+    assert mod.main(["--records", "1000", "--runs", "1", "--bounds", "0.1"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["error: reliable (msr 1): the transfer failed: the receiver failed: "
+                                        "ApproxFormatError: received table: garbled"], err
+    gate = threading.Event()
+    monkeypatch.setattr(approx, "recv_table", waiting_receiver)
+    monkeypatch.setattr(Endpoint, "send_job", bad_send)
+    try:
+        assert mod.main(["--records", "1000", "--runs", "1", "--bounds", "0.1"]) == 1
+        assert "the job did not end" in capsys.readouterr().err
+        lingering = [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
+        assert not lingering, lingering  # the interpreter would wait for them at exit
+    finally:
+        gate.set()

@@ -34,9 +34,11 @@ How it works (the contract the receiver's estimates rest on):
   ``y``, ``r_i`` its records), with variance ``M_g**2 (1 - m_g/M_g) s_e**2 / m_g`` (residuals
   ``e_i = t_i - B_g r_i``; ``M_g`` messages, ``m_g`` arrived); strata add up. Means and
   domain means (``where``) are ratios of two such totals, linearized. Intervals use Student's
-  t with the design's degrees of freedom (messages arrived less one per stratum sampled;
-  per stratum in :meth:`Sample.by_stratum`). A stratum with one message of several arrived has no variance
-  estimate (its interval is infinite); one with none has no estimate (NaN).
+  t with Satterthwaite's degrees of freedom for the sum of the strata's variances (at most
+  the messages arrived less one per stratum sampled, fewer when a stratum of few messages
+  dominates the variance; per stratum in :meth:`Sample.by_stratum`). A stratum with one message
+  of several arrived has no variance estimate (its interval is infinite), nor has a domain mean
+  whose records all arrived in one message; a stratum with none has no estimate (NaN).
 - The MSR for ``e_max`` (``send_table(..., e_max=, column=)``) comes from the same variance
   with the sender's full data: with a common sampling fraction ``f`` the variance is
   ``(1 - f) / f * A`` with ``A = sum_g M_g S_g**2``, so ``q * sqrt(V) <= e_max * |T|`` holds
@@ -59,7 +61,7 @@ import json
 import math
 import numbers
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -69,7 +71,7 @@ import pandas as pd
 
 from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
-from .net import Endpoint, Job, JobReport
+from .net import Endpoint, Job, JobReport, _integer, _number
 
 __all__ = ["ApproxFormatError", "Estimate", "MsrController", "Plan", "Sample", "TableReport",
            "pack", "recv_table", "recv_table_async", "send_table", "send_table_async", "unpack"]
@@ -109,7 +111,9 @@ class Estimate:
     ``[low, high]`` at ``confidence``; ``relative_error`` is the interval's half-width over
     ``|value|`` (the quantity ``e_max`` bounds). ``messages`` of ``messages_total`` data messages
     arrived; ``exact`` when nothing was estimated (every message of the strata counted arrived,
-    or the quantity is known from the manifest)."""
+    or the quantity is known from the manifest). An estimate from a sample whose values do not
+    vary (a rare domain that no message that arrived holds, say) has a ``stderr`` of 0 but is
+    not ``exact``: the messages that did not arrive may differ."""
 
     value: float
     stderr: float
@@ -119,10 +123,7 @@ class Estimate:
     relative_error: float
     messages: int
     messages_total: int
-
-    @property
-    def exact(self) -> bool:
-        return self.stderr == 0.0 and not math.isnan(self.value)
+    exact: bool = False
 
     def __str__(self) -> str:
         if self.exact:
@@ -146,15 +147,28 @@ def _quantile(confidence: float, dof: float) -> float:
     return NormalDist().inv_cdf(q)
 
 
-def _dof(m: np.ndarray, big_m: np.ndarray) -> float:
-    """The stratified design's degrees of freedom: messages arrived less one per stratum, over
-    the strata that were sampled (not whole)."""
-    part = (m < big_m) & (m >= 1)
-    return float(np.sum(m[part] - 1))
+def _dof(var: np.ndarray, m: np.ndarray, big_m: np.ndarray) -> float:
+    """Satterthwaite's effective degrees of freedom of the sum of the strata's variance estimates
+    ``var`` (each with ``m_g - 1`` of its own), over the strata that were sampled (not whole):
+    between the fewest of one stratum and the design's messages arrived less one per stratum.
+    The design's count alone would let a stratum of two messages that dominates the variance
+    borrow the degrees of freedom of a large, quiet one (a 95% interval that held the truth 60%
+    of the time); Satterthwaite's gives it about its own."""
+    part = (m < big_m) & (m >= 2)
+    d, v = m[part] - 1.0, var[part]
+    if not len(d):
+        return 0.0
+    s = float(np.sum(v))
+    if not math.isfinite(s) or s <= 0.0:  # no variance, or none that a quantile could widen
+        return float(np.sum(d))
+    w = v / s
+    return max(float(np.min(d)), min(float(np.sum(d)), 1.0 / float(np.sum(w * w / d))))
 
 
-def _estimate(value: float, var: float, confidence: float, z: float, m: int, big_m: int) -> Estimate:
-    se = math.sqrt(var) if var >= 0 else math.nan
+def _estimate(value: float, var: float, confidence: float, z: float, m: int, big_m: int,
+              known: bool = False) -> Estimate:
+    """``known``: nothing was estimated (the strata counted arrived whole, or the manifest says)."""
+    se = math.sqrt(var) if var >= 0 and not math.isnan(value) else math.nan
     half = z * se
     if math.isnan(value) or math.isnan(half):
         rel = math.nan
@@ -162,7 +176,8 @@ def _estimate(value: float, var: float, confidence: float, z: float, m: int, big
         rel = 0.0
     else:
         rel = half / abs(value) if value != 0 else math.inf
-    return Estimate(value, se, value - half, value + half, confidence, rel, m, big_m)
+    return Estimate(value, se, value - half, value + half, confidence, rel, m, big_m,
+                    known and se == 0.0)
 
 
 def _strat_total(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, big_m: np.ndarray,
@@ -221,21 +236,11 @@ class TableReport:
 
 
 def _real(name: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} = {v!r:.60}: give a number")
-    x = float(v)
+    """``v`` as a finite float (``net``'s number check, and finite)."""
+    x = _number(name, v)
     if not math.isfinite(x):
         raise ValueError(f"{name} = {x}: must be finite")
     return x
-
-
-def _whole(name: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} = {v!r:.60}: give a whole number")
-    i = int(v)
-    if not lo <= i <= hi:
-        raise ValueError(f"{name} = {i}: must be at least {lo} and at most {hi}")
-    return i
 
 
 def _columns(table: Any) -> dict[str, np.ndarray]:
@@ -245,7 +250,19 @@ def _columns(table: Any) -> dict[str, np.ndarray]:
         if len(set(table.columns)) != len(table.columns):
             raise ValueError("table: two columns share a name; give each column its own")
     elif isinstance(table, Mapping):
-        items = [(c, np.asarray(v)) for c, v in table.items()]
+        series = [(c, v) for c, v in table.items() if isinstance(v, pd.Series)]
+        for c, v in series[1:]:
+            if not v.index.equals(series[0][1].index):
+                raise ValueError(f"table[{c!r:.60}]: a Series whose index is not table[{series[0][0]!r:.60}]'s, so "
+                                 "their records would pair up by position, not label; give pd.DataFrame(table) "
+                                 "(which aligns them) or arrays")
+        items = []
+        for c, v in table.items():
+            try:
+                items.append((c, np.asarray(v)))
+            except ValueError:
+                raise ValueError(f"table[{c!r:.60}]: not an array of values (rows of different lengths?); give one "
+                                 "value per record") from None
     else:
         raise TypeError(f"table: {type(table).__name__}; give a pandas DataFrame or a dict of column name "
                         "to 1-D array")
@@ -301,6 +318,8 @@ def _label(v: Any) -> Any:
 
 def _msr_values(msr: Any, labels: list[Any]) -> list[float]:
     k = len(labels)
+    if isinstance(msr, np.ndarray) and msr.ndim == 0:
+        msr = msr[()]
     if isinstance(msr, Mapping):
         unknown = [g for g in msr if g not in labels]
         if unknown:
@@ -327,9 +346,9 @@ def _msr_values(msr: Any, labels: list[Any]) -> list[float]:
 def _needed_fraction(big_m: np.ndarray, s2: np.ndarray, total: float, e_max: float, z: float) -> float:
     """The common sampling fraction f with z * sqrt((1 - f) / f * sum_g M_g S_g^2) <= e_max |T|."""
     a = float(np.sum(big_m * s2))
-    b = (e_max * abs(total) / z) ** 2
-    if a == 0.0:
+    if a == 0.0 or z == 0.0:  # no variance, or a confidence so low that its interval has no width
         return 0.0
+    b = (e_max * abs(total) / z) ** 2
     if b == 0.0:
         return 1.0
     return a / (a + b)
@@ -340,10 +359,16 @@ def _delivered(big_m: np.ndarray, msr: Sequence[float]) -> np.ndarray:
     return np.array([min(mm, max(2, math.ceil(f * mm))) for f, mm in zip(msr, big_m)], dtype=np.float64)
 
 
-def _planned_var(big_m: np.ndarray, s2: np.ndarray, m: np.ndarray) -> float:
+def _planned_vars(big_m: np.ndarray, s2: np.ndarray, m: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        v = np.where(m >= big_m, 0.0, big_m * big_m * (1.0 - m / big_m) * s2 / m)
-    return float(np.nansum(v))
+        v: np.ndarray = np.nan_to_num(np.where(m >= big_m, 0.0, big_m * big_m * (1.0 - m / big_m) * s2 / m))
+    return v
+
+
+def _planned_half(big_m: np.ndarray, s2: np.ndarray, m: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The quantile and the variance of the total if ``m`` messages of each stratum arrive."""
+    v = _planned_vars(big_m, s2, m)
+    return _quantile(confidence, _dof(v, m, big_m)), float(np.sum(v))
 
 
 def _plan_fraction(big_m: np.ndarray, s2: np.ndarray, total: float, e_max: float, confidence: float) -> float:
@@ -353,7 +378,7 @@ def _plan_fraction(big_m: np.ndarray, s2: np.ndarray, total: float, e_max: float
     messages than the next will deliver, so the result errs on the safe side)."""
     f = 0.0
     for _ in range(64):
-        q = _quantile(confidence, _dof(_delivered(big_m, [f] * len(big_m)), big_m))
+        q, _ = _planned_half(big_m, s2, _delivered(big_m, [f] * len(big_m)), confidence)
         g = _needed_fraction(big_m, s2, total, e_max, q)
         if g <= f:
             break
@@ -376,7 +401,7 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
     fill one datagram of the real transport (1,388 bytes of values); ``seed`` orders the
     records into messages."""
     cols = _columns(table)
-    seed = _whole("seed", seed, 0, 2**64 - 1)
+    seed = _integer("seed", seed, 0, 2**64 - 1)
     n = len(next(iter(cols.values())))
     if by is not None:
         if not isinstance(by, str) or by not in cols:
@@ -409,7 +434,7 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
     if records_per_message is None:
         rpm = max(1, _TARGET_MESSAGE_BYTES // (8 * c))
     else:
-        rpm = _whole("records_per_message", records_per_message, 1, MAX_RECORDS_PER_MESSAGE)
+        rpm = _integer("records_per_message", records_per_message, 1, MAX_RECORDS_PER_MESSAGE)
     if (e_max is None) == (msr is None):
         raise ValueError("give e_max (a bound on the relative error of `column`'s total, e.g. 0.05) or msr "
                          "(the fraction of messages that must arrive), not " + ("both" if msr is not None else
@@ -454,7 +479,8 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
         big_m[g], big_r[g] = len(out), rg
         if column is not None:
             at = np.arange(0, rg, rpm)
-            parts_t.append(np.add.reduceat(vg[:, ci], at))
+            with np.errstate(invalid="ignore", over="ignore"):
+                parts_t.append(np.add.reduceat(vg[:, ci], at))
             parts_r.append(np.minimum(rpm, rg - at).astype(np.float64))
 
     planned: float | None = None
@@ -463,9 +489,9 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
     if column is not None:
         t, r = np.concatenate(parts_t), np.concatenate(parts_r)
         st = np.repeat(np.arange(k), big_m.astype(np.int64))
-        b = np.bincount(st, weights=t, minlength=k) / np.maximum(1, big_r)
-        e_i = t - b[st] * r
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            b = np.bincount(st, weights=t, minlength=k) / np.maximum(1, big_r)
+            e_i = t - b[st] * r
             s2 = np.where(big_m > 1, np.bincount(st, weights=e_i * e_i, minlength=k) / (big_m - 1.0), 0.0)
         total = float(t.sum())
         if not math.isfinite(total) or not np.isfinite(s2).all():
@@ -483,7 +509,8 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
     msrs = [1.0 if math.ceil(f * mm) >= mm else f for f, mm in zip(msrs, big_m)]  # all of it: say so
     if column is not None:
         m = _delivered(big_m, msrs)
-        half = _quantile(conf, _dof(m, big_m)) * math.sqrt(_planned_var(big_m, s2, m))
+        q, v = _planned_half(big_m, s2, m, conf)
+        half = q * math.sqrt(v)
         planned = half / abs(total) if total != 0 else math.nan
 
     head = bytearray(_MANIFEST_HEAD.pack(MAGIC, VERSION, _MANIFEST, c, k))
@@ -588,6 +615,13 @@ def _parse_manifest(data: bytes) -> tuple[list[str], str, list[Any], np.ndarray,
         raise _fail(f"the manifest has {len(data) - at} bytes after its last stratum")
     if (by == "") != (labels == [None]):
         raise _fail("the manifest's strata and their column do not match (labels without a column, or the reverse)")
+    if by:
+        # What pack writes: labels of text or finite numbers, no two equal (1, 1.0 and true are).
+        for g, label in enumerate(labels):
+            if label is None or isinstance(label, float) and not math.isfinite(label):
+                raise _fail(f"the manifest's stratum {g} label is {label!r}, not text or a finite number")
+        if len(set(labels)) != k:
+            raise _fail("the manifest labels two strata alike (such as 1, 1.0 or true)")
     return names, by, labels, big_m, big_r
 
 
@@ -597,6 +631,14 @@ def unpack(job: Job) -> Sample:
     (which a sender that is not this module's, or a hostile one, could send)."""
     if not isinstance(job, Job):
         raise TypeError(f"job: {type(job).__name__}; give a slacknet.net.Job (from Endpoint.recv_job)")
+    if not isinstance(job.messages, dict):
+        raise TypeError(f"job.messages: {type(job.messages).__name__}; give a dict of message id to (group, bytes), "
+                        "as Endpoint.recv_job does")
+    for i, v in job.messages.items():
+        if (isinstance(i, bool) or not isinstance(i, int) or not isinstance(v, tuple) or len(v) != 2
+                or isinstance(v[0], bool) or not isinstance(v[0], int) or not isinstance(v[1], (bytes, bytearray))):
+            raise TypeError(f"job.messages[{i!r:.60}] = {v!r:.60}: give message ids (int) to (group (int), bytes) "
+                            "pairs, as Endpoint.recv_job does")
     first = job.messages.get(0)
     if first is None or first[0] != 0:
         raise _fail("message 0, the manifest, did not arrive in group 0 (the job ended before it could, or "
@@ -605,6 +647,8 @@ def unpack(job: Job) -> Sample:
     c, k = len(names), len(labels)
     if job.total is not None and job.total != 1 + int(big_m.sum()):
         raise _fail(f"the job has {job.total} messages, its manifest {1 + int(big_m.sum())}")
+    # The messages of stratum g are the job's ids first[g] to first[g + 1] - 1 (pack's order).
+    first_id = 1 + np.concatenate(([0], np.cumsum(big_m))).astype(np.int64)
     ids = sorted(i for i in job.messages if i != 0)
     strata = np.empty(len(ids), dtype=np.int64)
     counts = np.empty(len(ids), dtype=np.int64)
@@ -613,12 +657,13 @@ def unpack(job: Job) -> Sample:
         group, data = job.messages[i]
         if len(data) < _DATA_HEAD.size:
             raise _fail(f"message {i} is {len(data)} bytes, shorter than its header")
-        magic, version, kind, _, g, r = _DATA_HEAD.unpack_from(data)
-        if magic != MAGIC or version != VERSION or kind != _DATA:
+        magic, version, kind, reserved, g, r = _DATA_HEAD.unpack_from(data)
+        if magic != MAGIC or version != VERSION or kind != _DATA or reserved != 0:
             raise _fail(f"message {i} is not a data message of version {VERSION}")
-        if g >= k or group != g + 1:
+        if g >= k or group != g + 1 or not first_id[g] <= i < first_id[g + 1]:
             raise _fail(f"message {i} is of stratum {g} in group {group}; the manifest has {k} strata, "
-                        "stratum g in group g + 1")
+                        "stratum g in group g + 1 with message ids "
+                        + (f"{first_id[g]} to {first_id[g + 1] - 1}" if g < k else "after the manifest's"))
         if not 1 <= r <= MAX_RECORDS_PER_MESSAGE or len(data) != _DATA_HEAD.size + 8 * c * r:
             raise _fail(f"message {i} holds {len(data) - _DATA_HEAD.size} bytes of values for {r} records of "
                         f"{c} columns")
@@ -626,10 +671,21 @@ def unpack(job: Job) -> Sample:
         blocks.append(np.frombuffer(data, dtype="<f8", offset=_DATA_HEAD.size).reshape(c, r))
     got_m = np.bincount(strata, minlength=k)
     got_r = np.bincount(strata, weights=counts, minlength=k)
+    # pack cuts every stratum into messages of the same size (the job's records per message),
+    # the last one shorter or not; so no message holds more, at most one per stratum holds fewer
+    # than the largest that arrived, and once a stratum's two messages arrived the size is known.
+    r_max = int(counts.max()) if len(counts) else 0
+    short = np.bincount(strata, weights=counts < r_max, minlength=k)
+    size_known = bool((got_m >= 2).any())
     for g in range(k):
-        if got_m[g] > big_m[g] or got_r[g] > big_r[g] or (got_m[g] == big_m[g] and got_r[g] != big_r[g]):
+        if (got_m[g] > big_m[g] or got_r[g] + (big_m[g] - got_m[g]) > big_r[g]
+                or (got_m[g] == big_m[g] and got_r[g] != big_r[g])):
             raise _fail(f"stratum {g} arrived as {got_m[g]} messages of {int(got_r[g])} records; its manifest "
                         f"says {int(big_m[g])} of {int(big_r[g])}")
+        if short[g] > 1 or (big_m[g] - 1) * r_max >= big_r[g] or size_known and big_r[g] > big_m[g] * r_max:
+            raise _fail(f"stratum {g}: its manifest's {int(big_m[g])} messages of {int(big_r[g])} records do not "
+                        f"fit the messages that arrived (of {r_max} records at most, every stratum's messages but "
+                        "its last as large)")
     values = np.concatenate(blocks, axis=1) if blocks else np.zeros((c, 0))
     frame = pd.DataFrame({name: values[i].astype(np.float64) for i, name in enumerate(names)})
     return Sample(frame, names, by or None, labels, strata, counts, big_m, big_r, job)
@@ -682,7 +738,8 @@ class Sample:
         if not isinstance(column, str) or column not in self._names:
             raise ValueError(f"column = {column!r:.60}: not a column of the table; columns: {self._names[:12]!r:.300}")
         y = self.frame[column].to_numpy(dtype=np.float64)
-        out: np.ndarray = y * self._mask(where)
+        # A record outside `where` adds nothing, even a NaN or an infinity (NaN * 0 would be NaN).
+        out: np.ndarray = np.where(self._mask(where) != 0, y, 0.0)
         return out
 
     def _mask(self, where: Any) -> np.ndarray:
@@ -691,6 +748,13 @@ class Sample:
             return np.ones(n)
         if callable(where):
             where = where(self.frame)
+        if isinstance(where, pd.Series) and not where.index.equals(self.frame.index):
+            # A Series says which record each value is for: take it by its index, not its order.
+            idx = where.index
+            if len(idx) != n or not idx.is_unique or not idx.isin(self.frame.index).all():
+                raise ValueError(f"where: a Series whose index ({len(idx)} labels, {list(idx[:3])!r:.60}...) is not "
+                                 f"the sample's (sample.frame.index, {n} records); build it from sample.frame")
+            where = where.reindex(self.frame.index)
         m = np.asarray(where)
         if m.dtype != bool or m.shape != (n,):
             raise ValueError(f"where: {m.dtype} values of shape {m.shape}; give a boolean mask over the sample's "
@@ -707,73 +771,85 @@ class Sample:
     def _counts(self) -> tuple[int, int]:
         return len(self._msg_records), int(self._big_m.sum())
 
-    def _q(self, confidence: Any, stratum: int | None = None) -> float:
-        c = _confidence(confidence)
+    def _whole(self, stratum: int | None = None) -> bool:
+        """Every message of the strata counted (all, or ``stratum``) arrived."""
+        m = np.bincount(self._msg_stratum, minlength=len(self._labels))
+        sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
+        return bool((m[sel] == self._big_m[sel]).all())
+
+    def _z(self, c: float, var: np.ndarray, stratum: int | None = None) -> float:
+        """The quantile of an interval whose strata's variance estimates are ``var``."""
         m = np.bincount(self._msg_stratum, minlength=len(self._labels)).astype(np.float64)
-        if stratum is not None:
-            m, big_m = m[stratum:stratum + 1], self._big_m[stratum:stratum + 1]
-        else:
-            big_m = self._big_m
-        return _quantile(c, _dof(m, big_m))
+        sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
+        return _quantile(c, _dof(var[sel], m[sel], self._big_m[sel]))
 
     # -- estimates
 
     def total(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
         """The table's total of ``column`` (over the records ``where`` holds)."""
-        z = self._q(confidence)
+        c = _confidence(confidence)
         tot, var = self._total_parts(self._values(column, where))
-        return _estimate(float(tot.sum()), float(var.sum()), confidence, z, *self._counts())
+        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole())
 
     def count(self, *, where: Any = None, confidence: float = 0.95) -> Estimate:
         """How many of the table's records ``where`` holds for (exact without ``where``)."""
-        z = self._q(confidence)
+        c = _confidence(confidence)
         if where is None:
-            return _estimate(float(self._big_r.sum()), 0.0, confidence, z, *self._counts())
+            return _estimate(float(self._big_r.sum()), 0.0, c, _quantile(c, 0.0), *self._counts(), True)
         tot, var = self._total_parts(self._mask(where))
-        return _estimate(float(tot.sum()), float(var.sum()), confidence, z, *self._counts())
+        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole())
 
     def mean(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
         """The mean of ``column`` over the table's records (those ``where`` holds for): the ratio of
         two estimated totals, its variance linearized (Lohr §4.1)."""
-        z = self._q(confidence)
+        c = _confidence(confidence)
         y = self._values(column, where)
         x = self._mask(where)
-        return self._ratio(y, x, z, confidence, None)
+        return self._ratio(y, x, c, None)
 
-    def _ratio(self, y: np.ndarray, x: np.ndarray, z: float, confidence: float, stratum: int | None) -> Estimate:
+    def _ratio(self, y: np.ndarray, x: np.ndarray, confidence: float, stratum: int | None) -> Estimate:
         ty, _ = self._total_parts(y)
         tx, _ = self._total_parts(x)
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
         num, den = float(ty[sel].sum()), float(tx[sel].sum())
         q = num / den if den != 0 else math.nan
         if math.isnan(q):
-            return _estimate(math.nan, math.nan, confidence, z, *self._counts())
-        _, var = self._total_parts(y - q * x)
-        return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts())
+            return _estimate(math.nan, math.nan, confidence, math.nan, *self._counts())
+        _, var = self._total_parts(np.where(x != 0, y - q * x, 0.0))
+        # The linearized variance comes from the messages of sampled strata that hold records of
+        # the domain; if one message holds all of them (and no whole stratum any), its residual
+        # is 0 by construction, not by evidence: one cluster says nothing of the spread.
+        m = np.bincount(self._msg_stratum, minlength=len(self._labels))
+        whole = (m == self._big_m)[self._msg_stratum]
+        ours = np.ones(len(whole), dtype=bool) if stratum is None else self._msg_stratum == stratum
+        held = (self._msg_sums(x) != 0) & ours
+        if np.sum(held & ~whole) == 1 and not np.any(held & whole):
+            var = np.full_like(var, math.inf)
+        z = self._z(confidence, var, stratum)
+        return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts(), self._whole(stratum))
 
     def by_stratum(self, column: str | None = None, *, agg: str = "total", where: Any = None,
                    confidence: float = 0.95) -> pd.DataFrame:
         """One row per stratum: ``agg`` ("total", "mean" or "count"; count needs no ``column``)
         with its ``stderr``, ``low``, ``high`` and ``relative_error``, and the stratum's
         messages and those that arrived."""
-        _confidence(confidence)
+        c = _confidence(confidence)
         if agg not in ("total", "mean", "count"):
             raise ValueError(f"agg = {agg!r:.60}: give 'total', 'mean' or 'count'")
         if agg != "count" and column is None:
             raise ValueError(f"by_stratum(agg={agg!r}) needs a column; columns: {self._names[:12]!r:.300}")
         rows = []
         k = len(self._labels)
-        zs = [self._q(confidence, g) for g in range(k)]
         if agg == "mean":
             y, x = self._values(column, where), self._mask(where)  # type: ignore[arg-type]
-            ests = [self._ratio(y, x, zs[g], confidence, g) for g in range(k)]
+            ests = [self._ratio(y, x, c, g) for g in range(k)]
         else:
             per_row = self._mask(where) if agg == "count" else self._values(column, where)  # type: ignore[arg-type]
             if agg == "count" and where is None:
-                tot, var = self._big_r.astype(np.float64), np.zeros(k)
+                tot, var = self._big_r.astype(np.float64), np.zeros(k)  # known from the manifest
             else:
                 tot, var = self._total_parts(per_row)
-            ests = [_estimate(float(tot[g]), float(var[g]), confidence, zs[g], *self._counts()) for g in range(k)]
+            ests = [_estimate(float(tot[g]), float(var[g]), c, self._z(c, var, g), *self._counts()) for g in range(k)]
         for g, e in enumerate(ests):
             rows.append({"estimate": e.value, "stderr": e.stderr, "low": e.low, "high": e.high,
                          "relative_error": e.relative_error, "messages": int(self._big_m[g]),
