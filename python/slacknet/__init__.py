@@ -3,7 +3,9 @@
 The simulator is written in Rust (``slacknet._native``); this package holds the user-facing
 parts: scenario models (:mod:`slacknet.config`), :func:`run`, :class:`Results` as pandas
 DataFrames, summaries (:mod:`slacknet.analysis`), plots (:mod:`slacknet.plot`) and the
-``slacknet`` command line (:mod:`slacknet.cli`).
+``slacknet`` command line (:mod:`slacknet.cli`). The real transport over UDP is
+:mod:`slacknet.net`, and approximate analytics on it (tables sent under an error bound,
+estimates with intervals) :mod:`slacknet.approx`.
 
 >>> import slacknet
 >>> res = slacknet.run("examples/fat_tree_k4.toml", seed=2)   # doctest: +SKIP
