@@ -4,7 +4,10 @@ training of a real model through it, and clear errors."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -161,5 +164,135 @@ def test_a_worker_sending_twice_in_a_round_is_a_collective_error() -> None:
     (lambda e: Worker(e, "127.0.0.1:9", p="0.9"), TypeError, "p = '0.9'"),
 ])
 def test_bad_arguments_are_one_clear_error(make: Callable[[Endpoint], Any], error: type, says: str) -> None:
+    with pytest.raises(error, match=says):
+        make(Endpoint(LOCAL))
+
+
+def _serve_in_thread(server: ParameterServer, timeout: float = 10) -> tuple[threading.Thread, list[Any]]:
+    out: list[Any] = []
+
+    def serve() -> None:
+        try:
+            out.append(server.serve_round(timeout=timeout))
+        except BaseException as e:  # surfaced by the caller
+            out.append(e)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t, out
+
+
+def test_with_peers_a_stranger_s_array_is_dropped_not_counted_as_a_worker() -> None:
+    server, workers = _setup(2)
+    server = ParameterServer(server.endpoint, 2, peers=[w.endpoint.address for w in workers])
+    Endpoint(LOCAL).send_array(server.endpoint.address, np.full(8, 1000, np.float32))  # before the workers
+    g = np.stack([np.full(8, 1, np.float32), np.full(8, 3, np.float32)])
+    reports, got = _rounds(server, workers, lambda r, i: g[i])
+    assert reports[0].ignored == 1 and sorted(reports[0].peers) == sorted(w.endpoint.address for w in workers)
+    assert all((per[0].array == 2).all() for per in got)
+
+
+def test_a_worker_takes_only_the_server_s_array_as_the_aggregate() -> None:
+    server, workers = _setup(1)
+    t, out = _serve_in_thread(server)
+    # A stranger's array at the worker before and while it waits: neither is the aggregate.
+    Endpoint(LOCAL).send_array(workers[0].endpoint.address, np.full(4, 666, np.float32))
+    time.sleep(0.2)
+    got = workers[0].allreduce(np.full(4, 1, np.float32), timeout=10)
+    t.join(10)
+    assert got.peer == server.endpoint.address and (got.array == 1).all() and workers[0].ignored == 1
+    assert isinstance(out[0], RoundReport)
+
+
+def test_a_late_reply_of_a_timed_out_round_is_not_the_next_round_s_aggregate() -> None:
+    server, workers = _setup(1)
+    with pytest.raises(TimeoutError, match="no aggregate"):
+        workers[0].allreduce(np.full(4, 1, np.float32), timeout=0.3)  # nobody serving yet
+    server.serve_round(timeout=5)  # gathers it and replies: the reply waits at the worker
+    time.sleep(0.2)
+    t, out = _serve_in_thread(server)
+    got = workers[0].allreduce(np.full(4, 2, np.float32), timeout=10)
+    t.join(10)
+    assert (got.array == 2).all() and workers[0].ignored == 1
+
+
+def test_a_round_that_times_out_stays_open_and_the_next_call_finishes_it() -> None:
+    server, workers = _setup(2)
+    results: dict[int, Any] = {}
+
+    def run(i: int, v: float) -> None:
+        results[i] = workers[i].allreduce(np.full(4, v, np.float32), timeout=10)
+
+    a = threading.Thread(target=run, args=(0, 1.0), daemon=True)
+    a.start()
+    with pytest.raises(TimeoutError, match=r"heard 1 of 2 .* the round stays open"):
+        server.serve_round(timeout=1)
+    b = threading.Thread(target=run, args=(1, 3.0), daemon=True)
+    b.start()
+    rep = server.serve_round(timeout=10)
+    a.join(10), b.join(10)
+    assert len(rep.peers) == 2 and server.rounds == 1
+    assert (results[0].array == 2).all() and (results[1].array == 2).all()
+
+
+def test_a_failed_reply_is_a_timeout_naming_the_worker_after_the_others_got_theirs() -> None:
+    server = ParameterServer(Endpoint(LOCAL), 2, deadline=1)
+    gone = Endpoint(LOCAL)
+    gone.send_array(server.endpoint.address, np.ones(4, np.float32))
+    gone_at = gone.address
+    del gone
+    gc.collect()
+    w = Worker(Endpoint(LOCAL), server.endpoint.address)
+    box: list[Received] = []
+    t = threading.Thread(target=lambda: box.append(w.allreduce(np.ones(4, np.float32), timeout=10)), daemon=True)
+    t.start()
+    with pytest.raises(TimeoutError, match=rf"round 0: the reply to {gone_at} did not complete .* the other 1 got"):
+        server.serve_round(timeout=5)
+    t.join(10)
+    assert box and (box[0].array == 1).all() and server.rounds == 1
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), 1e300])
+def test_a_bad_worker_timeout_is_refused_before_the_gradient_goes_out(timeout: float) -> None:
+    server, workers = _setup(1)
+    with pytest.raises(ValueError, match="timeout = "):
+        workers[0].allreduce(np.ones(4, np.float32), timeout=timeout)
+    assert server.endpoint.recv_array(0.3) is None  # nothing sent: the server's round is not spoilt
+
+
+def test_allreduce_from_a_second_thread_at_once_is_a_collective_error_and_sends_nothing() -> None:
+    server, workers = _setup(1)
+    box: list[Any] = []
+    t = threading.Thread(target=lambda: box.append(workers[0].allreduce(np.ones(4, np.float32), timeout=10)),
+                         daemon=True)
+    t.start()
+    time.sleep(0.3)  # the first call waits for its reply
+    with pytest.raises(CollectiveError, match="already running in another thread"):
+        workers[0].allreduce(np.ones(4, np.float32), timeout=10)
+    rep = server.serve_round(timeout=5)
+    t.join(10)
+    assert rep.arrived == [1.0] and (box[0].array == 1).all() and server.endpoint.recv_array(0.3) is None
+
+
+def test_float16_means_do_not_overflow_and_nan_inf_are_carried_without_warnings() -> None:
+    server, workers = _setup(2)
+    big = np.finfo(np.float16).max
+    g = [np.array([big, -big, np.inf, np.nan, 1], np.float16), np.array([big, -big, -np.inf, 1, 1], np.float16)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, got = _rounds(server, workers, lambda r, i: g[i])
+    a = got[0][0].array
+    assert a.dtype == np.float16 and a[0] == big and a[1] == -big and np.isnan(a[2]) and np.isnan(a[3]) and a[4] == 1
+
+
+@pytest.mark.parametrize("make, error, says", [
+    (lambda e: ParameterServer(e, 2, peers=["127.0.0.1:5000"]), ValueError, "peers: 1 distinct addresses"),
+    (lambda e: ParameterServer(e, 1, peers=["localhost:5000"]), ValueError, r"peers\[0\] = 'localhost:5000'"),
+    (lambda e: ParameterServer(e, 1, peers="127.0.0.1:5000"), TypeError, "peers = "),
+    (lambda e: ParameterServer(e, 1, peers=[5000]), TypeError, r"peers\[0\] = 5000"),
+    (lambda e: Worker(e, "127.0.0.1"), ValueError, "server = '127.0.0.1': not an address"),
+])
+def test_bad_peers_and_server_addresses_are_one_clear_error(make: Callable[[Endpoint], Any], error: type,
+                                                            says: str) -> None:
     with pytest.raises(error, match=says):
         make(Endpoint(LOCAL))

@@ -31,14 +31,37 @@ the workers' gradients still arrive bounded-loss.
 A round is a barrier: the server waits for one gradient from each of ``workers`` distinct
 peers, and a worker waits for the server's reply before it can send again, so rounds never mix.
 A worker that sends twice in one round, or a gradient of another length or type than the
-round's first, is a :class:`CollectiveError` naming the peer; a round that does not gather
-within ``timeout`` is a ``TimeoutError`` naming how many workers were heard.
+round's first, is a :class:`CollectiveError` naming the peer (the round is dropped then: the
+gradients heard are discarded and their workers get no reply); a round that does not gather
+within ``timeout`` is a ``TimeoutError`` naming how many workers were heard, and stays open:
+the next ``serve_round`` goes on gathering it with the gradients already heard (starting afresh
+would combine the late worker's gradient with the next round's of the others).
+
+Who counts as a worker: without ``peers`` the server takes the first ``workers`` distinct
+addresses that send it an array, so any host that can reach its port can take a worker's place
+and put its numbers into the mean. Give ``peers``, the workers' addresses as the server sees
+them (after NAT; a worker bound to port 0 has a new port each run), and arrays from anyone else
+are dropped and counted (``RoundReport.ignored``). A worker takes as the aggregate only an
+array from the server's address; what it had received before it sends (a reply that came after
+an earlier ``TimeoutError``) and arrays from others are dropped and counted
+(``Worker.ignored``). The wire carries no round number, so a worker that sends again after a
+``TimeoutError`` while the server still gathers that round makes the server's round a
+``CollectiveError`` (a second gradient) or, if its first gradient completed the round, takes
+that round's aggregate as the answer to its second one.
+
+Values are summed in float64 and the mean cast back to the gradients' type: a mean is never
+larger than the largest value, so float16 gradients cannot overflow to inf in the sum. NaN and
+inf are carried as IEEE arithmetic gives them (a NaN or inf in one worker's gradient is one in
+every replica's aggregate, as mixed-precision loss scaling expects to see it).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import math
+import socket
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,12 +73,13 @@ __all__ = ["CollectiveError", "ParameterServer", "POLICIES", "RoundReport", "Wor
 
 #: Receiver policies for values that did not arrive (as :data:`slacknet.mltol.POLICIES`).
 POLICIES = ("zero_fill", "rescale")
-#: At most this many workers per server (one reply thread each).
+#: At most this many workers per server.
 MAX_WORKERS = 1024
 
 
 class CollectiveError(RuntimeError):
-    """A round that cannot be combined: a worker sent twice, or gradients that do not match."""
+    """A round that cannot be combined: a worker sent twice (or called ``allreduce`` from two
+    threads at once), or gradients that do not match."""
 
 
 def _p(v: Any) -> float:
@@ -72,13 +96,50 @@ def _deadline(v: Any) -> float:
     return d
 
 
+def _wait(v: Any) -> float | None:
+    """A receive ``timeout``: None, or seconds in [0, 10^6), checked before anything is sent (the
+    transport checks it only when it waits: after a worker's gradient went out)."""
+    if v is None:
+        return None
+    t = _number("timeout", v)
+    if not 0.0 <= t < 1e6:
+        raise ValueError(f"timeout = {t}: give seconds, at least 0 and less than 10^6, or None to wait for ever")
+    return t
+
+
+_Addr = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]
+
+
+def _addr(text: str) -> _Addr:
+    """An "ip:port" ("[v6]:port", as the transport names peers) as a comparable key; an IPv4
+    address mapped into IPv6 is the IPv4 one. ``ValueError`` (caught by callers) if it is not."""
+    host, _, port = text.rpartition(":")
+    return _key(host, port)
+
+
+def _key(host: Any, port: Any) -> _Addr:
+    ip = ipaddress.ip_address(str(host).strip("[]").split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    n = int(port)
+    if not 0 < n < 65536:
+        raise ValueError(f"port {n}")
+    return ip, n
+
+
+def _remaining(until: float | None) -> float | None:
+    """Seconds left until the monotonic time ``until`` (None: for ever), 0 once passed."""
+    return None if until is None else max(0.0, until - time.monotonic())
+
+
 @dataclass(frozen=True)
 class RoundReport:
     """One round at the server: the ``peers`` in the order they were heard, the fraction of each
     one's gradient that arrived (``arrived``), their ``missing`` masks (shape ``(workers,
     values)``, ``True`` = did not arrive), ``lost_everywhere`` (values no worker delivered),
     how each reply went (``replies``, :class:`~slacknet.net.SendReport` by peer), and the
-    round's ``gather_s`` and ``elapsed_s`` (from the first gradient heard to the last reply)."""
+    round's ``gather_s`` and ``elapsed_s`` (from the first gradient heard to the last reply),
+    and how many arrays from addresses not in the server's ``peers`` it dropped (``ignored``)."""
 
     peers: list[str]
     arrived: list[float]
@@ -87,6 +148,7 @@ class RoundReport:
     replies: list[SendReport]
     gather_s: float
     elapsed_s: float
+    ignored: int = 0
 
 
 class ParameterServer:
@@ -94,10 +156,13 @@ class ParameterServer:
 
     ``p``: the completion fraction of the replies it sends (the workers choose their own for
     what they send); ``policy``: ``"zero_fill"`` or ``"rescale"`` (module doc); ``deadline``:
-    seconds each reply may take. Raises ``ValueError``/``TypeError`` naming a bad argument."""
+    seconds each reply may take; ``peers``: the workers' "ip:port" addresses as the server sees
+    them (``workers`` of them), to drop arrays from anyone else (None: the first ``workers``
+    addresses heard are the workers). Raises ``ValueError``/``TypeError`` naming a bad argument.
+    One round at a time: a second thread's ``serve_round`` is a :class:`CollectiveError`."""
 
     def __init__(self, endpoint: Endpoint, workers: int, *, p: float = 1.0, policy: str = "zero_fill",
-                 deadline: float = 30.0) -> None:
+                 deadline: float = 30.0, peers: Any = None) -> None:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
         self.endpoint = endpoint
@@ -107,74 +172,177 @@ class ParameterServer:
             raise ValueError(f"policy = {policy!r:.60}: give one of {', '.join(map(repr, POLICIES))}")
         self.policy = policy
         self.deadline = _deadline(deadline)
+        self.peers: set[_Addr] | None = None
+        if peers is not None:
+            if isinstance(peers, (str, bytes)) or not hasattr(peers, "__iter__"):
+                raise TypeError(f"peers = {peers!r:.60}: give a list of \"ip:port\" strings, or None")
+            self.peers = set()
+            for i, q in enumerate(peers):
+                if i >= self.workers:  # an endless iterable ends here
+                    raise ValueError(f"peers: more than workers = {self.workers} addresses; give one per worker")
+                try:
+                    self.peers.add(_addr(_text(f"peers[{i}]", q, '"10.0.0.2:7101"')))
+                except ValueError:
+                    raise ValueError(f"peers[{i}] = {q!r:.60}: not \"ip:port\"; give the address the server sees the "
+                                     'worker send from, e.g. "10.0.0.2:7101"') from None
+            if len(self.peers) != self.workers:
+                raise ValueError(f"peers: {len(self.peers)} distinct addresses for workers = {self.workers}; give "
+                                 "one address per worker")
         self.rounds = 0
+        # The round being gathered (kept across a TimeoutError) and when its first gradient came.
+        self._got: dict[str, Received] = {}
+        self._t_first = 0.0
+        self._busy = threading.Lock()
 
     def serve_round(self, timeout: float | None = None) -> RoundReport:
         """Gather one gradient from each worker, combine them and send the result back to each.
         ``timeout``: seconds to wait for each next gradient (None: for ever). Raises
-        ``TimeoutError`` if a gradient does not come in time, :class:`CollectiveError` for a
-        round that cannot be combined (nothing is sent back then)."""
-        timeout = None if timeout is None else _number("timeout", timeout)
-        got: dict[str, Received] = {}
-        t_first = time.perf_counter()
+        ``TimeoutError`` if a gradient does not come in time (the round stays open: the next
+        call goes on gathering it), :class:`CollectiveError` for a round that cannot be combined
+        (nothing is sent back then and the round is dropped). If a reply fails, the others are
+        still sent and the round counts; then it raises ``TimeoutError`` naming the workers whose
+        reply timed out (another error of a reply is raised as it is, with a note naming the
+        worker)."""
+        timeout = _wait(timeout)
+        if not self._busy.acquire(blocking=False):
+            raise CollectiveError("serve_round is already running in another thread; serve one round at a time")
+        try:
+            return self._serve(timeout)
+        finally:
+            self._busy.release()
+
+    def _serve(self, timeout: float | None) -> RoundReport:
+        got = self._got
+        ignored = 0
+        until = None if timeout is None else time.monotonic() + timeout
         while len(got) < self.workers:
-            r = self.endpoint.recv_array(timeout)
+            r = self.endpoint.recv_array(_remaining(until))
             if r is None:
                 raise TimeoutError(f"round {self.rounds}: heard {len(got)} of {self.workers} workers "
-                                   f"({', '.join(got) or 'none'}) within {timeout} s of the last")
+                                   f"({', '.join(got) or 'none'}) within {timeout} s of the last; the round stays "
+                                   "open (call serve_round again to go on gathering it)")
+            if self.peers is not None and _addr(r.peer) not in self.peers:
+                ignored += 1  # not a worker: dropped, and the clock goes on running
+                continue
             if not got:
-                t_first = time.perf_counter()
-            if r.peer in got:
-                raise CollectiveError(f"round {self.rounds}: {r.peer} sent a second gradient before the round "
-                                      "ended (one per round: a worker waits for the reply before it sends again)")
+                self._t_first = time.perf_counter()
             first = next(iter(got.values()), r)
+            heard = len(got)
+            if r.peer in got:
+                got.clear()
+                raise CollectiveError(f"round {self.rounds}: {r.peer} sent a second gradient before the round "
+                                      "ended (one per round: a worker waits for the reply before it sends again); "
+                                      f"the round's {heard} gradients are dropped and their workers get no reply")
             if r.array.dtype != first.array.dtype or len(r.array) != len(first.array):
+                got.clear()
                 raise CollectiveError(f"round {self.rounds}: {r.peer} sent {len(r.array)} {r.array.dtype} values where "
                                       f"{first.peer} sent {len(first.array)} {first.array.dtype}; every worker "
-                                      "must send the same shape of gradient")
+                                      f"must send the same shape of gradient (the round's {heard} gradients are "
+                                      "dropped and their workers get no reply)")
             got[r.peer] = r
+            until = None if timeout is None else time.monotonic() + timeout
+        self._got = {}
+        t_first = self._t_first
         gather = time.perf_counter() - t_first
         peers = list(got)
-        grads = np.stack([got[q].array for q in peers]).astype(np.float64)
         missing = np.stack([got[q].missing for q in peers])
         # Missing values are zero in each array (the transport's zero-fill), so the sum is over
-        # the values that arrived.
-        total = grads.sum(axis=0)
-        if self.policy == "zero_fill":
-            agg = total / len(peers)
-        else:
-            agg = total / np.maximum(1, (~missing).sum(axis=0))
-        out = agg.astype(got[peers[0]].array.dtype)
-        with ThreadPoolExecutor(max_workers=len(peers)) as pool:
-            replies = list(pool.map(lambda q: self.endpoint.send_array(q, out, p=self.p, deadline=self.deadline),
-                                    peers))
+        # the values that arrived. One float64 vector (not a float64 copy of every gradient);
+        # inf - inf is NaN, as IEEE says, without numpy's warning.
+        total = np.zeros(len(missing[0]), dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for q in peers:
+                total += got[q].array
+            if self.policy == "zero_fill":
+                agg = total / len(peers)
+            else:
+                agg = total / np.maximum(1, (~missing).sum(axis=0))
+            out = agg.astype(got[peers[0]].array.dtype)
+        # Every reply started at once and waited for in turn: no thread per worker.
+        handles: dict[str, Any] = {}
+        failed: dict[str, BaseException] = {}
+        for q in peers:
+            try:
+                handles[q] = self.endpoint._start(q, out, self.p, self.deadline)
+            except Exception as e:  # noqa: BLE001 - reported below, after the others' replies
+                failed[q] = e
+        replies: list[SendReport] = []
+        for q, h in handles.items():
+            try:
+                replies.append(Endpoint._report(h.wait()))
+            except Exception as e:  # noqa: BLE001 - as above
+                failed[q] = e
+        n = self.rounds
         self.rounds += 1
+        if failed:
+            others = len(peers) - len(failed)
+            if all(isinstance(e, TimeoutError) for e in failed.values()):
+                raise TimeoutError(f"round {n}: the reply to {', '.join(failed)} did not complete within deadline = "
+                                   f"{self.deadline} s (worker gone, or its endpoint refuses it); the other {others} "
+                                   "got theirs and the round counts") from next(iter(failed.values()))
+            bad, err = next((q, e) for q, e in failed.items() if not isinstance(e, TimeoutError))
+            err.add_note(f"round {n}: replying to {bad} (of {len(failed)} failed replies: {', '.join(failed)}); the "
+                         f"other {others} got theirs and the round counts")
+            raise err
         return RoundReport(peers, [got[q].fraction for q in peers], missing, int(missing.all(axis=0).sum()),
-                           replies, gather, time.perf_counter() - t_first)
+                           replies, gather, time.perf_counter() - t_first, ignored)
 
 
 class Worker:
     """A worker of a parameter-server all-reduce: ``endpoint`` (used for nothing else), the
-    ``server``'s "ip:port", the completion fraction ``p`` of the gradients it sends, and
-    ``deadline`` seconds for each send."""
+    ``server``'s "ip:port" (or "host:port", resolved here: a name that does not resolve is a
+    ``ValueError``), the completion fraction ``p`` of the gradients it sends, and ``deadline``
+    seconds for each send. ``ignored`` counts the arrays it dropped: from others than the
+    server, or received before it sent (a reply that came after a ``TimeoutError``)."""
 
     def __init__(self, endpoint: Endpoint, server: str, *, p: float = 1.0, deadline: float = 30.0) -> None:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
         self.endpoint = endpoint
         self.server = _text("server", server, '"10.0.0.1:7100"')
+        host, _, port = self.server.rpartition(":")
+        try:
+            infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_DGRAM)
+            self._server = {_key(a[4][0], a[4][1]) for a in infos}
+        except (OSError, ValueError, UnicodeError) as e:
+            raise ValueError(f"server = {self.server!r:.60}: not an address ({e}); give \"host:port\", e.g. "
+                             '"10.0.0.1:7100"') from None
         self.p = _p(p)
         self.deadline = _deadline(deadline)
+        self.ignored = 0
+        self._busy = threading.Lock()
 
     def allreduce(self, grad: Any, timeout: float | None = 60.0) -> Received:
         """Send ``grad`` (a 1-D float32 or float16 array) and return the server's aggregate of the
         round (:class:`~slacknet.net.Received`: ``array``, zero where ``missing``). Raises what
-        :meth:`Endpoint.send_array` raises, and ``TimeoutError`` if no reply comes within
-        ``timeout`` seconds of the send (None: wait for ever)."""
-        timeout = None if timeout is None else _number("timeout", timeout)
-        self.endpoint.send_array(self.server, grad, p=self.p, deadline=self.deadline)
-        got = self.endpoint.recv_array(timeout)
-        if got is None:
-            raise TimeoutError(f"no aggregate from {self.server} within {timeout} s of sending the gradient (is the "
-                               "server serving rounds, for this many workers?)")
-        return got
+        :meth:`Endpoint.send_array` raises, ``TimeoutError`` if no reply comes within
+        ``timeout`` seconds of the send (None: wait for ever; checked before anything is sent,
+        as ``grad`` is), and :class:`CollectiveError` if another thread is in ``allreduce`` on
+        this worker (one round at a time: a second gradient would spoil the server's round)."""
+        timeout = _wait(timeout)
+        if timeout == 0:
+            raise ValueError("timeout = 0: the reply comes only after the server has every gradient; give seconds "
+                             "(more than 0), or None to wait for ever")
+        if not self._busy.acquire(blocking=False):
+            raise CollectiveError(f"allreduce on {self.endpoint.address} is already running in another thread: a "
+                                  "worker takes part in one round at a time (call it from one thread, or give each "
+                                  "thread its own Worker and Endpoint)")
+        try:
+            # Anything here already is no reply to this gradient (the server replies only once
+            # it has it): a late reply of a round that timed out, or a stranger's array.
+            for _ in range(MAX_WORKERS):
+                if self.endpoint.recv_array(0) is None:
+                    break
+                self.ignored += 1
+            self.endpoint.send_array(self.server, grad, p=self.p, deadline=self.deadline)
+            until = None if timeout is None else time.monotonic() + timeout
+            while True:
+                got = self.endpoint.recv_array(_remaining(until))
+                if got is None:
+                    raise TimeoutError(f"no aggregate from {self.server} within {timeout} s of sending the gradient "
+                                       "(is the server serving rounds, for this many workers?)")
+                if _addr(got.peer) in self._server:
+                    return got
+                self.ignored += 1
+        finally:
+            self._busy.release()
