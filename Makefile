@@ -222,7 +222,8 @@ bench-udp-lossy: install
 ## bench-approx: slacknet.approx end to end on loopback: one table sent reliably and under error
 ## bounds through random datagram loss; the MSR planned, send time, records arrived, and the
 ## estimate's interval against the truth (BENCH_APPROX_ARGS, e.g. --records 200000 --runs 5;
-## about a minute)
+## about 10 s; BENCH_APPROX_ARGS=--testbed: through the namespace testbed's congested 200
+## Mbit/s port instead, root only, about 30 s)
 BENCH_APPROX_ARGS ?=
 bench-approx: install
 	$(PY) bench/approx_loopback.py $(BENCH_APPROX_ARGS)

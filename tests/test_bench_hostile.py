@@ -261,6 +261,7 @@ def test_an_empty_flow_list_is_refused_not_timed(tmp_path: Path, monkeypatch: py
     (["--bounds", "0.1,x"], "--bounds '0.1,x'"),
     (["--bounds", "0.1,2"], "must be in (0, 1)"),
     (["--records", "many"], "--records"),
+    (["--testbed", "--flood", "-1"], "--flood -1"),
 ])
 def test_approx_bench_bad_arguments_are_one_line(args: list[str], needle: str) -> None:
     one_line_error(script(BENCH / "approx_loopback.py", *args), 2, needle)
