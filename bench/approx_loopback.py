@@ -242,8 +242,8 @@ def _cases(a: argparse.Namespace, df: pd.DataFrame, bounds: list[float], bed: _T
     once = bed.once if bed is not None else _once
     cases: list[tuple[str, dict[str, float]]] = [("reliable (msr 1)", {"msr": 1.0})]
     cases += [(f"e_max {b:g}", {"e_max": b, "column": "fare"}) for b in bounds]  # type: ignore[dict-item]
-    print(f"{'case':<18} {'msr':>6} {'pack s':>7} {'send s':>7} {'vs reliable':>11} {'resent':>7} {'arrived':>8} "
-          f"{'95% half-width':>15} {'true error':>11} {'covered':>8}")
+    print(f"{'case':<18} {'msr':>6} {'pack s':>7} {'send s':>7} {'send range':>13} {'vs reliable':>11} {'resent':>7} "
+          f"{'arrived':>8} {'95% half-width':>15} {'true error':>11} {'covered':>8}")
     base = None
     for name, plan in cases:
         try:
@@ -254,7 +254,8 @@ def _cases(a: argparse.Namespace, df: pd.DataFrame, bounds: list[float], bed: _T
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         cov = sum(r["covered"] for r in runs)
         base = base or med["wall_s"]
-        print(f"{name:<18} {med['msr']:>6.3f} {med['pack_s']:>7.3f} {med['wall_s']:>7.3f} "
+        lo, hi = min(r["wall_s"] for r in runs), max(r["wall_s"] for r in runs)
+        print(f"{name:<18} {med['msr']:>6.3f} {med['pack_s']:>7.3f} {med['wall_s']:>7.3f} {f'{lo:.3f}-{hi:.3f}':>13} "
               f"{med['wall_s'] / base:>10.2f}x {med['retx']:>7.1%} {med['arrived']:>8.1%} {med['half']:>15.2%} "
               f"{med['error']:>11.3%} {cov:>5.0f}/{a.runs}")
     return 0
