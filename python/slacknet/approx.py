@@ -180,19 +180,25 @@ def _estimate(value: float, var: float, confidence: float, z: float, m: int, big
                     known and se == 0.0)
 
 
+def _residuals(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stratum of ``k``: the messages ``m``, the ratio ``B_g = sum(t_i) / sum(r_i)`` of the
+    message sums ``t`` to their record counts ``r``, and the variance ``s_e**2`` of the
+    residuals ``t_i - B_g r_i`` (divisor ``m - 1``; not finite where ``m < 2``)."""
+    m = np.bincount(stratum, minlength=k).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        b = np.bincount(stratum, weights=t, minlength=k) / np.bincount(stratum, weights=r, minlength=k)
+        e = t - b[stratum] * r
+        s2 = np.bincount(stratum, weights=e * e, minlength=k) / (m - 1.0)
+    return m, b, s2
+
+
 def _strat_total(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, big_m: np.ndarray,
                  big_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per stratum, the separate ratio estimator of the total of ``t`` (message sums) with the
     record counts ``r`` as auxiliary (totals ``big_r``) and its variance estimate; NaN for a
     stratum with no message, infinite variance for one with a single message of several."""
-    k = len(big_m)
-    m = np.bincount(stratum, minlength=k).astype(np.float64)
-    st = np.bincount(stratum, weights=t, minlength=k)
-    sr = np.bincount(stratum, weights=r, minlength=k)
+    m, b, s2 = _residuals(t, r, stratum, len(big_m))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        b = st / sr
-        e = t - b[stratum] * r
-        s2 = np.bincount(stratum, weights=e * e, minlength=k) / (m - 1.0)
         total = big_r * b
         var = big_m * big_m * (1.0 - m / big_m) * s2 / m
     full = m == big_m
@@ -488,11 +494,8 @@ def pack(table: Any, *, e_max: float | None = None, column: str | None = None, m
     total = 0.0
     if column is not None:
         t, r = np.concatenate(parts_t), np.concatenate(parts_r)
-        st = np.repeat(np.arange(k), big_m.astype(np.int64))
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            b = np.bincount(st, weights=t, minlength=k) / np.maximum(1, big_r)
-            e_i = t - b[st] * r
-            s2 = np.where(big_m > 1, np.bincount(st, weights=e_i * e_i, minlength=k) / (big_m - 1.0), 0.0)
+        _, _, s2 = _residuals(t, r, np.repeat(np.arange(k), big_m.astype(np.int64)), k)
+        s2 = np.where(big_m > 1, s2, 0.0)
         total = float(t.sum())
         if not math.isfinite(total) or not np.isfinite(s2).all():
             raise ValueError(f"column = {column!r}: holds NaN or infinite values (or sums beyond floats); "
@@ -717,6 +720,7 @@ class Sample:
         self.frame = frame
         got_m = np.bincount(strata, minlength=len(labels))
         got_r = np.bincount(strata, weights=counts, minlength=len(labels))
+        self._got_m = got_m.astype(np.float64)  # messages arrived, per stratum
         self.strata = pd.DataFrame({"messages": big_m.astype(np.int64), "messages_arrived": got_m,
                                     "records": big_r.astype(np.int64), "records_arrived": got_r.astype(np.int64)},
                                    index=pd.Index(labels, name=by or "stratum"))
@@ -773,15 +777,13 @@ class Sample:
 
     def _whole(self, stratum: int | None = None) -> bool:
         """Every message of the strata counted (all, or ``stratum``) arrived."""
-        m = np.bincount(self._msg_stratum, minlength=len(self._labels))
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
-        return bool((m[sel] == self._big_m[sel]).all())
+        return bool((self._got_m[sel] == self._big_m[sel]).all())
 
     def _z(self, c: float, var: np.ndarray, stratum: int | None = None) -> float:
         """The quantile of an interval whose strata's variance estimates are ``var``."""
-        m = np.bincount(self._msg_stratum, minlength=len(self._labels)).astype(np.float64)
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
-        return _quantile(c, _dof(var[sel], m[sel], self._big_m[sel]))
+        return _quantile(c, _dof(var[sel], self._got_m[sel], self._big_m[sel]))
 
     # -- estimates
 
@@ -819,8 +821,7 @@ class Sample:
         # The linearized variance comes from the messages of sampled strata that hold records of
         # the domain; if one message holds all of them (and no whole stratum any), its residual
         # is 0 by construction, not by evidence: one cluster says nothing of the spread.
-        m = np.bincount(self._msg_stratum, minlength=len(self._labels))
-        whole = (m == self._big_m)[self._msg_stratum]
+        whole = (self._got_m == self._big_m)[self._msg_stratum]
         ours = np.ones(len(whole), dtype=bool) if stratum is None else self._msg_stratum == stratum
         held = (self._msg_sums(x) != 0) & ours
         if np.sum(held & ~whole) == 1 and not np.any(held & whole):
@@ -853,7 +854,7 @@ class Sample:
         for g, e in enumerate(ests):
             rows.append({"estimate": e.value, "stderr": e.stderr, "low": e.low, "high": e.high,
                          "relative_error": e.relative_error, "messages": int(self._big_m[g]),
-                         "messages_arrived": int(self.strata["messages_arrived"].iloc[g])})
+                         "messages_arrived": int(self._got_m[g])})
         return pd.DataFrame(rows, index=self.strata.index)
 
     def variance_components(self, column: str) -> tuple[np.ndarray, float]:
@@ -861,17 +862,10 @@ class Sample:
         stratum's ratio line (what the MSR for an error bound depends on), and the estimated
         total: what :class:`MsrController` plans the next window's MSR from."""
         y = self._values(column, None)
-        t = self._msg_sums(y)
-        r = self._msg_records.astype(np.float64)
-        k = len(self._labels)
-        st = self._msg_stratum
-        m = np.bincount(st, minlength=k).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            b = np.bincount(st, weights=t, minlength=k) / np.bincount(st, weights=r, minlength=k)
-            e = t - b[st] * r
-            s2 = np.where(m > 1, np.bincount(st, weights=e * e, minlength=k) / (m - 1.0), math.nan)
+        m, _, s2 = _residuals(self._msg_sums(y), self._msg_records.astype(np.float64), self._msg_stratum,
+                              len(self._labels))
         tot, _ = self._total_parts(y)
-        return s2, float(tot.sum())
+        return np.where(m > 1, s2, math.nan), float(tot.sum())
 
 
 def recv_table(endpoint: Endpoint, timeout: float | None = None) -> Sample | None:

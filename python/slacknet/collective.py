@@ -58,7 +58,6 @@ every replica's aggregate, as mixed-precision loss scaling expects to see it).
 from __future__ import annotations
 
 import ipaddress
-import math
 import socket
 import threading
 import time
