@@ -39,6 +39,13 @@ How it works (the contract the receiver's estimates rest on):
   dominates the variance; per stratum in :meth:`Sample.by_stratum`). A stratum with one message
   of several arrived has no variance estimate (its interval is infinite), nor has a domain mean
   whose records all arrived in one message; a stratum with none has no estimate (NaN).
+- A stratum that lost messages but shows no variation (a rare domain none of whose records
+  arrived, a column constant in it) has a variance estimate of 0 that is no evidence; its
+  interval is the exact hypergeometric bound on how many of its records that did not arrive
+  could differ (valid because the shuffle makes the records that arrived a simple random sample
+  of the stratum's), times how far each could (1 for a count; the range of the column's values
+  that arrived otherwise, infinite if they show none), joined to the other strata's t interval
+  by MOVER; such an interval may be asymmetric (``count(where=rare)`` of 0: ``[0, high]``).
 - The MSR for ``e_max`` (``send_table(..., e_max=, column=)``) comes from the same variance
   with the sender's full data: with a common sampling fraction ``f`` the variance is
   ``(1 - f) / f * A`` with ``A = sum_g M_g S_g**2``, so ``q * sqrt(V) <= e_max * |T|`` holds
@@ -69,7 +76,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scipy.stats import t as student_t  # type: ignore[import-untyped]
+from scipy.stats import hypergeom, t as student_t  # type: ignore[import-untyped]
 
 from .net import Endpoint, Job, JobReport, _integer, _number
 
@@ -107,13 +114,20 @@ class ApproxFormatError(ValueError):
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimated quantity: ``value``, its standard error ``stderr`` and the normal interval
-    ``[low, high]`` at ``confidence``; ``relative_error`` is the interval's half-width over
-    ``|value|`` (the quantity ``e_max`` bounds). ``messages`` of ``messages_total`` data messages
-    arrived; ``exact`` when nothing was estimated (every message of the strata counted arrived,
-    or the quantity is known from the manifest). An estimate from a sample whose values do not
-    vary (a rare domain that no message that arrived holds, say) has a ``stderr`` of 0 but is
-    not ``exact``: the messages that did not arrive may differ."""
+    """An estimated quantity: ``value``, its standard error ``stderr`` (the design's variance
+    estimate) and the interval ``[low, high]`` at ``confidence``; ``relative_error`` is the
+    interval's larger half-width over ``|value|`` (the quantity ``e_max`` bounds). ``messages``
+    of ``messages_total`` data messages arrived; ``exact`` when nothing was estimated (every
+    message of the strata counted arrived, or the quantity is known from the manifest).
+
+    The interval is ``value ± t * stderr`` unless a stratum that lost messages shows no
+    variation (a rare domain that no record of it that arrived is in, say, or a column constant
+    in it): its variance estimate is then 0 although the records that did not arrive may
+    differ, so the interval adds that stratum's exact bound on how many of them could (see
+    :func:`_flat_bound`) and may be asymmetric (``count(where=rare)`` of 0 is ``[0, high]`` with
+    ``high > 0``); ``stderr`` stays the design's (0 for such a stratum alone) and is not the
+    interval's half-width then. An interval not ``exact`` has width 0 only where so few records
+    are missing that even one of them differing is less likely than the interval's tail."""
 
     value: float
     stderr: float
@@ -128,7 +142,10 @@ class Estimate:
     def __str__(self) -> str:
         if self.exact:
             return f"{self.value:.6g} (exact)"
-        return f"{self.value:.6g} ± {self.high - self.value:.3g} ({self.confidence:.0%})"
+        up, down = self.high - self.value, self.value - self.low
+        if up == down or math.isnan(up) or math.isnan(down):
+            return f"{self.value:.6g} ± {up:.3g} ({self.confidence:.0%})"
+        return f"{self.value:.6g} +{up:.3g}/-{down:.3g} ({self.confidence:.0%})"
 
 
 def _confidence(confidence: Any) -> float:
@@ -166,18 +183,49 @@ def _dof(var: np.ndarray, m: np.ndarray, big_m: np.ndarray) -> float:
 
 
 def _estimate(value: float, var: float, confidence: float, z: float, m: int, big_m: int,
-              known: bool = False) -> Estimate:
-    """``known``: nothing was estimated (the strata counted arrived whole, or the manifest says)."""
+              known: bool = False, up: float = 0.0, down: float = 0.0, floor: float = -math.inf,
+              ceil: float = math.inf) -> Estimate:
+    """``known``: nothing was estimated (the strata counted arrived whole, or the manifest says).
+
+    ``up`` and ``down``: the bounds of strata that lost messages but show no variation, how far
+    above and below ``value`` the records that did not arrive could take it (:func:`_flat_bound`);
+    they join the t interval of the other strata by MOVER (Zou & Donner 2008, "Construction of
+    confidence limits about effect measures: a general approach", Stat. Med. 27: the limits of a
+    sum of independent parts are ``value ± sqrt(sum of each part's squared distance to its
+    limit)``), so a flat stratum alone gives exactly its bound and the interval is never
+    narrower than ``value ± z * stderr``. ``floor`` and ``ceil``: what the quantity certainly
+    lies between (a count: the domain records that arrived, and those plus every record that
+    did not); the widening stops there."""
     se = math.sqrt(var) if var >= 0 and not math.isnan(value) else math.nan
     half = z * se
-    if math.isnan(value) or math.isnan(half):
+    low, high = value - half, value + half
+    if (up > 0 or down > 0) and not math.isnan(half):
+        # CORRECTNESS: only widens (max/min with the t limits); never past a certain bound.
+        high = max(high, min(value + math.sqrt(half * half + up * up), ceil))
+        low = min(low, max(value - math.sqrt(half * half + down * down), floor))
+    wide = max(high - value, value - low)
+    if math.isnan(value) or math.isnan(wide):
         rel = math.nan
-    elif half == 0.0:
+    elif wide == 0.0:
         rel = 0.0
     else:
-        rel = half / abs(value) if value != 0 else math.inf
-    return Estimate(value, se, value - half, value + half, confidence, rel, m, big_m,
-                    known and se == 0.0)
+        rel = wide / abs(value) if value != 0 else math.inf
+    return Estimate(value, se, low, high, confidence, rel, m, big_m, known and se == 0.0 and wide == 0.0)
+
+
+def _hypergeom_upper(x: np.ndarray, n: np.ndarray, big_n: np.ndarray, alpha: float) -> np.ndarray:
+    """Exact one-sided upper confidence bounds on ``K``, the records of a kind among a stratum's
+    ``big_n``, from ``x`` of that kind among ``n`` drawn without replacement: the largest ``K``
+    with ``P(X <= x | K) > alpha`` (the finite-population Clopper-Pearson bound; for ``x = 0``
+    ``C(N - K, n) / C(N, n) > alpha``, about ``N (1 - alpha**(1/n))``, the "rule of three"'s
+    ``3 N / n`` at ``alpha = 0.05``). Binary search: ``P(X <= x | K)`` falls as ``K`` grows."""
+    lo = x.astype(np.int64)
+    hi = (x + big_n - n).astype(np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi + 1) // 2
+        ok = hypergeom.cdf(x, big_n, mid, n) > alpha
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid - 1)
+    return lo.astype(np.float64)
 
 
 def _residuals(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -211,6 +259,65 @@ def _strat_total(t: np.ndarray, r: np.ndarray, stratum: np.ndarray, big_m: np.nd
     total[none] = 0.0
     var[none] = 0.0
     return total, var
+
+
+def _flat_bound(z: np.ndarray, row_stratum: np.ndarray, t: np.ndarray, r: np.ndarray, stratum: np.ndarray,
+                big_m: np.ndarray, big_r: np.ndarray, lo: float, hi: float,
+                confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum, how far above (``up``) and below (``down``) its estimated total of the
+    per-record values ``z`` the records that did not arrive could take it, where the stratum
+    lost messages but its residual variance is 0 (every message that arrived fits the ratio
+    line ``t_i = B_g r_i``: a rare domain none of whose records arrived, a column constant in the
+    stratum); 0 elsewhere, where the t interval holds.
+
+    Why: ``s_e**2 = 0`` from ``m_g`` messages is no evidence that the stratum's messages do not
+    vary (a domain in 1% of the records is absent from 20 random ones 82% of the time), so the
+    interval ``± t * 0`` claims a certainty the sample does not have (the audit's Monte Carlo:
+    such domain counts held the truth 61-75% of the time). Because :func:`pack` shuffles each
+    stratum's records into messages, the records that arrived are a simple random sample of the
+    stratum's ``R_g``, whichever messages were lost; so of the records whose value is not the
+    ratio's ``B_g`` (``x_g`` of the ``n_g`` that arrived, usually none), the stratum holds at most
+    the exact hypergeometric bound ``K_g`` (:func:`_hypergeom_upper`, one tail of the two-sided
+    ``confidence`` as Clopper-Pearson's), ``K_g - x_g`` of them among those that did not arrive,
+    each differing from ``B_g`` by at most ``hi - B_g`` (above) or ``B_g - lo`` (below). ``lo``,
+    ``hi``: the range a record's ``z`` can take: ``[0, 1]`` for a domain count (so the count's
+    bound is exact), the range the sample shows otherwise (an assumption: a record that did not
+    arrive may lie beyond it; infinite where the sample shows no range at all)."""
+    k = len(big_m)
+    m, b, s2 = _residuals(t, r, stratum, k)
+    scale = np.zeros(k)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN or huge sums: not flat, their own estimate says so
+        np.maximum.at(scale, stratum, np.abs(t))
+        # A residual variance at rounding level of the message sums is none (a constant 0.1: its
+        # sums are 0.1 r_i only to rounding).
+        flat = (m >= 2) & (m < big_m) & (s2 <= (1e-12 * scale) ** 2)
+    up, down = np.zeros(k), np.zeros(k)
+    if not flat.any():
+        return up, down
+    n = np.bincount(stratum, weights=r, minlength=k)
+    zscale = np.zeros(k)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.maximum.at(zscale, row_stratum, np.abs(z))
+        off = np.abs(z - b[row_stratum]) > 1e-12 * np.maximum(zscale, np.abs(b))[row_stratum]
+    x = np.bincount(row_stratum, weights=off, minlength=k)
+    g = np.flatnonzero(flat)
+    unseen = _hypergeom_upper(x[g], n[g], big_r[g], (1.0 - confidence) / 2.0) - x[g]
+    with np.errstate(invalid="ignore"):
+        up[g] = np.where(unseen > 0, unseen * np.maximum(hi - b[g], 0.0), 0.0)
+        down[g] = np.where(unseen > 0, unseen * np.maximum(b[g] - lo, 0.0), 0.0)
+    return up, down
+
+
+def _range(y: np.ndarray, with_zero: bool) -> tuple[float, float]:
+    """The range of the finite values ``y`` (with 0 if ``with_zero``: a record outside a domain
+    contributes 0), or ``(-inf, inf)`` where they show none: nothing says how far a record
+    that did not arrive could lie from them."""
+    f = y[np.isfinite(y)]
+    if with_zero:
+        f = np.append(f, 0.0)
+    if not len(f) or f.min() == f.max():
+        return -math.inf, math.inf
+    return float(f.min()), float(f.max())
 
 
 # --------------------------------------------------------------------------------------------
@@ -721,6 +828,7 @@ class Sample:
         got_m = np.bincount(strata, minlength=len(labels))
         got_r = np.bincount(strata, weights=counts, minlength=len(labels))
         self._got_m = got_m.astype(np.float64)  # messages arrived, per stratum
+        self._got_r = got_r.astype(np.float64)  # records arrived, per stratum
         self.strata = pd.DataFrame({"messages": big_m.astype(np.int64), "messages_arrived": got_m,
                                     "records": big_r.astype(np.int64), "records_arrived": got_r.astype(np.int64)},
                                    index=pd.Index(labels, name=by or "stratum"))
@@ -772,6 +880,17 @@ class Sample:
         return _strat_total(self._msg_sums(per_row), self._msg_records.astype(np.float64), self._msg_stratum,
                             self._big_m, self._big_r)
 
+    def _flat(self, per_row: np.ndarray, lo: float, hi: float, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per stratum, :func:`_flat_bound` of the per-record values ``per_row`` in ``[lo, hi]``."""
+        return _flat_bound(per_row, self._row_stratum, self._msg_sums(per_row), self._msg_records.astype(np.float64),
+                           self._msg_stratum, self._big_m, self._big_r, lo, hi, confidence)
+
+    def _count_bounds(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per stratum, what a domain count certainly lies between: the domain's records that
+        arrived, and those plus every record that did not."""
+        seen = np.bincount(self._row_stratum, weights=mask, minlength=len(self._labels))
+        return seen, seen + (self._big_r - self._got_r)
+
     def _counts(self) -> tuple[int, int]:
         return len(self._msg_records), int(self._big_m.sum())
 
@@ -788,28 +907,47 @@ class Sample:
     # -- estimates
 
     def total(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
-        """The table's total of ``column`` (over the records ``where`` holds)."""
+        """The table's total of ``column`` (over the records ``where`` holds). A stratum that lost
+        messages and shows no variation widens the interval by its bound (:func:`_flat_bound`)."""
         c = _confidence(confidence)
-        tot, var = self._total_parts(self._values(column, where))
-        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole())
+        per_row = self._values(column, where)
+        tot, var = self._total_parts(per_row)
+        up, down = self._flat(per_row, *_range(self.frame[column].to_numpy(dtype=np.float64), where is not None), c)
+        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole(),
+                         float(np.hypot.reduce(up)), float(np.hypot.reduce(down)))
 
     def count(self, *, where: Any = None, confidence: float = 0.95) -> Estimate:
-        """How many of the table's records ``where`` holds for (exact without ``where``)."""
+        """How many of the table's records ``where`` holds for (exact without ``where``). A stratum
+        that lost messages and none (or all) of whose records that arrived are in the domain adds
+        its exact bound to the interval, never beyond what the count certainly lies between."""
         c = _confidence(confidence)
         if where is None:
             return _estimate(float(self._big_r.sum()), 0.0, c, _quantile(c, 0.0), *self._counts(), True)
-        tot, var = self._total_parts(self._mask(where))
-        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole())
+        mask = self._mask(where)
+        tot, var = self._total_parts(mask)
+        up, down = self._flat(mask, 0.0, 1.0, c)
+        floor, ceil = self._count_bounds(mask)
+        return _estimate(float(tot.sum()), float(var.sum()), c, self._z(c, var), *self._counts(), self._whole(),
+                         float(np.hypot.reduce(up)), float(np.hypot.reduce(down)), float(floor.sum()),
+                         float(ceil.sum()))
 
     def mean(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
         """The mean of ``column`` over the table's records (those ``where`` holds for): the ratio of
-        two estimated totals, its variance linearized (Lohr §4.1)."""
+        two estimated totals, its variance linearized (Lohr §4.1); a stratum that lost messages
+        and shows no variation widens the interval by its bound (:func:`_flat_bound`)."""
         c = _confidence(confidence)
         y = self._values(column, where)
         x = self._mask(where)
-        return self._ratio(y, x, c, None)
+        return self._ratio(y, x, c, None, self._span(column))
 
-    def _ratio(self, y: np.ndarray, x: np.ndarray, confidence: float, stratum: int | None) -> Estimate:
+    def _span(self, column: str) -> tuple[float, float]:
+        """The range of ``column``'s values that arrived (:func:`_range`)."""
+        return _range(self.frame[column].to_numpy(dtype=np.float64), False)
+
+    def _ratio(self, y: np.ndarray, x: np.ndarray, confidence: float, stratum: int | None,
+               span: tuple[float, float]) -> Estimate:
+        """The ratio of the totals of ``y`` and ``x`` (a domain mean), of ``stratum`` or all;
+        ``span``: the range of the column's values (for strata that show no variation)."""
         ty, _ = self._total_parts(y)
         tx, _ = self._total_parts(x)
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
@@ -817,7 +955,14 @@ class Sample:
         q = num / den if den != 0 else math.nan
         if math.isnan(q):
             return _estimate(math.nan, math.nan, confidence, math.nan, *self._counts())
-        _, var = self._total_parts(np.where(x != 0, y - q * x, 0.0))
+        lin = np.where(x != 0, y - q * x, 0.0)
+        _, var = self._total_parts(lin)
+        # A flat stratum's records that did not arrive could hold the domain (or leave it), each
+        # adding between lo - q and hi - q to the linearized numerator (0: outside the domain).
+        lo, hi = span[0] - q, span[1] - q
+        if np.any(x == 0):
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        up, down = self._flat(lin, lo, hi, confidence)
         # The linearized variance comes from the messages of sampled strata that hold records of
         # the domain; if one message holds all of them (and no whole stratum any), its residual
         # is 0 by construction, not by evidence: one cluster says nothing of the spread.
@@ -827,7 +972,8 @@ class Sample:
         if np.sum(held & ~whole) == 1 and not np.any(held & whole):
             var = np.full_like(var, math.inf)
         z = self._z(confidence, var, stratum)
-        return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts(), self._whole(stratum))
+        return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts(), self._whole(stratum),
+                         float(np.hypot.reduce(up[sel])) / abs(den), float(np.hypot.reduce(down[sel])) / abs(den))
 
     def by_stratum(self, column: str | None = None, *, agg: str = "total", where: Any = None,
                    confidence: float = 0.95) -> pd.DataFrame:
@@ -843,14 +989,24 @@ class Sample:
         k = len(self._labels)
         if agg == "mean":
             y, x = self._values(column, where), self._mask(where)  # type: ignore[arg-type]
-            ests = [self._ratio(y, x, c, g) for g in range(k)]
+            span = self._span(column)  # type: ignore[arg-type]
+            ests = [self._ratio(y, x, c, g, span) for g in range(k)]
         else:
             per_row = self._mask(where) if agg == "count" else self._values(column, where)  # type: ignore[arg-type]
+            up = down = np.zeros(k)
+            floor, ceil = np.full(k, -math.inf), np.full(k, math.inf)
             if agg == "count" and where is None:
                 tot, var = self._big_r.astype(np.float64), np.zeros(k)  # known from the manifest
             else:
                 tot, var = self._total_parts(per_row)
-            ests = [_estimate(float(tot[g]), float(var[g]), c, self._z(c, var, g), *self._counts()) for g in range(k)]
+                if agg == "count":
+                    up, down = self._flat(per_row, 0.0, 1.0, c)
+                    floor, ceil = self._count_bounds(per_row)
+                else:
+                    span = _range(self.frame[column].to_numpy(dtype=np.float64), where is not None)
+                    up, down = self._flat(per_row, *span, c)
+            ests = [_estimate(float(tot[g]), float(var[g]), c, self._z(c, var, g), *self._counts(), False,
+                              float(up[g]), float(down[g]), float(floor[g]), float(ceil[g])) for g in range(k)]
         for g, e in enumerate(ests):
             rows.append({"estimate": e.value, "stderr": e.stderr, "low": e.low, "high": e.high,
                          "relative_error": e.relative_error, "messages": int(self._big_m[g]),
