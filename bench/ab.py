@@ -14,27 +14,26 @@ the table says in its last column (``same`` or ``DIFFERENT``; exit code 1 if any
     python bench/ab.py --runs 7 /tmp/sim-before target/release/slacknet-sim experiments/compare/ls256.toml
 
 Bad arguments (a build that is not an executable file, a scenario that does not exist, fewer
-than one run) get one line naming the argument and exit code 2.
+than one run) get one line naming the argument and exit code 2; Ctrl-C, one line (``interrupted``)
+and exit code 130.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
-from scale_table import field as printed_field, run_binary  # bench/ is the script's folder, hence on its path
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli and scale_table (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import Parser, UsageError, interruptible, positive_int  # noqa: E402
+from scale_table import field as printed_field, run_binary  # noqa: E402
 
 # Lines of `slacknet-sim`'s printout that measure the machine, not the simulation.
 TIMING_PREFIXES = ("wall time", "cpu time", "events/s", "packet-hops/s", "peak memory")
-
-
-class UsageError(Exception):
-    """A bad argument: the message names it and the fix."""
 
 
 @dataclass
@@ -75,11 +74,8 @@ def check_args(a: Path, b: Path, scenarios: list[Path], runs: int | str) -> int:
     for s in scenarios:
         if not s.is_file():
             raise UsageError(f"SCENARIO = {s}: no such file; give a scenario TOML such as experiments/compare/ls256.toml")
-    try:
-        n = int(runs)
-    except ValueError:
-        n = 0
-    if n < 1:
+    n = positive_int(runs)
+    if n is None:
         raise UsageError(f"--runs = {runs}: must be a whole number, at least 1 (7 is a good number on a shared machine)")
     return n
 
@@ -109,16 +105,9 @@ def compare(a: Path, b: Path, scenario: Path, runs: int, out=sys.stdout) -> bool
     return same
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line and exit code 2 like ours."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
+@interruptible
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(prog="bench/ab.py", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="bench/ab.py", description=__doc__.split("\n\n")[0])
     p.add_argument("build_a", type=Path, metavar="BUILD_A", help="the build before (a slacknet-sim binary)")
     p.add_argument("build_b", type=Path, metavar="BUILD_B", help="the build after")
     p.add_argument("scenarios", type=Path, nargs="+", metavar="SCENARIO", help="scenario TOML files")

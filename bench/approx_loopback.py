@@ -31,7 +31,6 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -39,13 +38,10 @@ import pandas as pd
 from slacknet import approx
 from slacknet.net import Endpoint, Faults, TransportError
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line and exit code 2 like ours."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {message}", file=sys.stderr)
-        sys.exit(2)
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli and udp_lossy (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import Parser, interruptible, stop  # noqa: E402
 
 
 def _table(n: int) -> pd.DataFrame:
@@ -130,8 +126,7 @@ class _Testbed:
     def __init__(self, flood: float) -> None:
         from slacknet import testbed
 
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from udp_lossy import FLOOD  # the same competing traffic as bench-udp-lossy
+        from udp_lossy import FLOOD  # the same competing traffic as bench-udp-lossy (bench/ is on the path)
 
         self._dir = tempfile.TemporaryDirectory()
         self._tb = testbed.Testbed(hosts=3, rate="200mbit")
@@ -141,16 +136,19 @@ class _Testbed:
             self._dir.cleanup()
             raise
         d = Path(self._dir.name)
-        for name, text in (("rx", _TB_RX), ("tx", _TB_TX), ("flood", FLOOD)):
-            (d / f"{name}.py").write_text(textwrap.dedent(text))
         self._d = d
         tb = self._tb
-        self._rx = tb.python(1, d / "rx.py", tb.address(1), stdout=subprocess.PIPE)
-        if not self._rx.stdout or self._rx.stdout.readline().strip() != "ready":
+        try:  # Ctrl-C included: the receiver and the flood must not outlive the testbed
+            for name, text in (("rx", _TB_RX), ("tx", _TB_TX), ("flood", FLOOD)):
+                (d / f"{name}.py").write_text(textwrap.dedent(text))
+            self._rx = tb.python(1, d / "rx.py", tb.address(1), stdout=subprocess.PIPE)
+            if not self._rx.stdout or self._rx.stdout.readline().strip() != "ready":
+                raise TransportError("the testbed's receiver did not start")
+            self._flood = tb.python(2, d / "flood.py", tb.address(1), str(flood)) if flood > 0 else None
+            time.sleep(0.5)
+        except BaseException:
             self.close()
-            raise TransportError("the testbed's receiver did not start")
-        self._flood = tb.python(2, d / "flood.py", tb.address(1), str(flood)) if flood > 0 else None
-        time.sleep(0.5)
+            raise
 
     def once(self, df: pd.DataFrame, loss: float, seed: int, **plan: float) -> dict[str, float]:
         tb = self._tb
@@ -160,8 +158,9 @@ class _Testbed:
         try:
             out, err = tx.communicate(timeout=330)
         except subprocess.TimeoutExpired:
-            tx.kill()
             raise TransportError("the sender did not finish within 330 s") from None
+        finally:  # the sender ended, or is stopped (a timeout, Ctrl-C)
+            stop(tx)
         if tx.returncode != 0:
             raise TransportError(f"the sender failed: {(err.strip().splitlines() or ['?'])[-1]}")
         sent = json.loads(out.strip().splitlines()[-1])
@@ -177,16 +176,14 @@ class _Testbed:
                 "covered": float(got["low"] - slack <= truth <= got["high"] + slack), "retx": sent["retx"]}
 
     def close(self) -> None:
-        for proc in (getattr(self, "_flood", None), getattr(self, "_rx", None)):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
+        stop(getattr(self, "_flood", None), getattr(self, "_rx", None))
         self._tb.close()
         self._dir.cleanup()
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="bench/approx_loopback.py", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="bench/approx_loopback.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=1_000_000, help="rows of the table (default 1,000,000)")
     ap.add_argument("--loss", type=float, default=None, help="datagram loss probability injected at the sender "
                     "(default 0.05 on loopback, 0 on the testbed)")

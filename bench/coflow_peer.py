@@ -12,7 +12,7 @@ or test slacknet); it is compiled with ``javac`` into ``target/bench-coflowsim``
 PFP, FIFO, SCF, NCF, LCF, SEBF, DARK (default: all; coflowsim takes from half a minute to
 about ten minutes each on this machine). The trace comes from ``$SLACKNET_COFLOW_TRACE`` or
 ``../shared/data/coflow`` found upward, as for ``slacknet reproduce coflow``. Exit code 2 with
-one line on a bad argument or a missing tool.
+one line on a bad argument or a missing tool; Ctrl-C, one line (``interrupted``) and exit code 130.
 """
 
 from __future__ import annotations
@@ -24,16 +24,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from slacknet import coflow
+
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+import _cli  # noqa: E402
 
 OURS = {"FAIR": "fair", "PFP": "pfp", "FIFO": "fifo", "SCF": "scf", "NCF": "ncf", "LCF": "lcf",
         "SEBF": "sebf", "DARK": "dclas"}
 
 
-def die(msg: str) -> None:
-    print(f"coflow_peer: {msg}", file=sys.stderr)
-    sys.exit(2)
+def die(msg: str) -> NoReturn:
+    _cli.die("coflow_peer", msg)
 
 
 def cpu(who: int) -> float:
@@ -55,11 +60,13 @@ def build(src: Path, out: Path) -> None:
         die(f"javac failed:\n{r.stderr[-2000:]}")
 
 
-def main() -> None:
-    if len(sys.argv) < 2:
+@_cli.interruptible
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
         die("usage: python bench/coflow_peer.py COFLOWSIM_DIR [ALGO ...]")
-    src = Path(sys.argv[1])
-    algos = [a.upper() for a in sys.argv[2:]] or list(OURS)
+    src = Path(args[0])
+    algos = [a.upper() for a in args[1:]] or list(OURS)
     bad = [a for a in algos if a not in OURS]
     if bad:
         die(f"ALGO = {bad[0]}: not a coflowsim scheduler; expected one of {', '.join(OURS)}")
@@ -96,4 +103,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -31,6 +31,10 @@ import slacknet
 from slacknet.config import Credence, DynamicThresholds, ForestOracle
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # bench/: _cli (on the path when run as a script)
+    sys.path.insert(0, str(HERE))
+from _cli import interruptible, positive_int, stop  # noqa: E402
+
 ROOT = HERE.parent
 BENCH_TOML = ROOT / "experiments" / "credence" / "bench.toml"
 TARGET = 1.10
@@ -86,38 +90,40 @@ def instruction_ratio() -> None:
     if not binary.exists():
         raise SystemExit(f"{binary} is missing: cargo build --release -p slacknet-sim (make bench-credence does)")
     with tempfile.TemporaryDirectory(prefix="credence_bench_") as tmp:
-        runs = {}
-        for name, admission in ADMISSION.items():
-            toml = Path(tmp) / f"{name}.toml"
-            toml.write_text(scenario_text(admission, True))
-            out = Path(tmp) / f"{name}.callgrind"
-            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(toml)]
-            runs[name] = (out, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        runs: dict[str, tuple[Path, subprocess.Popen[str]]] = {}
         counts = {}
-        for name, (out, proc) in runs.items():
-            _, err = proc.communicate()
-            if proc.returncode != 0:
-                raise SystemExit(f"callgrind run of {name} failed:\n{err[-2000:]}")
-            m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
-            if m is None:
-                raise SystemExit(f"no instruction total in {out}")
-            counts[name] = int(m.group(1))
+        try:
+            for name, admission in ADMISSION.items():
+                toml = Path(tmp) / f"{name}.toml"
+                toml.write_text(scenario_text(admission, True))
+                out = Path(tmp) / f"{name}.callgrind"
+                cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(toml)]
+                runs[name] = (out, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            for name, (out, proc) in runs.items():
+                _, err = proc.communicate()
+                if proc.returncode != 0:
+                    raise SystemExit(f"callgrind run of {name} failed:\n{err[-2000:]}")
+                m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+                if m is None:
+                    raise SystemExit(f"no instruction total in {out}")
+                counts[name] = int(m.group(1))
+        finally:  # one run failed, or Ctrl-C: the other must not go on for minutes
+            stop(*(proc for _, proc in runs.values()))
     for k, n in counts.items():
         print(f"{k:<10} {n / 1e6:,.1f} M instructions (callgrind, 20 ms of arrivals, 60 ms stop)")
     ratio = counts["Credence"] / counts["DT"]
     print(f"Credence / DT instructions: {ratio:.3f} (target <= {TARGET:.2f})")
 
 
-def main() -> int:
-    if len(sys.argv) > 2:
-        print(f"bench-credence: {len(sys.argv) - 1} arguments: give at most one, REPS (default 5)", file=sys.stderr)
+@interruptible
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) > 1:
+        print(f"bench-credence: {len(args)} arguments: give at most one, REPS (default 5)", file=sys.stderr)
         return 2
-    given = sys.argv[1] if len(sys.argv) > 1 else "5"
-    try:
-        reps = int(given)
-    except ValueError:
-        reps = 0
-    if reps < 1:
+    given = args[0] if args else "5"
+    reps = positive_int(given)
+    if reps is None:
         print(f"bench-credence: REPS = {given}: give a whole number of runs per policy, at least 1 "
               "(5 is the default: the median of five)", file=sys.stderr)
         return 2

@@ -39,8 +39,9 @@ the predictions help).
     python bench/credence_regime.py --stage oat           # 40 s
     python bench/credence_regime.py --model experiments/credence/credence_forest_contended.json
 
-Every run's metrics go to --out (default results/credence_regime/grid.csv); points already in
-that file with the same settings are not run again, so an interrupted map resumes.
+Every run's metrics go to --out (default results/credence_regime/grid.csv), rewritten whole after
+each run; points already in that file with the same settings are not run again, so an
+interrupted map (Ctrl-C: one line, ``interrupted``, and exit code 130) resumes.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -59,6 +61,11 @@ import pandas as pd
 
 import slacknet
 from slacknet.sweep import run_metrics
+
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import interruptible  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = ROOT / "experiments" / "credence" / "base_reduced.toml"
@@ -175,6 +182,20 @@ def key_of(point: dict[str, Any], policy: str, ms: float, seed: int, model: str 
     return json.dumps({**point, "policy": policy, "ms": ms, "seed": seed, "model": model or "builtin"}, sort_keys=True)
 
 
+def write_csv(df: pd.DataFrame, out: Path) -> None:
+    """Write ``df`` to ``out`` whole: beside it under another name, then renamed over it, so that
+    a write cut short (Ctrl-C, a full disk) leaves the last whole grid, never a truncated one
+    that the next run would resume from."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        df.to_csv(tmp, index=False)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def run_grid(pts: list[dict[str, Any]], ms: float, seed: int, model: str | None, out: Path) -> pd.DataFrame:
     done = pd.read_csv(out) if out.exists() else pd.DataFrame()
     known = set(done["key"]) if len(done) else set()
@@ -193,8 +214,7 @@ def run_grid(pts: list[dict[str, Any]], ms: float, seed: int, model: str | None,
             known.add(k)
             print(f"[{n}/{total}] {p} {pol}: incast mean {m['incast_mean']:.1f} "
                   f"({time.perf_counter() - t:.1f} s)", file=sys.stderr, flush=True)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            pd.DataFrame(rows).to_csv(out, index=False)
+            write_csv(pd.DataFrame(rows), out)
     df = pd.DataFrame(rows)
     keys = {key_of(p, pol, ms, seed, model) for p in pts for pol in POLICIES}
     return df[df["key"].isin(keys)]
@@ -229,7 +249,8 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def main() -> int:
+@interruptible
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stage", choices=["oat", "corner", "all"], default="all")
     ap.add_argument("--ms", type=float, default=100.0, help="workload duration (ms); default 100")
@@ -238,7 +259,7 @@ def main() -> int:
                     help="only this transport (repeatable; default: all)")
     ap.add_argument("--model", default=None, help="Credence's forest JSON (default: the built-in model)")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "credence_regime" / "grid.csv")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     model = None if a.model is None else str(Path(a.model).resolve())
     df = run_grid(points(a.stage, a.transport or TRANSPORTS), a.ms, a.seed, model, a.out)
     t = table(df)

@@ -42,6 +42,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import UsageError, interruptible  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "pgo"
 
@@ -59,10 +64,6 @@ TRAINING = [
 
 # Functions the training never reached are compiled as without a profile: not worth a warning each.
 USE_FLAGS = ["-Cllvm-args=-pgo-warn-missing-function=false"]
-
-
-class UsageError(Exception):
-    """Something the user can fix: the message names it and the fix."""
 
 
 def rustc(*args: str) -> str:
@@ -259,6 +260,7 @@ def build_extension(profdata: Path, scenarios: list[Path]) -> None:
     run(pip, use, "profile-guided extension")
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("what", choices=["binary", "extension"],

@@ -23,7 +23,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NoReturn
+
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import Parser, interruptible  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "slacknet-sim"
@@ -91,16 +95,10 @@ def run(path: Path, binary: Path = BIN) -> dict[str, float]:
     }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line and exit code 2 like ours."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"bench-scale-table: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
+@interruptible
 def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="bench/scale_table.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(prog="bench/scale_table.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                error_prefix="bench-scale-table")
     ap.add_argument("--k", type=int, nargs="+", default=[4, 6, 8, 10, 12, 16],
                     help="fat-tree k values (even, 4-16; default 4 6 8 10 12 16)")
     ap.add_argument("--ms", type=float, nargs="+", default=[1.0, 2.0],

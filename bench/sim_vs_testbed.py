@@ -19,6 +19,11 @@ from pathlib import Path
 import slacknet
 from slacknet import testbed
 
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import interruptible, stop  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 SIZE = 8 << 20
 
@@ -50,6 +55,7 @@ def simulated(p: float) -> float:
     return float(res.records["fct_us"].iloc[0]) / 1e6
 
 
+@interruptible
 def main() -> int:
     why = testbed.available()
     if why is not None:
@@ -64,19 +70,21 @@ def main() -> int:
         (Path(d) / "tx.py").write_text(textwrap.dedent(TX))
         (Path(d) / "rx.py").write_text(textwrap.dedent(RX))
         rx = tb.python(1, Path(d) / "rx.py", tb.address(1), stdout=subprocess.PIPE)
-        assert rx.stdout and rx.stdout.readline().strip() == "ready"
-        try:
+        try:  # the receiver and a sender are stopped however this ends (Ctrl-C included)
+            assert rx.stdout and rx.stdout.readline().strip() == "ready"
             for p in (1.0, 0.9):
                 real = []
                 for _ in range(3):
                     r = tb.python(0, Path(d) / "tx.py", tb.address(0), tb.address(1), str(SIZE), str(p),
                                   stdout=subprocess.PIPE)
-                    out, _ = r.communicate(timeout=120)
+                    try:
+                        out, _ = r.communicate(timeout=120)
+                    finally:
+                        stop(r)
                     real.append(float(out.strip().splitlines()[-1]))
                 rows.append((p, simulated(p), statistics.median(real)))
         finally:
-            rx.kill()
-            rx.wait()
+            stop(rx)
     print(f"8 MB from host 0 to host 1 through a 200 Mbit/s port; line-rate bound {bound * 1e3:.1f} ms (all of it)")
     print(f"{'transport':<24} {'simulator':>12} {'testbed':>12} {'testbed/sim':>12}")
     for p, sim, real in rows:

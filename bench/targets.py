@@ -45,7 +45,7 @@ minutes in all (`--only k16` needs no ns-3). The table goes to stdout, each run'
 stderr. Bad arguments (a binary that is missing or not executable, `--runs` below 1 or not a
 whole number, a missing scenario) are one line and exit code 2, as is a comparison that cannot
 run; a simulator run that fails, exit code 1. Otherwise the exit code is 0 whether the targets
-hold or not: the table says.
+hold or not: the table says. Ctrl-C stops it with one line (``interrupted``) and exit code 130.
 """
 
 from __future__ import annotations
@@ -57,9 +57,13 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable
 
-from scale_table import field, run_binary  # bench/ is the script's folder, hence on its path
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli and scale_table (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import Parser, UsageError, interruptible, positive_int  # noqa: E402
+from scale_table import field, run_binary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "slacknet-sim"
@@ -73,10 +77,6 @@ K16_SECONDS = 60.0
 K16_MB = 150.0
 
 NO_HTSIM = "skipped: no htsim checkout (HTSIM_DIR)"
-
-
-class UsageError(Exception):
-    """A bad argument: the message names it and the fix."""
 
 
 @dataclass
@@ -218,21 +218,10 @@ def measure_ls256(scenario: Path, out: Path, runs: int, htsim_dir: str | None, s
     return ls256_verdicts(cmp, label), render_comparison(cmp) + (f"\n{context}" if context else "")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line and exit code 2 like ours."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"bench-targets: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def check_args(args: argparse.Namespace) -> int:
     """The number of runs; UsageError for a bad argument of a part that will run."""
-    try:
-        runs = int(args.runs)
-    except ValueError:
-        runs = 0
-    if runs < 1:
+    runs = positive_int(args.runs)
+    if runs is None:
         raise UsageError(f"--runs {args.runs}: give a whole number of runs, at least 1 (3 is the default: "
                          "the median of three)")
     if args.only != "ls256":
@@ -246,8 +235,9 @@ def check_args(args: argparse.Namespace) -> int:
     return runs
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(prog="bench/targets.py", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="bench/targets.py", description=__doc__.split("\n\n")[0], error_prefix="bench-targets")
     p.add_argument("--runs", default="3", metavar="R",
                    help="runs of each simulator per part, alternated in ls256 (default 3); the median decides")
     p.add_argument("--only", choices=("ls256", "k16"), help="run one part (k16 needs no ns-3)")

@@ -50,6 +50,11 @@ from pathlib import Path
 
 from slacknet import testbed
 
+_BENCH = str(Path(__file__).resolve().parent)  # bench/: _cli (on the path when run as a script)
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+from _cli import interruptible, stop  # noqa: E402
+
 # Segments (TCP) or datagrams (the bounded-loss transport) of the lost tail.
 TAIL = 20
 TCP_CUBIC = "kernel TCP, CUBIC"
@@ -141,7 +146,8 @@ while True:
 """
 
 
-def main() -> int:
+@interruptible
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=8, help="megabytes per transfer (default 8)")
     ap.add_argument("--runs", type=int, default=3, help="runs per case (default 3)")
@@ -149,7 +155,7 @@ def main() -> int:
     ap.add_argument("--one-segment-per-packet", action="store_true",
                     help="host 0 sends one segment per packet in every case (gso_max_segs 1): no GSO "
                          "super-packet of either transport reaches the port whole")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     # Checked before the testbed: a bad value would otherwise end in a traceback after minutes.
     for name, v in (("--mb", args.mb), ("--runs", args.runs)):
         if v < 1:
@@ -171,33 +177,36 @@ def main() -> int:
             (p / f"{name}.py").write_text(textwrap.dedent(text))
         import subprocess
 
-        if args.one_segment_per_packet:
-            subprocess.run(["ip", "-n", tb.names[0], "link", "set", "dev", tb.host_interface(0), "gso_max_segs", "1"],
-                           check=True)
-        rx1 = tb.python(1, p / "tcp_rx.py", tb.address(1), str(n), stdout=subprocess.PIPE)
-        rx2 = tb.python(1, p / "mlt_rx.py", tb.address(1), stdout=subprocess.PIPE)
-        assert rx1.stdout and rx1.stdout.readline().strip() == "ready"
-        assert rx2.stdout and rx2.stdout.readline().strip() == "ready"
-        flood = tb.python(2, p / "flood.py", tb.address(1), str(args.flood))
-        time.sleep(0.5)
-        tail_drop = None
-        tail_skip = testbed.tail_drop_available()
-        if tail_skip is None:
-            try:
-                tail_drop = tb.tcp_tail_drop(0, 7001)
-            except RuntimeError as e:
-                tail_skip = f"nft refused the tail-drop rules: {e}"
-        # The kernel's default congestion control is a per-host setting (and per namespace): it
-        # is CUBIC as Linux ships, but may be BBR or another (it is BBR on our machines).
-        default_cc = subprocess.run(["ip", "netns", "exec", tb.names[0], "sysctl", "-n",
-                                     "net.ipv4.tcp_congestion_control"],
-                                    capture_output=True, text=True).stdout.strip() or "unknown"
-        tcp_default = f"kernel TCP, {default_cc} (this host's default)"
-        tcp_seg = "kernel TCP, CUBIC, one segment per packet"
-        tcp_tail = f"kernel TCP, CUBIC, last {TAIL} segments dropped"
-        tail_counts: dict[str, list[tuple[int, int]]] = {}
-        tail_gaps: list[bool] = []
-        try:
+        procs: list[subprocess.Popen[str]] = []
+        try:  # every child is stopped however this ends (Ctrl-C included)
+            if args.one_segment_per_packet:
+                subprocess.run(["ip", "-n", tb.names[0], "link", "set", "dev", tb.host_interface(0),
+                                "gso_max_segs", "1"], check=True)
+            rx1 = tb.python(1, p / "tcp_rx.py", tb.address(1), str(n), stdout=subprocess.PIPE)
+            procs.append(rx1)
+            rx2 = tb.python(1, p / "mlt_rx.py", tb.address(1), stdout=subprocess.PIPE)
+            procs.append(rx2)
+            assert rx1.stdout and rx1.stdout.readline().strip() == "ready"
+            assert rx2.stdout and rx2.stdout.readline().strip() == "ready"
+            procs.append(tb.python(2, p / "flood.py", tb.address(1), str(args.flood)))
+            time.sleep(0.5)
+            tail_drop = None
+            tail_skip = testbed.tail_drop_available()
+            if tail_skip is None:
+                try:
+                    tail_drop = tb.tcp_tail_drop(0, 7001)
+                except RuntimeError as e:
+                    tail_skip = f"nft refused the tail-drop rules: {e}"
+            # The kernel's default congestion control is a per-host setting (and per namespace): it
+            # is CUBIC as Linux ships, but may be BBR or another (it is BBR on our machines).
+            default_cc = subprocess.run(["ip", "netns", "exec", tb.names[0], "sysctl", "-n",
+                                         "net.ipv4.tcp_congestion_control"],
+                                        capture_output=True, text=True).stdout.strip() or "unknown"
+            tcp_default = f"kernel TCP, {default_cc} (this host's default)"
+            tcp_seg = "kernel TCP, CUBIC, one segment per packet"
+            tcp_tail = f"kernel TCP, CUBIC, last {TAIL} segments dropped"
+            tail_counts: dict[str, list[tuple[int, int]]] = {}
+            tail_gaps: list[bool] = []
             cases = [(TCP_CUBIC, "tcp_tx.py", ["0", "cubic"]), (TCP_RENO, "tcp_tx.py", ["0", "reno"]),
                      (MLT, "mlt_tx.py", ["0"]), (MLT_TAIL, "mlt_tx.py", [str(TAIL)]),
                      (MLT_CUBIC, "mlt_tx.py", ["0"]), (MLT_CUBIC_TAIL, "mlt_tx.py", [str(TAIL)])]
@@ -209,15 +218,18 @@ def main() -> int:
                 cases.append((tcp_default, "tcp_tx.py", []))
             for _ in range(args.runs):
                 for name, script, extra in cases:
-                    argv = [tb.address(1), str(n), *extra]
+                    child_argv = [tb.address(1), str(n), *extra]
                     if script == "mlt_tx.py":
-                        argv += [tb.address(0), "cubic" if name.startswith(MLT_CUBIC) else "dctcp"]
+                        child_argv += [tb.address(0), "cubic" if name.startswith(MLT_CUBIC) else "dctcp"]
                     armed = tail_drop if name in (tcp_seg, tcp_tail) else None
                     if armed is not None:
                         armed.arm()
                     try:
-                        r = tb.python(0, p / script, *argv, stdout=subprocess.PIPE)
-                        out, _ = r.communicate(timeout=300)
+                        r = tb.python(0, p / script, *child_argv, stdout=subprocess.PIPE)
+                        try:
+                            out, _ = r.communicate(timeout=300)
+                        finally:
+                            stop(r)
                     finally:
                         if armed is not None:
                             dropped, passed = armed.disarm()
@@ -229,9 +241,7 @@ def main() -> int:
                     times.setdefault(name, []).append(float(out.strip().splitlines()[-1]))
             drops = tb.egress_drops(1)
         finally:
-            for proc in (flood, rx1, rx2):
-                proc.kill()
-                proc.wait()
+            stop(*procs)
     print(f"{args.mb} MB from host 0 to host 1 through a 200 Mbit/s port flooded with {args.flood:g} Mbit/s of UDP; "
           f"median [min-max] of {args.runs} runs; drops at the port by class: {json.dumps(drops)}"
           + ("; host 0 one segment per packet throughout" if args.one_segment_per_packet else ""))

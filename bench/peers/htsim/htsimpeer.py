@@ -57,6 +57,10 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parents[1]) not in sys.path:  # bench/, for _cli (stdlib only, as this runner)
+    sys.path.insert(0, str(HERE.parents[1]))
+import _cli  # noqa: E402
+
 CACHE = Path(os.environ.get("SLACKNET_HTSIM_HOME") or Path.home() / ".cache" / "slacknet")
 BINARY_NAME = "htsim_uec"
 
@@ -460,6 +464,9 @@ def run(
             timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
+        except BaseException:  # Ctrl-C: htsim must not run on
+            _cli.stop(proc)
+            raise
         finally:
             if timer is not None:
                 timer.cancel()
@@ -472,7 +479,14 @@ def run(
     if proc.returncode != 0:
         raise HtsimPeerError(f"htsim_uec failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}")
     finished = parse_finished(text)
-    out.write_text("\n".join(fct_lines(flow_recs, finished, rate_gbps, delay_ns)) + "\n")
+    # Written beside ``out`` under another name, then renamed: cut short (Ctrl-C), no records
+    # file that looks whole is left.
+    tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp_out.write_text("\n".join(fct_lines(flow_recs, finished, rate_gbps, delay_ns)) + "\n")
+        os.replace(tmp_out, out)
+    finally:
+        tmp_out.unlink(missing_ok=True)
     result: dict = {
         "wall_s": round(wall, 3),
         "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),  # Linux: KiB
@@ -503,6 +517,7 @@ def summarize(path: str | os.PathLike[str]) -> dict:
 # --------------------------------------------------------------------------
 
 
+@_cli.interruptible
 def _main(argv: Iterable[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="htsimpeer.py", description=(__doc__ or "").split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -15,23 +15,22 @@ at 16 servers, 4 spines, 10 Gb/s).
 
 from __future__ import annotations
 
-import argparse
+import errno
 import math
+import os
 import random
 import sys
+from pathlib import Path
 from typing import NoReturn
+
+_BENCH = str(Path(__file__).resolve().parents[2])  # bench/, for _cli
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+import _cli  # noqa: E402
 
 
 def die(msg: str) -> NoReturn:
-    print(f"gen_flows: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        die(message)
+    _cli.die("gen_flows", msg)
 
 
 def read_sizes(path: str) -> list[int]:
@@ -57,8 +56,9 @@ def read_sizes(path: str) -> list[int]:
     return sizes
 
 
-def main() -> None:
-    ap = _Parser(prog="gen_flows.py", description=__doc__.split("\n\n")[0])
+@_cli.interruptible
+def main(argv: list[str] | None = None) -> None:
+    ap = _cli.Parser(prog="gen_flows.py", description=__doc__.split("\n\n")[0], error_prefix="gen_flows")
     ap.add_argument("--sizes-from", required=True, help="flow list whose non-incast sizes are resampled")
     ap.add_argument("--leaves", type=int, default=16)
     ap.add_argument("--hosts-per-leaf", type=int, default=16)
@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--window-s", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     # Every destination is on another leaf, so one leaf would never find one; a load or rate of
     # 0 (or NaN) has no arrival rate, and a negative one would step time backwards for ever.
     if a.leaves < 2:
@@ -98,20 +98,34 @@ def main() -> None:
             flows.append((t, src, dst, rng.choice(sizes)))
             t += rng.expovariate(lam)
     flows.sort()
+    # Written beside --out under another name, then renamed: a run cut short (Ctrl-C, a full
+    # disk) leaves no flow list that looks whole.
+    cannot = f"--out {a.out}: cannot write it ({{}}); give a file in an existing folder"
+    if a.out.endswith(os.sep) or os.path.isdir(a.out):  # what opening it would say
+        die(cannot.format(os.strerror(errno.EISDIR)))
+    tmp = Path(f"{a.out}.{os.getpid()}.tmp")
     try:
-        fh = open(a.out, "w")
+        fh = open(tmp, "w")
     except OSError as e:
-        die(f"--out {a.out}: cannot write it ({e.strerror}); give a file in an existing folder")
-    with fh:
-        fh.write(
-            f"# id src dst start_s size_bytes incast | gen_flows.py sizes-from={a.sizes_from} "
-            f"L={a.leaves} S={a.hosts_per_leaf} spines={a.spines} rate={a.rate_gbps}G "
-            f"load={a.load} rate_per_server={lam:.3f}/s window={a.window_s}s seed={a.seed}\n"
-        )
-        for i, (t, s, d, sz) in enumerate(flows):
-            fh.write(f"{i} {s} {d} {t:.9f} {sz} 0\n")
+        die(cannot.format(e.strerror))
+    try:
+        with fh:
+            fh.write(
+                f"# id src dst start_s size_bytes incast | gen_flows.py sizes-from={a.sizes_from} "
+                f"L={a.leaves} S={a.hosts_per_leaf} spines={a.spines} rate={a.rate_gbps}G "
+                f"load={a.load} rate_per_server={lam:.3f}/s window={a.window_s}s seed={a.seed}\n"
+            )
+            for i, (t, s, d, sz) in enumerate(flows):
+                fh.write(f"{i} {s} {d} {t:.9f} {sz} 0\n")
+        os.replace(tmp, a.out)
+    except OSError as e:  # a full disk, say
+        tmp.unlink(missing_ok=True)
+        die(cannot.format(e.strerror))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     print(f"{len(flows)} flows, {lam:.2f} flows/s per server, mean size {mean:.0f} B -> {a.out}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -50,9 +50,13 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+HERE = Path(__file__).resolve().parent
+if str(HERE.parents[1]) not in sys.path:  # bench/, for _cli (stdlib only, as this runner)
+    sys.path.insert(0, str(HERE.parents[1]))
+import _cli  # noqa: E402
+
 NS3_VERSION = "3.44.post0"
 NS3_LIB_PREFIX = "ns3.44"
-HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "dc_bench.cc"
 # The private ns-3 install lives outside the checkout (default ~/.cache/slacknet/ns3-3.44, or
 # $SLACKNET_NS3_HOME), so every clone on a machine, CI's fresh clones included, shares one
@@ -268,7 +272,11 @@ def ensure(ns3_dir: str | os.PathLike[str] | None = None) -> Path:
         if _needs_build(binary, stamp_path, stamp):
             BUILD_DIR.mkdir(parents=True, exist_ok=True)
             _log(f"compiling {SOURCE.name} -> {binary}")
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True)
+            except BaseException:  # Ctrl-C: no half-written binary left behind
+                tmp.unlink(missing_ok=True)
+                raise
             if r.returncode != 0:
                 tmp.unlink(missing_ok=True)
                 raise Ns3PeerError(
@@ -350,10 +358,14 @@ def run(
             # dc_bench would run (in milliseconds) and a wall time of nothing would be reported.
             raise Ns3PeerUsage(f"flow list {flows} has no flows; give one with at least one flow")
     out.parent.mkdir(parents=True, exist_ok=True)
+    # dc_bench writes its records beside ``out`` under another name, renamed to ``out`` once the
+    # run has succeeded: a run cut short (Ctrl-C, a timeout, a crash) leaves no records file that
+    # looks whole.
+    tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     cmd = [
         str(binary),
         f"--flows={flows}",
-        f"--out={out}",
+        f"--out={tmp_out}",
         f"--leaves={int(leaves)}",
         f"--hostsPerLeaf={int(hosts_per_leaf)}",
         f"--spines={int(spines)}",
@@ -366,33 +378,41 @@ def run(
         *extra_args,
     ]
     log_path = out.with_name(out.name + ".log")
-    with open(log_path, "w+") as log:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        timer = None
-        timed_out = threading.Event()
-        if timeout_s is not None:
-            def _kill() -> None:
-                timed_out.set()
-                proc.kill()
+    try:
+        with open(log_path, "w+") as log:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            timer = None
+            timed_out = threading.Event()
+            if timeout_s is not None:
+                def _kill() -> None:
+                    timed_out.set()
+                    proc.kill()
 
-            timer = threading.Timer(timeout_s, _kill)
-            timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
-        finally:
-            if timer is not None:
-                timer.cancel()
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        log.seek(0)
-        text = log.read()
-    if timed_out.is_set():
-        raise TimeoutError(f"dc_bench exceeded {timeout_s} s; partial log in {log_path}")
-    if proc.returncode != 0:
-        raise Ns3PeerError(
-            f"dc_bench failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}"
-        )
+                timer = threading.Timer(timeout_s, _kill)
+                timer.start()
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
+            except BaseException:  # Ctrl-C: dc_bench must not run on
+                _cli.stop(proc)
+                raise
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            log.seek(0)
+            text = log.read()
+        if timed_out.is_set():
+            raise TimeoutError(f"dc_bench exceeded {timeout_s} s; partial log in {log_path}")
+        if proc.returncode != 0:
+            raise Ns3PeerError(
+                f"dc_bench failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}"
+            )
+        if tmp_out.exists():
+            os.replace(tmp_out, out)
+    finally:
+        tmp_out.unlink(missing_ok=True)
     result = {
         "wall_s": round(wall, 3),
         "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),  # Linux: KiB
@@ -478,6 +498,7 @@ def summarize(path: str | os.PathLike) -> dict:
 # --------------------------------------------------------------------------
 
 
+@_cli.interruptible
 def _main(argv: Iterable[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="ns3peer.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
