@@ -118,10 +118,12 @@ n = int(sys.argv[2]) // 4
 tail = int(sys.argv[3])
 x = np.ones(n, dtype=np.float32)
 # The first transmissions of the last `tail` data packets are dropped (packet i starts at
-# value i * 351); their resends, if the sender makes any, pass.
+# value i * 351); their resends, if the sender makes any, pass. Sent in index order, so that
+# they are the transfer's last packets in time as well, like TCP's dropped tail (shuffled, the
+# default, they would go out at random times, where later packets' ACKs reveal them).
 pkts = -(-n // 351)
 faults = Faults(drop_first_tx=tuple(351 * i for i in range(pkts - tail, pkts))) if tail else None
-tx = Endpoint(sys.argv[4] + ":0", faults=faults, cc=sys.argv[5])
+tx = Endpoint(sys.argv[4] + ":0", faults=faults, cc=sys.argv[5], send_order="index" if tail else "shuffled")
 t0 = time.monotonic()
 tx.send_array(sys.argv[1] + ":7000", x, p=0.9, deadline=120)
 print(time.monotonic() - t0)

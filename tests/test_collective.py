@@ -96,9 +96,11 @@ def test_under_loss_each_value_is_what_the_masks_say(policy: str) -> None:
 def test_training_a_real_model_through_the_server_converges_under_loss() -> None:
     # mltol's MLP on scikit-learn's digits (2,410 values: 7 datagrams a gradient), data-parallel
     # over 4 workers through real sockets. Reliable, then with 10% datagram loss each way at
-    # p = 0.7, where about a quarter of each gradient and of each reply is abandoned: it still
-    # learns (loss 0.78-0.81, accuracy 0.89-0.92 in six runs), less well than reliably, and
-    # the workers' replicas drift apart by the updates each one missed.
+    # p = 0.7, where about 29% of each gradient and of each reply is abandoned: it still
+    # learns (loss 0.36-0.37, accuracy 0.93-0.96 in three runs), less well than reliably (0.21,
+    # 0.96), and the workers' replicas drift apart by the updates each one missed. (Before the
+    # transport sent its packets shuffled, what p left out was always each vector's tail, the
+    # output layer: loss 0.78-0.81, accuracy 0.89-0.92.)
     problem = mltol._mlp()
     n, batch, lr, steps = 4, 32, 0.5, 100
     theta0 = problem.init(np.random.default_rng(0))
@@ -125,7 +127,7 @@ def test_training_a_real_model_through_the_server_converges_under_loss() -> None
     assert missed[1.0] == 0 and spread[1.0] == 0  # reliable: every replica the same
     assert 0.1 < missed[0.7] <= 0.3 and spread[0.7] > 0  # the loss was felt, within 1 - p
     assert final[1.0][0] < 0.5 * loss0 and final[1.0][1] > 0.85
-    assert final[0.7][0] < 0.5 * loss0 and final[0.7][1] > 0.8
+    assert final[0.7][0] < 0.6 and final[0.7][1] > 0.85
     assert final[1.0][0] < final[0.7][0]
 
 

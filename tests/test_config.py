@@ -364,6 +364,12 @@ def test_mlt_mirror_and_its_rust_checks() -> None:
     with pytest.raises(slacknet.SpecError) as ei:
         Scenario.from_toml_text(MLT + 'cc = "bbr"\n')
     assert ei.value.key == "transport.cc" and "bbr" in str(ei.value)
+    # The send order: shuffled by default, index on request; anything else refused by name.
+    assert t.send_order == "shuffled"
+    assert Scenario.from_toml_text(MLT + 'send_order = "index"\n').transport.send_order == "index"  # type: ignore[union-attr]
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(MLT + 'send_order = "random"\n')
+    assert ei.value.key == "transport.send_order" and "random" in str(ei.value)
 
 
 def test_unknown_key_error_names_key_and_line() -> None:

@@ -69,11 +69,12 @@ def test_the_cubic_window_law_completes_at_p_with_an_exact_mask() -> None:
 def test_a_lost_tail_of_first_transmissions() -> None:
     # 100 packets of 351 values (1,452-byte datagrams); the first transmissions of the last 5
     # are dropped, and only those: a reliable send resends them and completes; at p = 0.9 the
-    # sender never needs them.
+    # sender never needs them. In index order, so that they are the last packets sent too
+    # (shuffled, a sender at p = 0.9 may stop before sending some of them at all).
     x = (np.arange(351 * 100) % 1000).astype(np.float32)
     tail = tuple(351 * i for i in range(95, 100))
     for p in (1.0, 0.9):
-        rx, tx = Endpoint(LOCAL), Endpoint(LOCAL, faults=Faults(drop_first_tx=tail))
+        rx, tx = Endpoint(LOCAL), Endpoint(LOCAL, faults=Faults(drop_first_tx=tail), send_order="index")
         r = tx.send_array(rx.address, x, p=p, deadline=20)
         got = rx.recv_array(timeout=10)
         assert got is not None
@@ -162,6 +163,10 @@ def test_bad_endpoint_settings() -> None:
         Endpoint(LOCAL, rto_us=0)
     with pytest.raises(ValueError, match='cc = "reno".*"dctcp".*"cubic"'):
         Endpoint(LOCAL, cc="reno")
+    with pytest.raises(ValueError, match='send_order = "random".*"shuffled".*"index"'):
+        Endpoint(LOCAL, send_order="random")
+    with pytest.raises(TypeError, match="send_order"):
+        Endpoint(LOCAL, send_order=1)  # type: ignore[arg-type]
     with pytest.raises(TransportError):
         busy = Endpoint(LOCAL)
         Endpoint(busy.address)  # the address is taken
@@ -370,3 +375,23 @@ def test_a_receive_timeout_beyond_the_clock_waits_like_none() -> None:
     Endpoint(LOCAL).send_array(e.address, X4, deadline=5)
     t.join(5)
     assert len(got) == 1 and isinstance(got[0], Received)
+
+
+def test_what_p_leaves_out_is_random_packets_unless_the_index_order_is_asked_for() -> None:
+    # No loss at all: the receiver completes at 70% and the sender stops, so about 30% of each
+    # array is missing. Shuffled (the default), every part of the array misses about equally
+    # often; in index order, always the tail and never the head.
+    rx = Endpoint(LOCAL)
+    x = np.ones(20_000, np.float32)  # 57 packets
+    missed = {}
+    for order in ("shuffled", "index"):
+        tx = Endpoint(LOCAL, send_order=order)
+        total = np.zeros(len(x))
+        for _ in range(20):
+            tx.send_array(rx.address, x, p=0.7)
+            got = rx.recv_array(timeout=10)
+            assert got is not None and 0.7 <= got.fraction < 1
+            total += got.missing
+        missed[order] = [float(part.mean()) / 20 for part in np.array_split(total, 5)]
+    assert missed["index"][0] == 0 and missed["index"][-1] > 0.9, missed
+    assert all(0.1 < m < 0.5 for m in missed["shuffled"]), missed

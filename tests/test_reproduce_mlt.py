@@ -17,9 +17,11 @@ GRAD = ("(ours) the bounded-loss transport leaves out part of some gradients, ne
 VERDICTS = [
     ("Figure 4 (PS)", SPEEDUP, True), ("Figure 4 (PS)", TAIL, True), ("Figure 4 (PS)", MEAN, True),
     ("Figure 4 (PS)", OURS, True), ("Figure 4 (PS)", GRAD, True),
-    # The ring's flows are chunks in a chain of dependent steps: the per-flow p99 stays, while
-    # each iteration's (its slowest step) is cut; see README.
-    ("Figure 4 (ring)", SPEEDUP, True), ("Figure 4 (ring)", TAIL, False), ("Figure 4 (ring)", MEAN, True),
+    # With a ring, seed 1 reduced gives 1.04x (62.1 against 64.5 ms) and no tail cut: a single
+    # seed's ratio moves by 20-40% with the background's draw (over seeds 1-4 reduced the ring
+    # takes 0.93x DCTCP's time; at full scale all five ring claims hold); see README. (With the
+    # packets in index order, before 2026-11-28, seed 1 gave 1.24x: over seeds 1-4, 0.92x.)
+    ("Figure 4 (ring)", SPEEDUP, False), ("Figure 4 (ring)", TAIL, False), ("Figure 4 (ring)", MEAN, True),
     ("Figure 4 (ring)", OURS, True), ("Figure 4 (ring)", GRAD, True),
 ]
 M_GRAD = ("(ours) for every model some gradient arrives incomplete, none short of more than the largest 1 - p "
@@ -31,10 +33,12 @@ M_MEAN = "for every model the training flows' mean FCT stays similar (within 20%
 # Per model, with each model's measured x1 and compute ratio: the network time is cut 17-45%,
 # but our models' compute (numpy on a CPU) is 22-300x their gradient's time at line rate, so
 # eq. (1)'s job time gains 1-14% (MF alone reaches 1.1x); the mean FCT falls too (by up to 31%).
+# Seed 1's per-model tail (PS: MF's p99 1.55x DCTCP's) and ring network time (CNN 0.94x) are
+# single draws: over seeds 1-4 the network time ratio of the CNN over a ring spans 0.57-1.33.
 VERDICTS += [
     (f"Figure 4 per model ({pat})", text, holds)
-    for pat in ("PS", "ring")
-    for text, holds in ((M_GRAD, True), (M_SPEEDUP, False), (M_NET, True), (M_TAIL, True), (M_MEAN, False))
+    for pat, net, tail in (("PS", True, False), ("ring", False, True))
+    for text, holds in ((M_GRAD, True), (M_SPEEDUP, False), (M_NET, net), (M_TAIL, tail), (M_MEAN, False))
 ]
 
 

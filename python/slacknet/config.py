@@ -501,7 +501,10 @@ class MltTransport(_Model):
     6298 over the measured RTT, between ``rto_us`` and ``max_rto_us``) are abandoned while the
     bound allows. The window law ``cc`` is DCTCP's (``g``, ``init_alpha``; the paper's) or
     ``"cubic"`` (RFC 9438, Linux's default TCP law, as the real transport offers for paths
-    whose queues drop rather than mark). Not reliable unless ``complete_fraction = 1``."""
+    whose queues drop rather than mark). ``send_order`` is the order of first transmissions:
+    ``"shuffled"`` (a random order per message, so the values missing at completion are random
+    packets) or ``"index"`` (in order: they are the message's tail). Not reliable unless
+    ``complete_fraction = 1``."""
 
     kind: Literal["mlt"] = "mlt"
     mss_bytes: U32 = 1460
@@ -515,6 +518,7 @@ class MltTransport(_Model):
     rto_us: U64 = 10_000
     max_rto_us: U64 = 1_000_000
     dupack_threshold: U32 = 3
+    send_order: Literal["shuffled", "index"] = "shuffled"
 
 
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.

@@ -231,11 +231,15 @@ class Endpoint:
     10); ``cc`` the bounded-loss transport's window law for arrays this endpoint sends:
     ``"dctcp"`` (the paper's, for switches that mark ECN) or ``"cubic"`` (RFC 9438, Linux's
     default TCP law: use it where the path's queues drop rather than mark and the competing
-    traffic is ordinary TCP); ``faults`` a :class:`Faults` to inject into what it sends
-    (default: none). The bounds, timeouts and rates left ``None`` take the transport's defaults.
+    traffic is ordinary TCP); ``send_order`` the order in which an array's packets are first
+    sent: ``"shuffled"`` (default: a random order per array, so the values that a send with
+    ``p < 1`` leaves missing are random packets of the array) or ``"index"`` (in order: they are
+    the array's tail, the last ``1 - p`` of it even without any loss, since the receiver
+    completes as soon as a fraction ``p`` arrived); ``faults`` a :class:`Faults` to inject into
+    what it sends (default: none). The bounds, timeouts and rates left ``None`` take the transport's defaults.
 
     Raises ``ValueError`` for a bad argument (an address that is not "ip:port", an unknown
-    ``cc``), ``TypeError`` for one of the wrong type, and :class:`TransportError` if the
+    ``cc`` or ``send_order``), ``TypeError`` for one of the wrong type, and :class:`TransportError` if the
     socket cannot be bound.
     """
 
@@ -250,6 +254,7 @@ class Endpoint:
         rto_us: int | None = None,
         line_rate_gbps: float | None = None,
         cc: str = "dctcp",
+        send_order: str = "shuffled",
     ) -> None:
         if faults is not None and not isinstance(faults, Faults):
             raise TypeError(f"faults = {faults!r:.60}: give a Faults(...) (or None for none)")
@@ -273,6 +278,7 @@ class Endpoint:
             rto_us=_optional_integer("rto_us", rto_us, 1, 10**12),
             line_rate_gbps=_optional_number("line_rate_gbps", line_rate_gbps),
             cc=_text("cc", cc, '"dctcp"'),
+            send_order=_text("send_order", send_order, '"shuffled"'),
         )
 
     @property

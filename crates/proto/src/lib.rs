@@ -74,7 +74,7 @@ pub use udp::UdpConfig;
 pub use atp::AtpConfig;
 pub use expresspass::ExpressPassConfig;
 pub use pfabric::PfabricConfig;
-pub use mlt::{MltCc, MltConfig};
+pub use mlt::{MltCc, MltConfig, MltSendOrder};
 pub use wire::{
     AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, MltRepr, PfabricRepr, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS,
 };

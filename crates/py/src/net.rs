@@ -163,7 +163,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp"))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp", send_order = "shuffled"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -182,6 +182,7 @@ impl PyNode {
         rto_us: Option<u64>,
         line_rate_gbps: Option<f64>,
         cc: &str,
+        send_order: &str,
     ) -> PyResult<PyNode> {
         let addr = address("bind", bind, None)?;
         let us = |key: &str, v: f64| span(key, v, "microseconds", 1e6);
@@ -221,6 +222,15 @@ impl PyNode {
             other => {
                 return Err(PyValueError::new_err(format!(
                     "cc = {other:?}: the bounded-loss transport's window law is \"dctcp\" (the paper's, for ECN-marking switches) or \"cubic\" (RFC 9438, to share drop-tail ports with Linux's default TCP)"
+                )))
+            }
+        };
+        cfg.mlt.send_order = match send_order {
+            "shuffled" => udp::MltSendOrder::Shuffled,
+            "index" => udp::MltSendOrder::Index,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "send_order = {other:?}: the order of an array's packets is \"shuffled\" (a random order per array, so what p < 1 leaves missing is random packets) or \"index\" (in order: what is missing is the array's tail)"
                 )))
             }
         };

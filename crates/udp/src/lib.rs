@@ -25,5 +25,5 @@ pub mod socket;
 
 pub use fault::{FaultConfig, FaultStats};
 pub use node::{Delivered, Handle, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
-pub use proto::MltCc;
+pub use proto::{MltCc, MltSendOrder};
 pub use socket::Capabilities;

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use proto::Outcome;
-use udp::{Delivered, FaultConfig, Node, NodeConfig, NodeError};
+use udp::{Delivered, FaultConfig, MltSendOrder, Node, NodeConfig, NodeError};
 
 const LOCAL: &str = "127.0.0.1:0";
 const WAIT: Duration = Duration::from_secs(20);
@@ -76,18 +76,29 @@ fn with_loss_it_ends_at_p_with_an_exact_mask() {
 
 #[test]
 fn a_lost_tail_is_abandoned_within_the_bound() {
-    // 20 packets of 351 values (1452-byte datagrams): lose the last two; p = 0.9 needs 18
-    // packets' worth, so the sender stops without resending them.
-    let a = node(FaultConfig { drop_nth: [18, 19].into_iter().collect(), ..FaultConfig::default() });
-    let b = node(FaultConfig::default());
-    let data = values(20 * 351);
-    let h = a.send_values(b.local_addr(), data.clone(), 4, 0.9, WAIT).unwrap();
-    let got = b.recv(WAIT).expect("delivered");
-    let report = h.wait().unwrap();
-    assert_eq!(report.outcome, Outcome::Enough);
-    assert_eq!(got.missing, vec![(18 * 351, 20 * 351)]);
-    check_mask(&data, &got);
-    assert_eq!(report.stats.segments_retx, 0, "{report:?}");
+    // 20 packets of 351 values (1452-byte datagrams): lose the last two sent; p = 0.9 needs 18
+    // packets' worth, so the sender stops without resending them. In index order they are
+    // the message's last two packets; shuffled (the default), two packets from anywhere.
+    for order in [MltSendOrder::Index, MltSendOrder::Shuffled] {
+        let fault = FaultConfig { drop_nth: [18, 19].into_iter().collect(), ..FaultConfig::default() };
+        let mut cfg = NodeConfig { fault, ..NodeConfig::default() };
+        cfg.mlt.send_order = order;
+        let a = Node::bind(LOCAL.parse().unwrap(), cfg).unwrap();
+        let b = node(FaultConfig::default());
+        let data = values(20 * 351);
+        let h = a.send_values(b.local_addr(), data.clone(), 4, 0.9, WAIT).unwrap();
+        let got = b.recv(WAIT).expect("delivered");
+        let report = h.wait().unwrap();
+        assert_eq!(report.outcome, Outcome::Enough);
+        if order == MltSendOrder::Index {
+            assert_eq!(got.missing, vec![(18 * 351, 20 * 351)]);
+        } else {
+            assert_eq!(got.missing.iter().map(|&(s, e)| e - s).sum::<u32>(), 2 * 351, "{:?}", got.missing);
+            assert!(got.missing.iter().all(|&(s, e)| s % 351 == 0 && e % 351 == 0), "{:?}", got.missing);
+        }
+        check_mask(&data, &got);
+        assert_eq!(report.stats.segments_retx, 0, "{report:?}");
+    }
 }
 
 #[test]

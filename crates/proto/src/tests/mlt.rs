@@ -12,11 +12,16 @@ use units::{Dur, Time};
 use wire::{Ecn, MltRepr};
 
 use super::util::Pair;
-use crate::mlt::{MltCc, MltConfig, MltReceiver, MltSender};
+use crate::mlt::{MltCc, MltConfig, MltReceiver, MltSendOrder, MltSender};
 use crate::{Endpoint, Event, Outcome, Segment, TransportConfig};
 
 fn cfg(p: f64) -> MltConfig {
     MltConfig { complete_fraction: p, ..MltConfig::default() }
+}
+
+/// `cfg(p)` sending packets in index order: for traces that name packets by their index.
+fn in_order(p: f64) -> MltConfig {
+    MltConfig { send_order: MltSendOrder::Index, ..cfg(p) }
 }
 
 fn m(e: &super::util::TraceEntry) -> MltRepr {
@@ -166,7 +171,7 @@ fn the_senders_need_governs_the_receiver() {
 #[test]
 fn packets_carry_whole_values_and_their_index_range() {
     for vb in [4u8, 2] {
-        let c = MltConfig { value_bytes: vb, complete_fraction: 1.0, ..MltConfig::default() };
+        let c = MltConfig { value_bytes: vb, ..in_order(1.0) };
         let vpp = 1460 / u32::from(vb);
         let size = 10 * u64::from(vpp) * u64::from(vb) + 6;
         let mut p = Pair::new(&TransportConfig::Mlt(c), size, 1);
@@ -203,7 +208,7 @@ fn timeout_only_losses_are_abandoned_within_the_bound_and_the_rest_resent() {
     // 20 packets; p = 0.9 needs 18 packets' values. The last four are lost and nothing after
     // them is acknowledged, so only the timer finds them: two may be abandoned, two must be
     // resent.
-    let c = MltConfig { init_cwnd_pkts: 40, ..cfg(0.9) };
+    let c = MltConfig { init_cwnd_pkts: 40, ..in_order(0.9) };
     let mut p = Pair::new(&TransportConfig::Mlt(c.clone()), 20 * 1460, 1);
     p.drop_data.extend([16, 17, 18, 19]);
     assert!(p.drive());
@@ -408,7 +413,7 @@ fn the_timeout_follows_the_measured_rtt_above_its_minimum() {
 
 #[test]
 fn a_timeout_that_resends_backs_off_and_one_that_only_abandons_does_not() {
-    let c = |p: f64| TransportConfig::Mlt(MltConfig { complete_fraction: p, rto: Dur::from_ms(1), ..MltConfig::default() });
+    let c = |p: f64| TransportConfig::Mlt(MltConfig { rto: Dur::from_ms(1), ..in_order(p) });
     // p = 1: the last packet (9 of a 10-packet window) and its first resend are lost; the
     // second resend leaves a backed-off timeout (2 ms) after the first (RFC 6298 5.5).
     let mut p = Pair::new(&c(1.0), 14_600, 3);
@@ -422,7 +427,7 @@ fn a_timeout_that_resends_backs_off_and_one_that_only_abandons_does_not() {
     // p = 0.85 (three may go): the first window's last three are lost with no later packet
     // acknowledged, so only the timer finds them; all three are abandoned.
     for (p_frac, resent) in [(0.85, false), (1.0, true)] {
-        let cfg = MltConfig { complete_fraction: p_frac, rto: Dur::from_ms(1), ..MltConfig::default() };
+        let cfg = MltConfig { rto: Dur::from_ms(1), ..in_order(p_frac) };
         let mut tx = crate::mlt::MltSender::new(&cfg, 1, 20 * 1460);
         let sent: Vec<MltRepr> = std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).collect();
         assert_eq!(sent.len(), 10);
@@ -446,4 +451,80 @@ fn a_timeout_that_resends_backs_off_and_one_that_only_abandons_does_not() {
         let next = tx.poll_transmit(due);
         assert_eq!(next.is_some_and(|d| d.start < 3650), resent, "p = {p_frac}: {next:?} {st:?}");
     }
+}
+
+/// The first transmissions of a message of `pkts` full packets on connection `conn`: each
+/// packet's index, in the order sent (the window opened wide, nothing acknowledged).
+fn first_order(c: &MltConfig, conn: u32, pkts: u64) -> Vec<u32> {
+    let c = MltConfig { init_cwnd_pkts: 10_000, ..c.clone() };
+    let mut tx = MltSender::new(&c, conn, pkts * 1460);
+    std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).map(|d| d.start / 365).collect()
+}
+
+#[test]
+fn first_transmissions_are_a_permutation_drawn_per_message() {
+    let c = cfg(0.9);
+    let a = first_order(&c, 7, 200);
+    let mut sorted = a.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..200).collect::<Vec<u32>>(), "every packet once");
+    assert_ne!(a, sorted, "not the index order");
+    assert_eq!(a, first_order(&c, 7, 200), "deterministic for one message");
+    assert_ne!(a, first_order(&c, 8, 200), "another connection, another order");
+    assert_ne!(a[..100].to_vec(), first_order(&c, 7, 201)[..100].to_vec(), "another size, another order");
+    // Not a stride or a rotation: each half of the order holds packets from all over the
+    // message (a uniform permutation puts 50 +- 7 of the first half's 100 in the first half).
+    let early = a[..100].iter().filter(|&&i| i < 100).count();
+    assert!((30..=70).contains(&early), "{early} of the first 100 sent are from the first half");
+    assert_eq!(first_order(&in_order(0.9), 7, 200), sorted);
+    assert_eq!(first_order(&c, 7, 1), vec![0], "one packet");
+}
+
+/// The receiver's report of one message sent without loss, delivered a window at a time (the
+/// sender's whole burst, then the receiver's ACKs for it), until the sender ends.
+fn lossless_report(c: &MltConfig, conn: u32, size: u64) -> crate::mlt::MltReport {
+    let mut tx = MltSender::new(c, conn, size);
+    let mut rx = MltReceiver::new(c, conn);
+    let mut now = Time::ZERO;
+    for _ in 0..10_000 {
+        let burst: Vec<MltRepr> = std::iter::from_fn(|| tx.poll_transmit(now)).collect();
+        now += Dur::from_us(10);
+        for d in &burst {
+            rx.handle_segment(now, d);
+        }
+        while let Some(ack) = rx.poll_transmit() {
+            tx.handle_segment(now, &ack);
+        }
+        if matches!(tx.poll_event(), Some(Event::SenderDone { .. })) {
+            return rx.report().expect("the receiver completed").clone();
+        }
+    }
+    panic!("the sender never ended");
+}
+
+#[test]
+fn without_loss_what_is_missing_at_completion_is_random_packets_not_the_tail() {
+    // The sender stops at the first ACK that reports enough, so with a window smaller than the
+    // message some packets are never sent, even with no loss. In index order they are always
+    // the tail; shuffled, a different random set per message, so over many messages every part
+    // of the vector misses about as often (1 - p of it here, give or take the window).
+    let (pkts, total) = (100u32, 100 * 365);
+    let mut missed_tail = [0u32; 2]; // index order, shuffled: messages missing the last packet
+    let mut by_decile = [[0u32; 10]; 2];
+    for (k, c) in [in_order(0.7), cfg(0.7)].into_iter().enumerate() {
+        for conn in 1..=40u32 {
+            let rep = lossless_report(&c, conn, u64::from(pkts) * 1460);
+            assert!(rep.delivered >= 25_550 && rep.delivered < total, "{rep:?}");
+            missed_tail[k] += u32::from(rep.missing.iter().any(|&(_, e)| e == total));
+            for &(s, e) in &rep.missing {
+                for v in (s..e).step_by(365) {
+                    by_decile[k][(v / 3650) as usize] += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(missed_tail[0], 40, "index order: the tail is lost every time");
+    assert_eq!(by_decile[0][..6].iter().sum::<u32>(), 0, "index order: the head never");
+    assert!(missed_tail[1] < 30, "shuffled: the last packet missing in {} of 40", missed_tail[1]);
+    assert!(by_decile[1].iter().all(|&n| n > 0), "shuffled: every decile misses sometimes: {:?}", by_decile[1]);
 }

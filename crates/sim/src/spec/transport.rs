@@ -555,6 +555,10 @@ pub struct MltSpec {
     /// Later packets acknowledged before one that presume it lost (fast retransmit).
     #[serde(default = "default_dupack")]
     pub dupack_threshold: u32,
+    /// The order of first transmissions: "shuffled" (a random order per message, so what is
+    /// missing at completion is random packets) or "index" (the tail).
+    #[serde(default)]
+    pub send_order: MltSendOrderSpec,
 }
 
 impl Default for MltSpec {
@@ -571,6 +575,27 @@ impl Default for MltSpec {
             rto_us: default_min_rto_us(),
             max_rto_us: default_max_rto_us(),
             dupack_threshold: default_dupack(),
+            send_order: MltSendOrderSpec::default(),
+        }
+    }
+}
+
+/// `send_order` of `kind = "mlt"` (`proto::MltSendOrder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MltSendOrderSpec {
+    /// A random order per message (the default).
+    #[default]
+    Shuffled,
+    /// Index order: the values missing at completion are the message's tail.
+    Index,
+}
+
+impl From<MltSendOrderSpec> for proto::MltSendOrder {
+    fn from(o: MltSendOrderSpec) -> proto::MltSendOrder {
+        match o {
+            MltSendOrderSpec::Shuffled => proto::MltSendOrder::Shuffled,
+            MltSendOrderSpec::Index => proto::MltSendOrder::Index,
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             rto: Dur::from_us(m.rto_us),
             max_rto: Dur::from_us(m.max_rto_us),
             dupack_threshold: m.dupack_threshold,
+            send_order: m.send_order.into(),
         }),
         TransportSpec::Pfabric(p) => {
             let mtu = u64::from(p.mss_bytes) + u64::from(p.header_bytes);
