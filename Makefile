@@ -23,7 +23,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python test-torch fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -64,6 +64,13 @@ test-rust:
 
 test-python:
 	$(PY) -m pytest -q tests
+
+## test-torch: install PyTorch (the torch extra; PyPI's Linux wheel brings its CUDA libraries,
+## about 5 GB, a minute or two) into $(VENV) and run slacknet.torch's tests, which `make test`
+## skips while PyTorch is not installed (and runs, with the rest, once it is)
+test-torch: install
+	$(PIP) install --quiet -e ".[test,ml,torch]"
+	$(PY) -m pytest -q tests/test_torch.py
 
 ## fuzz-smoke: every libFuzzer target (fuzz/) for FUZZ_SMOKE_SECS seconds each, when nightly
 ## and cargo-fuzz are installed; otherwise it says so and passes. Either way `test-rust`

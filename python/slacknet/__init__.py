@@ -5,7 +5,8 @@ parts: scenario models (:mod:`slacknet.config`), :func:`run`, :class:`Results` a
 DataFrames, summaries (:mod:`slacknet.analysis`), plots (:mod:`slacknet.plot`) and the
 ``slacknet`` command line (:mod:`slacknet.cli`). The real transport over UDP is
 :mod:`slacknet.net`, and approximate analytics on it (tables sent under an error bound,
-estimates with intervals) :mod:`slacknet.approx`.
+estimates with intervals) :mod:`slacknet.approx`, gradient aggregation :mod:`slacknet.collective`
+and its PyTorch hook :mod:`slacknet.torch` (needs PyTorch, which is not a dependency).
 
 >>> import slacknet
 >>> res = slacknet.run("examples/fat_tree_k4.toml", seed=2)   # doctest: +SKIP
