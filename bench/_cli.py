@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
+import resource
 import subprocess
 import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, NoReturn, ParamSpec, TypeVar
 
 #: The exit code of a run stopped by Ctrl-C: 128 + SIGINT, as a shell reports it.
@@ -85,3 +91,47 @@ def interruptible(main: Callable[_P, _R]) -> Callable[_P, _R | int]:
             return INTERRUPTED
 
     return wrapper
+
+
+@dataclass
+class Timed:
+    """What :func:`run_timed` measured of one child: its exit code, wall seconds, resource usage
+    (``ru_maxrss`` in KiB on Linux), its output (stdout and stderr together) and whether the
+    timeout killed it."""
+
+    returncode: int
+    wall_s: float
+    usage: resource.struct_rusage
+    text: str
+    timed_out: bool
+
+
+def run_timed(cmd: list[str], log_path: Path, timeout_s: float | None = None, cwd: Path | None = None) -> Timed:
+    """Run ``cmd`` with its output in ``log_path`` and measure it: the wall time and the
+    resource usage of this child alone (``os.wait4``, not the whole process tree's), killed after
+    ``timeout_s`` seconds if given. A Ctrl-C (or any error) while it runs stops it first: a peer
+    simulator must not run on after the script ends."""
+    with open(log_path, "w+") as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd)
+        timer = None
+        timed_out = threading.Event()
+        if timeout_s is not None:
+            def _kill() -> None:
+                timed_out.set()
+                proc.kill()
+
+            timer = threading.Timer(timeout_s, _kill)
+            timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
+        except BaseException:
+            stop(proc)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        return Timed(proc.returncode, wall, usage, log.read(), timed_out.is_set())

@@ -51,8 +51,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -450,34 +448,12 @@ def run(
         *extra_args,
     ]  # fmt: skip
     log_path = out.with_name(out.name + ".log")
-    with open(log_path, "w+") as log:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=out.parent)
-        timer = None
-        timed_out = threading.Event()
-        if timeout_s is not None:
-            def _kill() -> None:
-                timed_out.set()
-                proc.kill()
-
-            timer = threading.Timer(timeout_s, _kill)
-            timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
-        except BaseException:  # Ctrl-C: htsim must not run on
-            _cli.stop(proc)
-            raise
-        finally:
-            if timer is not None:
-                timer.cancel()
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        log.seek(0)
-        text = log.read()
-    if timed_out.is_set():
+    child = _cli.run_timed(cmd, log_path, timeout_s, cwd=out.parent)
+    text, wall, usage = child.text, child.wall_s, child.usage
+    if child.timed_out:
         raise TimeoutError(f"htsim_uec exceeded {timeout_s} s; partial log in {log_path}")
-    if proc.returncode != 0:
-        raise HtsimPeerError(f"htsim_uec failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}")
+    if child.returncode != 0:
+        raise HtsimPeerError(f"htsim_uec failed (exit {child.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}")
     finished = parse_finished(text)
     # Written beside ``out`` under another name, then renamed: cut short (Ctrl-C), no records
     # file that looks whole is left.

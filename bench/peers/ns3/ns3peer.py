@@ -45,8 +45,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -379,35 +377,13 @@ def run(
     ]
     log_path = out.with_name(out.name + ".log")
     try:
-        with open(log_path, "w+") as log:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            timer = None
-            timed_out = threading.Event()
-            if timeout_s is not None:
-                def _kill() -> None:
-                    timed_out.set()
-                    proc.kill()
-
-                timer = threading.Timer(timeout_s, _kill)
-                timer.start()
-            try:
-                _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child only
-            except BaseException:  # Ctrl-C: dc_bench must not run on
-                _cli.stop(proc)
-                raise
-            finally:
-                if timer is not None:
-                    timer.cancel()
-            wall = time.perf_counter() - t0
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            log.seek(0)
-            text = log.read()
-        if timed_out.is_set():
+        child = _cli.run_timed(cmd, log_path, timeout_s)
+        text, wall, usage = child.text, child.wall_s, child.usage
+        if child.timed_out:
             raise TimeoutError(f"dc_bench exceeded {timeout_s} s; partial log in {log_path}")
-        if proc.returncode != 0:
+        if child.returncode != 0:
             raise Ns3PeerError(
-                f"dc_bench failed (exit {proc.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}"
+                f"dc_bench failed (exit {child.returncode}): {shlex.join(cmd)}\n{text.strip()[-3000:]}"
             )
         if tmp_out.exists():
             os.replace(tmp_out, out)
