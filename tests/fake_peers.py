@@ -1,7 +1,7 @@
 """Fake ns-3 and htsim peers for `slacknet compare` tests that need no real peer.
 
 `compare(..., python=fake_python(...))` runs every child through the interpreter it is given:
-slacknet as ``python -m slacknet.cli run ...`` and each peer as ``python <peer>.py run ...``.
+slacknet as ``python -c <script running slacknet.cli> run ...`` and each peer as ``python <peer>.py run ...``.
 The fake interpreter hands slacknet to the real one (so slacknet really runs) and answers for
 the peers itself: ``ensure`` succeeds, ``run`` writes an FCT file for the flow list in the peer
 record format (FCT = 1.5 x the line-rate time plus 20 us, so every flow finishes) and prints the
@@ -23,7 +23,7 @@ import json, os, sys
 
 REAL, LOG, WALLS, VARY = {real!r}, {log!r}, json.loads({walls!r}), {vary!r}
 args = sys.argv[1:]
-if args[:2] == ["-m", "slacknet.cli"]:
+if args[:2] == ["-m", "slacknet.cli"] or (args[:1] == ["-c"] and "slacknet.cli" in args[1]):
     with open(LOG, "a") as f:
         f.write("slacknet\\n")
     os.execv(REAL, [REAL, *args])

@@ -53,6 +53,12 @@ def test_repeat_alternates_the_simulators_and_reports_medians(tmp_path: Path) ->
     assert t.loc["events/s", "ns-3"] == pytest.approx(1e6 / 20.0)
     # Peak memory: the largest run (the fake's k-th run reports 20 + k MB).
     assert t.loc["peak memory (MB)", "ns-3"] == 22.0 and cmp.peak_rss_mb["htsim"] == 22.0
+    # slacknet's peak less what its interpreter held with every library imported: the peers'
+    # whole processes beside it (they have no interpreter), and a ratio between runs alone.
+    alone = t.loc["peak memory less the interpreter (MB)"]
+    assert 0 < alone["slacknet"] < t.loc["peak memory (MB)", "slacknet"] - 50  # the interpreter is 100+ MB
+    assert alone["ns-3"] == 22.0 and alone["htsim"] == 22.0
+    assert alone["ratio"] == pytest.approx(22.0 / alone["slacknet"])
     assert cmp.varied == []
 
     out = tmp_path / "out"

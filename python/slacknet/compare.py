@@ -548,18 +548,47 @@ class _SlacknetRun:
     records: pd.DataFrame
     summary: dict[str, Any]
     peak_rss_mb: float
+    #: The peak less what the interpreter held with slacknet and its libraries imported, before
+    #: the run (None if the child did not say).
+    run_rss_mb: float | None = None
+
+
+#: The row of a comparison's table with slacknet's peak memory less its interpreter's (the
+#: peers' whole processes beside it).
+RUN_MEMORY = "peak memory less the interpreter (MB)"
+
+# The slacknet child: `slacknet run` after importing what the run imports, with the peak
+# resident set at that point (the interpreter, numpy, pandas, pyarrow and the extension: about
+# 130-150 MB) printed, so that the run's own share can be told apart from it.
+_BASELINE = "slacknet-compare: resident before the run (KiB):"
+_SLACKNET_CHILD = f"""
+import resource, sys
+import numpy, pandas, pyarrow, pyarrow.parquet
+import slacknet, slacknet.cli, slacknet.results
+print({_BASELINE!r}, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+sys.exit(slacknet.cli.main(sys.argv[1:]))
+"""
 
 
 def _run_slacknet(replay_json: Path, out: Path, python: str | None) -> _SlacknetRun:
     """slacknet on the replay scenario, in a child process like the peers (so that every peak
-    memory is measured the same way: the child's maximum resident set, interpreter included)."""
-    cmd = [python or sys.executable, "-m", "slacknet.cli", "run", str(replay_json),
+    memory is measured the same way: the child's maximum resident set, interpreter included),
+    and that peak less the interpreter's with every library the run uses imported."""
+    cmd = [python or sys.executable, "-c", _SLACKNET_CHILD, "run", str(replay_json),
            "--out", str(out), "--no-plot", "--no-progress"]  # fmt: skip
     rc, text, rss = _run_measured(cmd)
     if rc != 0:
         raise CompareError("the slacknet run failed:\n  " + "\n  ".join(text.strip().splitlines()[-5:]))
     res = Results.load(out)
-    return _SlacknetRun(records=res.records.copy(), summary=dict(res.summary), peak_rss_mb=rss)
+    run_rss = None
+    for line in text.splitlines():
+        if line.startswith(_BASELINE):
+            try:
+                run_rss = max(0.0, rss - int(line[len(_BASELINE):]) / 1024.0)
+            except ValueError:
+                run_rss = None
+            break
+    return _SlacknetRun(records=res.records.copy(), summary=dict(res.summary), peak_rss_mb=rss, run_rss_mb=run_rss)
 
 
 def _run_peer(name: str, cmd: list[str], fct_out: Path) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -612,6 +641,7 @@ def _compare_once(
     sims = ["slacknet", "ns-3"] + (["htsim"] if htsim is not None else [])
     walls: dict[str, list[float]] = {s: [] for s in sims}
     peaks: dict[str, list[float | None]] = {s: [] for s in sims}
+    run_peaks: list[float | None] = []  # slacknet's, without the interpreter
     loads: dict[str, list[float]] = {s: [] for s in sims}
     first: _SlacknetRun | None = None
     peer_runs: dict[str, list[tuple[dict[str, Any], pd.DataFrame]]] = {s: [] for s in sims[1:]}
@@ -631,6 +661,7 @@ def _compare_once(
             )
         walls["slacknet"].append(float(me.summary["wall_time_s"]))
         peaks["slacknet"].append(me.peak_rss_mb)
+        run_peaks.append(me.run_rss_mb)
 
         loads["ns-3"].append(os.getloadavg()[0])
         ns3_out = run_dir / "ns3_fct.txt"
@@ -678,12 +709,15 @@ def _compare_once(
     rows["packet-hops/s"] = {"slacknet": summary.get("packet_hops", 0) / max(wall["slacknet"], 1e-9),
                              "ns-3": math.nan}
     # Whole processes: slacknet's includes the Python interpreter with pandas and pyarrow
-    # (about 130 MB before the simulation allocates anything; `make bench` shows the
-    # simulator's own peak).
+    # (about 130-150 MB before the simulation allocates anything; `make bench` shows the
+    # simulator's own peak). The next row takes that out, so that the ratio compares the runs;
+    # the peers are C++ programs, whose whole process is their run.
     peak = {s: _max_or_none(v) for s, v in peaks.items()}
     me_rss = peak["slacknet"]
     assert me_rss is not None  # measured by _run_measured on every run
     rows["peak memory (MB)"] = {"slacknet": me_rss, "ns-3": float(peak["ns-3"] or math.nan)}
+    me_run = _max_or_none(run_peaks)
+    rows[RUN_MEMORY] = {"slacknet": math.nan if me_run is None else me_run, "ns-3": float(peak["ns-3"] or math.nan)}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["ratio"] = table["ns-3"] / table["slacknet"]
 
@@ -704,6 +738,7 @@ def _compare_once(
             "events/s": math.nan,
             "packet-hops/s": math.nan,
             "peak memory (MB)": float(peak["htsim"] or math.nan),
+            RUN_MEMORY: float(peak["htsim"] or math.nan),
         }
         table["htsim"] = [c[k] if k in c else run_rows[str(k)] for k in table.index]
         table["htsim ratio"] = table["htsim"] / table["slacknet"]
