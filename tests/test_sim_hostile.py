@@ -86,6 +86,9 @@ def test_run_refuses_a_chunk_events_too_large_for_the_native_call() -> None:
     # It failed after the network was built, with the native call's bare OverflowError.
     with pytest.raises(ValueError, match=r"^chunk_events = 18446744073709551616: must be at most 2\^64 - 1"):
         slacknet.run("no-such-scenario.toml", chunk_events=2**64)
+    for small in (0, -5):  # they ran as 1 event per call, without a word
+        with pytest.raises(ValueError, match=rf"^chunk_events = {small}: must be at least 1"):
+            slacknet.run("no-such-scenario.toml", chunk_events=small)
     r = slacknet.run(slacknet.Scenario.from_toml_text(TINY_TOML), chunk_events=np.int64(2**62))  # type: ignore[arg-type]
     assert r.summary["finished_flows"] == r.summary["num_flows"] > 0
 

@@ -53,14 +53,13 @@ def run(
     (an integer in [0, 2^64 - 1]).
     ``progress`` shows a progress bar on stderr. ``out_dir``, if given, saves the results there
     (:meth:`~slacknet.Results.save`). ``chunk_events`` is how many events Rust runs between
-    returns to Python, an integer of at most 2^64 - 1 (default :data:`DEFAULT_CHUNK_EVENTS`;
-    values below 1 count as 1).
+    returns to Python, an integer from 1 to 2^64 - 1 (default :data:`DEFAULT_CHUNK_EVENTS`).
 
     Raises :class:`~slacknet.SpecError` if the scenario or ``seed`` is invalid,
     :class:`~slacknet.SimError` if it cannot be run, what :func:`validate` raises for a
     scenario it cannot read, :class:`~slacknet.ResultsError` if ``out_dir`` is a folder
     the results may not replace, and ``TypeError`` or ``ValueError`` for a ``chunk_events`` that
-    is not an integer of at most 2^64 - 1 (before anything is read).
+    is not an integer from 1 to 2^64 - 1 (before anything is read).
     """
     # Checked first: 1.5 ran as 1, "7" as 7 and True as 1; 2^64 failed after the network was
     # built with the native call's bare OverflowError, infinity and NaN with int()'s.
@@ -68,6 +67,9 @@ def run(
         raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
     if chunk_events >= 2**64:
         raise ValueError(f"chunk_events = {chunk_events}: must be at most 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
+    if chunk_events < 1:  # it ran as 1, one event per call into Rust, without saying so
+        raise ValueError(f"chunk_events = {chunk_events}: must be at least 1 (events per call into Rust), e.g. "
+                         f"{DEFAULT_CHUNK_EVENTS}")
     valid = validate(scenario)
     if seed is not None:
         # The native call would raise a bare OverflowError for these.
@@ -75,7 +77,7 @@ def run(
             raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
         valid = valid.with_seed(int(seed))
     sim = _native.Simulation(valid)
-    chunk = max(1, int(chunk_events))
+    chunk = int(chunk_events)
     taken = _TakenRecords()
     t0 = time.perf_counter()
     if progress:
