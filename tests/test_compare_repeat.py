@@ -199,3 +199,16 @@ def test_cli_passes_repeat_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     captured = capsys.readouterr()
     assert "each 2 times alternated" in captured.err
     assert "wall time (s), median of 2" in captured.out
+
+
+def test_the_child_s_memory_lines_give_the_run_s_own_peak() -> None:
+    mark = compare_mod._MARK
+    mem = compare_mod._child_memory
+    # Resident 128 MiB before the run, 150 MiB peak so far (imports), 160 MiB peak during it.
+    text = f"noise\n{mark} before 131072 153600\nmore\n{mark} run_peak 163840\n"
+    assert mem(text, 140.0) == (150.0, 32.0)  # whole: the larger of exit's report and imports'
+    # The reset refused: the whole peak less what was resident before (0 if imports peaked higher).
+    assert mem(f"{mark} before 131072 153600\n", 160.0) == (160.0, 32.0)
+    assert mem(f"{mark} before 131072 153600\n", 100.0) == (150.0, 22.0)
+    for bad in ("", f"{mark} before x y\n", f"{mark} before 1\n", f"{mark} before -1 -1\n"):
+        assert mem(bad, 140.0) == (140.0, None)

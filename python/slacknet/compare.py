@@ -548,8 +548,8 @@ class _SlacknetRun:
     records: pd.DataFrame
     summary: dict[str, Any]
     peak_rss_mb: float
-    #: The peak less what the interpreter held with slacknet and its libraries imported, before
-    #: the run (None if the child did not say).
+    #: The run's own peak: its peak resident set during the run less what was resident before
+    #: it, with the interpreter and every library imported (None if the child did not say).
     run_rss_mb: float | None = None
 
 
@@ -557,17 +557,63 @@ class _SlacknetRun:
 #: peers' whole processes beside it).
 RUN_MEMORY = "peak memory less the interpreter (MB)"
 
-# The slacknet child: `slacknet run` after importing what the run imports, with the peak
-# resident set at that point (the interpreter, numpy, pandas, pyarrow and the extension: about
-# 130-150 MB) printed, so that the run's own share can be told apart from it.
-_BASELINE = "slacknet-compare: resident before the run (KiB):"
+# The slacknet child: `slacknet run` after importing what the run imports. It prints what it
+# held then (the interpreter, numpy, pandas, pyarrow and the extension: about 125 MB) and its
+# peak so far, resets the kernel's high-water mark of its resident set (Linux: "5" into
+# /proc/self/clear_refs) and, after the run, prints the peak since: the run's own peak is that
+# less what was resident before it. Where the reset is refused, it prints only the first
+# line, and the run's share is the whole peak less it (0 when imports peaked higher).
+_MARK = "slacknet-compare-memory-kib:"
 _SLACKNET_CHILD = f"""
-import resource, sys
+import sys
 import numpy, pandas, pyarrow, pyarrow.parquet
 import slacknet, slacknet.cli, slacknet.results
-print({_BASELINE!r}, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
-sys.exit(slacknet.cli.main(sys.argv[1:]))
+
+def status():
+    try:
+        with open("/proc/self/status") as f:
+            return {{k: int(v.split()[0]) for k, v in (l.split(":", 1) for l in f) if k in ("VmRSS", "VmHWM")}}
+    except (OSError, ValueError):
+        return {{}}
+
+before = status()
+try:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    reset = True
+except OSError:
+    reset = False
+print({_MARK!r}, "before", before.get("VmRSS", -1), before.get("VmHWM", -1), flush=True)
+try:
+    rc = slacknet.cli.main(sys.argv[1:])
+finally:
+    if reset:
+        print({_MARK!r}, "run_peak", status().get("VmHWM", -1), flush=True)
+sys.exit(rc)
 """
+
+
+def _child_memory(text: str, whole_mb: float) -> tuple[float, float | None]:
+    """From the child's lines: its whole peak (the larger of what the kernel reported at exit
+    and its peak before the reset) and the run's own (its peak during the run less what was
+    resident before it), in MB; None for the latter if the child did not say."""
+    got: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        if line.startswith(_MARK):
+            what, *nums = line[len(_MARK):].split()
+            try:
+                got[what] = [int(n) for n in nums]
+            except ValueError:
+                return whole_mb, None
+    before = got.get("before")
+    if before is None or len(before) != 2 or min(before) < 0:
+        return whole_mb, None
+    rss_before, peak_before = before[0] / 1024.0, before[1] / 1024.0
+    whole = max(whole_mb, peak_before)
+    run = got.get("run_peak")
+    if run is None or len(run) != 1 or run[0] < 0:
+        return whole, max(0.0, whole - rss_before)
+    return whole, max(0.0, run[0] / 1024.0 - rss_before)
 
 
 def _run_slacknet(replay_json: Path, out: Path, python: str | None) -> _SlacknetRun:
@@ -580,15 +626,8 @@ def _run_slacknet(replay_json: Path, out: Path, python: str | None) -> _Slacknet
     if rc != 0:
         raise CompareError("the slacknet run failed:\n  " + "\n  ".join(text.strip().splitlines()[-5:]))
     res = Results.load(out)
-    run_rss = None
-    for line in text.splitlines():
-        if line.startswith(_BASELINE):
-            try:
-                run_rss = max(0.0, rss - int(line[len(_BASELINE):]) / 1024.0)
-            except ValueError:
-                run_rss = None
-            break
-    return _SlacknetRun(records=res.records.copy(), summary=dict(res.summary), peak_rss_mb=rss, run_rss_mb=run_rss)
+    whole, run_rss = _child_memory(text, rss)
+    return _SlacknetRun(records=res.records.copy(), summary=dict(res.summary), peak_rss_mb=whole, run_rss_mb=run_rss)
 
 
 def _run_peer(name: str, cmd: list[str], fct_out: Path) -> tuple[dict[str, Any], pd.DataFrame]:
