@@ -148,12 +148,27 @@ def test_gradients_of_another_shape_are_a_collective_error_naming_the_peer() -> 
         server.serve_round(timeout=5)
 
 
-def test_a_worker_sending_twice_in_a_round_is_a_collective_error() -> None:
+def test_a_second_gradient_of_the_round_replaces_the_first() -> None:
+    # A worker that timed out resends for the same round (same tag): the later gradient counts.
     server, workers = _setup(2)
-    for _ in range(2):
-        workers[0].endpoint.send_array(server.endpoint.address, np.ones(10, np.float32))
-    with pytest.raises(CollectiveError, match="sent a second gradient before the round ended"):
-        server.serve_round(timeout=5)
+    for v in (1, 5):
+        workers[0].endpoint.send_array(server.endpoint.address, np.full(10, v, np.float32), tag=0)
+    workers[1].endpoint.send_array(server.endpoint.address, np.full(10, 3, np.float32), tag=0)
+    rep = server.serve_round(timeout=5)
+    assert rep.resent == 1 and rep.round == 0 and len(rep.peers) == 2
+    for w in workers:
+        got = w.endpoint.recv_array(5)
+        assert got is not None and got.tag == 0 and (got.array == 4).all()
+
+
+def test_arrays_of_no_usable_round_are_dropped_and_counted() -> None:
+    server, workers = _setup(1)
+    workers[0].endpoint.send_array(server.endpoint.address, np.full(4, 9, np.float32), tag=5)  # ahead
+    workers[0].endpoint.send_array(server.endpoint.address, np.full(4, 9, np.float32), tag=2**32 - 1)  # no round
+    t, out = _serve_in_thread(server)
+    got = workers[0].allreduce(np.full(4, 1, np.float32), timeout=10)
+    t.join(10)
+    assert (got.array == 1).all() and out[0].ignored == 2 and out[0].round == 0
 
 
 @pytest.mark.parametrize("make, error, says", [
@@ -206,16 +221,42 @@ def test_a_worker_takes_only_the_server_s_array_as_the_aggregate() -> None:
     assert isinstance(out[0], RoundReport)
 
 
-def test_a_late_reply_of_a_timed_out_round_is_not_the_next_round_s_aggregate() -> None:
+def test_after_a_timeout_the_retry_takes_the_round_s_late_aggregate_without_sending() -> None:
     server, workers = _setup(1)
-    with pytest.raises(TimeoutError, match="no aggregate"):
-        workers[0].allreduce(np.full(4, 1, np.float32), timeout=0.3)  # nobody serving yet
+    w = workers[0]
+    with pytest.raises(TimeoutError, match="no aggregate of round 0 .* call allreduce again"):
+        w.allreduce(np.full(4, 1, np.float32), timeout=0.3)  # nobody serving yet
     server.serve_round(timeout=5)  # gathers it and replies: the reply waits at the worker
     time.sleep(0.2)
+    got = w.allreduce(np.full(4, 1, np.float32), timeout=10)  # the retry: round 0's aggregate
+    assert (got.array == 1).all() and got.tag == 0 and w.round == 1 and w.ignored == 0
+    assert server.endpoint.recv_array(0.3) is None  # nothing was sent again
     t, out = _serve_in_thread(server)
-    got = workers[0].allreduce(np.full(4, 2, np.float32), timeout=10)
+    got = w.allreduce(np.full(4, 2, np.float32), timeout=10)
     t.join(10)
-    assert (got.array == 2).all() and workers[0].ignored == 1
+    assert (got.array == 2).all() and got.tag == 1 and out[0].round == 1
+
+
+def test_a_worker_that_missed_the_reply_gets_the_previous_aggregate_again() -> None:
+    # Round 0's reply is lost (the test takes it from the worker's socket), so the worker's
+    # retry resends round 0's gradient while the server gathers round 1: the server answers it
+    # with round 0's aggregate, and round 1 then runs as usual.
+    server, workers = _setup(2)
+    reports, _ = _rounds(server, workers, lambda r, i: np.full(4, 1 + 2 * i, np.float32))
+    assert reports[0].round == 0 and server.rounds == 1
+    w = workers[0]
+    w.round = 0  # as if its round-0 call had timed out
+    results: dict[int, Any] = {}
+    a = threading.Thread(target=lambda: results.setdefault(0, w.allreduce(np.full(4, 1, np.float32), timeout=10)),
+                         daemon=True)
+    a.start()
+    with pytest.raises(TimeoutError, match="round 1: heard 0 of 2"):
+        server.serve_round(timeout=1.5)  # replays round 0 to it; nobody sends round 1
+    a.join(10)
+    assert results[0].tag == 0 and (results[0].array == 2).all() and w.round == 1
+    reports, got = _rounds(server, workers, lambda r, i: np.full(4, 10 * (i + 1), np.float32))
+    assert reports[0].round == 1 and reports[0].replayed == 1
+    assert all(per[0].tag == 1 and (per[0].array == 15).all() for per in got)
 
 
 def test_a_round_that_times_out_stays_open_and_the_next_call_finishes_it() -> None:

@@ -395,3 +395,15 @@ def test_what_p_leaves_out_is_random_packets_unless_the_index_order_is_asked_for
         missed[order] = [float(part.mean()) / 20 for part in np.array_split(total, 5)]
     assert missed["index"][0] == 0 and missed["index"][-1] > 0.9, missed
     assert all(0.1 < m < 0.5 for m in missed["shuffled"]), missed
+
+
+def test_a_tag_travels_with_the_array() -> None:
+    rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+    for tag in (0, 7, 2**32 - 1):
+        tx.send_array(rx.address, np.ones(5000, np.float32), p=0.9, tag=tag)
+        got = rx.recv_array(timeout=10)
+        assert got is not None and got.tag == tag
+    with pytest.raises(ValueError, match=r"tag = 4294967296: must be at least 0 and at most 4294967295"):
+        tx.send_array(rx.address, np.ones(4, np.float32), tag=2**32)
+    with pytest.raises(TypeError, match="tag = '1': give an integer"):
+        tx.send_array(rx.address, np.ones(4, np.float32), tag="1")  # type: ignore[arg-type]

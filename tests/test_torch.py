@@ -185,7 +185,7 @@ def test_no_aggregate_in_time_is_a_timeout_and_the_gradients_stay() -> None:
     net = _net()
     _backward(net, seed=5)
     before = _flat_grads(net).copy()
-    with pytest.raises(TimeoutError, match="no aggregate from 127.0.0.1"):
+    with pytest.raises(TimeoutError, match="no aggregate of round 0 from 127.0.0.1"):
         allreduce_gradients(net, workers[0], timeout=0.5)
     assert (_flat_grads(net) == before).all()
 

@@ -289,7 +289,8 @@ class Node:
         """What the kernel offers the socket: gso_segments, gro_segments, has_tos,
         send_buffer_bytes, recv_buffer_bytes."""
 
-    def send_values(self, peer: str, data: bytes, value_bytes: int, p: float, deadline_s: float) -> SendHandle:
+    def send_values(self, peer: str, data: bytes, value_bytes: int, p: float, deadline_s: float,
+                    tag: int = 0) -> SendHandle:
         """Start sending ``data`` (whole values of ``value_bytes`` bytes) to ``peer``, ending once
         the fraction ``p`` of the values arrived. Raises ValueError for a bad argument."""
 

@@ -29,25 +29,27 @@ value). A server with ``p=1`` sends every reply whole and keeps the replicas ide
 the workers' gradients still arrive bounded-loss.
 
 A round is a barrier: the server waits for one gradient from each of ``workers`` distinct
-peers, and a worker waits for the server's reply before it can send again, so rounds never mix.
-A worker that sends twice in one round, or a gradient of another length or type than the
-round's first, is a :class:`CollectiveError` naming the peer (the round is dropped then: the
-gradients heard are discarded and their workers get no reply); a round that does not gather
-within ``timeout`` is a ``TimeoutError`` naming how many workers were heard, and stays open:
-the next ``serve_round`` goes on gathering it with the gradients already heard (starting afresh
-would combine the late worker's gradient with the next round's of the others).
+peers, and a worker waits for the server's reply before it can send again. Every array carries
+its round number (the transport's ``tag``), so rounds never mix: the server takes a worker's
+gradient only for the round it gathers (a second one of that round replaces the first: a
+resend after the worker's ``TimeoutError``), answers one for the round before with that
+round's aggregate again (the worker missed the reply), and drops others (counted in
+``RoundReport.ignored``); a worker takes only the reply of its own round. A gradient of another
+length or type than the round's first is a :class:`CollectiveError` naming the peer (the round
+is dropped then: the gradients heard are discarded and their workers get no reply); a round that
+does not gather within ``timeout`` is a ``TimeoutError`` naming how many workers were heard, and
+stays open: the next ``serve_round`` goes on gathering it with the gradients already heard
+(starting afresh would combine the late worker's gradient with the next round's of the others).
+After a worker's ``TimeoutError``, call ``allreduce`` again with the same gradient: it resends
+it for the same round, or returns the round's aggregate at once if it came in the meantime.
 
 Who counts as a worker: without ``peers`` the server takes the first ``workers`` distinct
 addresses that send it an array, so any host that can reach its port can take a worker's place
 and put its numbers into the mean. Give ``peers``, the workers' addresses as the server sees
 them (after NAT; a worker bound to port 0 has a new port each run), and arrays from anyone else
 are dropped and counted (``RoundReport.ignored``). A worker takes as the aggregate only an
-array from the server's address; what it had received before it sends (a reply that came after
-an earlier ``TimeoutError``) and arrays from others are dropped and counted
-(``Worker.ignored``). The wire carries no round number, so a worker that sends again after a
-``TimeoutError`` while the server still gathers that round makes the server's round a
-``CollectiveError`` (a second gradient) or, if its first gradient completed the round, takes
-that round's aggregate as the answer to its second one.
+array from the server's address with its round's number; replies of other rounds and arrays
+from others are dropped and counted (``Worker.ignored``). Round numbers count modulo 2^32.
 
 Values are summed in float64 and the mean cast back to the gradients' type: a mean is never
 larger than the largest value, so float16 gradients cannot overflow to inf in the sum. NaN and
@@ -74,11 +76,13 @@ __all__ = ["CollectiveError", "ParameterServer", "POLICIES", "RoundReport", "Wor
 POLICIES = ("zero_fill", "rescale")
 #: At most this many workers per server.
 MAX_WORKERS = 1024
+# Round numbers travel as the transport's 32-bit tag.
+_TAGS = 2**32
 
 
 class CollectiveError(RuntimeError):
-    """A round that cannot be combined: a worker sent twice (or called ``allreduce`` from two
-    threads at once), or gradients that do not match."""
+    """A round that cannot be combined (gradients of different lengths or types), or a worker or
+    server used from two threads at once."""
 
 
 def _p(v: Any) -> float:
@@ -138,7 +142,10 @@ class RoundReport:
     values)``, ``True`` = did not arrive), ``lost_everywhere`` (values no worker delivered),
     how each reply went (``replies``, :class:`~slacknet.net.SendReport` by peer), and the
     round's ``gather_s`` and ``elapsed_s`` (from the first gradient heard to the last reply),
-    and how many arrays from addresses not in the server's ``peers`` it dropped (``ignored``)."""
+    how many arrays it dropped (``ignored``: from addresses not in the server's ``peers``, or of
+    no round it could use), how many gradients replaced a worker's earlier one of this round
+    (``resent``), the ``round`` number, and how many workers got the previous round's aggregate
+    again (``replayed``)."""
 
     peers: list[str]
     arrived: list[float]
@@ -148,6 +155,9 @@ class RoundReport:
     gather_s: float
     elapsed_s: float
     ignored: int = 0
+    resent: int = 0
+    round: int = 0
+    replayed: int = 0
 
 
 class ParameterServer:
@@ -191,6 +201,9 @@ class ParameterServer:
         # The round being gathered (kept across a TimeoutError) and when its first gradient came.
         self._got: dict[str, Received] = {}
         self._t_first = 0.0
+        # The previous round's aggregate and workers: sent again to a worker that missed it.
+        self._last: tuple[np.ndarray, set[str]] | None = None
+        self._counts = {"ignored": 0, "resent": 0, "replayed": 0}
         self._busy = threading.Lock()
 
     def serve_round(self, timeout: float | None = None) -> RoundReport:
@@ -212,26 +225,39 @@ class ParameterServer:
 
     def _serve(self, timeout: float | None) -> RoundReport:
         got = self._got
-        ignored = 0
+        counts = self._counts
+        tag = self.rounds % _TAGS
+        replays: list[Any] = []
         until = None if timeout is None else time.monotonic() + timeout
         while len(got) < self.workers:
             r = self.endpoint.recv_array(_remaining(until))
             if r is None:
+                self._reap(replays)
                 raise TimeoutError(f"round {self.rounds}: heard {len(got)} of {self.workers} workers "
                                    f"({', '.join(got) or 'none'}) within {timeout} s of the last; the round stays "
                                    "open (call serve_round again to go on gathering it)")
             if self.peers is not None and _addr(r.peer) not in self.peers:
-                ignored += 1  # not a worker: dropped, and the clock goes on running
+                counts["ignored"] += 1  # not a worker: dropped, and the clock goes on running
+                continue
+            if r.tag != tag:
+                last = self._last
+                if last is not None and r.tag == (tag - 1) % _TAGS and r.peer in last[1]:
+                    # It missed the previous round's reply and resent: that aggregate again.
+                    try:
+                        replays.append(self.endpoint._start(r.peer, last[0], self.p, self.deadline, r.tag))
+                        counts["replayed"] += 1
+                    except Exception:  # noqa: BLE001 - best effort; it will time out and retry
+                        counts["ignored"] += 1
+                else:
+                    counts["ignored"] += 1  # of no round this server can use
                 continue
             if not got:
                 self._t_first = time.perf_counter()
-            first = next(iter(got.values()), r)
+            first = next((v for q, v in got.items() if q != r.peer), r)
             heard = len(got)
             if r.peer in got:
-                got.clear()
-                raise CollectiveError(f"round {self.rounds}: {r.peer} sent a second gradient before the round "
-                                      "ended (one per round: a worker waits for the reply before it sends again); "
-                                      f"the round's {heard} gradients are dropped and their workers get no reply")
+                counts["resent"] += 1  # a resend for this round after the worker's TimeoutError
+                del got[r.peer]
             if r.array.dtype != first.array.dtype or len(r.array) != len(first.array):
                 got.clear()
                 raise CollectiveError(f"round {self.rounds}: {r.peer} sent {len(r.array)} {r.array.dtype} values where "
@@ -241,6 +267,7 @@ class ParameterServer:
             got[r.peer] = r
             until = None if timeout is None else time.monotonic() + timeout
         self._got = {}
+        self._counts = {"ignored": 0, "resent": 0, "replayed": 0}
         t_first = self._t_first
         gather = time.perf_counter() - t_first
         peers = list(got)
@@ -262,15 +289,17 @@ class ParameterServer:
         failed: dict[str, BaseException] = {}
         for q in peers:
             try:
-                handles[q] = self.endpoint._start(q, out, self.p, self.deadline)
+                handles[q] = self.endpoint._start(q, out, self.p, self.deadline, tag)
             except Exception as e:  # noqa: BLE001 - reported below, after the others' replies
                 failed[q] = e
+        self._last = (out, set(peers))
         replies: list[SendReport] = []
         for q, h in handles.items():
             try:
                 replies.append(Endpoint._report(h.wait()))
             except Exception as e:  # noqa: BLE001 - as above
                 failed[q] = e
+        self._reap(replays)
         n = self.rounds
         self.rounds += 1
         if failed:
@@ -284,7 +313,18 @@ class ParameterServer:
                          f"other {others} got theirs and the round counts")
             raise err
         return RoundReport(peers, [got[q].fraction for q in peers], missing, int(missing.all(axis=0).sum()),
-                           replies, gather, time.perf_counter() - t_first, ignored)
+                           replies, gather, time.perf_counter() - t_first, counts["ignored"], counts["resent"], n,
+                           counts["replayed"])
+
+    @staticmethod
+    def _reap(handles: list[Any]) -> None:
+        """Wait for the previous round's aggregates sent again (best effort: a worker that is
+        gone makes its own call time out and retry)."""
+        for h in handles:
+            try:
+                h.wait()
+            except Exception:  # noqa: BLE001 - see above
+                pass
 
 
 class Worker:
@@ -309,6 +349,8 @@ class Worker:
         self.p = _p(p)
         self.deadline = _deadline(deadline)
         self.ignored = 0
+        #: The round this worker takes part in next (rounds it completed), modulo 2^32 on the wire.
+        self.round = 0
         self._busy = threading.Lock()
 
     def allreduce(self, grad: Any, timeout: float | None = 60.0) -> Received:
@@ -316,8 +358,9 @@ class Worker:
         round (:class:`~slacknet.net.Received`: ``array``, zero where ``missing``). Raises what
         :meth:`Endpoint.send_array` raises, ``TimeoutError`` if no reply comes within
         ``timeout`` seconds of the send (None: wait for ever; checked before anything is sent,
-        as ``grad`` is), and :class:`CollectiveError` if another thread is in ``allreduce`` on
-        this worker (one round at a time: a second gradient would spoil the server's round)."""
+        as ``grad`` is; the round stays this worker's: call again with the same gradient to resend
+        it, or to take the aggregate if it came meanwhile), and :class:`CollectiveError` if
+        another thread is in ``allreduce`` on this worker (one round at a time)."""
         timeout = _wait(timeout)
         if timeout == 0:
             raise ValueError("timeout = 0: the reply comes only after the server has every gradient; give seconds "
@@ -327,21 +370,33 @@ class Worker:
                                   "worker takes part in one round at a time (call it from one thread, or give each "
                                   "thread its own Worker and Endpoint)")
         try:
-            # Anything here already is no reply to this gradient (the server replies only once
-            # it has it): a late reply of a round that timed out, or a stranger's array.
+            tag = self.round % _TAGS
+            # What is here already: this round's aggregate if it came after an earlier call of
+            # this round timed out (then it is the answer, and nothing is sent again), else late
+            # replies of other rounds or strangers' arrays, dropped.
             for _ in range(MAX_WORKERS):
-                if self.endpoint.recv_array(0) is None:
+                got = self.endpoint.recv_array(0)
+                if got is None:
                     break
+                if self._ours(got, tag):
+                    self.round += 1
+                    return got
                 self.ignored += 1
-            self.endpoint.send_array(self.server, grad, p=self.p, deadline=self.deadline)
+            self.endpoint.send_array(self.server, grad, p=self.p, deadline=self.deadline, tag=tag)
             until = None if timeout is None else time.monotonic() + timeout
             while True:
                 got = self.endpoint.recv_array(_remaining(until))
                 if got is None:
-                    raise TimeoutError(f"no aggregate from {self.server} within {timeout} s of sending the gradient "
-                                       "(is the server serving rounds, for this many workers?)")
-                if _addr(got.peer) in self._server:
+                    raise TimeoutError(f"no aggregate of round {self.round} from {self.server} within {timeout} s of "
+                                       "sending the gradient (is the server serving rounds, for this many workers? "
+                                       "call allreduce again with the same gradient to resend it)")
+                if self._ours(got, tag):
+                    self.round += 1
                     return got
                 self.ignored += 1
         finally:
             self._busy.release()
+
+    def _ours(self, got: Received, tag: int) -> bool:
+        """Whether ``got`` is the server's aggregate of the round tagged ``tag``."""
+        return _addr(got.peer) in self._server and got.tag == tag

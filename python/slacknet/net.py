@@ -164,7 +164,7 @@ class Received:
     """A received array: the values (``array``, zero where missing), the mask of missing
     values (``missing``, ``True`` = missing), the missing index ranges (``ranges``), the
     sender (``peer``, "ip:port", and ``conn``, its connection id), how many values arrived
-    (``received_values``) and ``elapsed_s``."""
+    (``received_values``), ``elapsed_s`` and the sender's ``tag`` (:meth:`Endpoint.send_array`)."""
 
     array: np.ndarray
     missing: np.ndarray
@@ -173,6 +173,7 @@ class Received:
     received_values: int
     elapsed_s: float
     conn: int = field(default=0)
+    tag: int = field(default=0)
 
     @property
     def fraction(self) -> float:
@@ -294,17 +295,21 @@ class Endpoint:
         """The endpoint's counters (datagrams sent, received, malformed, refused, ...)."""
         return self._node.stats()
 
-    def send_array(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
+    def send_array(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0,
+                   tag: int = 0) -> SendReport:
         """Send a 1-D float32 or float16 array to ``peer`` ("ip:port"); return once the
-        receiver holds at least the fraction ``p`` of its values (``p = 1``: all). Raises
+        receiver holds at least the fraction ``p`` of its values (``p = 1``: all). ``tag``, an
+        integer in [0, 2^32 - 1], travels in every packet and is the receiver's
+        :attr:`Received.tag` (a label of the application's: a round number, say). Raises
         ``ValueError`` for a bad argument (``TypeError`` for one not a number, such as ``p="0.9"``;
         a peer this endpoint cannot reach, port 0 or the other IP family, is a bad argument) and
         ``TimeoutError`` after ``deadline`` seconds."""
-        return self._report(self._start(peer, array, p, deadline).wait())
+        return self._report(self._start(peer, array, p, deadline, tag).wait())
 
-    async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0) -> SendReport:
+    async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0,
+                               tag: int = 0) -> SendReport:
         """:meth:`send_array`, awaitable (same arguments, result and errors)."""
-        handle = self._start(peer, array, p, deadline)
+        handle = self._start(peer, array, p, deadline, tag)
         loop = asyncio.get_running_loop()
         return self._report(await loop.run_in_executor(None, handle.wait))
 
@@ -360,7 +365,8 @@ class Endpoint:
             msgs = pending.pop(key, {})
             return Job(e["peer"], e["conn"], msgs, e["lost"], e["total"])
 
-    def _start(self, peer: str, array: Any, p: float, deadline: float) -> _native.SendHandle:
+    def _start(self, peer: str, array: Any, p: float, deadline: float, tag: int = 0) -> _native.SendHandle:
+        tag = _integer("tag", tag, 0, 2**32 - 1)
         a = np.asarray(array)
         if a.ndim != 1:
             raise ValueError(f"array: {a.ndim}-dimensional; give a 1-D array (ravel() it first)")
@@ -372,7 +378,7 @@ class Endpoint:
         vb = a.dtype.itemsize
         data = np.ascontiguousarray(a, dtype=_DTYPES[vb]).tobytes()
         peer = _text("peer", peer, _PEER)
-        return self._node.send_values(peer, data, vb, _number("p", p), _number("deadline", deadline))
+        return self._node.send_values(peer, data, vb, _number("p", p), _number("deadline", deadline), tag)
 
     @staticmethod
     def _report(d: dict[str, Any] | None) -> SendReport:
@@ -389,4 +395,4 @@ class Endpoint:
         for a, b in d["missing"]:
             missing[a:b] = True
         return Received(arr, missing, [tuple(r) for r in d["missing"]], d["peer"], d["received_values"],
-                        d["elapsed_s"], d["conn"])
+                        d["elapsed_s"], d["conn"], d["tag"])

@@ -101,6 +101,11 @@ pub struct MltConfig {
     /// The order in which packets are first sent. Default [`MltSendOrder::Shuffled`].
     #[cfg_attr(feature = "serde", serde(default))]
     pub send_order: MltSendOrder,
+    /// The application's label for the message (a round number, say): every data packet
+    /// carries it in its `msg` field, and the receiver takes it from the first one, accepts
+    /// only packets that agree, and reports it ([`MltReport::tag`]). Default 0.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub tag: u32,
 }
 
 impl Default for MltConfig {
@@ -117,6 +122,7 @@ impl Default for MltConfig {
             max_rto: Dur::from_ms(1000),
             dupack_threshold: 3,
             send_order: MltSendOrder::Shuffled,
+            tag: 0,
         }
     }
 }
@@ -476,7 +482,7 @@ impl MltSender {
         self.stats.bytes_sent += bytes;
         Some(MltRepr {
             conn: self.conn,
-            msg: 0,
+            msg: self.cfg.tag,
             seq: tx,
             start,
             end,
@@ -685,6 +691,8 @@ pub struct MltReport {
     pub delivered: u32,
     /// The missing index ranges `[start, end)`, sorted, disjoint and not adjacent.
     pub missing: Vec<(u32, u32)>,
+    /// The sender's tag ([`MltConfig::tag`]).
+    pub tag: u32,
 }
 
 /// The receiving side of one message. See the module docs.
@@ -692,9 +700,10 @@ pub struct MltReport {
 pub struct MltReceiver {
     conn: u32,
     cfg: MltConfig,
-    /// Values in the message, learned from the first data packet.
+    /// Values in the message, learned from the first data packet, with its need and tag.
     total: Option<u32>,
     need: u32,
+    tag: u32,
     /// Received ranges: start -> end, disjoint and not adjacent.
     // INVARIANT: at most one entry per packet of the message; `received` is their total length.
     ranges: BTreeMap<u32, u32>,
@@ -713,6 +722,7 @@ impl MltReceiver {
             cfg: cfg.clone(),
             total: None,
             need: 0,
+            tag: 0,
             ranges: BTreeMap::new(),
             received: 0,
             report: None,
@@ -774,7 +784,7 @@ impl MltReceiver {
 
     /// Whether [`MltReceiver::handle_segment`] would take `p`'s values: a data packet of this
     /// connection, of its value width, with a non-empty range inside the message, agreeing with
-    /// the message's size and need once the first packet fixed them. A driver copies a packet's
+    /// the message's size, need and tag once the first packet fixed them. A driver copies a packet's
     /// payload only if this holds, so the values it hands up are exactly the ones counted.
     pub fn accepts(&self, p: &MltRepr) -> bool {
         if p.is_ack() || p.conn != self.conn || p.value_bytes != self.cfg.vb() as u8 || p.start >= p.end || p.end > p.total {
@@ -782,7 +792,7 @@ impl MltReceiver {
         }
         match self.total {
             None => true,
-            Some(t) => t == p.total && self.need_of(p) == self.need,
+            Some(t) => t == p.total && self.need_of(p) == self.need && p.msg == self.tag,
         }
     }
 
@@ -807,6 +817,7 @@ impl MltReceiver {
         if self.total.is_none() {
             self.total = Some(p.total);
             self.need = self.need_of(p);
+            self.tag = p.msg;
         }
         let fresh = self.insert(p.start, p.end);
         self.received += fresh;
@@ -818,7 +829,8 @@ impl MltReceiver {
         let total = p.total;
         if self.report.is_none() && self.received >= self.need {
             // §3.2 Idea #2: hand the message up with the exact list of missing ranges.
-            self.report = Some(MltReport { total, delivered: self.received, missing: self.missing_ranges() });
+            self.report =
+                Some(MltReport { total, delivered: self.received, missing: self.missing_ranges(), tag: self.tag });
             let outcome = if self.received >= total { Outcome::Complete } else { Outcome::Enough };
             self.event = Some(Event::Delivered { outcome });
         }

@@ -258,7 +258,8 @@ impl PyNode {
     }
 
     /// Start sending `data` (whole values of `value_bytes` bytes) to `peer` so that it ends once
-    /// the fraction `p` of the values arrived; returns a handle to wait on.
+    /// the fraction `p` of the values arrived, labelled `tag`; returns a handle to wait on.
+    #[pyo3(signature = (peer, data, value_bytes, p, deadline_s, tag = 0))]
     fn send_values(
         &self,
         peer: &str,
@@ -266,15 +267,19 @@ impl PyNode {
         value_bytes: u8,
         p: f64,
         deadline_s: f64,
+        tag: u32,
     ) -> PyResult<PySendHandle> {
         let to = address("peer", peer, Some(self.inner.local_addr()))?;
         let deadline = seconds("deadline", deadline_s, DEADLINE_FIX)?;
-        let h = self.inner.send_values(to, data.as_bytes().to_vec(), value_bytes, p, deadline).map_err(node_error)?;
+        let h = self
+            .inner
+            .send_values_tagged(to, data.as_bytes().to_vec(), value_bytes, p, deadline, tag)
+            .map_err(node_error)?;
         Ok(PySendHandle { inner: Some(h) })
     }
 
     /// The next message a peer sent, waiting at most `timeout_s` seconds (None: forever), as a
-    /// dict (peer, conn, value_bytes, data, total_values, received_values, missing, elapsed_s),
+    /// dict (peer, conn, value_bytes, data, total_values, received_values, missing, elapsed_s, tag),
     /// or None when the time is up.
     #[pyo3(signature = (timeout_s = None))]
     fn recv<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
@@ -289,6 +294,7 @@ impl PyNode {
         out.set_item("received_values", d.received_values)?;
         out.set_item("missing", d.missing)?;
         out.set_item("elapsed_s", d.elapsed.as_secs_f64())?;
+        out.set_item("tag", d.tag)?;
         Ok(Some(out))
     }
 

@@ -200,6 +200,8 @@ pub struct Delivered {
     pub missing: Vec<(u32, u32)>,
     /// From the first packet heard to delivery.
     pub elapsed: Duration,
+    /// The sender's tag ([`Node::send_values_tagged`]; 0 from [`Node::send_values`]).
+    pub tag: u32,
 }
 
 /// How an ATP job ended at the sender.
@@ -317,6 +319,7 @@ enum Cmd {
         value_bytes: u8,
         p: f64,
         deadline: Duration,
+        tag: u32,
         done: mpsc::Sender<Result<SendReport, NodeError>>,
     },
     SendJob {
@@ -461,6 +464,20 @@ impl Node {
         p: f64,
         deadline: Duration,
     ) -> Result<SendHandle, NodeError> {
+        self.send_values_tagged(peer, data, value_bytes, p, deadline, 0)
+    }
+
+    /// [`Node::send_values`] with the application's `tag` for the message (a round number,
+    /// say): every data packet carries it, and the receiver's [`Delivered::tag`] is it.
+    pub fn send_values_tagged(
+        &self,
+        peer: SocketAddr,
+        data: Vec<u8>,
+        value_bytes: u8,
+        p: f64,
+        deadline: Duration,
+        tag: u32,
+    ) -> Result<SendHandle, NodeError> {
         self.check_peer(peer)?;
         if value_bytes != 2 && value_bytes != 4 {
             return Err(invalid("value_bytes", value_bytes, "must be 4 (32-bit values) or 2 (16-bit)"));
@@ -483,7 +500,7 @@ impl Node {
         }
         let (done, rx) = mpsc::channel();
         self.cmds
-            .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, done })
+            .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done })
             .map_err(|_| NodeError::Closed)?;
         self.shared.waker.wake();
         Ok(Handle::new(rx))
@@ -915,7 +932,7 @@ impl Loop {
     fn take_commands(&mut self, now: Instant, touched: &mut Vec<Key>) {
         while let Ok(cmd) = self.cmds.try_recv() {
             match cmd {
-                Cmd::SendValues { peer, data, value_bytes, p, deadline, done } => {
+                Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done } => {
                     if let Some(e) = self.full() {
                         let _ = done.send(Err(e));
                         continue;
@@ -925,6 +942,7 @@ impl Loop {
                     let cfg = TransportConfig::Mlt(MltConfig {
                         value_bytes,
                         complete_fraction: p,
+                        tag,
                         ..self.mlt.clone()
                     });
                     let ep = Endpoint::sender(&cfg, conn, Bytes(data.len() as u64), self.time(now));
@@ -1265,9 +1283,9 @@ impl Loop {
                     });
                 }
                 (Event::Delivered { .. }, Side::Rx { buf, vb, total, started, delivered, reserved, .. }) => {
-                    let (received, missing) = match c.ep.as_mlt_receiver().and_then(|r| r.report()) {
-                        Some(r) => (r.delivered, r.missing.clone()),
-                        None => (0, Vec::new()),
+                    let (received, missing, tag) = match c.ep.as_mlt_receiver().and_then(|r| r.report()) {
+                        Some(r) => (r.delivered, r.missing.clone(), r.tag),
+                        None => (0, Vec::new(), 0),
                     };
                     *delivered = true;
                     // The message's memory now counts against the node until the application
@@ -1283,6 +1301,7 @@ impl Loop {
                         received_values: received,
                         missing,
                         elapsed: now - *started,
+                        tag,
                     });
                 }
                 _ => {}

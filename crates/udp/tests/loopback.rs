@@ -102,6 +102,19 @@ fn a_lost_tail_is_abandoned_within_the_bound() {
 }
 
 #[test]
+fn a_tag_reaches_the_receiver() {
+    let (a, b) = (node(FaultConfig::default()), node(FaultConfig::default()));
+    let data = values(5_000);
+    let h = a.send_values_tagged(b.local_addr(), data.clone(), 4, 1.0, WAIT, 41).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    h.wait().unwrap();
+    assert_eq!((got.tag, got.data), (41, data.clone()));
+    let h = a.send_values(b.local_addr(), data, 4, 1.0, WAIT).unwrap();
+    assert_eq!(b.recv(WAIT).expect("delivered").tag, 0);
+    h.wait().unwrap();
+}
+
+#[test]
 fn sixteen_bit_values_and_two_senders_at_once() {
     let b = node(FaultConfig::default());
     let (a1, a2) = (node(FaultConfig::default()), node(FaultConfig::default()));

@@ -52,7 +52,8 @@ const MLT_FLAGS: Flags = Flags(Flags::ACK.0 | Flags::ECE.0 | Flags::FIN.0);
 pub struct MltRepr {
     /// Connection id (the transfer id in the simulator).
     pub conn: u32,
-    /// Message id within the connection.
+    /// Message id within the connection: the sender's tag (`proto::MltConfig::tag`, an
+    /// application's label such as a round number; 0 by default), echoed in ACKs.
     pub msg: u32,
     /// Data: the transmission number (one per packet sent, retransmissions included). ACK: the
     /// transmission number of the data packet acknowledged.

@@ -140,10 +140,27 @@ fn receiver_ignores_packets_that_contradict_the_message() {
     r.handle_segment(Time::ZERO, &data(5, 10, 11, 1));
     r.handle_segment(Time::ZERO, &MltRepr { value_bytes: 2, ..data(5, 10, 10, 2) });
     r.handle_segment(Time::ZERO, &MltRepr { conn: 2, ..data(5, 10, 10, 3) });
+    r.handle_segment(Time::ZERO, &MltRepr { msg: 9, ..data(5, 10, 10, 5) }); // another message's tag
     assert_eq!(r.received_values(), 5);
     r.handle_segment(Time::ZERO, &data(5, 10, 10, 4));
     assert_eq!(r.poll_event(), Some(Event::Delivered { outcome: Outcome::Complete }));
     assert_eq!(r.report().unwrap().missing, vec![]);
+}
+
+#[test]
+fn the_senders_tag_travels_in_every_packet_and_the_receiver_reports_it() {
+    let c = MltConfig { tag: 0xDEAD_BEEF, ..cfg(0.9) };
+    let mut p = Pair::new(&TransportConfig::Mlt(c), 20 * 1460, 1);
+    assert!(p.drive());
+    assert!(p.data().iter().all(|e| m(e).msg == 0xDEAD_BEEF));
+    assert_eq!(receiver(&p).report().unwrap().tag, 0xDEAD_BEEF);
+    // The first packet fixes it: a packet with another tag is not this message's.
+    let mut r = MltReceiver::new(&cfg(1.0), 1);
+    r.handle_segment(Time::ZERO, &MltRepr { msg: 3, ..data(0, 5, 10, 0) });
+    r.handle_segment(Time::ZERO, &MltRepr { msg: 4, ..data(5, 10, 10, 1) });
+    assert_eq!(r.received_values(), 5);
+    r.handle_segment(Time::ZERO, &MltRepr { msg: 3, ..data(5, 10, 10, 2) });
+    assert_eq!(r.report().unwrap().tag, 3);
 }
 
 #[test]

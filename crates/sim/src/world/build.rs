@@ -76,6 +76,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             max_rto: Dur::from_us(m.max_rto_us),
             dupack_threshold: m.dupack_threshold,
             send_order: m.send_order.into(),
+            tag: 0,
         }),
         TransportSpec::Pfabric(p) => {
             let mtu = u64::from(p.mss_bytes) + u64::from(p.header_bytes);
