@@ -71,7 +71,11 @@ def main() -> int:
         (Path(d) / "rx.py").write_text(textwrap.dedent(RX))
         rx = tb.python(1, Path(d) / "rx.py", tb.address(1), stdout=subprocess.PIPE)
         try:  # the receiver and a sender are stopped however this ends (Ctrl-C included)
-            assert rx.stdout and rx.stdout.readline().strip() == "ready"
+            said = rx.stdout.readline().strip() if rx.stdout else ""
+            if said != "ready":
+                print(f"bench-sim-vs-testbed: the receiver did not start (it said {said!r:.80}; its error, if "
+                      "any, is above)", file=sys.stderr)
+                return 1
             for p in (1.0, 0.9):
                 real = []
                 for _ in range(3):
@@ -81,7 +85,14 @@ def main() -> int:
                         out, _ = r.communicate(timeout=120)
                     finally:
                         stop(r)
-                    real.append(float(out.strip().splitlines()[-1]))
+                    lines = (out or "").strip().splitlines()
+                    try:
+                        real.append(float(lines[-1]))
+                    except (IndexError, ValueError):  # it failed: no time printed
+                        print(f"bench-sim-vs-testbed: the sender at p = {p:g} failed (exit code {r.returncode}, "
+                              f"last line {lines[-1] if lines else 'none'!r:.80}; its error, if any, is above)",
+                              file=sys.stderr)
+                        return 1
                 rows.append((p, simulated(p), statistics.median(real)))
         finally:
             stop(rx)

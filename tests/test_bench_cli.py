@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -357,3 +358,45 @@ def test_an_interrupted_flow_list_is_not_left(tmp_path: Path, monkeypatch: pytes
                      "--hosts-per-leaf", "4", "--window-s", "0.0001"])
     assert_interrupted(code, capsys.readouterr().err)
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+class _FakeTestbed:
+    """A stand-in for slacknet.testbed.Testbed: ``python`` runs ``scripts[host]`` locally."""
+
+    def __init__(self, scripts: dict[int, str]) -> None:
+        self.scripts = scripts
+
+    def __call__(self, **_: Any) -> _FakeTestbed:
+        return self
+
+    def __enter__(self) -> _FakeTestbed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def address(self, host: int) -> str:
+        return f"10.0.0.{host + 1}"
+
+    def python(self, host: int, script: Path, *args: str, stdout: Any = None) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", self.scripts[host]], stdout=stdout, text=True)
+
+
+@pytest.mark.parametrize("rx, tx, says", [
+    ("import time; print('ready', flush=True); time.sleep(30)", "import sys; sys.exit(3)",
+     r"the sender at p = 1 failed \(exit code 3, last line 'none'"),
+    ("import time; print('ready', flush=True); time.sleep(30)", "print('Traceback: boom')",
+     r"the sender at p = 1 failed \(exit code 0, last line 'Traceback: boom'"),
+    ("import sys; sys.exit(1)", "print(1.0)", r"the receiver did not start \(it said ''"),
+])
+def test_sim_vs_testbed_a_failing_child_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str],
+                                                               rx: str, tx: str, says: str) -> None:
+    # It was an IndexError (no time printed) or an AssertionError (no "ready") traceback.
+    mod = load("sim_vs_testbed", monkeypatch)
+    monkeypatch.setattr(mod.testbed, "available", lambda: None)
+    monkeypatch.setattr(mod.testbed, "Testbed", _FakeTestbed({0: tx, 1: rx}))
+    assert mod.main() == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bench-sim-vs-testbed: ")
+    assert re.search(says, err[0]), err[0]
