@@ -23,7 +23,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python test-torch fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python test-torch fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-collective bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -225,6 +225,14 @@ bench-udp:
 BENCH_UDP_LOSSY_ARGS ?=
 bench-udp-lossy: install
 	$(PY) bench/udp_lossy.py $(BENCH_UDP_LOSSY_ARGS)
+
+## bench-collective: rounds of slacknet.collective's parameter-server all-reduce (4 MB gradients,
+## two workers) through the namespace testbed's 200 Mbit/s port flooded with UDP, at p = 1, 0.9
+## and 0.8: each round's time (median, p90, largest) against p = 1 (root only; about a minute;
+## BENCH_COLLECTIVE_ARGS for --workers, --values, --rounds, --p, --flood)
+BENCH_COLLECTIVE_ARGS ?=
+bench-collective: install
+	$(PY) bench/collective_testbed.py $(BENCH_COLLECTIVE_ARGS)
 
 ## bench-approx: slacknet.approx end to end on loopback: one table sent reliably and under error
 ## bounds through random datagram loss; the MSR planned, send time, records arrived, and the

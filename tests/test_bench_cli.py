@@ -27,6 +27,7 @@ BENCH = ROOT / "bench"
 SCRIPTS = {
     "ab": (BENCH / "ab.py", "main"),
     "approx_loopback": (BENCH / "approx_loopback.py", "main"),
+    "collective_testbed": (BENCH / "collective_testbed.py", "main"),
     "coflow_peer": (BENCH / "coflow_peer.py", "main"),
     "credence_overhead": (BENCH / "credence_overhead.py", "main"),
     "credence_regime": (BENCH / "credence_regime.py", "main"),
@@ -220,6 +221,11 @@ def _sim_vs_testbed(mod: ModuleType, tmp: Path, mp: pytest.MonkeyPatch) -> Calla
     return lambda: mod.main()
 
 
+def _collective_testbed(mod: ModuleType, tmp: Path, mp: pytest.MonkeyPatch) -> Callable[[], object]:
+    mp.setattr(mod.testbed, "available", interrupt)
+    return lambda: mod.main([])
+
+
 def _udp_lossy(mod: ModuleType, tmp: Path, mp: pytest.MonkeyPatch) -> Callable[[], object]:
     mp.setattr(mod.testbed, "available", interrupt)
     return lambda: mod.main([])
@@ -247,7 +253,7 @@ def interrupt(*args: Any, **kwargs: Any) -> Any:
 INTERRUPTED_WORK = {"ab": _ab, "scale_table": _scale_table, "targets": _targets,
                     "approx_loopback": _approx_loopback, "coflow_peer": _coflow_peer,
                     "credence_overhead": _credence_overhead, "credence_regime": _credence_regime, "pgo": _pgo,
-                    "sim_vs_testbed": _sim_vs_testbed, "udp_lossy": _udp_lossy, "gen_flows": _gen_flows,
+                    "sim_vs_testbed": _sim_vs_testbed, "collective_testbed": _collective_testbed, "udp_lossy": _udp_lossy, "gen_flows": _gen_flows,
                     "ns3peer": _ns3peer, "htsimpeer": _htsimpeer}
 
 
@@ -399,4 +405,24 @@ def test_sim_vs_testbed_a_failing_child_is_one_line_and_exit_1(monkeypatch: pyte
     assert mod.main() == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bench-sim-vs-testbed: ")
+    assert re.search(says, err[0]), err[0]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workers", "0"], "--workers 0: give a whole number, at least 1"),
+    (["--values", "x"], "--values x: give a whole number, at least 1"),
+    (["--p", "1.0"], r"--p 1.0: give fractions in \(0, 1\)"),
+    (["--p", "0.9,nope"], r"--p 0.9,nope: give fractions"),
+    (["--flood", "-1"], "--flood -1: give the competing UDP"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bench_collective_bad_arguments_are_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 args: list[str], says: str) -> None:
+    mod = load("collective_testbed", monkeypatch)
+    monkeypatch.setattr(mod.testbed, "available", lambda: pytest.fail("checked before the testbed"))
+    with pytest.raises(SystemExit) as ei:
+        mod.main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ei.value.code == 2 and len(err) == 1 and err[0].startswith("bench-collective: ")
     assert re.search(says, err[0]), err[0]
