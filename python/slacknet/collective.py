@@ -63,6 +63,7 @@ import ipaddress
 import socket
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,9 +202,12 @@ class ParameterServer:
         # The round being gathered (kept across a TimeoutError) and when its first gradient came.
         self._got: dict[str, Received] = {}
         self._t_first = 0.0
-        # The previous round's aggregate and workers: sent again to a worker that missed it.
+        # The previous round's aggregate and workers: sent again to a worker that missed it, by
+        # sends waited for when the round ends (a round that times out does not wait on them).
         self._last: tuple[np.ndarray, set[str]] | None = None
-        self._counts = {"ignored": 0, "resent": 0, "replayed": 0}
+        self._replays: list[Any] = []
+        # The round's ignored, resent and replayed arrays (kept across a TimeoutError).
+        self._counts: Counter[str] = Counter()
         self._busy = threading.Lock()
 
     def serve_round(self, timeout: float | None = None) -> RoundReport:
@@ -227,12 +231,10 @@ class ParameterServer:
         got = self._got
         counts = self._counts
         tag = self.rounds % _TAGS
-        replays: list[Any] = []
         until = None if timeout is None else time.monotonic() + timeout
         while len(got) < self.workers:
             r = self.endpoint.recv_array(_remaining(until))
             if r is None:
-                self._reap(replays)
                 raise TimeoutError(f"round {self.rounds}: heard {len(got)} of {self.workers} workers "
                                    f"({', '.join(got) or 'none'}) within {timeout} s of the last; the round stays "
                                    "open (call serve_round again to go on gathering it)")
@@ -244,7 +246,8 @@ class ParameterServer:
                 if last is not None and r.tag == (tag - 1) % _TAGS and r.peer in last[1]:
                     # It missed the previous round's reply and resent: that aggregate again.
                     try:
-                        replays.append(self.endpoint._start(r.peer, last[0], self.p, self.deadline, r.tag))
+                        self._replays = [h for h in self._replays if not self._ended(h)]  # in flight only
+                        self._replays.append(self.endpoint._start(r.peer, last[0], self.p, self.deadline, r.tag))
                         counts["replayed"] += 1
                     except Exception:  # noqa: BLE001 - best effort; it will time out and retry
                         counts["ignored"] += 1
@@ -267,7 +270,7 @@ class ParameterServer:
             got[r.peer] = r
             until = None if timeout is None else time.monotonic() + timeout
         self._got = {}
-        self._counts = {"ignored": 0, "resent": 0, "replayed": 0}
+        self._counts = Counter()
         t_first = self._t_first
         gather = time.perf_counter() - t_first
         peers = list(got)
@@ -299,6 +302,7 @@ class ParameterServer:
                 replies.append(Endpoint._report(h.wait()))
             except Exception as e:  # noqa: BLE001 - as above
                 failed[q] = e
+        replays, self._replays = self._replays, []
         self._reap(replays)
         n = self.rounds
         self.rounds += 1
@@ -315,6 +319,14 @@ class ParameterServer:
         return RoundReport(peers, [got[q].fraction for q in peers], missing, int(missing.all(axis=0).sum()),
                            replies, gather, time.perf_counter() - t_first, counts["ignored"], counts["resent"], n,
                            counts["replayed"])
+
+    @staticmethod
+    def _ended(handle: Any) -> bool:
+        """Whether a send has ended (completed or failed), without waiting."""
+        try:
+            return handle.wait(0) is not None
+        except Exception:  # noqa: BLE001 - failed: ended
+            return True
 
     @staticmethod
     def _reap(handles: list[Any]) -> None:
