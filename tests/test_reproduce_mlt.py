@@ -17,12 +17,14 @@ GRAD = ("(ours) the bounded-loss transport leaves out part of some gradients, ne
 VERDICTS = [
     ("Figure 4 (PS)", SPEEDUP, True), ("Figure 4 (PS)", TAIL, True), ("Figure 4 (PS)", MEAN, True),
     ("Figure 4 (PS)", OURS, True), ("Figure 4 (PS)", GRAD, True),
-    # With a ring, seed 1 reduced gives 1.04x (62.1 against 64.5 ms) and no tail cut: a single
-    # seed's ratio moves by 20-40% with the background's draw (over seeds 1-4 reduced the ring
-    # takes 0.93x DCTCP's time; at full scale all five ring claims hold); see README. (With the
-    # packets in index order, before 2026-11-28, seed 1 gave 1.24x: over seeds 1-4, 0.92x.)
+    # With a ring, seed 1 reduced gives 0.88x (73.2 against 64.5 ms), slower than p = 1 too
+    # (64.8 ms), and no tail cut: a single seed's ratio moves by 20-40% with the background's
+    # draw (over seeds 1-4 reduced the ring takes 0.95x DCTCP's time; at full scale the ring's
+    # claims hold); see README. Seed 1 gave 1.24x with the packets in index order (before
+    # 2026-11-28), 1.04x shuffled with the cumulative ACK over value indices, 0.88x since the
+    # cumulative ACK counts places in the send order (the background drops some ACKs).
     ("Figure 4 (ring)", SPEEDUP, False), ("Figure 4 (ring)", TAIL, False), ("Figure 4 (ring)", MEAN, True),
-    ("Figure 4 (ring)", OURS, True), ("Figure 4 (ring)", GRAD, True),
+    ("Figure 4 (ring)", OURS, False), ("Figure 4 (ring)", GRAD, True),
 ]
 M_GRAD = ("(ours) for every model some gradient arrives incomplete, none short of more than the largest 1 - p "
           "(0.25, the RNN's)")
@@ -51,12 +53,15 @@ def test_training_over_the_bounded_loss_transport(tmp_path) -> None:  # type: ig
         # The network drops packets (the background shares the core), so there are losses to
         # abandon: the mechanism is exercised.
         assert (t["drops"] > 100).all()
-    # Figure 4c: the training flows' FCT distribution; the longest flows (a timeout under
-    # DCTCP) are the ones cut, with a ring too, where the p99 barely moves.
+    # Figure 4c: the training flows' FCT distribution; with a PS the longest flow (a timeout
+    # under DCTCP) is the one cut. With a ring, seed 1 reduced has one flow that waits out a
+    # timeout under either transport (10.7 and 11.5 ms; over four seeds at full scale 37 ring
+    # flows wait one under DCTCP, 7 at p = 0.85), so its maximum is not compared.
     for fid in ("fig4a", "fig4b"):
         c = report.cdfs[fid].set_index("transport")
         assert c.loc["DCTCP", "flows"] == c.loc["bounded-loss p=0.85", "flows"] > 0
-        assert c.loc["bounded-loss p=0.85", "max"] < 0.7 * c.loc["DCTCP", "max"], c
+    c = report.cdfs["fig4a"].set_index("transport")
+    assert c.loc["bounded-loss p=0.85", "max"] < 0.7 * c.loc["DCTCP", "max"], c
     for fid in ("fig4m_ps", "fig4m_ring"):
         t = report.figures[fid]
         assert (t["status"] == "ok").all() and len(t) == 8 and (t["iterations"] == 10).all()

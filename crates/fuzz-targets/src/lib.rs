@@ -114,6 +114,8 @@ pub fn wire_mlt(data: &[u8]) {
         flags: Flags(f.u8()),
         ecn: f.ecn(),
         prio: f.u8(),
+        // Last, so that the other fields read the bytes they read before it existed.
+        pos: f.u32(),
     };
     let mut buf = vec![0x5au8; buf_len];
     match m.emit(&mut buf) {
@@ -854,6 +856,7 @@ fn fuzz_datagram(r: &mut Reader<'_>, mlt_conn: u32, atp_conn: u32) -> Vec<u8> {
             flags,
             ecn: Ecn::Ect0,
             prio: 0,
+            pos: if is_ack { 0 } else { r.field(total) % total },
         })
     } else {
         let kind = match kind {
@@ -976,7 +979,7 @@ pub fn udp_datagram(data: &[u8]) {
             proto::Segment::Mlt(h) => {
                 let v = wire::MltPacket::new_checked(data).expect("what parses has a view");
                 assert_eq!((v.conn(), v.seq(), v.start(), v.end(), v.total()), (h.conn, h.seq, h.start, h.end, h.total));
-                assert_eq!((v.cum(), v.received(), v.need(), v.flags()), (h.cum, h.received, h.need, h.flags));
+                assert_eq!((v.cum(), v.pos(), v.received(), v.need(), v.flags()), (h.cum, h.pos, h.received, h.need, h.flags));
                 assert_eq!(v.payload(), payload);
             }
             proto::Segment::Atp(h) => {

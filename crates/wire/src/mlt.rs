@@ -4,9 +4,13 @@
 //! A message is a vector of `total` values of `value_bytes` bytes each (4 for 32-bit floats,
 //! 2 for 16-bit ones, §3.2). A data packet carries the whole values `[start, end)` of message
 //! `msg` (§3.2 Idea #1, "range indexing of packets", Figure 5): a packet never splits a value,
-//! so every packet can be interpreted on its own. An ACK acknowledges cumulatively (`cum`: the
-//! lowest value index the receiver still misses) and selectively (`[start, end)` and `seq`: the
-//! range and transmission number of the one data packet that triggered it), and reports how many
+//! so every packet can be interpreted on its own. The sender sends a message's packets in an
+//! order of its choosing (a pseudorandom one by default, `proto::MltSendOrder`); each data
+//! packet carries its place in that order (`pos`, kept by its retransmissions). An ACK
+//! acknowledges cumulatively (`cum`: the receiver holds the packets at every place before `cum`
+//! in the sender's order, so one lost ACK is covered by the next, whatever the order) and
+//! selectively (`[start, end)` and `seq`: the range and transmission number of the one data
+//! packet that triggered it), and reports how many
 //! distinct values the receiver holds (`received`), so the sender knows when the receiver has
 //! the fraction p it needs (§3: "guarantee the delivery of a predefined fraction of data").
 //!
@@ -34,16 +38,17 @@
 //!
 //! INVARIANT: `parse(emit(r)) == r` (the emitted header followed by `r.len` payload bytes) for
 //! every `r` that `emit` accepts, and `emit` refuses every `r` that `parse` could not return:
-//! `value_bytes` not 2 or 4; data with `start >= end`, `end > total`, `len != (end - start) ·
-//! value_bytes` or flags other than none; an ACK with `len != 0`, `start > end`, `end > total`,
-//! `cum > total` or `received > total`. `parse` never panics on any input.
+//! `value_bytes` not 2 or 4; data with `start >= end`, `end > total`, `pos >= total`, `len !=
+//! (end - start) · value_bytes` or flags other than none; an ACK with `len != 0`, `start >
+//! end`, `end > total`, `cum > total`, `received > total` or `pos != 0`. `parse` never panics on
+//! any input.
 
 use crate::{Ecn, Flags, WireError};
 
 /// Length of the header in bytes.
 pub const MLT_HEADER_LEN: usize = 48;
 /// First byte of a bounded-loss transport header.
-pub const MLT_VERSION: u8 = 0x4d;
+pub const MLT_VERSION: u8 = 0x4e;
 /// The flags a header may carry (ECE and FIN only on ACKs).
 const MLT_FLAGS: Flags = Flags(Flags::ACK.0 | Flags::ECE.0 | Flags::FIN.0);
 
@@ -64,8 +69,13 @@ pub struct MltRepr {
     pub end: u32,
     /// Values in the message.
     pub total: u32,
-    /// ACK: the lowest value index not yet received (cumulative ACK). Data: 0.
+    /// ACK: the cumulative ACK, in places of the sender's order of first transmissions: the
+    /// receiver holds the packets the sender sent at places `0..cum`. Data: 0.
     pub cum: u32,
+    /// Data: this packet's place in the sender's order of first transmissions (0 for the first
+    /// packet it sent; a retransmission keeps its packet's place). ACK: 0. Shares its bytes
+    /// with `cum` (module docs).
+    pub pos: u32,
     /// ACK: distinct values the receiver holds. Data: 0.
     pub received: u32,
     /// Data: the values the receiver waits for (`ceil(p · total)`, the sender's p; 0: the
@@ -108,7 +118,13 @@ impl MltRepr {
             return Err(WireError::Malformed("end > total"));
         }
         if self.is_ack() {
-            if self.len != 0 || self.start > self.end || self.cum > self.total || self.received > self.total || self.need != 0 {
+            if self.len != 0
+                || self.start > self.end
+                || self.cum > self.total
+                || self.received > self.total
+                || self.need != 0
+                || self.pos != 0
+            {
                 return Err(WireError::Malformed("ack fields"));
             }
         } else {
@@ -125,6 +141,10 @@ impl MltRepr {
             }
             if self.need > self.total {
                 return Err(WireError::Malformed("need > total"));
+            }
+            // A place in the order of the message's packets, each of at least one value.
+            if self.pos >= self.total {
+                return Err(WireError::Malformed("pos >= total"));
             }
         }
         Ok(())
@@ -146,8 +166,13 @@ impl MltRepr {
         let mut w8 = [0u8; 8];
         w8.copy_from_slice(&buf[16..24]);
         let flags = Flags(buf[1]);
-        // Bytes 40..44: `received` on an ACK, `need` on data (module docs).
-        let (received, need) = if flags.contains(Flags::ACK) { (u32_at(40), 0) } else { (0, u32_at(40)) };
+        // Bytes 36..40: `cum` on an ACK, `pos` on data; 40..44: `received` on an ACK, `need` on
+        // data (module docs).
+        let ((cum, received), (pos, need)) = if flags.contains(Flags::ACK) {
+            ((u32_at(36), u32_at(40)), (0, 0))
+        } else {
+            ((0, 0), (u32_at(36), u32_at(40)))
+        };
         let repr = MltRepr {
             conn: u32_at(8),
             msg: u32_at(12),
@@ -155,7 +180,8 @@ impl MltRepr {
             start: u32_at(24),
             end: u32_at(28),
             total: u32_at(32),
-            cum: u32_at(36),
+            cum,
+            pos,
             received,
             need,
             value_bytes: buf[4],
@@ -192,7 +218,8 @@ impl MltRepr {
         buf[24..28].copy_from_slice(&self.start.to_be_bytes());
         buf[28..32].copy_from_slice(&self.end.to_be_bytes());
         buf[32..36].copy_from_slice(&self.total.to_be_bytes());
-        buf[36..40].copy_from_slice(&self.cum.to_be_bytes());
+        let at36 = if self.is_ack() { self.cum } else { self.pos };
+        buf[36..40].copy_from_slice(&at36.to_be_bytes());
         let at40 = if self.is_ack() { self.received } else { self.need };
         buf[40..44].copy_from_slice(&at40.to_be_bytes());
         buf[44..48].copy_from_slice(&self.len.to_be_bytes());
@@ -242,15 +269,16 @@ mod tests {
         let mut buf = vec![0u8; half.buffer_len()];
         half.emit(&mut buf).unwrap();
         assert_eq!(MltRepr::parse(&buf), Ok(half));
-        // Data carry the sender's `need` where an ACK carries `received`.
-        let d = MltRepr { need: 85, ..data() };
+        // Data carry their place and the sender's `need` where an ACK carries `cum` and
+        // `received`.
+        let d = MltRepr { need: 85, pos: 99, ..data() };
         let mut buf = vec![0u8; d.buffer_len()];
         d.emit(&mut buf).unwrap();
-        assert_eq!(&buf[40..44], &[0, 0, 0, 85]);
+        assert_eq!(&buf[36..44], &[0, 0, 0, 99, 0, 0, 0, 85]);
         assert_eq!(MltRepr::parse(&buf), Ok(d));
         let mut buf = vec![0u8; a.buffer_len()];
         a.emit(&mut buf).unwrap();
-        assert_eq!(&buf[40..44], &[0, 0, 0, 90]);
+        assert_eq!(&buf[36..44], &[0, 0, 0, 3, 0, 0, 0, 90]);
     }
 
     #[test]
@@ -284,6 +312,9 @@ mod tests {
             MltRepr { need: 101, ..p },
             MltRepr { received: 1, ..p },
             MltRepr { need: 1, ..ack() },
+            MltRepr { pos: 100, ..p },
+            MltRepr { cum: 1, ..p },
+            MltRepr { pos: 1, ..ack() },
         ] {
             assert!(r.emit(&mut out).is_err(), "{r:?}");
         }

@@ -107,9 +107,22 @@ impl<T: AsRef<[u8]>> MltPacket<T> {
         be_u32(self.b(), 32)
     }
 
-    /// ACK: the cumulative point.
+    /// ACK: the cumulative point, in places of the sender's order (0 on data).
     pub fn cum(&self) -> u32 {
-        be_u32(self.b(), 36)
+        if self.is_ack() {
+            be_u32(self.b(), 36)
+        } else {
+            0
+        }
+    }
+
+    /// Data: the packet's place in the sender's order of first transmissions (0 on an ACK).
+    pub fn pos(&self) -> u32 {
+        if self.is_ack() {
+            0
+        } else {
+            be_u32(self.b(), 36)
+        }
     }
 
     /// ACK: values the receiver holds (0 on data).
@@ -276,7 +289,7 @@ mod tests {
     #[test]
     fn an_mlt_view_reads_what_parse_reads() {
         for r in [
-            MltRepr { conn: 7, msg: 2, seq: 99, start: 10, end: 13, total: 100, need: 90, value_bytes: 4, len: 12, ecn: Ecn::Ect0, prio: 1, ..Default::default() },
+            MltRepr { conn: 7, msg: 2, seq: 99, start: 10, end: 13, total: 100, need: 90, pos: 4, value_bytes: 4, len: 12, ecn: Ecn::Ect0, prio: 1, ..Default::default() },
             MltRepr { conn: 7, seq: 99, start: 10, end: 13, total: 100, cum: 13, received: 50, value_bytes: 4, flags: Flags::ACK.with(Flags::FIN), ..Default::default() },
         ] {
             let mut buf = vec![0u8; r.buffer_len()];
@@ -285,7 +298,7 @@ mod tests {
             let mut v = MltPacket::new_checked(&mut buf[..]).unwrap();
             let got = MltRepr {
                 conn: v.conn(), msg: v.msg(), seq: v.seq(), start: v.start(), end: v.end(), total: v.total(),
-                cum: v.cum(), received: v.received(), need: v.need(), value_bytes: v.value_bytes(), len: v.len(),
+                cum: v.cum(), pos: v.pos(), received: v.received(), need: v.need(), value_bytes: v.value_bytes(), len: v.len(),
                 flags: v.flags(), ecn: v.ecn(), prio: v.prio(),
             };
             assert_eq!(got, r);
