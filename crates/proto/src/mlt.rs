@@ -54,10 +54,11 @@
 //! message's size `N`, which the receiver needs to know `need`).
 //!
 //! INVARIANT (bounded memory): the sender's scoreboard has one slot per packet of the message
-//! and the receiver's two range sets (values, places) at most one entry per packet each, so
-//! all are bounded by the message size (which the simulator's validation caps); the receiver
-//! queues at most [`MAX_PENDING_ACKS`] ACKs. The sender's transmission log holds one entry per transmission
-//! not yet judged: entries leave as later transmissions are acknowledged (or go stale), and
+//! and the receiver a bit per packet (or a range set of at most one entry per packet) and a
+//! range set of places of at most one entry per packet, so all are bounded by the message size
+//! (which the simulator's validation caps); the receiver queues at most [`MAX_PENDING_ACKS`]
+//! ACKs. The sender's transmission log holds one entry per transmission not yet judged: entries
+//! leave as later transmissions are acknowledged (or go stale), and
 //! all of them at a timeout or at the end; with the window it is bounded by what the sender
 //! sent since the last timeout.
 //!
@@ -721,9 +722,8 @@ pub struct MltReceiver {
     total: Option<u32>,
     need: u32,
     tag: u32,
-    /// Received ranges: start -> end, disjoint and not adjacent.
-    // INVARIANT: at most one entry per packet of the message; `received` is their total length.
-    ranges: BTreeMap<u32, u32>,
+    /// The values received; `received` is how many.
+    held: Held,
     /// The places in the sender's order of the packets received, as ranges like `ranges`:
     /// the cumulative ACK is the end of the one starting at 0.
     // INVARIANT: at most one entry per packet of the message.
@@ -744,7 +744,7 @@ impl MltReceiver {
             total: None,
             need: 0,
             tag: 0,
-            ranges: BTreeMap::new(),
+            held: Held::Ranges(BTreeMap::new()),
             places: BTreeMap::new(),
             received: 0,
             report: None,
@@ -772,19 +772,10 @@ impl MltReceiver {
 
     /// The index ranges missing now (`[]` before the first packet: the size is unknown).
     pub fn missing_ranges(&self) -> Vec<(u32, u32)> {
-        let Some(total) = self.total else { return Vec::new() };
-        let mut out = Vec::new();
-        let mut at = 0u32;
-        for (&s, &e) in &self.ranges {
-            if s > at {
-                out.push((at, s));
-            }
-            at = e;
+        match self.total {
+            Some(total) => self.held.missing(total),
+            None => Vec::new(),
         }
-        if at < total {
-            out.push((at, total));
-        }
-        out
     }
 
     /// Whether [`MltReceiver::handle_segment`] would take `p`'s values: a data packet of this
@@ -830,8 +821,9 @@ impl MltReceiver {
             self.total = Some(p.total);
             self.need = self.need_of(p);
             self.tag = p.msg;
+            self.held = Held::new(self.cfg.values_per_pkt(), p.total);
         }
-        let fresh = insert(&mut self.ranges, p.start, p.end);
+        let fresh = self.held.insert(p.start, p.end, p.total);
         // CORRECTNESS: pos < total (accepts), so pos + 1 does not overflow.
         insert(&mut self.places, p.pos, p.pos + 1);
         self.received += fresh;
@@ -917,4 +909,129 @@ fn insert(ranges: &mut BTreeMap<u32, u32>, start: u32, end: u32) -> u32 {
     }
     ranges.insert(s, e);
     (end - start) - covered
+}
+
+/// A message's packets at most that [`Held::Packets`] keeps a bit for (2 MB of bits); a larger
+/// message keeps the range set.
+const MAX_BITMAP_PKTS: u32 = 1 << 24;
+
+/// The values a receiver holds. While every packet has the layout of the receiver's own
+/// [`MltConfig::values_per_pkt`] `w` (packet `i` carries `[i·w, min((i+1)·w, N))`, as every
+/// sender of the same `mss` sends), one bit per packet: constant time per packet in any send
+/// order. The range set it replaced took 270 ns per packet of a 64 MB message sent in a
+/// pseudorandom order against 83 in index order (its fragments run into the thousands), a
+/// fifth of the real transport's receiving budget per packet. A packet of another layout (a
+/// sender with another `mss`) turns it into the range set for good; both give the same
+/// answers.
+#[derive(Debug, Clone)]
+enum Held {
+    /// Bit `i` of `bits`: packet `i` (of `width` values) arrived.
+    // INVARIANT: `bits` has ceil(ceil(N / width) / 64) words, and no bit at or past
+    // ceil(N / width) is set.
+    Packets { width: u32, bits: Vec<u64> },
+    /// Received ranges: start -> end, disjoint and not adjacent.
+    // INVARIANT: at most one entry per packet of the message.
+    Ranges(BTreeMap<u32, u32>),
+}
+
+impl Held {
+    /// The empty set of a message of `total` values, expecting packets of `width` values.
+    fn new(width: u32, total: u32) -> Held {
+        let pkts = if width == 0 { u32::MAX } else { total.div_ceil(width) };
+        if pkts <= MAX_BITMAP_PKTS {
+            Held::Packets { width, bits: vec![0; pkts.div_ceil(64) as usize] }
+        } else {
+            Held::Ranges(BTreeMap::new())
+        }
+    }
+
+    /// Insert the values `[start, end)` (`start < end <= total`); returns how many were not
+    /// held before.
+    fn insert(&mut self, start: u32, end: u32, total: u32) -> u32 {
+        if let Held::Packets { width, bits } = self {
+            let w = *width;
+            if start.is_multiple_of(w) && end == start.saturating_add(w).min(total) {
+                let i = (start / w) as usize;
+                let (word, bit) = (i / 64, 1u64 << (i % 64));
+                // CORRECTNESS: start < total, so i < ceil(total / w), inside `bits`.
+                if bits[word] & bit != 0 {
+                    return 0;
+                }
+                bits[word] |= bit;
+                return end - start;
+            }
+            *self = Held::Ranges(self.ranges(total));
+        }
+        match self {
+            Held::Ranges(r) => insert(r, start, end),
+            Held::Packets { .. } => unreachable!("turned into ranges above"),
+        }
+    }
+
+    /// The held values as a range set (start -> end, disjoint, not adjacent).
+    fn ranges(&self, total: u32) -> BTreeMap<u32, u32> {
+        match self {
+            Held::Ranges(r) => r.clone(),
+            Held::Packets { .. } => {
+                let mut out = BTreeMap::new();
+                let mut at = 0u32;
+                for (s, e) in self.missing(total) {
+                    if s > at {
+                        out.insert(at, s);
+                    }
+                    at = e;
+                }
+                if at < total {
+                    out.insert(at, total);
+                }
+                out
+            }
+        }
+    }
+
+    /// The missing values as sorted, disjoint, non-adjacent ranges `[start, end)` of `0..total`.
+    fn missing(&self, total: u32) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        let mut push = |s: u32, e: u32| match out.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => out.push((s, e)),
+        };
+        match self {
+            Held::Ranges(r) => {
+                let mut at = 0u32;
+                for (&s, &e) in r {
+                    if s > at {
+                        push(at, s);
+                    }
+                    at = e;
+                }
+                if at < total {
+                    push(at, total);
+                }
+            }
+            Held::Packets { width, bits } => {
+                let w = *width;
+                let pkts = total.div_ceil(w);
+                for (k, &word) in bits.iter().enumerate() {
+                    if word == u64::MAX {
+                        continue;
+                    }
+                    // CORRECTNESS: k < ceil(pkts / 64) <= 2^18, so k · 64 fits a u32.
+                    let base = k as u32 * 64;
+                    let mut gaps = !word;
+                    while gaps != 0 {
+                        let i = base + gaps.trailing_zeros();
+                        gaps &= gaps - 1;
+                        if i >= pkts {
+                            break;
+                        }
+                        // CORRECTNESS: i < pkts = ceil(total / w), so i · w < total.
+                        let s = i * w;
+                        push(s, s.saturating_add(w).min(total));
+                    }
+                }
+            }
+        }
+        out
+    }
 }

@@ -10,6 +10,11 @@
 //! Cases: the bounded-loss transport reliable (p = 1), the bounded-loss transport at p = 0.9,
 //! an ATP job with one group at MSR 1 (messages of 64 KB), and kernel TCP. Argument 3, when
 //! given, keeps only the cases whose name contains it (kernel TCP always runs).
+//!
+//! Last, without sockets: the bounded-loss receiver's protocol work per packet of a 64 MB
+//! message (`proto::MltReceiver`, the packets made beforehand, median of 5), with the packets
+//! in index order and in the sender's pseudorandom order, so that the order's cost to the
+//! protocol itself is measured apart from the copies and the kernel.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -168,4 +173,32 @@ fn main() {
         };
         println!("{name:<34} {g:>8.2} {c:>13.3} {:>12.0}% {:>13.2} {target:>8}", b * 100.0, g / tcp_gbps);
     }
+    for order in [proto::MltSendOrder::Index, proto::MltSendOrder::Shuffled] {
+        let (n, ns) = receiver_ns_per_packet(order);
+        println!("bounded-loss receiver alone, {order:?} order: {ns:.0} ns per packet ({n} packets, no sockets)");
+    }
+}
+
+/// The receiver's protocol work per data packet of one 64 MB message, ACKs drained as the node
+/// does (median of 5 runs).
+fn receiver_ns_per_packet(order: proto::MltSendOrder) -> (usize, f64) {
+    use proto::mlt::{MltReceiver, MltSender};
+    use proto::MltConfig;
+    let cfg = MltConfig { init_cwnd_pkts: u32::MAX, send_order: order, ..MltConfig::default() };
+    let mut tx = MltSender::new(&cfg, 7, (MESSAGE_MB as u64) << 20);
+    let pkts: Vec<_> = std::iter::from_fn(|| tx.poll_transmit(units::Time::ZERO)).collect();
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            let mut rx = MltReceiver::new(&cfg, 7);
+            for p in &pkts {
+                rx.handle_segment(units::Time::ZERO, p);
+                while rx.poll_transmit().is_some() {}
+            }
+            assert!(rx.report().is_some(), "the message completes");
+            t0.elapsed().as_nanos() as f64 / pkts.len() as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    (pkts.len(), runs[2])
 }

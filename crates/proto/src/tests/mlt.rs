@@ -616,3 +616,37 @@ fn a_lost_ack_is_covered_by_the_next_one_in_either_send_order() {
         }
     }
 }
+
+#[test]
+fn the_receivers_count_and_report_are_exact_whatever_the_packets_layout() {
+    // The receiver keeps a bit per packet while packets have its own layout (values_per_pkt
+    // values each) and a range set once one does not; either way its count and its list of
+    // missing ranges are exactly those of the values that arrived, duplicates included.
+    let c = cfg(1.0);
+    let w = c.values_per_pkt();
+    let mut rng = Pcg64::seed_from_u64(5);
+    for case in 0..60u32 {
+        let total = rng.gen_range(1..40 * w);
+        let mut r = MltReceiver::new(&c, 1);
+        let mut have = BTreeSet::new();
+        // From the 20th packet on, some cases send packets of another layout too.
+        let other_from = if case % 3 == 0 { 20 } else { usize::MAX };
+        for k in 0..120usize {
+            let (start, end) = if k >= other_from && rng.gen_bool(0.3) {
+                let s = rng.gen_range(0..total);
+                (s, (s + rng.gen_range(1..2 * w)).min(total))
+            } else {
+                let i = rng.gen_range(0..total.div_ceil(w));
+                (i * w, (i * w + w).min(total))
+            };
+            let pos = rng.gen_range(0..total);
+            r.handle_segment(Time::ZERO, &MltRepr { pos, ..data(start, end, total, k as u64) });
+            have.extend(start..end);
+            assert_eq!(r.received_values() as usize, have.len(), "case {case} packet {k}");
+            if k % 8 == 0 || k == 119 {
+                assert_eq!(r.missing_ranges(), ranges_missing(&have, total), "case {case} packet {k}");
+            }
+        }
+        while r.poll_transmit().is_some() {}
+    }
+}
