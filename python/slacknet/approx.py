@@ -36,9 +36,12 @@ How it works (the contract the receiver's estimates rest on):
   domain means (``where``) are ratios of two such totals, linearized. Intervals use Student's
   t with Satterthwaite's degrees of freedom for the sum of the strata's variances (at most
   the messages arrived less one per stratum sampled, fewer when a stratum of few messages
-  dominates the variance; per stratum in :meth:`Sample.by_stratum`). A stratum with one message
-  of several arrived has no variance estimate (its interval is infinite), nor has a domain mean
-  whose records all arrived in one message; a stratum with none has no estimate (NaN).
+  dominates the variance; per stratum in :meth:`Sample.by_stratum`); a domain mean's come from
+  the messages that hold domain records (at most those less one per stratum that has any, Korn
+  & Graubard §5.2) and its linearized variance is corrected for their few (``Sample._ratio``).
+  A stratum with one message of several arrived has no variance estimate (its interval is
+  infinite), nor has a domain mean whose records arrived in one message per stratum; a stratum
+  with none has no estimate (NaN).
 - A stratum that lost messages but shows no variation (a rare domain none of whose records
   arrived, a column constant in it) has a variance estimate of 0 that is no evidence; its
   interval is the exact hypergeometric bound on how many of its records that did not arrive
@@ -164,22 +167,37 @@ def _quantile(confidence: float, dof: float) -> float:
     return NormalDist().inv_cdf(q)
 
 
-def _dof(var: np.ndarray, m: np.ndarray, big_m: np.ndarray) -> float:
+def _dof(var: np.ndarray, m: np.ndarray, big_m: np.ndarray, held: np.ndarray | None = None) -> float:
     """Satterthwaite's effective degrees of freedom of the sum of the strata's variance estimates
     ``var`` (each with ``m_g - 1`` of its own), over the strata that were sampled (not whole):
     between the fewest of one stratum and the design's messages arrived less one per stratum.
     The design's count alone would let a stratum of two messages that dominates the variance
     borrow the degrees of freedom of a large, quiet one (a 95% interval that held the truth 60%
-    of the time); Satterthwaite's gives it about its own."""
+    of the time); Satterthwaite's gives it about its own.
+
+    ``held``: for a domain estimate, per stratum the messages arrived that hold records of the
+    domain; the degrees of freedom are then at most those messages less one per sampled stratum
+    that has any (Korn & Graubard, *Analysis of Health Surveys*, 1999, §5.2: a domain's
+    variance estimate is made of the PSUs that hold domain members, the others contribute only
+    zeros; Stata's default for subpopulations), 0 where each such stratum has one. The design's
+    count gave a domain seen in two messages of 40 arrived the quantile of 38 degrees of freedom
+    instead of 1 (the small-table Monte Carlo: domain means' "95%" intervals held the truth
+    77-90% of the time)."""
     part = (m < big_m) & (m >= 2)
     d, v = m[part] - 1.0, var[part]
     if not len(d):
         return 0.0
+    if held is None:
+        cap = math.inf
+    else:
+        h = held[part]
+        h = h[h >= 1]
+        cap = float(np.sum(h) - len(h))
     s = float(np.sum(v))
     if not math.isfinite(s) or s <= 0.0:  # no variance, or none that a quantile could widen
-        return float(np.sum(d))
+        return min(cap, float(np.sum(d)))
     w = v / s
-    return max(float(np.min(d)), min(float(np.sum(d)), 1.0 / float(np.sum(w * w / d))))
+    return min(cap, max(float(np.min(d)), min(float(np.sum(d)), 1.0 / float(np.sum(w * w / d)))))
 
 
 def _estimate(value: float, var: float, confidence: float, z: float, m: int, big_m: int,
@@ -899,10 +917,14 @@ class Sample:
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
         return bool((self._got_m[sel] == self._big_m[sel]).all())
 
-    def _z(self, c: float, var: np.ndarray, stratum: int | None = None) -> float:
-        """The quantile of an interval whose strata's variance estimates are ``var``."""
+    def _z(self, c: float, var: np.ndarray, stratum: int | None = None, held: np.ndarray | None = None) -> float:
+        """The quantile of an interval whose strata's variance estimates are ``var`` (of a domain
+        estimate whose records the messages ``held`` per stratum hold: see :func:`_dof`)."""
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
-        return _quantile(c, _dof(var[sel], self._got_m[sel], self._big_m[sel]))
+        dof = _dof(var[sel], self._got_m[sel], self._big_m[sel], None if held is None else held[sel])
+        if held is not None and dof < 1 and float(np.sum(var[sel])) > 0:
+            return math.inf  # a variance estimate with no degrees of freedom: it bounds nothing
+        return _quantile(c, dof)
 
     # -- estimates
 
@@ -971,7 +993,19 @@ class Sample:
         held = (self._msg_sums(x) != 0) & ours
         if np.sum(held & ~whole) == 1 and not np.any(held & whole):
             var = np.full_like(var, math.inf)
-        z = self._z(confidence, var, stratum)
+        # Small-sample correction of the linearized variance of a domain mean: the ratio's
+        # linearization divides the squared residuals of the stratum's m_g messages by m_g - 1,
+        # but only the h_g that hold domain records vary about the domain mean, so it is biased
+        # low by about (h_g - 1) / h_g (Lohr §4.3: for a simple random sample the linearized
+        # variance of a domain mean is the unbiased (1 - f) s_d^2 / n_d times
+        # (n_d - 1) / n_d * n / (n - 1)); scaled by h_g / (h_g - 1) * (m_g - 1) / m_g, which for
+        # one-record messages in one stratum is exactly that unbiased variance, and 1 where every
+        # message holds the domain (a plain mean) or one does (no estimate to correct: see _dof).
+        h = np.bincount(self._msg_stratum, weights=held, minlength=len(self._labels))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fix = np.where(h >= 2, h / (h - 1.0) * (self._got_m - 1.0) / self._got_m, 1.0)
+        var = var * fix
+        z = self._z(confidence, var, stratum, h)
         return _estimate(q, float(var[sel].sum()) / (den * den), confidence, z, *self._counts(), self._whole(stratum),
                          float(np.hypot.reduce(up[sel])) / abs(den), float(np.hypot.reduce(down[sel])) / abs(den))
 
