@@ -155,6 +155,15 @@ COLLISIONS = {
     "same_column": (SWEEP + '[[axis]]\nkey = "workload[1].duration_ms"\nvalues = [1]\n'
                     '[[axis]]\nkey = "workload[0].duration_ms"\nvalues = [1]\n', "axis[3].key", "axis[2]'s"),
     "column_named_seed": (SWEEP + 'name = "seed"\n', "axis[1].key", "sweep table's own"),
+    # An axis on the seed (or the name) ran every value with the sweep's own seed (found
+    # 2026-11-28: four "seeds" that were seed 1 four times); now refused, pointing at `seeds`.
+    "axis_on_seed": (SWEEP + '[[axis]]\nkey = "seed"\nname = "s"\nvalues = [3, 4]\n', "axis[2].key", "seeds = ["),
+    "axis_on_seed_in_a_list": (SWEEP + '[[axis]]\nkey = ["seed", "workload[0].load"]\nname = "s"\nvalues = [3, 4]\n',
+                               "axis[2].key", "seeds = ["),
+    "joint_axis_on_seed": (SWEEP + '[[axis]]\nkey = "*"\nname = "s"\nlabels = ["a"]\nvalues = [{ seed = 3 }]\n',
+                           "axis[2].key", "seeds = ["),
+    "axis_on_name": (SWEEP + '[[axis]]\nkey = "name"\nname = "n"\nvalues = ["a", "b"]\n', "axis[2].key",
+                     "names each run"),
 }
 
 
@@ -200,7 +209,7 @@ def test_two_sweeps_started_in_the_same_second_get_their_own_folders(
     sweep_file.write_text(SWEEP.replace("seeds = [1, 2]", "seeds = [1]").replace("values = [0.2, 0.6]", "values = [0.2]"))
     monkeypatch.chdir(tmp_path)
     frozen = datetime.datetime(2025, 1, 1, 12, 0, 0)
-    monkeypatch.setattr("slacknet.cli._dt.datetime", type("Frozen", (), {"now": staticmethod(lambda: frozen)}))
+    monkeypatch.setattr("slacknet.cli._now", lambda: frozen)
     for _ in range(2):
         assert main(["sweep", str(sweep_file), "--jobs", "1"]) == 0
     folders = sorted(p.name for p in (tmp_path / "results" / "tiny_sweep").iterdir())

@@ -309,6 +309,12 @@ def _safe_name(name: str) -> str:
     return s or "scenario"
 
 
+def _now() -> _dt.datetime:
+    """The local time (one place, so that a test can freeze it without patching the datetime
+    module for every library in the process)."""
+    return _dt.datetime.now()
+
+
 def _run_id(resolved_json: str, started: _dt.datetime) -> str:
     digest = hashlib.sha256(resolved_json.encode()).hexdigest()[:8]
     return f"{started:%Y%m%d-%H%M%S}-{digest}"
@@ -393,7 +399,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
-    started = _dt.datetime.now()
+    started = _now()
     progress = sys.stderr.isatty() if args.progress is None else bool(args.progress)
     res = run(scenario, progress=progress)
 
@@ -544,7 +550,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if given is not None:
         out = given
     else:
-        out = _new_folder(Path("results") / _safe_name(sweep.name), f"{_dt.datetime.now():%Y%m%d-%H%M%S}")
+        out = _new_folder(Path("results") / _safe_name(sweep.name), f"{_now():%Y%m%d-%H%M%S}")
     # Said before the runs are listed and checked, which takes a while for thousands.
     print(f"sweep {sweep.name}: {n} runs ({describe_size(sweep)}) into {out}", file=sys.stderr, flush=True)
 

@@ -422,6 +422,14 @@ def _check_distinct(sweep: Sweep) -> None:
     reserved = ("variant", "seed", *METRIC_COLUMNS, *STATUS_COLUMNS)
     columns: dict[str, int] = {}
     for n, a in enumerate(sweep.axes):
+        # The sweep sets every run's `seed` (from `seeds`) and `name` (from the sweep's and the
+        # run's labels) after the axes: an axis on either would run with its values overwritten.
+        keys = [k for v in a.values for k in v] if a.key == "*" else list(a.keys)
+        for k in keys:
+            if k in ("seed", "name"):
+                fix = ("list the seeds in the sweep's own `seeds = [1, 2, 3]` (every variant runs once per seed)"
+                       if k == "seed" else "the sweep names each run after its labels and seed")
+                raise spec_error(f"axis[{n}].key", json.dumps(k), f"an axis cannot set the run's {k}: {fix}")
         if a.column in columns or a.column in reserved:
             whose = f"axis[{columns[a.column]}]'s" if a.column in columns else "one of the sweep table's own"
             raise spec_error(f"axis[{n}].key", json.dumps(a.key), f"its column {a.column!r} is {whose}: "
