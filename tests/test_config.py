@@ -370,6 +370,12 @@ def test_mlt_mirror_and_its_rust_checks() -> None:
     with pytest.raises(slacknet.SpecError) as ei:
         Scenario.from_toml_text(MLT + 'send_order = "random"\n')
     assert ei.value.key == "transport.send_order" and "random" in str(ei.value)
+    # The tail-loss probe: off by default (the paper has none), a boolean only.
+    assert t.tail_probe is False
+    assert Scenario.from_toml_text(MLT + "tail_probe = true\n").transport.tail_probe is True  # type: ignore[union-attr]
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(MLT + 'tail_probe = "yes"\n')
+    assert ei.value.key == "transport.tail_probe"
 
 
 def test_unknown_key_error_names_key_and_line() -> None:

@@ -84,6 +84,27 @@ def test_a_lost_tail_of_first_transmissions() -> None:
             assert r.outcome == "complete" and got.ranges == [] and r.packets_retx >= 5
 
 
+def test_a_tail_loss_probe_ends_a_lost_tail_before_the_timeout() -> None:
+    # As above, reliable, with a 2 s minimum timeout: without the probe the send waits it out
+    # (one timeout); with it the lost tail is found from the probe's acknowledgement, round
+    # trips after the last progress, and no timeout fires.
+    x = (np.arange(351 * 100) % 1000).astype(np.float32)
+    tail = tuple(351 * i for i in range(95, 100))
+    took = {}
+    for probe in (False, True):
+        rx = Endpoint(LOCAL)
+        tx = Endpoint(LOCAL, faults=Faults(drop_first_tx=tail), send_order="index", rto_us=2_000_000,
+                      tail_probe=probe)
+        r = tx.send_array(rx.address, x, p=1.0, deadline=20)
+        got = rx.recv_array(timeout=10)
+        assert got is not None and (got.array == x).all() and r.outcome == "complete"
+        assert r.timeouts == (0 if probe else 1), r
+        took[probe] = r.elapsed_s
+    assert took[False] >= 2.0 and took[True] < 1.0, took
+    with pytest.raises(TypeError, match="tail_probe"):
+        Endpoint(LOCAL, tail_probe=1)  # type: ignore[arg-type]
+
+
 def test_asyncio() -> None:
     async def main() -> tuple[object, Received | None]:
         rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)

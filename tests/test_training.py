@@ -90,3 +90,5 @@ def test_sweep_metrics_give_the_training_flows_completion_times() -> None:
     assert len(fct) == 32
     assert m["train_fct_mean_us"] == pytest.approx(fct.mean())
     assert m["train_fct_p99_us"] == pytest.approx(fct.quantile(0.99))
+    # The training transfers that waited out a timeout: none on this lossless star.
+    assert m["train_rto_flows"] == 0.0

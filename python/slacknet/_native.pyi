@@ -276,6 +276,7 @@ class Node:
         line_rate_gbps: float | None = None,
         cc: str = "dctcp",
         send_order: str = "shuffled",
+        tail_probe: bool = False,
     ) -> Node:
         """Bind to ``bind`` ("ip:port"; port 0: any free port) with the fault injector's
         knobs (all off by default) and the receive limits. Raises ValueError or

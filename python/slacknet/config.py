@@ -503,8 +503,10 @@ class MltTransport(_Model):
     ``"cubic"`` (RFC 9438, Linux's default TCP law, as the real transport offers for paths
     whose queues drop rather than mark). ``send_order`` is the order of first transmissions:
     ``"shuffled"`` (a random order per message, so the values missing at completion are random
-    packets) or ``"index"`` (in order: they are the message's tail). Not reliable unless
-    ``complete_fraction = 1``."""
+    packets) or ``"index"`` (in order: they are the message's tail). ``tail_probe`` adds a
+    tail-loss probe (RFC 8985 §7; not in the paper): two smoothed RTTs without progress send
+    one probe, so that a lost tail is found in round trips instead of a timeout. Not reliable
+    unless ``complete_fraction = 1``."""
 
     kind: Literal["mlt"] = "mlt"
     mss_bytes: U32 = 1460
@@ -519,6 +521,7 @@ class MltTransport(_Model):
     max_rto_us: U64 = 1_000_000
     dupack_threshold: U32 = 3
     send_order: Literal["shuffled", "index"] = "shuffled"
+    tail_probe: bool = False
 
 
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.

@@ -65,6 +65,13 @@ def _text(name: str, v: Any, example: str) -> str:
     return v
 
 
+def _flag(name: str, v: Any) -> bool:
+    """``v`` if it is a bool, else ``TypeError`` naming ``name`` (``1`` or ``"yes"`` is a slip)."""
+    if not isinstance(v, bool):
+        raise TypeError(f"{name} = {v!r:.60}: give True or False")
+    return v
+
+
 def _timeout(v: Any) -> float | None:
     return None if v is None else _number("timeout", v)
 
@@ -236,7 +243,10 @@ class Endpoint:
     sent: ``"shuffled"`` (default: a random order per array, so the values that a send with
     ``p < 1`` leaves missing are random packets of the array) or ``"index"`` (in order: they are
     the array's tail, the last ``1 - p`` of it even without any loss, since the receiver
-    completes as soon as a fraction ``p`` arrived); ``faults`` a :class:`Faults` to inject into
+    completes as soon as a fraction ``p`` arrived); ``tail_probe`` adds a tail-loss probe to
+    the bounded-loss transport (RFC 8985 §7; off by default, as in the paper): two smoothed
+    RTTs without progress send one probe whose acknowledgement shows what the tail lost, so a
+    lost tail costs round trips instead of a retransmission timeout; ``faults`` a :class:`Faults` to inject into
     what it sends (default: none). The bounds, timeouts and rates left ``None`` take the transport's defaults.
 
     Raises ``ValueError`` for a bad argument (an address that is not "ip:port", an unknown
@@ -256,6 +266,7 @@ class Endpoint:
         line_rate_gbps: float | None = None,
         cc: str = "dctcp",
         send_order: str = "shuffled",
+        tail_probe: bool = False,
     ) -> None:
         if faults is not None and not isinstance(faults, Faults):
             raise TypeError(f"faults = {faults!r:.60}: give a Faults(...) (or None for none)")
@@ -280,6 +291,7 @@ class Endpoint:
             line_rate_gbps=_optional_number("line_rate_gbps", line_rate_gbps),
             cc=_text("cc", cc, '"dctcp"'),
             send_order=_text("send_order", send_order, '"shuffled"'),
+            tail_probe=_flag("tail_probe", tail_probe),
         )
 
     @property

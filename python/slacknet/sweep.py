@@ -103,7 +103,7 @@ METRIC_COLUMNS = (
     "jobs", "jobs_gave_up", "jct_mean_us", "jct_p95_us", "job_slowdown", "loss_mean", "loss_max", "loss_over", "retx_frac",
     "occ_mean_kb", "occ_p99_kb", "bg_jobs", "bg_jct_mean_us",
     "iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us", "grad_loss_max",
-    "train_fct_mean_us", "train_fct_p99_us",
+    "train_fct_mean_us", "train_fct_p99_us", "train_rto_flows",
     "wall_s",
 )
 #: The columns after the metrics: how each run ended.
@@ -559,12 +559,13 @@ def _training_metrics(res: Results) -> dict[str, float]:
     the simulated compute phases), ``grad_loss_max``, the largest fraction of a gradient
     transfer's bytes that did not arrive (the iterations' ``loss_rate``: 0 over a reliable
     transport, at most 1 - p over the bounded-loss one), and the
-    mean and p99 completion time of the training entries' transfers (its Figure 4c). NaN
+    mean and p99 completion time of the training entries' transfers (its Figure 4c), and
+    ``train_rto_flows``, how many of those transfers waited out a retransmission timeout. NaN
     without iterations, but ``iterations``: 0 where the scenario has a training entry (a run
     stopped before its first iteration ended)."""
     nan = math.nan
     out = dict.fromkeys(("iterations", "iter_mean_us", "iter_p99_us", "train_time_us", "net_time_us",
-                         "grad_loss_max", "train_fct_mean_us", "train_fct_p99_us"), nan)
+                         "grad_loss_max", "train_fct_mean_us", "train_fct_p99_us", "train_rto_flows"), nan)
     if any(w.kind == "training" for w in res.scenario.workload):
         out["iterations"] = 0.0  # counted: none may have ended
     apps = res.apps
@@ -588,7 +589,9 @@ def _training_metrics(res: Results) -> dict[str, float]:
                    train_time_us=net + counted, net_time_us=net,
                    grad_loss_max=float(np.nanmax(lost)) if np.isfinite(lost).any() else nan)
         r = res.records
-        fct = r.loc[r["workload"].isin(set(its["app"])), "fct_us"].to_numpy(dtype=np.float64)
+        train = r["workload"].isin(set(its["app"]))
+        out["train_rto_flows"] = float((r.loc[train, "num_rtos"] > 0).sum())
+        fct = r.loc[train, "fct_us"].to_numpy(dtype=np.float64)
         fct = fct[np.isfinite(fct)]
         if fct.size:
             out.update(train_fct_mean_us=float(fct.mean()), train_fct_p99_us=float(np.percentile(fct, 99)))

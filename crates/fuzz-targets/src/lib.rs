@@ -135,7 +135,8 @@ pub fn wire_mlt(data: &[u8]) {
 /// The bounded-loss transport's endpoints fed untrusted packets: the input is cut into 48-byte
 /// headers (those that parse are used, each with its connection set to the transfer's); ACKs go
 /// to the sender of a 40-packet message, data to a receiver, with time advancing by the header's
-/// first byte (the sender's timeouts fire on the way). Properties: nothing panics; every drain
+/// first byte (the sender's timeouts fire on the way; its tail-loss probe is on when the input's
+/// first byte is odd). Properties: nothing panics; every drain
 /// ends within a window's worth of packets; each side's completion comes at most once; the
 /// sender only sends ranges of its message; the receiver's count never exceeds the message it
 /// learned, its missing ranges account exactly for the rest, and a completion report holds at
@@ -146,7 +147,9 @@ pub fn mlt_endpoints(data: &[u8]) {
     use units::{Bytes, Dur, Time};
     const CONN: u32 = 11;
     const SIZE: u64 = 40 * 1460 - 6;
-    let c = MltConfig { complete_fraction: 0.75, rto: Dur::from_us(50), ..MltConfig::default() };
+    // The tail-loss probe on when the first byte is odd.
+    let tail_probe = data.first().is_some_and(|b| b & 1 == 1);
+    let c = MltConfig { complete_fraction: 0.75, rto: Dur::from_us(50), tail_probe, ..MltConfig::default() };
     let cfg = TransportConfig::Mlt(c.clone());
     let mut tx = Endpoint::sender(&cfg, CONN, Bytes(SIZE), Time::ZERO);
     let mut rx = Endpoint::receiver(&cfg, CONN);

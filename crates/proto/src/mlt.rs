@@ -112,6 +112,13 @@ pub struct MltConfig {
     /// only packets that agree, and reports it ([`MltReport::tag`]). Default 0.
     #[cfg_attr(feature = "serde", serde(default))]
     pub tag: u32,
+    /// A tail-loss probe (RFC 8985 §7; not in the paper): with data outstanding and no loss
+    /// being recovered, two smoothed RTTs without progress send one probe (the next new
+    /// packet, or the last one sent again) whose ACK lets fast loss detection find what the
+    /// tail lost, instead of waiting out the retransmission timeout. Default false (the
+    /// paper's protocol).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub tail_probe: bool,
 }
 
 impl Default for MltConfig {
@@ -129,6 +136,7 @@ impl Default for MltConfig {
             dupack_threshold: 3,
             send_order: MltSendOrder::Shuffled,
             tag: 0,
+            tail_probe: false,
         }
     }
 }
@@ -307,6 +315,14 @@ pub struct MltSender {
     recover: Option<u64>,
     cc: AnyCc,
     rto_at: Option<Time>,
+    /// The tail-loss probe's deadline ([`MltConfig::tail_probe`]), earlier than `rto_at`.
+    pto_at: Option<Time>,
+    /// The probe's timer fired: the next `poll_transmit` sends the probe.
+    probe_due: bool,
+    /// A probe was sent and no ACK has made progress since: no other probe until one does
+    /// (RFC 8985 §7.2: at most one probe outstanding).
+    probe_out: bool,
+    tail_probes: u64,
     done: bool,
     event: Option<Event>,
     stats: Stats,
@@ -367,6 +383,10 @@ impl MltSender {
                 }
             },
             rto_at: None,
+            pto_at: None,
+            probe_due: false,
+            probe_out: false,
+            tail_probes: 0,
             done: false,
             event: None,
             stats: Stats::default(),
@@ -445,6 +465,8 @@ impl MltSender {
         if !self.done {
             self.done = true;
             self.rto_at = None;
+            self.pto_at = None;
+            self.probe_due = false;
             self.lost.clear();
             self.log.clear();
             self.event = Some(Event::SenderDone { outcome, confirmed: true });
@@ -463,6 +485,14 @@ impl MltSender {
         while self.lost.front().is_some_and(|&i| self.board[i as usize] != Slot::Lost) {
             self.lost.pop_front();
         }
+        if self.probe_due {
+            self.probe_due = false;
+            if self.lost.is_empty() {
+                if let Some(probe) = self.send_probe(now) {
+                    return Some(probe);
+                }
+            }
+        }
         let (idx, is_retx) = if let Some(&i) = self.lost.front() {
             (i as usize, true)
         } else if self.next_new < self.board.len() {
@@ -477,10 +507,38 @@ impl MltSender {
         }
         if is_retx {
             self.lost.pop_front();
-            self.stats.segments_retx += 1;
+        }
+        Some(self.emit(now, idx, !is_retx))
+    }
+
+    /// RFC 8985 §7.3, the probe: the next new packet if there is one (whatever the window),
+    /// else the last packet sent that is still outstanding, sent again. `None` if nothing is
+    /// outstanding or left to send.
+    fn send_probe(&mut self, now: Time) -> Option<MltRepr> {
+        let (idx, is_new) = if self.next_new < self.board.len() {
+            (self.order.get(self.next_new).map_or(self.next_new, |&i| i as usize), true)
         } else {
+            let &(_, i) = self.log.iter().rev().find(|&&(tx, i)| self.board[i as usize] == Slot::Out(tx))?;
+            (i as usize, false)
+        };
+        self.probe_out = true;
+        self.pto_at = None;
+        self.tail_probes += 1;
+        Some(self.emit(now, idx, is_new))
+    }
+
+    /// Send packet `idx` at `now`: first sent (`is_new`) or sent again.
+    fn emit(&mut self, now: Time, idx: usize, is_new: bool) -> MltRepr {
+        let bytes = self.bytes_of(idx);
+        if is_new {
             self.next_new += 1;
             self.sent_new_bytes = self.sent_new_bytes.saturating_add(bytes);
+        } else {
+            self.stats.segments_retx += 1;
+        }
+        // A probe may send again a packet still in flight: counted once.
+        if !matches!(self.board[idx], Slot::Out(_)) {
+            self.flight += bytes;
         }
         let tx = self.next_tx;
         self.next_tx += 1;
@@ -488,16 +546,19 @@ impl MltSender {
         self.sent_at[idx] = now;
         // CORRECTNESS: idx < board.len() <= u32::MAX.
         self.log.push_back((tx, idx as u32));
-        self.flight += bytes;
         if self.rto_at.is_none() {
             self.rto_at = Some(now.saturating_add(self.rtt.rto()));
+        }
+        if is_new {
+            // RFC 8985 §7.2: the probe's timer restarts with every new transmission.
+            self.arm_probe(now);
         }
         let (start, end) = self.range(idx);
         // CORRECTNESS: idx < board.len() <= u32::MAX.
         let pos = self.place.get(idx).copied().unwrap_or(idx as u32);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += bytes;
-        Some(MltRepr {
+        MltRepr {
             conn: self.conn,
             msg: self.cfg.tag,
             seq: tx,
@@ -511,7 +572,23 @@ impl MltSender {
             len: bytes as u32,
             ecn: Ecn::Ect0,
             ..Default::default()
-        })
+        }
+    }
+
+    /// RFC 8985 §7.2: with [`MltConfig::tail_probe`], data outstanding, no loss being
+    /// recovered and no probe outstanding, the probe is due two smoothed RTTs from `now`
+    /// (every packet is acknowledged at once, so no delayed-ACK allowance), unless the
+    /// retransmission timeout comes first. Without an RTT sample there is no probe.
+    fn arm_probe(&mut self, now: Time) {
+        self.pto_at = None;
+        if !self.cfg.tail_probe || self.done || self.probe_out || self.recover.is_some() || self.flight == 0 {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let at = now.saturating_add(srtt.saturating_double());
+        if self.rto_at.is_none_or(|r| at < r) {
+            self.pto_at = Some(at);
+        }
     }
 
     /// Mark packet `idx` acknowledged; returns the bytes newly acknowledged.
@@ -582,6 +659,8 @@ impl MltSender {
         if newly > 0 {
             // Progress restarts the timer; nothing outstanding stops it.
             self.rto_at = (self.flight > 0).then(|| now.saturating_add(self.rtt.rto()));
+            self.probe_out = false;
+            self.arm_probe(now);
         }
         self.check_done(ack.flags.contains(Flags::FIN));
     }
@@ -613,6 +692,7 @@ impl MltSender {
         }
         if any {
             self.stats.num_fast_retx += 1;
+            self.pto_at = None;
             if self.recover.is_none() {
                 self.recover = Some(self.sent_new_bytes);
                 self.cc.on_congestion_event(now, self.flight, self.sent_new_bytes);
@@ -631,11 +711,20 @@ impl MltSender {
     /// §3: the packets still outstanding are abandoned while `N - abandoned >= need` allows,
     /// and resent from the first one that would break it.
     pub fn handle_timeout(&mut self, now: Time) {
-        match self.rto_at {
-            Some(at) if at <= now && !self.done => {}
-            _ => return,
+        if self.done {
+            return;
+        }
+        if self.rto_at.is_none_or(|at| at > now) {
+            if self.pto_at.is_some_and(|at| at <= now) {
+                self.pto_at = None;
+                self.probe_due = true;
+            }
+            return;
         }
         self.rto_at = None;
+        self.pto_at = None;
+        self.probe_due = false;
+        self.probe_out = false;
         self.stats.num_rtos += 1;
         let flight_before = self.flight;
         let mut resent = false;
@@ -678,7 +767,15 @@ impl MltSender {
 
     /// Output: when `handle_timeout` must next be called, if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_at
+        match (self.rto_at, self.pto_at) {
+            (Some(r), Some(p)) => Some(r.min(p)),
+            (r, p) => r.or(p),
+        }
+    }
+
+    /// Tail-loss probes sent ([`MltConfig::tail_probe`]).
+    pub fn tail_probes(&self) -> u64 {
+        self.tail_probes
     }
 
     /// Output: the next event, if any.

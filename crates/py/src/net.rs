@@ -163,7 +163,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp", send_order = "shuffled"))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp", send_order = "shuffled", tail_probe = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -183,6 +183,7 @@ impl PyNode {
         line_rate_gbps: Option<f64>,
         cc: &str,
         send_order: &str,
+        tail_probe: bool,
     ) -> PyResult<PyNode> {
         let addr = address("bind", bind, None)?;
         let us = |key: &str, v: f64| span(key, v, "microseconds", 1e6);
@@ -234,6 +235,7 @@ impl PyNode {
                 )))
             }
         };
+        cfg.mlt.tail_probe = tail_probe;
         let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(|e| bind_error(bind, e))?;
         Ok(PyNode { inner })
     }

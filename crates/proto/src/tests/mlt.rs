@@ -272,6 +272,8 @@ fn bound_holds_and_report_is_exact_under_random_loss_and_reordering() {
             rto: Dur::from_us(rng.gen_range(50..2000)),
             // Both window laws (from the seed, so the other draws stay as they were).
             cc: if seed % 2 == 0 { MltCc::Dctcp } else { MltCc::Cubic },
+            // And with the tail-loss probe in a third of the runs.
+            tail_probe: seed % 3 == 1,
             ..MltConfig::default()
         };
         let size = rng.gen_range(1..300_000u64);
@@ -649,4 +651,100 @@ fn the_receivers_count_and_report_are_exact_whatever_the_packets_layout() {
         }
         while r.poll_transmit().is_some() {}
     }
+}
+
+/// A 20-packet message in index order (10 µs each way, 10 Gb/s, a 10 ms timeout): the
+/// run with `setup` applied, driven to its end.
+fn tail_run(p_frac: f64, probe: bool, setup: impl Fn(&mut Pair)) -> Pair {
+    let c = MltConfig { tail_probe: probe, ..in_order(p_frac) };
+    let mut p = Pair::new(&TransportConfig::Mlt(c), 20 * 1460, 1);
+    setup(&mut p);
+    assert!(p.drive_bounded(100_000));
+    p
+}
+
+#[test]
+fn a_tail_loss_probe_ends_a_lost_tail_in_round_trips_not_a_timeout() {
+    // The message's last two packets are lost (nothing sent after them is acknowledged, so
+    // fast detection cannot see it). Without the probe the sender waits out the 10 ms
+    // timeout; with it, two smoothed RTTs after the last ACK that made progress it sends the
+    // last packet again (RFC 8985 §7.3); its ACK restarts the probe's timer, and a second
+    // probe finds the other lost packet: both within a few RTTs, and no timeout fires.
+    for p_frac in [1.0, 0.95] {
+        let lost_tail = |p: &mut Pair| p.drop_data = [18, 19].into_iter().collect();
+        let slow = tail_run(p_frac, false, lost_tail);
+        let fast = tail_run(p_frac, true, lost_tail);
+        let (s, f) = (slow.client.as_mlt_sender().unwrap(), fast.client.as_mlt_sender().unwrap());
+        assert_eq!((s.stats().num_rtos, s.tail_probes()), (1, 0), "p {p_frac}");
+        assert_eq!(f.stats().num_rtos, 0, "p {p_frac}");
+        assert!(f.tail_probes() >= 1, "p {p_frac}");
+        let (ts, tf) = (slow.completed_at().unwrap(), fast.completed_at().unwrap());
+        assert!(ts >= Time::from_ms(10), "p {p_frac}: {ts:?}");
+        assert!(tf < Time::from_us(300), "p {p_frac}: {tf:?}");
+        // The probe: the last packet sent again, two smoothed RTTs after the last ACK that
+        // made progress (the timer restarts at each, RFC 8985 §7.2). Every RTT sample here is
+        // 20 us of propagation plus two serializations (1.2 us and 0.05 us).
+        let d = fast.data();
+        let probe = &d[20];
+        assert_eq!((m(probe).start, m(probe).seq), (m(&d[19]).start, 20), "p {p_frac}");
+        let last_ack = fast.acks().iter().filter_map(|e| e.arrive).filter(|&a| a <= probe.sent).max().unwrap();
+        // The sender's SRTT then, replayed from the trace (RFC 6298 over each ACK's sample).
+        let mut est = crate::rtt::RttEstimator::new(Dur::from_ms(10), Dur::from_ms(10), Dur::from_ms(1000));
+        for a in fast.acks().iter().filter(|e| e.arrive.is_some_and(|t| t <= last_ack)) {
+            let sent = d.iter().find(|e| m(e).seq == m(a).seq).unwrap().sent;
+            est.on_sample(a.arrive.unwrap().since(sent));
+        }
+        let srtt = est.srtt().unwrap();
+        assert_eq!(probe.sent.since(last_ack), srtt.saturating_double(), "p {p_frac}");
+        assert!(srtt > Dur::from_us(20) && srtt < Dur::from_us(35), "p {p_frac}: {srtt:?}");
+        // Everything the receiver has arrived; with p = 1 all of it.
+        if p_frac == 1.0 {
+            assert!(fast.is_complete());
+        }
+    }
+}
+
+#[test]
+fn a_tail_loss_probe_recovers_lost_acks_that_said_enough() {
+    // Every data packet arrives, but the ACKs of the last five are lost: the sender cannot
+    // know the receiver is done. The probe's ACK says so (its cumulative point covers every
+    // place) without resending anything else.
+    for p_frac in [1.0, 0.85] {
+        let lost_acks = |p: &mut Pair| p.drop_to_client = (15..20).collect();
+        let slow = tail_run(p_frac, false, lost_acks);
+        let fast = tail_run(p_frac, true, lost_acks);
+        assert!(slow.completed_at().unwrap() >= Time::from_ms(10), "p {p_frac}");
+        let f = fast.client.as_mlt_sender().unwrap();
+        assert_eq!((f.stats().num_rtos, f.tail_probes(), f.stats().segments_retx), (0, 1, 1), "p {p_frac}");
+        assert!(fast.completed_at().unwrap() < Time::from_us(200), "p {p_frac}: {:?}", fast.completed_at());
+    }
+}
+
+#[test]
+fn a_tail_loss_probe_waits_for_an_rtt_sample_and_never_runs_during_recovery() {
+    // No RTT sample yet: the first window's packets all lost, so only the timeout acts.
+    let p = tail_run(1.0, true, |p| p.drop_data = (0..10).collect());
+    let s = p.client.as_mlt_sender().unwrap();
+    assert!(s.stats().num_rtos >= 1 && p.is_complete());
+    let d = p.data();
+    assert!(d[10].sent >= Time::from_ms(10), "the first resend waits for the timeout: {:?}", d[10].sent);
+    // Early calls of handle_timeout change nothing (the driver may wake before deadlines).
+    for probe in [false, true] {
+        let setup = |p: &mut Pair| p.drop_data = [3, 18, 19].into_iter().collect();
+        let a = tail_run(1.0, probe, setup);
+        let b = tail_run(1.0, probe, |p| {
+            setup(p);
+            p.spurious_timeouts = true;
+        });
+        let times = |p: &Pair| p.data().iter().map(|e| (e.sent, m(e).start)).collect::<Vec<_>>();
+        assert_eq!(times(&a), times(&b), "probe {probe}");
+    }
+}
+
+#[test]
+fn without_the_option_no_probe_is_sent() {
+    let p = tail_run(1.0, false, |p| p.drop_data = [19].into_iter().collect());
+    let s = p.client.as_mlt_sender().unwrap();
+    assert_eq!((s.tail_probes(), s.stats().num_rtos), (0, 1));
+    assert!(!MltConfig::default().tail_probe);
 }

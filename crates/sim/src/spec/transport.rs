@@ -559,6 +559,10 @@ pub struct MltSpec {
     /// missing at completion is random packets) or "index" (the tail).
     #[serde(default)]
     pub send_order: MltSendOrderSpec,
+    /// A tail-loss probe (RFC 8985 §7; not in the paper): two smoothed RTTs without progress
+    /// send one probe whose ACK lets fast detection find a lost tail before the timeout.
+    #[serde(default)]
+    pub tail_probe: bool,
 }
 
 impl Default for MltSpec {
@@ -576,6 +580,7 @@ impl Default for MltSpec {
             max_rto_us: default_max_rto_us(),
             dupack_threshold: default_dupack(),
             send_order: MltSendOrderSpec::default(),
+            tail_probe: false,
         }
     }
 }

@@ -77,6 +77,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             dupack_threshold: m.dupack_threshold,
             send_order: m.send_order.into(),
             tag: 0,
+            tail_probe: m.tail_probe,
         }),
         TransportSpec::Pfabric(p) => {
             let mtu = u64::from(p.mss_bytes) + u64::from(p.header_bytes);
