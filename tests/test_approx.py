@@ -583,6 +583,25 @@ def test_a_whole_table_keeps_exact_zero_width_intervals_for_absent_domains() -> 
 # ------------------------------------------------- domain means: the domain's own messages
 
 
+def test_a_domain_mean_with_no_record_arrived_is_unknown_or_empty() -> None:
+    # No record of the domain arrived: with messages lost its records may be among them, so the
+    # mean is unknown and its interval unbounded; with the table whole the domain is empty.
+    df = pd.DataFrame({"y": np.arange(40.0), "g": ["a"] * 20 + ["b"] * 20})
+    plan = pack(df, msr=0.5, by="g", records_per_message=2, seed=0)
+    lost = unpack(_lose(plan, 2))
+    dom = lost.frame["y"] > 1e9
+    m = lost.mean("y", where=dom)
+    assert math.isnan(m.value) and not m.exact
+    assert (m.low, m.high, m.stderr, m.relative_error) == (-math.inf, math.inf, math.inf, math.inf)
+    by = lost.by_stratum("y", agg="mean", where=dom)
+    assert (by["low"] == -math.inf).all() and (by["high"] == math.inf).all()
+    whole = unpack(_job(plan))
+    e = whole.mean("y", where=whole.frame["y"] > 1e9)
+    assert e.exact and math.isnan(e.value) and math.isnan(e.low) and math.isnan(e.high)
+    # Either way no exception, and a domain that did arrive is estimated as before.
+    assert math.isfinite(lost.mean("y", where=lost.frame["y"] < 30).value)
+
+
 def test_a_domain_mean_in_one_record_messages_has_the_textbook_variance_and_dof() -> None:
     # One stratum of 40 one-record messages (a simple random sample of records once 20 arrive):
     # the domain mean's variance is the unbiased (1 - n/N) s_d^2 / n_d (Lohr §4.3; the plain

@@ -956,7 +956,9 @@ class Sample:
     def mean(self, column: str, *, where: Any = None, confidence: float = 0.95) -> Estimate:
         """The mean of ``column`` over the table's records (those ``where`` holds for): the ratio of
         two estimated totals, its variance linearized (Lohr §4.1); a stratum that lost messages
-        and shows no variation widens the interval by its bound (:func:`_flat_bound`)."""
+        and shows no variation widens the interval by its bound (:func:`_flat_bound`). A domain
+        none of whose records arrived has a NaN mean: unknown, in ``(-inf, inf)``, if messages
+        were lost; exact (the domain is empty) if none was."""
         c = _confidence(confidence)
         y = self._values(column, where)
         x = self._mask(where)
@@ -974,7 +976,17 @@ class Sample:
         tx, _ = self._total_parts(x)
         sel = slice(None) if stratum is None else slice(stratum, stratum + 1)
         num, den = float(ty[sel].sum()), float(tx[sel].sum())
-        q = num / den if den != 0 else math.nan
+        if den == 0:
+            # No record of the domain arrived. If every message counted here did, the domain is
+            # empty: its mean does not exist (NaN, as pandas' mean of nothing) and nothing was
+            # estimated. Otherwise the records that did not arrive may hold it, with any value:
+            # the mean is unknown and its interval the whole line (it was NaN, which no
+            # comparison with a truth holds for, as though the interval had missed).
+            m, big_m = self._counts()
+            if self._whole(stratum):
+                return Estimate(math.nan, math.nan, math.nan, math.nan, confidence, math.nan, m, big_m, True)
+            return Estimate(math.nan, math.inf, -math.inf, math.inf, confidence, math.inf, m, big_m)
+        q = num / den
         if math.isnan(q):
             return _estimate(math.nan, math.nan, confidence, math.nan, *self._counts())
         lin = np.where(x != 0, y - q * x, 0.0)
