@@ -112,11 +112,11 @@ pub struct MltConfig {
     /// only packets that agree, and reports it ([`MltReport::tag`]). Default 0.
     #[cfg_attr(feature = "serde", serde(default))]
     pub tag: u32,
-    /// A tail-loss probe (RFC 8985 §7; not in the paper): with data outstanding and no loss
-    /// being recovered, two smoothed RTTs without progress send one probe (the next new
-    /// packet, or the last one sent again) whose ACK lets fast loss detection find what the
-    /// tail lost, instead of waiting out the retransmission timeout. Default false (the
-    /// paper's protocol).
+    /// A tail-loss probe (RFC 8985 §7; not in the paper): with data outstanding, two smoothed
+    /// RTTs without progress send one probe (a packet queued for retransmission, the next new
+    /// one, or the last one sent again) whose ACK lets fast loss detection find what the tail
+    /// lost, instead of waiting out the retransmission timeout; unlike the RFC, in loss
+    /// recovery too (`MltSender::arm_probe`). Default false (the paper's protocol).
     #[cfg_attr(feature = "serde", serde(default))]
     pub tail_probe: bool,
 }
@@ -487,10 +487,8 @@ impl MltSender {
         }
         if self.probe_due {
             self.probe_due = false;
-            if self.lost.is_empty() {
-                if let Some(probe) = self.send_probe(now) {
-                    return Some(probe);
-                }
+            if let Some(probe) = self.send_probe(now) {
+                return Some(probe);
             }
         }
         let (idx, is_retx) = if let Some(&i) = self.lost.front() {
@@ -511,11 +509,15 @@ impl MltSender {
         Some(self.emit(now, idx, !is_retx))
     }
 
-    /// RFC 8985 §7.3, the probe: the next new packet if there is one (whatever the window),
+    /// RFC 8985 §7.3, the probe, whatever the window: the first packet queued for
+    /// retransmission if any (ours: a probe in loss recovery, below), else the next new packet,
     /// else the last packet sent that is still outstanding, sent again. `None` if nothing is
     /// outstanding or left to send.
     fn send_probe(&mut self, now: Time) -> Option<MltRepr> {
-        let (idx, is_new) = if self.next_new < self.board.len() {
+        // CORRECTNESS: poll_transmit dropped the stale entries at the front of `lost`.
+        let (idx, is_new) = if let Some(i) = self.lost.pop_front() {
+            (i as usize, false)
+        } else if self.next_new < self.board.len() {
             (self.order.get(self.next_new).map_or(self.next_new, |&i| i as usize), true)
         } else {
             let &(_, i) = self.log.iter().rev().find(|&&(tx, i)| self.board[i as usize] == Slot::Out(tx))?;
@@ -575,13 +577,18 @@ impl MltSender {
         }
     }
 
-    /// RFC 8985 §7.2: with [`MltConfig::tail_probe`], data outstanding, no loss being
-    /// recovered and no probe outstanding, the probe is due two smoothed RTTs from `now`
-    /// (every packet is acknowledged at once, so no delayed-ACK allowance), unless the
-    /// retransmission timeout comes first. Without an RTT sample there is no probe.
+    /// RFC 8985 §7.2: with [`MltConfig::tail_probe`], data outstanding and no probe
+    /// outstanding, the probe is due two smoothed RTTs from `now` (every packet is
+    /// acknowledged at once, so no delayed-ACK allowance), unless the retransmission timeout
+    /// comes first. Without an RTT sample there is no probe. Unlike RFC 8985, also in loss
+    /// recovery: this sender has no RACK reordering timer, so when a retransmission and every
+    /// packet in flight after it are lost, with the window full, nothing else would act before
+    /// the timeout (measured: 2 of the 3 training flows of the full-scale ring reproduction
+    /// that still waited one with the RFC's rule; the third had lost its first window, before
+    /// any RTT sample).
     fn arm_probe(&mut self, now: Time) {
         self.pto_at = None;
-        if !self.cfg.tail_probe || self.done || self.probe_out || self.recover.is_some() || self.flight == 0 {
+        if !self.cfg.tail_probe || self.done || self.probe_out || self.flight == 0 {
             return;
         }
         let Some(srtt) = self.rtt.srtt() else { return };
@@ -692,7 +699,6 @@ impl MltSender {
         }
         if any {
             self.stats.num_fast_retx += 1;
-            self.pto_at = None;
             if self.recover.is_none() {
                 self.recover = Some(self.sent_new_bytes);
                 self.cc.on_congestion_event(now, self.flight, self.sent_new_bytes);

@@ -721,7 +721,7 @@ fn a_tail_loss_probe_recovers_lost_acks_that_said_enough() {
 }
 
 #[test]
-fn a_tail_loss_probe_waits_for_an_rtt_sample_and_never_runs_during_recovery() {
+fn a_tail_loss_probe_waits_for_an_rtt_sample() {
     // No RTT sample yet: the first window's packets all lost, so only the timeout acts.
     let p = tail_run(1.0, true, |p| p.drop_data = (0..10).collect());
     let s = p.client.as_mlt_sender().unwrap();
@@ -739,6 +739,41 @@ fn a_tail_loss_probe_waits_for_an_rtt_sample_and_never_runs_during_recovery() {
         let times = |p: &Pair| p.data().iter().map(|e| (e.sent, m(e).start)).collect::<Vec<_>>();
         assert_eq!(times(&a), times(&b), "probe {probe}");
     }
+}
+
+#[test]
+fn a_tail_loss_probe_in_loss_recovery_finds_a_lost_retransmission() {
+    // 40 packets, p = 1. Packet 5's first transmission is lost and found fast; its
+    // retransmission and the nine new packets sent after it are lost too, so once the packets
+    // in flight before it are acknowledged no ACK comes back, with the sender in loss recovery
+    // (packet 5 never acknowledged). RFC 8985 arms no probe in recovery (RACK's reordering
+    // timer acts there, which this sender lacks): without ours the sender waits out the 10 ms
+    // timeout; with it, the probe (the next new packet) arrives and its ACK shows the rest
+    // lost.
+    let c = |probe: bool| TransportConfig::Mlt(MltConfig { tail_probe: probe, ..in_order(1.0) });
+    let run = |probe: bool, drops: &BTreeSet<usize>| {
+        let mut p = Pair::new(&c(probe), 40 * 1460, 1);
+        p.drop_data = drops.clone();
+        assert!(p.drive_bounded(100_000) && p.is_complete());
+        p
+    };
+    // Where the retransmission of packet 5 goes in the send order (the same with or without
+    // the probe up to there: nothing stalls before it).
+    let first = run(false, &[5].into_iter().collect());
+    let d = first.data();
+    let x = d.iter().position(|e| m(e).start == m(&d[5]).start && m(e).seq > m(&d[5]).seq).unwrap();
+    let drops: BTreeSet<usize> = std::iter::once(5).chain(x..x + 10).collect();
+    let slow = run(false, &drops);
+    let fast = run(true, &drops);
+    let (s, f) = (slow.client.as_mlt_sender().unwrap(), fast.client.as_mlt_sender().unwrap());
+    assert!(s.stats().num_rtos >= 1 && slow.completed_at().unwrap() >= Time::from_ms(10));
+    assert_eq!((f.stats().num_rtos, f.tail_probes()), (0, 1), "{:?}", f.stats());
+    assert!(f.stats().num_fast_retx >= 2, "the probe's ACK found losses fast: {:?}", f.stats());
+    assert!(fast.completed_at().unwrap() < Time::from_us(300), "{:?}", fast.completed_at());
+    // The probe: sent after the lost ones with nothing acknowledged in between, and arrived.
+    let fd = fast.data();
+    let last_ack = fast.acks().iter().filter_map(|e| e.arrive).filter(|&a| a <= fd[x + 10].sent).max().unwrap();
+    assert!(fd[x + 10].sent.since(last_ack) >= Dur::from_us(40) && fd[x + 10].arrive.is_some());
 }
 
 #[test]
