@@ -10,10 +10,12 @@ Mbit/s (as `make bench-udp-lossy` does), so the gradients cross a port where the
 traffic drops packets. For p = 1 (every value, a reliable transfer both ways) and each p of
 ``--p``, ``--rounds`` rounds: per round, the slowest worker's ``allreduce`` time (the round's
 time as training sees it); prints the median, the 90th percentile and the largest, each
-p's ratio to p = 1, and the share of the aggregates' values that did not arrive.
+p's ratio to p = 1, and the share of the aggregates' values that did not arrive. With
+``--tail-probe`` each p runs again with the transport's tail-loss probe on every endpoint
+(``Endpoint(tail_probe=True)``; RFC 8985's, beyond the paper), its rows marked ``+probe``.
 
     python bench/collective_testbed.py [--workers 2] [--values 1000000] [--rounds 10]
-                                       [--p 0.9,0.8] [--flood 150]
+                                       [--p 0.9,0.8] [--flood 150] [--tail-probe]
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ import json, sys
 from slacknet.collective import ParameterServer
 from slacknet.net import Endpoint
 addr, workers, p, rounds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-server = ParameterServer(Endpoint(addr + ":7100"), workers, p=p, deadline=300)
+probe = sys.argv[5] == "1"
+server = ParameterServer(Endpoint(addr + ":7100", tail_probe=probe), workers, p=p, deadline=300)
 print("ready", flush=True)
 for _ in range(rounds):
     server.serve_round(timeout=300)
@@ -52,7 +55,8 @@ import numpy as np
 from slacknet.collective import Worker
 from slacknet.net import Endpoint
 me, server, p, rounds, n = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-w = Worker(Endpoint(me + ":0"), server + ":7100", p=p, deadline=300)
+probe = sys.argv[6] == "1"
+w = Worker(Endpoint(me + ":0", tail_probe=probe), server + ":7100", p=p, deadline=300)
 g = np.random.default_rng(int(time.time() * 1e6) % 2**32).standard_normal(n).astype(np.float32)
 times, missing = [], []
 for _ in range(rounds):
@@ -72,17 +76,20 @@ def _p_list(text: str) -> list[float] | None:
     return ps if ps and all(0 < p < 1 for p in ps) else None
 
 
-def _case(tb: testbed.Testbed, d: Path, workers: int, values: int, rounds: int, p: float) -> dict[str, float]:
-    """One p: ``rounds`` rounds; the slowest worker's time per round, and the missing share."""
+def _case(tb: testbed.Testbed, d: Path, workers: int, values: int, rounds: int, p: float,
+          probe: bool) -> dict[str, float]:
+    """One p (with the tail-loss probe or not): ``rounds`` rounds; the slowest worker's time per
+    round, and the missing share."""
     procs: list[subprocess.Popen[str]] = []
+    flag = "1" if probe else "0"
     try:
-        server = tb.python(1, d / "server.py", tb.address(1), str(workers), str(p), str(rounds),
+        server = tb.python(1, d / "server.py", tb.address(1), str(workers), str(p), str(rounds), flag,
                            stdout=subprocess.PIPE)
         procs.append(server)
         said = server.stdout.readline().strip() if server.stdout else ""
         if said != "ready":
             raise RuntimeError(f"the server did not start (it said {said!r:.80}; its error, if any, is above)")
-        ws = [tb.python(0, d / "worker.py", tb.address(0), tb.address(1), str(p), str(rounds), str(values),
+        ws = [tb.python(0, d / "worker.py", tb.address(0), tb.address(1), str(p), str(rounds), str(values), flag,
                         stdout=subprocess.PIPE) for _ in range(workers)]
         procs += ws
         outs = []
@@ -113,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", default="10", help="rounds per case (default 10)")
     ap.add_argument("--p", default="0.9,0.8", help="completion fractions besides 1, comma-separated (default 0.9,0.8)")
     ap.add_argument("--flood", default="150", help="competing UDP in Mbit/s (default 150)")
+    ap.add_argument("--tail-probe", action="store_true",
+                    help="run each p again with the transport's tail-loss probe (rows marked +probe)")
     args = ap.parse_args(argv)
     # Checked before the testbed is built: a bad value would otherwise end in a traceback later.
     nums = {}
@@ -145,21 +154,23 @@ def main(argv: list[str] | None = None) -> int:
         flooder = tb.python(2, d / "flood.py", tb.address(1), str(flood)) if flood > 0 else None
         try:
             for p in [1.0, *ps]:
-                try:
-                    rows.append((p, _case(tb, d, workers, values, rounds, p)))
-                except RuntimeError as e:
-                    print(f"bench-collective: {e}", file=sys.stderr)
-                    return 1
+                for probe in (False, True) if args.tail_probe else (False,):
+                    try:
+                        rows.append((f"{p:g}" + ("+probe" if probe else ""),
+                                     _case(tb, d, workers, values, rounds, p, probe)))
+                    except RuntimeError as e:
+                        print(f"bench-collective: {e}", file=sys.stderr)
+                        return 1
         finally:
             stop(flooder)
     print(f"{workers} workers on host 0, the server on host 1, {values * 4 / 1e6:g} MB gradients, through a "
           f"200 Mbit/s port flooded with {flood:g} Mbit/s of UDP; {rounds} rounds per case, each round the "
           "slowest worker's allreduce")
-    print(f"{'p':<6} {'median':>10} {'p90':>10} {'max':>10} {'vs p = 1 (median, max)':>24} {'missing':>9}")
+    print(f"{'p':<10} {'median':>10} {'p90':>10} {'max':>10} {'vs p = 1 (median, max)':>24} {'missing':>9}")
     base = rows[0][1]
     for p, r in rows:
         vs = f"{r['median'] / base['median']:.2f}x, {r['max'] / base['max']:.2f}x"
-        print(f"{p:<6g} {r['median'] * 1e3:>7.0f} ms {r['p90'] * 1e3:>7.0f} ms {r['max'] * 1e3:>7.0f} ms "
+        print(f"{p:<10} {r['median'] * 1e3:>7.0f} ms {r['p90'] * 1e3:>7.0f} ms {r['max'] * 1e3:>7.0f} ms "
               f"{vs:>24} {r['missing']:>8.1%}")
     return 0
 
