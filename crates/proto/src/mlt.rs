@@ -1014,6 +1014,23 @@ fn insert(ranges: &mut BTreeMap<u32, u32>, start: u32, end: u32) -> u32 {
     (end - start) - covered
 }
 
+/// The gaps of sorted, disjoint, non-adjacent ranges inside `0..total`: the ranges of
+/// `0..total` they leave out, in order (themselves disjoint and non-adjacent).
+fn complement(ranges: impl IntoIterator<Item = (u32, u32)>, total: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut at = 0u32;
+    for (s, e) in ranges {
+        if s > at {
+            out.push((at, s));
+        }
+        at = e;
+    }
+    if at < total {
+        out.push((at, total));
+    }
+    out
+}
+
 /// A message's packets at most that [`Held::Packets`] keeps a bit for (2 MB of bits); a larger
 /// message keeps the range set.
 const MAX_BITMAP_PKTS: u32 = 1 << 24;
@@ -1066,17 +1083,7 @@ impl Held {
             }
             Held::Packets { .. } => {
                 // Another layout: the held packets become the range set, kept from now on.
-                let mut held = BTreeMap::new();
-                let mut at = 0u32;
-                for (s, e) in self.missing(total) {
-                    if s > at {
-                        held.insert(at, s);
-                    }
-                    at = e;
-                }
-                if at < total {
-                    held.insert(at, total);
-                }
+                let mut held: BTreeMap<u32, u32> = complement(self.missing(total), total).into_iter().collect();
                 let fresh = insert(&mut held, start, end);
                 *self = Held::Ranges(held);
                 fresh
@@ -1087,44 +1094,31 @@ impl Held {
 
     /// The missing values as sorted, disjoint, non-adjacent ranges `[start, end)` of `0..total`.
     fn missing(&self, total: u32) -> Vec<(u32, u32)> {
-        let mut out: Vec<(u32, u32)> = Vec::new();
-        let mut push = |s: u32, e: u32| match out.last_mut() {
-            Some(last) if last.1 == s => last.1 = e,
-            _ => out.push((s, e)),
+        let (w, bits) = match self {
+            Held::Ranges(r) => return complement(r.iter().map(|(&s, &e)| (s, e)), total),
+            Held::Packets { width, bits } => (*width, bits),
         };
-        match self {
-            Held::Ranges(r) => {
-                let mut at = 0u32;
-                for (&s, &e) in r {
-                    if s > at {
-                        push(at, s);
-                    }
-                    at = e;
-                }
-                if at < total {
-                    push(at, total);
-                }
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        let pkts = total.div_ceil(w);
+        for (k, &word) in bits.iter().enumerate() {
+            if word == u64::MAX {
+                continue;
             }
-            Held::Packets { width, bits } => {
-                let w = *width;
-                let pkts = total.div_ceil(w);
-                for (k, &word) in bits.iter().enumerate() {
-                    if word == u64::MAX {
-                        continue;
-                    }
-                    // CORRECTNESS: k < ceil(pkts / 64) <= 2^18, so k · 64 fits a u32.
-                    let base = k as u32 * 64;
-                    let mut gaps = !word;
-                    while gaps != 0 {
-                        let i = base + gaps.trailing_zeros();
-                        gaps &= gaps - 1;
-                        if i >= pkts {
-                            break;
-                        }
-                        // CORRECTNESS: i < pkts = ceil(total / w), so i · w < total.
-                        let s = i * w;
-                        push(s, s.saturating_add(w).min(total));
-                    }
+            // CORRECTNESS: k < ceil(pkts / 64) <= 2^18, so k · 64 fits a u32.
+            let base = k as u32 * 64;
+            let mut gaps = !word;
+            while gaps != 0 {
+                let i = base + gaps.trailing_zeros();
+                gaps &= gaps - 1;
+                if i >= pkts {
+                    break;
+                }
+                // CORRECTNESS: i < pkts = ceil(total / w), so i · w < total.
+                let s = i * w;
+                let e = s.saturating_add(w).min(total);
+                match out.last_mut() {
+                    Some(last) if last.1 == s => last.1 = e,
+                    _ => out.push((s, e)),
                 }
             }
         }
