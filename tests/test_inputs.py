@@ -133,3 +133,25 @@ def test_a_boolean_is_not_a_count() -> None:
     s = Scenario.model_validate(tomllib.loads(TINY_TOML))
     with pytest.raises(pydantic.ValidationError, match="a boolean is not a count"):
         s.seed = True
+
+
+def test_a_switch_takes_only_a_boolean() -> None:
+    # pydantic's lax booleans read "yes", "off", 1 and 0 as switches (`tail_probe="yes"` turned
+    # the probe on); the TOML path refuses them, and now so does a dict. numpy's stay welcome.
+    for v in ["yes", "true", "off", 1, 0, 1.0]:
+        d = tomllib.loads(TINY_TOML)
+        d["transport"] = {"kind": "mlt", "tail_probe": v}
+        with pytest.raises(SpecError, match=r"^transport\.tail_probe = .*is not a boolean: give true or false"):
+            validate(d)
+        with pytest.raises(pydantic.ValidationError, match="is not a boolean"):
+            config.AtpTransport(rate_control=v)
+    d = tomllib.loads(TINY_TOML)
+    d["transport"] = {"kind": "mlt", "tail_probe": np.True_}
+    plain = tomllib.loads(TINY_TOML)
+    plain["transport"] = {"kind": "mlt", "tail_probe": True}
+    assert validate(d).to_json() == validate(plain).to_json()
+    assert config.AtpTransport(rate_control=None).rate_control is None  # absent: the variant's
+    assert config.AtpTransport(dynamic_tlr=np.False_).dynamic_tlr is False
+    t = config.DctcpTransport()
+    with pytest.raises(pydantic.ValidationError, match="is not a boolean"):
+        t.handshake = "no"  # type: ignore[assignment]

@@ -27,6 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
+import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from . import _native
@@ -122,6 +123,19 @@ def _not_bool_number(v: Any) -> Any:
 
 #: Every float of the scenario models (ints and numpy numbers accepted, booleans not).
 F64 = Annotated[float, BeforeValidator(_not_bool_number)]
+
+
+def _only_bool(v: Any) -> Any:
+    """Take only a boolean (a numpy one included) where a switch belongs: pydantic's lax
+    booleans read ``"yes"``, ``"off"``, ``1`` and ``0`` as switches (``tail_probe="no"`` is
+    false but ``tail_probe="nope"`` an error; Rust refuses all of them in a file)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise ValueError(f"{v!r} is not a boolean: give true or false")
+
+
+#: Every switch of the scenario models: ``True``/``False`` (or a numpy boolean), nothing else.
+Bool = Annotated[bool, BeforeValidator(_only_bool)]
 
 
 def is_seed(v: Any) -> bool:
@@ -362,7 +376,7 @@ class HostSpec(_Model):
 
     nic_buffer_bytes: U64 | None = None
     ecn_threshold_bytes: U64 | None = None
-    ecn_marking: bool = True
+    ecn_marking: Bool = True
     scheduler: Literal["fifo", "per_flow_rr", "pfabric"] = "per_flow_rr"
     tsq_pkts: U32 = 2
 
@@ -373,7 +387,7 @@ class _TcpKeys(_Model):
     mss_bytes: U32 = 1460
     header_bytes: U32 = 40
     init_cwnd_pkts: U32 = 10
-    init_cwnd_covers_transfer: bool = False
+    init_cwnd_covers_transfer: Bool = False
     ack_prio: U8 | None = None
     min_rto_us: U64 = 10_000
     init_rto_us: U64 = 10_000
@@ -382,7 +396,7 @@ class _TcpKeys(_Model):
     dupack_threshold: U32 = 3
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
-    handshake: bool = False
+    handshake: Bool = False
 
 
 class DctcpTransport(_TcpKeys):
@@ -429,9 +443,9 @@ class AtpTransport(_Model):
     mss_bytes: U32 = 1424
     header_bytes: U32 = 76
     variant: Literal["full", "base", "rc", "mrdf", "fix_tlr", "fix_prio"] = "full"
-    rate_control: bool | None = None
-    dynamic_tlr: bool | None = None
-    dynamic_prio: bool | None = None
+    rate_control: Bool | None = None
+    dynamic_tlr: Bool | None = None
+    dynamic_prio: Bool | None = None
     sched: Literal["mrdf", "in_order", "new_first"] | None = None
     on_loss: Literal["give_up", "resend"] = "give_up"
     m: F64 = 0.125
@@ -521,7 +535,7 @@ class MltTransport(_Model):
     max_rto_us: U64 = 1_000_000
     dupack_threshold: U32 = 3
     send_order: Literal["shuffled", "index"] = "shuffled"
-    tail_probe: bool = False
+    tail_probe: Bool = False
 
 
 #: The transport every flow uses: a tagged choice on ``kind``, each with its own keys only.
@@ -598,7 +612,7 @@ class FlowEntry(_Model):
     size_bytes: U64
     start_ns: U64 = 0
     prio: U8 = 0
-    incast: bool = False
+    incast: Bool = False
 
 
 class FlowsWorkload(_Model):
@@ -727,9 +741,9 @@ class TimeseriesSpec(_Model):
     See :attr:`slacknet.Results.queue_series` and :attr:`slacknet.Results.transfer_series`."""
 
     interval_us: F64
-    queues: bool = True
-    transfers: bool = True
-    nics: bool = True
+    queues: Bool = True
+    transfers: Bool = True
+    nics: Bool = True
     switches: list[U32] | None = None
     max_transfers: U64 | None = None
 
