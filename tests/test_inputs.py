@@ -144,14 +144,14 @@ def test_a_switch_takes_only_a_boolean() -> None:
         with pytest.raises(SpecError, match=r"^transport\.tail_probe = .*is not a boolean: give true or false"):
             validate(d)
         with pytest.raises(pydantic.ValidationError, match="is not a boolean"):
-            config.AtpTransport(rate_control=v)
+            config.AtpTransport(rate_control=v)  # type: ignore[arg-type]
     d = tomllib.loads(TINY_TOML)
     d["transport"] = {"kind": "mlt", "tail_probe": np.True_}
     plain = tomllib.loads(TINY_TOML)
     plain["transport"] = {"kind": "mlt", "tail_probe": True}
     assert validate(d).to_json() == validate(plain).to_json()
     assert config.AtpTransport(rate_control=None).rate_control is None  # absent: the variant's
-    assert config.AtpTransport(dynamic_tlr=np.False_).dynamic_tlr is False
+    assert config.AtpTransport(dynamic_tlr=np.False_).dynamic_tlr is False  # type: ignore[arg-type]
     t = config.DctcpTransport()
     with pytest.raises(pydantic.ValidationError, match="is not a boolean"):
         t.handshake = "no"  # type: ignore[assignment]
