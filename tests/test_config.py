@@ -439,6 +439,8 @@ def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
     assert sc.transport.mss_bytes == 1000  # the user's key wins
     assert isinstance(sc.transport, slacknet.DctcpTransport)
     assert sc.transport.handshake and sc.transport.header_bytes == 54
+    assert sc.transport.limited_transmit  # ns-3's TcpSocketBase::LimitedTransmit
+    assert not Scenario(topology=topo, transport=slacknet.DctcpTransport()).resolve(tmp_path).transport.limited_transmit
     assert isinstance(sc.switch.admission, slacknet.StaticPartitioning)
     assert sc.switch.admission.port_bytes == 350_000
     assert sc.host.ecn_threshold_bytes == 14_000
@@ -451,6 +453,20 @@ def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
         "spines = 2\nhost_rate_gbps = 10\nfabric_rate_gbps = 10\n[transport]\nmss_bytes = 1000\n"
     )
     assert Scenario.from_toml_text(toml, tmp_path) == sc
+
+
+def test_limited_transmit_reaches_the_transport() -> None:
+    """`limited_transmit` changes a lossy run (the bounded-loss ML scenario's DCTCP baseline,
+    seed 1: its segments on duplicate ACKs turn two of six timeouts into fast retransmits), and
+    leaves a run without duplicate ACKs as it was."""
+    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
+    assert isinstance(base.transport, slacknet.DctcpTransport)
+    rtos = {}
+    for lt in (False, True):
+        sc = base.model_copy(deep=True)
+        sc.transport.limited_transmit = lt  # type: ignore[union-attr]
+        rtos[lt] = int(slacknet.run(sc, seed=1).records["num_rtos"].sum())
+    assert rtos == {False: 6, True: 4}, rtos
 
 
 def test_unknown_profile_is_a_spec_error():

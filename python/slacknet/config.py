@@ -394,6 +394,7 @@ class _TcpKeys(_Model):
     max_rto_us: U64 = 1_000_000
     max_retries: U32 = 15
     dupack_threshold: U32 = 3
+    limited_transmit: Bool = False
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
     handshake: Bool = False

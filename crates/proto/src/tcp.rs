@@ -10,7 +10,8 @@
 //! - The transfer is one-way: the sender's segments carry `ACK` with `ack = 0`, the
 //!   receiver's ACKs carry no payload.
 //! - No SACK, no window scaling or receive window (the receiver buffers everything), no
-//!   limited transmit, no PRR: NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO.
+//!   PRR: NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO; RFC 3042 limited
+//!   transmit on request ([`TcpConfig::limited_transmit`]).
 //!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
 //!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
 //!   partial ACK up to `recover` (see `reorder_by_three_positions_triggers_fast_retransmit`).
@@ -131,6 +132,12 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681). Default 3.
     pub dupack_threshold: u32,
+    /// RFC 3042 limited transmit: each of the first `dupack_threshold - 1` duplicate ACKs
+    /// outside recovery lets one more new segment leave beyond the congestion window (which
+    /// stays as it is), so that a window too small to raise `dupack_threshold` duplicates
+    /// after a loss still gets its fast retransmit instead of a timeout. Linux and ns-3 have
+    /// it on; default `false` here (the results published before it stay as they were).
+    pub limited_transmit: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,
     /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
@@ -152,6 +159,7 @@ impl Default for TcpConfig {
             max_rto: Dur::from_ms(1000),
             max_retries: 15,
             dupack_threshold: 3,
+            limited_transmit: false,
             delayed_ack: None,
             handshake: false,
             prio: 0,

@@ -219,6 +219,70 @@ fn established_three_dupacks_fast_retransmit_once_halves_cwnd_without_rto() {
     assert!(exit.stats.cwnd <= ssthresh);
 }
 
+/// RFC 3042 limited transmit: a window of three segments whose first is lost raises only two
+/// duplicate ACKs. Without limited transmit nothing more may leave and the loss waits for the
+/// RTO; with it each duplicate lets one new segment go (the window itself unchanged), whose ACK
+/// is the third duplicate: fast retransmit, no timeout.
+#[test]
+fn limited_transmit_turns_a_small_window_loss_into_a_fast_retransmit() {
+    let size = 10 * MSS;
+    for lt in [false, true] {
+        let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..tcp(CcKind::NewReno) };
+        let min_rto = cfg.min_rto;
+        let mut p = pair(cfg, size, 0);
+        p.drop_data.insert(0);
+        assert!(p.drive());
+        assert!(p.is_complete());
+        assert_eq!(p.server.stats().bytes_received, size);
+        let s = p.client.stats();
+        let dups = ack_arrivals(&p, 0);
+        if !lt {
+            assert_eq!((s.num_rtos, s.num_fast_retx, s.segments_retx), (1, 0, 1), "limited transmit off");
+            assert_eq!(dups.len(), 2, "two duplicates only");
+            // Nothing left between the loss and the timeout: the window was full.
+            let first_rtx = sends_of(&p, 0)[1].sent;
+            assert_eq!(first_rtx, Time::ZERO + min_rto, "the RTO armed with the first segment");
+            assert!(p.data().iter().filter(|e| e.sent < first_rtx).all(|e| e.seg.seq < 3 * MSS));
+            continue;
+        }
+        assert_eq!((s.num_rtos, s.num_fast_retx, s.segments_retx), (0, 1, 1), "limited transmit on");
+        // Segments 3 and 4 leave on the first and second duplicate ACK, the retransmission of
+        // segment 0 on the third (the ACK of segment 3); segment 5 waits for recovery.
+        assert_eq!(sends_of(&p, 3 * MSS)[0].sent, dups[0]);
+        assert_eq!(sends_of(&p, 4 * MSS)[0].sent, dups[1]);
+        let rtx = sends_of(&p, 0);
+        assert_eq!(rtx.len(), 2);
+        assert_eq!(rtx[1].sent, dups[2]);
+        assert!(sends_of(&p, 5 * MSS)[0].sent > dups[1]);
+        assert!(p.data().iter().filter(|e| e.sent <= dups[1]).all(|e| e.seg.seq <= 4 * MSS));
+        // The congestion window itself did not grow on the duplicates.
+        for snap in p.snaps.iter().filter(|x| x.stats.num_fast_retx == 0 && x.seq.0 == 0) {
+            assert_eq!(snap.stats.cwnd, 3 * MSS);
+        }
+    }
+}
+
+/// Limited transmit adds exactly `dupack_threshold - 1` segments, one per duplicate ACK short
+/// of fast retransmit (none with a threshold of one).
+#[test]
+fn limited_transmit_is_bounded_by_the_threshold() {
+    for threshold in [1u32, 2, 3, 5] {
+        let cfg = TcpConfig { init_cwnd_pkts: 4, limited_transmit: true, dupack_threshold: threshold, ..tcp(CcKind::NewReno) };
+        let mut p = pair(cfg, 40 * MSS, 0);
+        p.drop_data.insert(0);
+        assert!(p.drive());
+        assert!(p.is_complete());
+        let dups = ack_arrivals(&p, 0);
+        let rtx = sends_of(&p, 0)[1].sent;
+        // The fast retransmit leaves on duplicate number `threshold`; before it, one new segment
+        // on each of the duplicates before that, and nothing else beyond the window of 4.
+        assert_eq!(rtx, dups[threshold as usize - 1], "threshold {threshold}");
+        let early: Vec<Time> = p.data().iter().filter(|e| e.sent < rtx && e.seg.seq >= 4 * MSS).map(|e| e.sent).collect();
+        assert_eq!(early, dups[..threshold as usize - 1], "threshold {threshold}");
+        assert_eq!(p.client.stats().num_rtos, 0, "threshold {threshold}");
+    }
+}
+
 #[test]
 fn fast_recovery_partial_ack_retransmits_second_loss_without_rto() {
     let mut p = pair(tcp(CcKind::NewReno), 100 * MSS, 0);
@@ -627,7 +691,9 @@ fn reorder_by_three_positions_triggers_fast_retransmit() {
 
 fn lossy(cc: CcKind, seed: u64, loss: f64) -> Pair {
     let size = 300 * MSS + 77;
-    let mut p = pair(TcpConfig { handshake: seed & 1 == 0, ..tcp(cc) }, size, seed);
+    // Limited transmit on every third seed, so that it meets loss, reordering and marks too.
+    let cfg = TcpConfig { handshake: seed & 1 == 0, limited_transmit: seed % 3 == 0, ..tcp(cc) };
+    let mut p = pair(cfg, size, seed);
     p.loss_to_server = loss;
     p.loss_to_client = loss;
     p.reorder = 0.05;

@@ -60,6 +60,8 @@ pub(super) struct Sender {
     /// Codepoint of data segments (ECT(0) for DCTCP, Not-ECT for NewReno).
     data_ecn: Ecn,
     dupack_threshold: u32,
+    /// RFC 3042 limited transmit ([`TcpConfig::limited_transmit`]).
+    limited_transmit: bool,
     state: State,
     /// Bytes the application has handed over so far.
     written: u64,
@@ -129,6 +131,7 @@ impl Sender {
             prio: cfg.prio,
             data_ecn: if cfg.is_ecn_capable() { Ecn::Ect0 } else { Ecn::NotEct },
             dupack_threshold: cfg.dupack_threshold,
+            limited_transmit: cfg.limited_transmit,
             state: if cfg.handshake { State::SynSent } else { State::Established },
             written: size,
             closed,
@@ -254,7 +257,23 @@ impl Sender {
     /// Whether there is new data and the window has room for its next segment.
     #[inline]
     fn has_window_room(&self) -> bool {
-        self.snd_nxt < self.written && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.cc.window()
+        self.snd_nxt < self.written && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.send_window()
+    }
+
+    /// The bytes that may be outstanding: the congestion window, plus under RFC 3042 limited
+    /// transmit one segment for each of the duplicate ACKs that arrived short of fast
+    /// retransmit (at most `dupack_threshold - 1`: two with the default of three, RFC 3042
+    /// §2's "cwnd plus 2*SMSS"; ns-3's `TcpSocketBase` sends one new segment per such ACK
+    /// alike). Only for new data (not go-back-N after a timeout) and outside recovery; the
+    /// congestion window itself is unchanged.
+    #[inline]
+    fn send_window(&self) -> u64 {
+        let window = self.cc.window();
+        if !self.limited_transmit || self.dupacks == 0 || self.in_recovery || self.snd_nxt < self.snd_max {
+            return window;
+        }
+        let extra = self.dupacks.min(self.dupack_threshold.saturating_sub(1));
+        window.saturating_add(u64::from(extra) * u64::from(self.mss))
     }
 
     fn next_segment(&mut self, now: Time) -> Option<SegmentRepr> {
@@ -299,8 +318,8 @@ impl Sender {
                 }
                 let len = self.seg_len(self.snd_nxt);
                 // RFC 5681 §3: FlightSize + the new segment must fit in cwnd (which includes
-                // the RFC 6582 recovery inflation).
-                if self.snd_nxt - self.snd_una + len > self.cc.window() {
+                // the RFC 6582 recovery inflation; and RFC 3042's allowance, `send_window`).
+                if self.snd_nxt - self.snd_una + len > self.send_window() {
                     return None;
                 }
                 let pace = match (self.cc.pacing_rate(), self.rate_cap) {

@@ -72,6 +72,8 @@ pub struct TcpKeys {
     pub max_retries: u32,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
     pub delayed_ack_segments: u32,
     /// Delayed ACK timeout.
@@ -122,6 +124,10 @@ macro_rules! tcp_kind {
             /// Duplicate ACKs that trigger fast retransmit.
             #[serde(default = "default_dupack")]
             pub dupack_threshold: u32,
+            /// RFC 3042 limited transmit: each of the first `dupack_threshold - 1` duplicate
+            /// ACKs lets one new segment leave beyond the window (Linux and ns-3 have it on).
+            #[serde(default)]
+            pub limited_transmit: bool,
             /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
             #[serde(default)]
             pub delayed_ack_segments: u32,
@@ -147,6 +153,7 @@ macro_rules! tcp_kind {
                     max_rto_us: default_max_rto_us(),
                     max_retries: default_max_retries(),
                     dupack_threshold: default_dupack(),
+                    limited_transmit: false,
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
                     handshake: false,
@@ -169,6 +176,7 @@ macro_rules! tcp_kind {
                     max_rto_us: self.max_rto_us,
                     max_retries: self.max_retries,
                     dupack_threshold: self.dupack_threshold,
+                    limited_transmit: self.limited_transmit,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
                     handshake: self.handshake,
