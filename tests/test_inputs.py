@@ -135,6 +135,25 @@ def test_a_boolean_is_not_a_count() -> None:
         s.seed = True
 
 
+def test_a_string_is_not_a_number() -> None:
+    # pydantic's lax numbers read "2" as 2 and "0.5" as 0.5, where a TOML file's `leaves = "2"`
+    # is refused: a dict now gets the same answer as the file.
+    d = tomllib.loads(TINY_TOML)
+    d["topology"]["leaves"] = "2"
+    with pytest.raises(SpecError, match=r"^topology\.leaves = '2': .*a string is not a count"):
+        validate(d)
+    d = tomllib.loads(TINY_TOML)
+    d["workload"][0]["load"] = "0.3"
+    with pytest.raises(SpecError, match=r"^workload\[0\]\.load = '0\.3': .*a string is not a number"):
+        validate(d)
+    d["workload"][0]["load"] = "lots"  # not a number at all: pydantic's own words
+    with pytest.raises(SpecError, match=r"^workload\[0\]\.load = 'lots': .*valid number"):
+        validate(d)
+    text = TINY_TOML.replace("leaves = 2", 'leaves = "2"')
+    with pytest.raises(SpecError, match=r"topology\.leaves"):
+        validate(Scenario.from_toml_text(text, Path(".")).model_dump())
+
+
 def test_a_switch_takes_only_a_boolean() -> None:
     # pydantic's lax booleans read "yes", "off", 1 and 0 as switches (`tail_probe="yes"` turned
     # the probe on); the TOML path refuses them, and now so does a dict. numpy's stay welcome.

@@ -100,11 +100,25 @@ DEFAULT_BASE_RTT_US = 25.2
 
 
 
+def _numeric(text: str) -> bool:
+    """Whether ``text`` is what pydantic's lax numbers would read as one ("2", " 0.5", "inf"):
+    such a string is refused with its fix; any other string gets pydantic's own "not a valid
+    number"."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _not_bool(v: Any) -> Any:
     """Refuse a boolean where an integer belongs: pydantic's lax integers take ``True`` as 1
     (``leaves = true`` ran one leaf), while a numpy integer, which users pass, stays welcome."""
     if isinstance(v, bool):
         raise ValueError("a boolean is not a count: give a whole number")
+    if isinstance(v, str) and _numeric(v):
+        # pydantic's lax integers read "2" as 2; a TOML file's `leaves = "2"` is refused.
+        raise ValueError(f"a string is not a count: give the number itself, {v} without quotes")
     return v
 
 
@@ -118,6 +132,9 @@ def _not_bool_number(v: Any) -> Any:
     (``load = True`` in a dict ran at load 1; Rust refuses it in a file)."""
     if isinstance(v, bool):
         raise ValueError("a boolean is not a number: give one, e.g. 0.5")
+    if isinstance(v, str) and _numeric(v):
+        # pydantic's lax floats read "0.5" (and "inf") as numbers; a TOML file refuses strings.
+        raise ValueError(f"a string is not a number: give the number itself, {v} without quotes")
     return v
 
 

@@ -692,7 +692,7 @@ fn reorder_by_three_positions_triggers_fast_retransmit() {
 fn lossy(cc: CcKind, seed: u64, loss: f64) -> Pair {
     let size = 300 * MSS + 77;
     // Limited transmit on every third seed, so that it meets loss, reordering and marks too.
-    let cfg = TcpConfig { handshake: seed & 1 == 0, limited_transmit: seed % 3 == 0, ..tcp(cc) };
+    let cfg = TcpConfig { handshake: seed & 1 == 0, limited_transmit: seed.is_multiple_of(3), ..tcp(cc) };
     let mut p = pair(cfg, size, seed);
     p.loss_to_server = loss;
     p.loss_to_client = loss;
