@@ -62,6 +62,11 @@ pub(super) struct Sender {
     dupack_threshold: u32,
     /// RFC 3042 limited transmit ([`TcpConfig::limited_transmit`]).
     limited_transmit: bool,
+    /// Limited transmit's allowance beyond the window, in segments: one per duplicate ACK so
+    /// far, at most `dupack_threshold - 1` (and 255); 0 outside a run of duplicates, in
+    /// recovery and in go-back-N. Kept as a number, not derived at every send (the send path
+    /// is hot), and in one byte, so that the sender stays the size it was.
+    lt_segs: u8,
     state: State,
     /// Bytes the application has handed over so far.
     written: u64,
@@ -132,6 +137,7 @@ impl Sender {
             data_ecn: if cfg.is_ecn_capable() { Ecn::Ect0 } else { Ecn::NotEct },
             dupack_threshold: cfg.dupack_threshold,
             limited_transmit: cfg.limited_transmit,
+            lt_segs: 0,
             state: if cfg.handshake { State::SynSent } else { State::Established },
             written: size,
             closed,
@@ -260,20 +266,15 @@ impl Sender {
         self.snd_nxt < self.written && self.snd_nxt - self.snd_una + self.seg_len(self.snd_nxt) <= self.send_window()
     }
 
-    /// The bytes that may be outstanding: the congestion window, plus under RFC 3042 limited
-    /// transmit one segment for each of the duplicate ACKs that arrived short of fast
-    /// retransmit (at most `dupack_threshold - 1`: two with the default of three, RFC 3042
-    /// §2's "cwnd plus 2*SMSS"; ns-3's `TcpSocketBase` sends one new segment per such ACK
-    /// alike). Only for new data (not go-back-N after a timeout) and outside recovery; the
-    /// congestion window itself is unchanged.
+    /// The bytes that may be outstanding: the congestion window plus limited transmit's
+    /// allowance (`lt_segs` segments, set by `on_dup_ack`).
     #[inline]
     fn send_window(&self) -> u64 {
         let window = self.cc.window();
-        if !self.limited_transmit || self.dupacks == 0 || self.in_recovery || self.snd_nxt < self.snd_max {
+        if self.lt_segs == 0 {
             return window;
         }
-        let extra = self.dupacks.min(self.dupack_threshold.saturating_sub(1));
-        window.saturating_add(u64::from(extra) * u64::from(self.mss))
+        window.saturating_add(u64::from(self.lt_segs) * u64::from(self.mss))
     }
 
     fn next_segment(&mut self, now: Time) -> Option<SegmentRepr> {
@@ -490,6 +491,7 @@ impl Sender {
         // After go-back-N the receiver may acknowledge data it had buffered beyond snd_nxt.
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
+        self.lt_segs = 0;
         // RFC 7323 §4 RTTM + RFC 6298 (2.3): one sample per ACK of new data.
         self.rtt.on_sample(now.saturating_since(Time(ts_echo_ps)));
         let is_cut = self.on_feedback(now, bytes_acked, ece, int);
@@ -541,11 +543,20 @@ impl Sender {
             return;
         }
         self.dupacks += 1;
+        if self.limited_transmit && self.snd_nxt >= self.snd_max {
+            // RFC 3042 §2: one new segment beyond the window for each of the duplicate ACKs
+            // short of fast retransmit (at most `dupack_threshold - 1`: RFC 3042's "cwnd plus
+            // 2*SMSS" with the default of three; ns-3's `TcpSocketBase` sends one per such ACK
+            // alike); only new data, never in go-back-N after a timeout; the congestion window
+            // itself is unchanged. Entering recovery below takes it back.
+            self.lt_segs = self.dupacks.min(self.dupack_threshold.saturating_sub(1)).min(255) as u8;
+        }
         // RFC 6582 §3.2 (2): enter fast retransmit only if the ACK covers more than
         // `recover` (ours is exclusive, so `>=`), i.e. at most one recovery per window and
         // none for the duplicates that go-back-N provokes after an RTO.
         if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover {
             self.in_recovery = true;
+            self.lt_segs = 0;
             self.has_partial_acked = false;
             self.recover = self.snd_max;
             self.cc.on_congestion_event(now, self.snd_nxt - self.snd_una, self.snd_max);
@@ -586,6 +597,7 @@ impl Sender {
                 self.recover = self.snd_max;
                 self.in_recovery = false;
                 self.dupacks = 0;
+                self.lt_segs = 0;
                 self.rtx = None;
                 // Go-back-N: resend everything from SND.UNA as the window allows.
                 self.snd_nxt = self.snd_una;
