@@ -34,10 +34,17 @@ How each is measured, and what decides:
 - The ns-3 target names the ns-3 it was measured against: "(PyPI wheel)", the default, which
   has logging and asserts compiled in, or "(own build)" with ``--ns3-dir``/``$NS3_DIR``; the
   comparison's table says which build and profile.
+- **The machine, measured beside the runs.** Before and after the k16 runs a pointer chase
+  (`bench/memlat.c`, built with the system's `cc` into `target/bench/`) times one dependent load
+  over 256 MiB (the memory's latency, what the k16 run waits on) and over 256 KiB (a core's
+  cache); the line `machine:` prints both, so that a slow k16 run can be told from a slow
+  machine (on 2026-11-28 this VM took 325 ns and 4.2 ns, and the k16 run 99-110 s, where it had
+  run in 56-60 s two days before). Without a C compiler the line says so and the rest runs;
+  `--no-calibration` leaves it out.
 - **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 
-    python bench/targets.py [--runs 3] [--only ls256|k16] [--binary target/release/slacknet-sim]
+    python bench/targets.py [--runs 3] [--only ls256|k16] [--binary target/release/slacknet-sim] [--no-calibration]
                             [--htsim DIR] [--ns3-dir DIR] [--out DIR] [--ls256-scenario TOML] [--k16-scenario TOML]
 
 ns-3 takes about 60 s per ls256 run here, the k = 16 run about 60 s: with R = 3 about 6-7
@@ -53,7 +60,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +86,70 @@ K16_SECONDS = 60.0
 K16_MB = 150.0
 
 NO_HTSIM = "skipped: no htsim checkout (HTSIM_DIR)"
+
+#: The machine's calibration: a pointer chase, its source and where it is built.
+MEMLAT_SRC = ROOT / "bench" / "memlat.c"
+MEMLAT_BIN = ROOT / "target" / "bench" / "memlat"
+#: Buffer sizes (KiB) and dependent loads of the chase: 256 MiB, far beyond any cache here
+#: (about 2 s at 300 ns a load), and 256 KiB, within a core's L2 (0.2 s).
+MEMORY_KIB, MEMORY_HOPS = 256 << 10, 5_000_000
+CACHE_KIB, CACHE_HOPS = 256, 50_000_000
+
+
+@dataclass
+class Calibration:
+    """Nanoseconds one dependent load took over a buffer far beyond the caches and within one."""
+
+    memory_ns: float
+    cache_ns: float
+
+
+def build_memlat(src: Path = MEMLAT_SRC, out: Path = MEMLAT_BIN) -> Path:
+    """The pointer chase, built with the system's C compiler if missing or older than its
+    source; RuntimeError naming what is missing if it cannot be."""
+    if out.is_file() and out.stat().st_mtime >= src.stat().st_mtime:
+        return out
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        raise RuntimeError("no C compiler (cc, or $CC) to build bench/memlat.c")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([cc, "-O2", "-o", str(out), str(src)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cc} could not build bench/memlat.c: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return out
+
+
+def chase_ns(binary: Path, kib: int, hops: int) -> float:
+    """One run of the chase: nanoseconds a dependent load over `kib` KiB."""
+    proc = subprocess.run([str(binary), str(kib), str(hops)], capture_output=True, text=True, timeout=600)
+    try:
+        ns = float(proc.stdout.strip())
+    except ValueError:
+        ns = math.nan
+    if proc.returncode != 0 or not (ns > 0 and math.isfinite(ns)):
+        raise RuntimeError(f"{binary} {kib} {hops} failed: {(proc.stderr or proc.stdout).strip()[-200:]}")
+    return ns
+
+
+def calibrate(memory: tuple[int, int] = (MEMORY_KIB, MEMORY_HOPS),
+              cache: tuple[int, int] = (CACHE_KIB, CACHE_HOPS)) -> Calibration | str:
+    """This machine's dependent-load latency over a large and a small buffer, or why not (a
+    string: the calibration is context, never a reason for the benchmark to fail)."""
+    try:
+        binary = build_memlat()
+        return Calibration(memory_ns=chase_ns(binary, *memory), cache_ns=chase_ns(binary, *cache))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        return f"skipped: {e}"
+
+
+def calibration_line(before: Calibration | str, after: Calibration | str) -> str:
+    """The `machine:` line printed with the k16 runs."""
+    def one(c: Calibration | str) -> str:
+        if isinstance(c, str):
+            return c
+        return f"{c.memory_ns:.0f} ns over 256 MiB, {c.cache_ns:.1f} ns over 256 KiB"
+    return (f"machine: one dependent load (bench/memlat.c) took {one(before)} before the k16 runs; "
+            f"{one(after)} after")
 
 
 @dataclass
@@ -255,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the ls256 scenario (default experiments/compare/ls256.toml)")
     p.add_argument("--k16-scenario", type=Path, default=K16, metavar="TOML",
                    help="the k16 scenario (default experiments/scale/fat_tree_k16.toml; a shorter one to try it)")
+    p.add_argument("--no-calibration", action="store_true",
+                   help="do not time the machine's memory (bench/memlat.c) before and after the k16 runs")
     args = p.parse_args(argv)
 
     def say(msg: str) -> None:
@@ -273,8 +348,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "ls256":
             each = " (about a minute each)" if args.k16_scenario.resolve() == K16.resolve() else ""
             say(f"k16: {args.binary} {args.k16_scenario}, {plural(runs, 'run')}{each}...")
+            before = None if args.no_calibration else calibrate()
             verdicts += measure_k16(args.binary.resolve(), args.k16_scenario.resolve(), runs, say)
+            after = None if args.no_calibration else calibrate()
             print(f"k16: {args.binary} {args.k16_scenario}, {plural(runs, 'run')}, one at a time")
+            if before is not None and after is not None:
+                print(calibration_line(before, after))
     except UsageError as e:
         print(f"bench-targets: {e}", file=sys.stderr)
         return 2

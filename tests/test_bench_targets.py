@@ -6,6 +6,7 @@ know the answers."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import stat
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def scenario(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("cpu", "holds"), [([61.0, 58.1, 59.2], "yes (median)"), ([58.0, 60.5, 61.0], "no (median)")])
 def test_k16_median_cpu_decides(tmp_path: Path, cpu: list[float], holds: str) -> None:
     sim = fake_sim(tmp_path / "sim", cpu)
-    proc = targets("--only", "k16", "--runs", 3, "--binary", sim, "--k16-scenario", scenario(tmp_path))
+    proc = targets("--only", "k16", "--runs", 3, "--binary", sim, "--k16-scenario", scenario(tmp_path), "--no-calibration")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     time_line = next(ln for ln in lines if ln.startswith("k16 on k16_short.toml: < 60 s"))
@@ -88,7 +89,8 @@ def test_k16_memory_over_the_target(tmp_path: Path) -> None:
     fake_sim(tmp_path / "sim", [10.0], mem_mb=151.0)
     scenario(tmp_path)
     # Paths relative to where it was started (the runs themselves start in the scenario's folder).
-    proc = targets("--only", "k16", "--runs", 1, "--binary", "./sim", "--k16-scenario", "k16_short.toml", cwd=tmp_path)
+    proc = targets("--only", "k16", "--runs", 1, "--binary", "./sim", "--k16-scenario", "k16_short.toml", "--no-calibration",
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     mem_line = next(ln for ln in proc.stdout.splitlines() if "< 150 MB" in ln)
     assert "151 MB (max of 1)" in mem_line and mem_line.rstrip().endswith("no")
@@ -121,13 +123,46 @@ def test_a_failing_run_is_exit_code_1(tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     bad.write_text("#!/bin/sh\necho 'error: broken' >&2\nexit 3\n")
     bad.chmod(bad.stat().st_mode | stat.S_IXUSR)
-    proc = targets("--only", "k16", "--runs", 1, "--binary", bad, "--k16-scenario", scenario(tmp_path))
+    proc = targets("--only", "k16", "--runs", 1, "--binary", bad, "--k16-scenario", scenario(tmp_path), "--no-calibration")
     assert proc.returncode == 1 and "exit 3" in proc.stderr and "broken" in proc.stderr
 
 
 def _comparison(walls: dict[str, float], skipped: dict[str, str] | None = None) -> Comparison:
     return Comparison(scenario="ls256", table=pd.DataFrame(), slacknet=pd.DataFrame(), ns3=pd.DataFrame(),
                       wall_s=walls, repeat=3, skipped=skipped or {})
+
+
+def test_the_machine_is_timed_before_and_after_the_k16_runs(tmp_path: Path) -> None:
+    # A pointer chase over 256 MiB and 256 KiB, built from bench/memlat.c, beside the verdicts.
+    sim = fake_sim(tmp_path / "sim", [50.0])
+    proc = targets("--only", "k16", "--runs", 1, "--binary", sim, "--k16-scenario", scenario(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("machine: "))
+    assert re.fullmatch(r"machine: one dependent load \(bench/memlat\.c\) took \d+ ns over 256 MiB, [\d.]+ ns "
+                        r"over 256 KiB before the k16 runs; \d+ ns over 256 MiB, [\d.]+ ns over 256 KiB after", line), line
+
+
+def test_the_calibration_measures_or_says_why_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = targets_module()
+    got = t.calibrate(memory=(8192, 200_000), cache=(64, 200_000))
+    assert isinstance(got, t.Calibration), got
+    assert 0 < got.cache_ns < 1e4 and 0 < got.memory_ns < 1e5
+    # Built once, rebuilt when the source is newer; a missing compiler is a reason, not a crash.
+    src = tmp_path / "memlat.c"
+    src.write_text(t.MEMLAT_SRC.read_text())
+    out = tmp_path / "bin" / "memlat"
+    monkeypatch.setenv("CC", "no-such-compiler")
+    with pytest.raises(RuntimeError, match="no C compiler"):
+        t.build_memlat(src, out)
+    monkeypatch.delenv("CC")
+    assert t.build_memlat(src, out) == out
+    assert t.chase_ns(out, 64, 1000) > 0
+    with pytest.raises(RuntimeError, match="give 1 to"):
+        t.chase_ns(out, 0, 1000)  # the chase's own argument check, exit code 2
+    monkeypatch.setattr(t, "build_memlat", lambda: (_ for _ in ()).throw(RuntimeError("no C compiler (cc)")))
+    assert t.calibrate() == "skipped: no C compiler (cc)"
+    assert t.calibration_line("skipped: x", got).startswith("machine: one dependent load (bench/memlat.c) took "
+                                                            "skipped: x before the k16 runs; ")
 
 
 def test_ls256_verdicts_are_ratios_of_medians() -> None:
