@@ -1,0 +1,29 @@
+//! The `tcp_endpoints` corpus seeds reach the states they are named for, so that the fuzzer
+//! starts from whole transfers (clean, lossy, with injected segments), not from the first step.
+
+use std::path::Path;
+
+fn seed(name: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/tcp_endpoints").join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn the_clean_seed_completes_the_transfer_without_a_retransmission() {
+    let r = fuzz_targets::tcp_endpoints_run(&seed("clean_transfer"));
+    assert!(r.confirmed && !r.injected, "{r:?}");
+    assert_eq!((r.received, r.rtos, r.fast_retx), (30 * 1460 - 11, 0, 0), "{r:?}");
+}
+
+#[test]
+fn the_lossy_seed_completes_through_loss_recovery() {
+    let r = fuzz_targets::tcp_endpoints_run(&seed("lossy_transfer"));
+    assert!(r.confirmed && !r.injected, "{r:?}");
+    assert_eq!(r.received, 30 * 1460 - 11);
+    assert!(r.rtos + r.fast_retx > 0, "{r:?}");
+}
+
+#[test]
+fn the_injected_seed_injects() {
+    assert!(fuzz_targets::tcp_endpoints_run(&seed("injected")).injected);
+}
