@@ -296,8 +296,8 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
             }
         }
     };
-    for side in 0..2 {
-        drain(side, &mut eps[side], now, &mut wires, &mut events, &mut confirmed);
+    for (side, ep) in eps.iter_mut().enumerate() {
+        drain(side, ep, now, &mut wires, &mut events, &mut confirmed);
     }
     let mut steps = 0;
     while !r.0.is_empty() && steps < 4000 {
@@ -353,8 +353,8 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
                 eps[to].handle_segment(now, &Segment::Tcp(seg));
             }
         }
-        for side in 0..2 {
-            drain(side, &mut eps[side], now, &mut wires, &mut events, &mut confirmed);
+        for (side, ep) in eps.iter_mut().enumerate() {
+            drain(side, ep, now, &mut wires, &mut events, &mut confirmed);
         }
         if !injected {
             // (An injected segment may carry bytes past the end before the receiver has seen the
