@@ -1176,7 +1176,7 @@ mod held_tests {
                     .collect();
                 // The invariant: no bit at or past the last packet.
                 let pkts = total.div_ceil(width) as usize;
-                if pkts % 64 != 0 {
+                if !pkts.is_multiple_of(64) {
                     bits[words - 1] &= (1u64 << (pkts % 64)) - 1;
                 }
                 let held = Held::Packets { width, bits: bits.clone() };
