@@ -100,26 +100,26 @@ DEFAULT_BASE_RTT_US = 25.2
 
 
 
-def _numeric(text: str) -> bool:
-    """Whether ``text`` is what pydantic's lax numbers would read as one ("2", " 0.5", "inf"):
-    such a string is refused with its fix; any other string gets pydantic's own "not a valid
-    number"."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def not_a_number(v: Any, what: str, example: str) -> Any:
+    """Refuse what pydantic's lax numbers would take for a number although a file could not
+    give it as one: a boolean (``True`` as 1: ``leaves = true`` ran one leaf) and a numeric
+    string (``"2"``, ``"0.5"``, ``"inf"``; a TOML file's ``leaves = "2"`` is refused), each with
+    its fix (``what`` the number is, ``example`` what to give instead of a boolean). Any other
+    string gets pydantic's own "not a valid number"; a numpy number, which users pass, stays
+    welcome."""
+    if isinstance(v, bool):
+        raise ValueError(f"a boolean is not a {what}: give {example}")
+    if isinstance(v, str):
+        try:
+            float(v)
+        except ValueError:
+            return v
+        raise ValueError(f"a string is not a {what}: give the number itself, {v} without quotes")
+    return v
 
 
 def _not_bool(v: Any) -> Any:
-    """Refuse a boolean where an integer belongs: pydantic's lax integers take ``True`` as 1
-    (``leaves = true`` ran one leaf), while a numpy integer, which users pass, stays welcome."""
-    if isinstance(v, bool):
-        raise ValueError("a boolean is not a count: give a whole number")
-    if isinstance(v, str) and _numeric(v):
-        # pydantic's lax integers read "2" as 2; a TOML file's `leaves = "2"` is refused.
-        raise ValueError(f"a string is not a count: give the number itself, {v} without quotes")
-    return v
+    return not_a_number(v, "count", "a whole number")
 
 
 U64 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**64 - 1)]
@@ -128,14 +128,8 @@ U8 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=255)]
 
 
 def _not_bool_number(v: Any) -> Any:
-    """Refuse a boolean where a number belongs: pydantic's lax floats take ``True`` as 1.0
-    (``load = True`` in a dict ran at load 1; Rust refuses it in a file)."""
-    if isinstance(v, bool):
-        raise ValueError("a boolean is not a number: give one, e.g. 0.5")
-    if isinstance(v, str) and _numeric(v):
-        # pydantic's lax floats read "0.5" (and "inf") as numbers; a TOML file refuses strings.
-        raise ValueError(f"a string is not a number: give the number itself, {v} without quotes")
-    return v
+    # ``load = True`` in a dict ran at load 1; Rust refuses it in a file.
+    return not_a_number(v, "number", "one, e.g. 0.5")
 
 
 #: Every float of the scenario models (ints and numpy numbers accepted, booleans not).

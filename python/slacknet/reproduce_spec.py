@@ -52,7 +52,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from . import _native
 from ._native import SpecError
-from .config import Scenario, _numeric, is_seed, read_text_file
+from .config import Scenario, is_seed, not_a_number, read_text_file
 from .sweep import METRIC_COLUMNS, Sweep, load_sweep, set_key
 
 __all__ = [
@@ -238,13 +238,7 @@ def _lowest(piv: pd.DataFrame, labels: list[str], metric: str) -> pd.Series:
 
 
 def _not_bool(v: Any) -> Any:
-    """Refuse a boolean or a string where a number belongs: pydantic's lax numbers take ``true``
-    as 1 and ``"0.5"`` as 0.5."""
-    if isinstance(v, bool):
-        raise ValueError("a boolean is not a number: give one, e.g. 0.5 (or 1 for a whole number)")
-    if isinstance(v, str) and _numeric(v):
-        raise ValueError(f"a string is not a number: give the number itself, {v} without quotes")
-    return v
+    return not_a_number(v, "number", "one, e.g. 0.5 (or 1 for a whole number)")
 
 
 #: Every number of a description: TOML's ``true`` is not 1 (NaN and infinity are refused by
