@@ -440,6 +440,7 @@ def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
     assert isinstance(sc.transport, slacknet.DctcpTransport)
     assert sc.transport.handshake and sc.transport.header_bytes == 54
     assert sc.transport.limited_transmit  # ns-3's TcpSocketBase::LimitedTransmit
+    assert sc.transport.sack  # ns-3's TcpSocketBase::Sack
     assert not Scenario(topology=topo, transport=slacknet.DctcpTransport()).resolve(tmp_path).transport.limited_transmit
     assert isinstance(sc.switch.admission, slacknet.StaticPartitioning)
     assert sc.switch.admission.port_bytes == 350_000
@@ -467,6 +468,21 @@ def test_limited_transmit_reaches_the_transport() -> None:
         sc.transport.limited_transmit = lt  # type: ignore[union-attr]
         rtos[lt] = int(slacknet.run(sc, seed=1).records["num_rtos"].sum())
     assert rtos == {False: 6, True: 4}, rtos
+
+
+def test_sack_reaches_the_transport() -> None:
+    """`sack` changes a lossy run (the bounded-loss ML scenario's DCTCP baseline, seed 2: six
+    timeouts without, three with), is off by default, and is refused as anything but a switch."""
+    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
+    assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.sack
+    rtos = {}
+    for sack in (False, True):
+        sc = base.model_copy(deep=True)
+        sc.transport.sack = sack  # type: ignore[union-attr]
+        rtos[sack] = int(slacknet.run(sc, seed=2).records["num_rtos"].sum())
+    assert rtos == {False: 6, True: 3}, rtos
+    with pytest.raises(ValueError, match="sack"):
+        slacknet.DctcpTransport(sack="yes")
 
 
 def test_unknown_profile_is_a_spec_error():

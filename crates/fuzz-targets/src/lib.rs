@@ -204,11 +204,12 @@ pub fn mlt_endpoints(data: &[u8]) {
     }
 }
 
-/// A TCP transfer (NewReno, DCTCP or PowerTCP; limited transmit, delayed ACKs, the handshake and
-/// the duplicate-ACK threshold chosen by the input) run through a channel the input drives: each
-/// step delivers, drops or duplicates the next segment either way, lets time pass (firing due
-/// timers), or injects a segment with fuzzed fields (sequence and acknowledgement numbers near
-/// the transfer's or anywhere, any flags, ECN and timestamps). Properties: nothing panics (no
+/// A TCP transfer (NewReno, DCTCP or PowerTCP; limited transmit, SACK, delayed ACKs, the
+/// handshake and the duplicate-ACK threshold chosen by the input) run through a channel the
+/// input drives: each step delivers, drops or duplicates the next segment either way (an ACK with
+/// its SACK blocks), lets time pass (firing due timers), or injects a segment with fuzzed fields
+/// (sequence and acknowledgement numbers near the transfer's or anywhere, any flags, ECN and
+/// timestamps; with SACK, up to three blocks near the transfer or anywhere). Properties: nothing panics (no
 /// overflow, no broken invariant); every drain ends within a bounded number of segments; each
 /// side's event comes at most once; the sender sends no byte beyond the transfer nor a FIN
 /// anywhere but at its end; and, where nothing was injected, the receiver counts no more
@@ -239,7 +240,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
     use proto::{CcKind, Endpoint, Event, Segment, TcpConfig, TransportConfig};
     use std::collections::VecDeque;
     use units::{Bps, Bytes, Dur, Time};
-    use wire::{Ecn, Flags, SegmentRepr};
+    use wire::{Ecn, Flags, SackBlocks, SegmentRepr};
     const CONN: u32 = 5;
     const SIZE: u64 = 30 * 1460 - 11;
     const MAX_QUEUE: usize = 4096;
@@ -254,6 +255,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         cc,
         init_cwnd_pkts: 1 + u32::from(b % 12),
         limited_transmit: a & 0x08 != 0,
+        sack: a & 0x40 != 0,
         handshake: a & 0x10 != 0,
         dupack_threshold: 1 + u32::from((b >> 4) % 4),
         delayed_ack: (a & 0x20 != 0).then(|| DelayedAck { count: 2, timeout: Dur::from_us(5) }),
@@ -263,16 +265,18 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         max_retries: 6,
         ..TcpConfig::default()
     };
+    let cfg_sack = cfg.sack;
     let tc = TransportConfig::Tcp(cfg);
     let mut eps = [Endpoint::sender(&tc, CONN, Bytes(SIZE), Time::ZERO), Endpoint::receiver(&tc, CONN)];
     // Segments on their way: [0] towards the receiver, [1] towards the sender.
-    let mut wires: [VecDeque<SegmentRepr>; 2] = [VecDeque::new(), VecDeque::new()];
+    // (With SACK, an ACK's blocks travel with it.)
+    type Wire = VecDeque<(SegmentRepr, Option<SackBlocks>)>;
+    let mut wires: [Wire; 2] = [VecDeque::new(), VecDeque::new()];
     let mut now = Time::ZERO;
     let mut events = [0u32; 2];
     let mut injected = false;
     let mut confirmed = false;
-    let drain = |side: usize, ep: &mut Endpoint, now: Time, wires: &mut [VecDeque<SegmentRepr>; 2], events: &mut [u32; 2],
-                 confirmed: &mut bool| {
+    let drain = |side: usize, ep: &mut Endpoint, now: Time, wires: &mut [Wire; 2], events: &mut [u32; 2], confirmed: &mut bool| {
         let mut n = 0;
         while let Some(seg) = ep.poll_transmit(now) {
             n += 1;
@@ -284,8 +288,10 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
                 assert!(s.seq.checked_add(u64::from(s.len)).is_some_and(|e| e <= SIZE), "sent past the end: {s:?}");
                 assert!(!s.flags.contains(Flags::FIN) || s.seq + u64::from(s.len) == SIZE, "a FIN before the end: {s:?}");
             }
+            let sack = ep.take_sack();
+            assert!(side == 1 || sack.is_none(), "a sender's segment with SACK blocks");
             if wires[side].len() < MAX_QUEUE {
-                wires[side].push_back(s);
+                wires[side].push_back((s, sack));
             }
         }
         while let Some(ev) = ep.poll_event() {
@@ -307,16 +313,16 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         let to = 1 - dir; // the endpoint a segment on wire `dir` reaches: wire 0 -> receiver (1)
         match (op >> 1) % 8 {
             0..=2 => {
-                if let Some(seg) = wires[dir].pop_front() {
-                    eps[to].handle_segment(now, &Segment::Tcp(seg));
+                if let Some((seg, sack)) = wires[dir].pop_front() {
+                    eps[to].handle_segment_ext(now, &Segment::Tcp(seg), None, sack.as_ref());
                 }
             }
             3 => {
                 wires[dir].pop_front(); // lost
             }
             4 => {
-                if let Some(&seg) = wires[dir].front() {
-                    eps[to].handle_segment(now, &Segment::Tcp(seg)); // duplicated
+                if let Some(&(seg, sack)) = wires[dir].front() {
+                    eps[to].handle_segment_ext(now, &Segment::Tcp(seg), None, sack.as_ref()); // duplicated
                 }
             }
             5 | 6 => {
@@ -350,7 +356,15 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
                         _ => now.ps().saturating_sub(u64::from(r.u16()) * 1000),
                     },
                 };
-                eps[to].handle_segment(now, &Segment::Tcp(seg));
+                // With SACK, up to three blocks anywhere near the transfer (or anywhere at all).
+                let mut blocks = SackBlocks::default();
+                if cfg_sack {
+                    for _ in 0..r.u8() % 4 {
+                        let start = near(&mut r);
+                        blocks.push((start, start.saturating_add(u64::from(r.u16()))));
+                    }
+                }
+                eps[to].handle_segment_ext(now, &Segment::Tcp(seg), None, Some(&blocks));
             }
         }
         for (side, ep) in eps.iter_mut().enumerate() {

@@ -27,3 +27,12 @@ fn the_lossy_seed_completes_through_loss_recovery() {
 fn the_injected_seed_injects() {
     assert!(fuzz_targets::tcp_endpoints_run(&seed("injected")).injected);
 }
+
+#[test]
+fn the_sack_seeds_complete_through_loss_recovery_and_inject_blocks() {
+    let r = fuzz_targets::tcp_endpoints_run(&seed("sack_lossy_transfer"));
+    assert!(r.confirmed && !r.injected, "{r:?}");
+    assert_eq!(r.received, 30 * 1460 - 11);
+    assert!(r.rtos + r.fast_retx > 0, "{r:?}");
+    assert!(fuzz_targets::tcp_endpoints_run(&seed("sack_injected")).injected);
+}

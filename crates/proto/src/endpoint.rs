@@ -2,7 +2,7 @@
 //! dispatched with a `match` (no vtable on the hot path).
 
 use units::{Bytes, Time};
-use wire::IntStack;
+use wire::{IntStack, SackBlocks};
 
 use crate::Segment;
 
@@ -396,6 +396,28 @@ impl Endpoint {
             (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_int(now, s, int),
             // Only TCP (PowerTCP) reads telemetry: the others take the segment alone.
             (ep, _) => ep.handle_segment(now, seg),
+        }
+    }
+
+    /// Input: a segment arrived at `now` with the telemetry and SACK blocks that travelled
+    /// beside it (TCP only; the driver contract is on [`Conn`]). Other transports take the
+    /// segment alone.
+    #[inline]
+    pub fn handle_segment_ext(&mut self, now: Time, seg: &Segment, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
+        match (self, seg) {
+            (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_ext(now, s, int, sack),
+            (ep, _) => ep.handle_segment(now, seg),
+        }
+    }
+
+    /// Output: the SACK blocks to attach to the ACK just returned by `poll_transmit` (a TCP
+    /// receiver with SACK on holding data out of order), once. Call after each
+    /// `poll_transmit` that returned a segment, if the transport uses SACK.
+    #[inline]
+    pub fn take_sack(&mut self) -> Option<SackBlocks> {
+        match self {
+            Endpoint::Tcp(c) => c.take_sack(),
+            _ => None,
         }
     }
 

@@ -76,5 +76,6 @@ pub use expresspass::ExpressPassConfig;
 pub use pfabric::PfabricConfig;
 pub use mlt::{MltCc, MltConfig, MltSendOrder};
 pub use wire::{
-    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, MltRepr, PfabricRepr, SegmentRepr, XpassKind, XpassRepr, MAX_INT_HOPS,
+    AtpKind, AtpRepr, DatagramRepr, Ecn, Flags, IntHop, IntStack, MltRepr, PfabricRepr, SackBlocks, SegmentRepr, XpassKind, XpassRepr,
+    MAX_INT_HOPS, MAX_SACK_BLOCKS,
 };

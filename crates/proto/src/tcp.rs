@@ -9,9 +9,11 @@
 //!   sequence space; the last data segment carries `FIN` and tells the receiver the size.
 //! - The transfer is one-way: the sender's segments carry `ACK` with `ack = 0`, the
 //!   receiver's ACKs carry no payload.
-//! - No SACK, no window scaling or receive window (the receiver buffers everything), no
-//!   PRR: NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO; RFC 3042 limited
-//!   transmit on request ([`TcpConfig::limited_transmit`]).
+//! - No window scaling or receive window (the receiver buffers everything), no PRR:
+//!   NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO, or with
+//!   [`TcpConfig::sack`] SACK (RFC 2018) and RFC 6675's loss recovery (no rescue
+//!   retransmission, its optional rule 4); RFC 3042 limited transmit on request
+//!   ([`TcpConfig::limited_transmit`]).
 //!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
 //!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
 //!   partial ACK up to `recover` (see `reorder_by_three_positions_triggers_fast_retransmit`).
@@ -25,7 +27,7 @@
 //! policy, DCTCP and INT echo), `timer` (the timer table).
 
 use units::{Bps, Bytes, Dur, Time};
-use wire::{IntStack, SegmentRepr};
+use wire::{IntStack, SackBlocks, SegmentRepr};
 
 use crate::cc::AnyCc;
 use crate::rtt::RttEstimator;
@@ -33,6 +35,7 @@ use crate::{Event, Stats};
 
 mod receiver;
 mod sender;
+mod sack;
 mod timer;
 
 use receiver::Receiver;
@@ -138,6 +141,13 @@ pub struct TcpConfig {
     /// after a loss still gets its fast retransmit instead of a timeout. Linux and ns-3 have
     /// it on; default `false` here (the results published before it stay as they were).
     pub limited_transmit: bool,
+    /// Selective acknowledgments: the receiver's ACKs carry SACK blocks (RFC 2018, at most
+    /// three) and the sender keeps a scoreboard of them and recovers by RFC 6675 (several
+    /// losses in one window in about one round trip, where NewReno needs one per loss; after
+    /// a timeout, go-back-N skips what the receiver reports it holds). Linux and ns-3 have
+    /// it on; default `false` here (the results published before it stay as they were). The
+    /// driver carries the blocks beside the ACK (see "Selective acknowledgments" on [`Conn`]).
+    pub sack: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,
     /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
@@ -160,6 +170,7 @@ impl Default for TcpConfig {
             max_retries: 15,
             dupack_threshold: 3,
             limited_transmit: false,
+            sack: false,
             delayed_ack: None,
             handshake: false,
             prio: 0,
@@ -239,6 +250,13 @@ impl TcpConfig {
 /// driver failed to `take_echo_int` before the next `poll_transmit`) carry none. Segments
 /// handed over with plain [`Conn::handle_segment`] carry no telemetry. For NewReno and DCTCP
 /// the telemetry inputs are ignored and `take_echo_int` always returns `None`.
+///
+/// # Selective acknowledgments
+/// With [`TcpConfig::sack`] the driver must, after *every* [`Conn::poll_transmit`] of a
+/// receiver that returned a segment, call [`Conn::take_sack`] and, if it returns blocks,
+/// carry them with that ACK unchanged and hand them to the sender with
+/// [`Conn::handle_segment_ext`]. Blocks lost on the way cost the sender information, never
+/// correctness (a sender that gets none recovers as NewReno's timer would).
 #[derive(Debug)]
 pub struct Conn {
     side: Side,
@@ -272,7 +290,7 @@ impl Conn {
     #[inline]
     pub fn handle_segment(&mut self, now: Time, seg: &SegmentRepr) {
         match &mut self.side {
-            Side::Tx(s) => s.handle_segment(now, seg, None),
+            Side::Tx(s) => s.handle_segment(now, seg, None, None),
             Side::Rx(r) => r.handle_segment(now, seg),
         }
     }
@@ -283,8 +301,30 @@ impl Conn {
     #[inline]
     pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
         match &mut self.side {
-            Side::Tx(s) => s.handle_segment(now, seg, int),
+            Side::Tx(s) => s.handle_segment(now, seg, int, None),
             Side::Rx(r) => r.handle_segment_int(now, seg, int),
+        }
+    }
+
+    /// Input: a segment from the peer arrived at `now` with what travels beside it: in-band
+    /// telemetry `int` (see "In-band telemetry" above) and the SACK blocks `sack` of an ACK
+    /// (see "Selective acknowledgments"). `None`s are the same as [`Conn::handle_segment`].
+    #[inline]
+    pub fn handle_segment_ext(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
+        match &mut self.side {
+            Side::Tx(s) => s.handle_segment(now, seg, int, sack),
+            Side::Rx(r) => r.handle_segment_int(now, seg, int),
+        }
+    }
+
+    /// Output: the SACK blocks to carry with the ACK the last [`Conn::poll_transmit`]
+    /// returned, if it has any (a receiver with [`TcpConfig::sack`] holding data above its
+    /// cumulative acknowledgment). Returns them at most once.
+    #[inline]
+    pub fn take_sack(&mut self) -> Option<SackBlocks> {
+        match &mut self.side {
+            Side::Tx(_) => None,
+            Side::Rx(r) => r.take_sack(),
         }
     }
 

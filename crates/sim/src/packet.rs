@@ -46,7 +46,7 @@ pub struct Packet {
     /// Bytes on the wire.
     pub size: u16,
     /// The flags: the priority class (`PRIO_MASK`), the ECN codepoint (at `ECN_SHIFT`) and one
-    /// bit each for `TO_RECEIVER`, `CREDIT`, `UNSCHEDULED` and `HAS_INT`.
+    /// bit each for `TO_RECEIVER`, `CREDIT`, `UNSCHEDULED`, `HAS_INT` and `HAS_SACK`.
     bits: u16,
 }
 
@@ -59,6 +59,7 @@ const TO_RECEIVER: u16 = 1 << 5;
 const CREDIT: u16 = 1 << 6;
 const UNSCHEDULED: u16 = 1 << 7;
 const HAS_INT: u16 = 1 << 8;
+const HAS_SACK: u16 = 1 << 9;
 
 impl Packet {
     /// A packet of `size` bytes to host `dst` carrying `seg`, whose full header is in slot `hdr`.
@@ -136,6 +137,26 @@ impl Packet {
     #[inline]
     pub fn set_has_int(&mut self) {
         self.bits |= HAS_INT;
+    }
+
+    /// Whether the packet carries SACK blocks (a TCP ACK with SACK on), in the simulation's
+    /// SACK slab at slot `hdr`.
+    #[inline]
+    pub fn has_sack(&self) -> bool {
+        self.bits & HAS_SACK != 0
+    }
+
+    /// Mark the packet as carrying SACK blocks.
+    #[inline]
+    pub fn set_has_sack(&mut self) {
+        self.bits |= HAS_SACK;
+    }
+
+    /// Whether anything travels beside the header (telemetry or SACK blocks): one test for
+    /// the common case of neither.
+    #[inline]
+    pub fn has_side_data(&self) -> bool {
+        self.bits & (HAS_INT | HAS_SACK) != 0
     }
 }
 

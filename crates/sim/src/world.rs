@@ -65,7 +65,7 @@ use host::{TimerSlot, Transfer, TransferRt, Tsq};
 use transfers::Transfers;
 use observe::Observer;
 use switch::{Link, Switch};
-use telemetry::IntSlab;
+use telemetry::{IntSlab, SackSlab};
 use trace::DecisionTrace;
 
 /// The last instant a run can reach: one picosecond before [`Time::MAX`], the saturated
@@ -143,6 +143,8 @@ pub(crate) struct RunTransport {
     header: u32,
     /// Whether its endpoints use in-band telemetry (PowerTCP).
     uses_int: bool,
+    /// Whether its ACKs carry SACK blocks (TCP with `sack`).
+    uses_sack: bool,
     /// Priority class of its segments without payload (`ack_prio`); `None`: the flow's.
     ack_prio: Option<u8>,
     /// Whether the transport sets each packet's class itself (ATP): the driver leaves it.
@@ -227,6 +229,8 @@ pub struct Simulation {
     hdrs: HeaderSlab,
     /// Telemetry stacks of the packets in flight that carry one, by header slot.
     int: IntSlab,
+    /// SACK blocks of the ACKs in flight that carry some, by header slot.
+    sack: SackSlab,
     /// The time-series sampler (`[run.timeseries]`), `None` when off.
     observe: Option<Box<Observer>>,
     /// NIC backpressure (TSQ, `host.tsq_pkts`).
@@ -306,6 +310,7 @@ impl Simulation {
                 ack_prio: t.tcp().and_then(|k| k.ack_prio),
                 stamps_prio: cfg.stamps_prio(),
                 uses_int: Endpoint::sender(&cfg, 0, Bytes(1), Time::ZERO).wants_int(),
+                uses_sack: matches!(&cfg, TransportConfig::Tcp(c) if c.sack),
                 cfg,
             }
         };
@@ -374,6 +379,7 @@ impl Simulation {
             trace: None,
             hdrs: HeaderSlab::default(),
             int: IntSlab::default(),
+            sack: SackSlab::default(),
             observe,
             tsq,
             topo,

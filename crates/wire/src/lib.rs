@@ -300,6 +300,44 @@ impl IntStack {
     }
 }
 
+/// Blocks a SACK option carries (RFC 2018 §3: at most three beside the timestamp option).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The selective acknowledgment blocks of one ACK (RFC 2018): byte ranges `[start, end)` the
+/// receiver holds above its cumulative acknowledgment, the block holding the segment that
+/// triggered the ACK first, then the most recently reported others (RFC 2018 §4). Like
+/// [`IntStack`], it travels beside the segment in the simulator (a SACK-less ACK carries none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SackBlocks {
+    /// Blocks `0..len` are valid.
+    pub blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    /// Number of valid blocks.
+    pub len: u8,
+}
+
+impl SackBlocks {
+    /// The valid blocks, most recent first.
+    #[inline]
+    pub fn blocks(&self) -> &[(u64, u64)] {
+        &self.blocks[..(self.len as usize).min(MAX_SACK_BLOCKS)]
+    }
+
+    /// Whether there is no block.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Append a block; a full set keeps its first [`MAX_SACK_BLOCKS`].
+    #[inline]
+    pub fn push(&mut self, block: (u64, u64)) {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = block;
+            self.len += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

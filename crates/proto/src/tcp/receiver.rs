@@ -23,13 +23,17 @@
 //!   after every input, that is the stack of the segment that triggered the ACK, or of the
 //!   last segment a delayed ACK covers. (A driver that lets two ACKs queue up gets the newest
 //!   stack on the first of them and none on the second.)
+//! - SACK ([`TcpConfig::sack`]): each ACK carries the blocks the receiver reported most
+//!   recently as they stood when the ACK was queued (`sack::SackReport`, RFC 2018 §4), and
+//!   `take_sack` hands them out once after the `poll_transmit` that returned the ACK.
 //!
 //! INVARIANT: `ooo` is sorted, disjoint, non-adjacent and every range starts above
 //! `rcv_nxt`; `bytes_received` = `rcv_nxt` + the total length of `ooo`.
 
 use units::Time;
-use wire::{Ecn, Flags, IntStack, SegmentRepr};
+use wire::{Ecn, Flags, IntStack, SackBlocks, SegmentRepr};
 
+use super::sack::SackReport;
 use super::timer::{Timer, TimerTable};
 use super::{DelayedAck, TcpConfig};
 use crate::{Event, Outcome, Stats};
@@ -111,6 +115,8 @@ pub(super) struct Receiver {
     acks: AckQueue,
     /// `Some` iff the connection uses telemetry (PowerTCP).
     echo: Option<Box<IntEcho>>,
+    /// `Some` iff the connection uses SACK (boxed for the same reason).
+    sack: Option<Box<SackReport>>,
     timers: TimerTable,
     event: Option<Event>,
     stats: Stats,
@@ -133,6 +139,7 @@ impl Receiver {
             num_unacked: 0,
             acks: AckQueue::default(),
             echo: cfg.uses_int().then(Box::default),
+            sack: cfg.sack.then(Box::default),
             timers: TimerTable::default(),
             event: None,
             stats: Stats::default(),
@@ -164,8 +171,24 @@ impl Receiver {
         self.echo.as_deref_mut()?.out.take()
     }
 
+    #[inline]
+    pub(super) fn take_sack(&mut self) -> Option<SackBlocks> {
+        self.sack.as_deref_mut()?.take()
+    }
+
+    /// Queue an ACK (with the SACK blocks as they stand, if the connection uses SACK).
+    fn push_ack(&mut self, a: PendingAck) {
+        self.acks.push(a);
+        if let Some(s) = self.sack.as_deref_mut() {
+            s.on_ack_queued(a.flags.contains(Flags::SYN));
+        }
+    }
+
     pub(super) fn poll_transmit(&mut self, now: Time) -> Option<SegmentRepr> {
         let a = self.acks.pop()?;
+        if let Some(s) = self.sack.as_deref_mut() {
+            s.on_ack_sent();
+        }
         if let Some(e) = self.echo.as_deref_mut() {
             // An ACK of data carries the fresh stack (the driver drains after every input,
             // so it is the stack of the segment that triggered this ACK); a SYN-ACK none.
@@ -202,7 +225,7 @@ impl Receiver {
         if self.total.is_some_and(|t| self.rcv_nxt >= t) {
             flags = flags.with(Flags::FIN);
         }
-        self.acks.push(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags });
+        self.push_ack(PendingAck { ack: self.rcv_nxt, ts_echo_ps: self.ts_recent, flags });
         self.last_ack_sent = self.rcv_nxt;
         self.num_unacked = 0;
         self.timers.stop(Timer::DelayedAck);
@@ -233,7 +256,7 @@ impl Receiver {
         if seg.flags.contains(Flags::SYN) {
             // Reply SYN-ACK to every SYN: a duplicate SYN means our SYN-ACK was lost.
             self.ts_recent = self.ts_recent.max(seg.ts_ps);
-            self.acks.push(PendingAck {
+            self.push_ack(PendingAck {
                 ack: self.rcv_nxt,
                 ts_echo_ps: seg.ts_ps,
                 flags: Flags::SYN.with(Flags::ACK),
@@ -281,6 +304,9 @@ impl Receiver {
         let before = self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
         self.stats.bytes_received += self.insert(seg.seq, end);
+        if let Some(s) = self.sack.as_deref_mut() {
+            s.on_segment(seg.seq, end, self.rcv_nxt, &self.ooo);
+        }
         let is_in_order = seg.seq <= before && end > before;
 
         let must_ack_now = match self.delayed_ack {

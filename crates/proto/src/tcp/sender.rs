@@ -28,13 +28,24 @@
 //! receiver has every byte. The sender completes once everything is acknowledged and the
 //! receiver knows the end (the `FIN` rode on acknowledged data, or an ACK confirmed it).
 //!
+//! SACK ([`TcpConfig::sack`], `sack::Scoreboard`): every ACK's blocks update the scoreboard.
+//! Outside recovery, a duplicate ACK enters recovery when `dupack_threshold` of them have
+//! arrived or RFC 6675's `IsLost(HighACK + 1)` holds (§5 steps (1)-(2)); the first segment is
+//! retransmitted at once (4.3) and the window becomes `ssthresh` (4.2, no inflation: what may
+//! leave is `cwnd - pipe`, step (C)), each segment chosen by `NextSeg()` (lost holes, new
+//! data, other holes, one rescue). A cumulative ACK at or beyond `recover` ends recovery
+//! (RFC 6582's window on exit, as without SACK). A timeout clears the scoreboard (RFC 2018
+//! §8) and goes back to `snd_una` as without SACK, but go-back-N skips what ACKs report held
+//! since (RFC 6675 §5.1: use the SACK information that arrives after the timeout).
+//!
 //! INVARIANT: `snd_una <= snd_nxt <= snd_max <= written`. `snd_nxt` is where new transmissions
 //! continue (it falls back to `snd_una` on an RTO: go-back-N), `snd_max` is one past the
 //! highest byte ever sent.
 
 use units::{Bytes, Dur, Time};
-use wire::{Ecn, Flags, IntStack, SegmentRepr};
+use wire::{Ecn, Flags, IntStack, SackBlocks, SegmentRepr};
 
+use super::sack::{Next, Scoreboard};
 use super::timer::{Timer, TimerTable};
 use super::TcpConfig;
 use crate::cc::{AckInfo, AnyCc, CongestionControl};
@@ -67,6 +78,8 @@ pub(super) struct Sender {
     /// recovery and in go-back-N. Kept as a number, not derived at every send (the send path
     /// is hot), and in one byte, so that the sender stays the size it was.
     lt_segs: u8,
+    /// `Some` iff the connection uses SACK (boxed: senders without it stay the size they were).
+    sack: Option<Box<Scoreboard>>,
     state: State,
     /// Bytes the application has handed over so far.
     written: u64,
@@ -138,6 +151,7 @@ impl Sender {
             dupack_threshold: cfg.dupack_threshold,
             limited_transmit: cfg.limited_transmit,
             lt_segs: 0,
+            sack: cfg.sack.then(Box::default),
             state: if cfg.handshake { State::SynSent } else { State::Established },
             written: size,
             closed,
@@ -301,49 +315,112 @@ impl Sender {
                     debug_assert!(seq < self.snd_nxt);
                     return Some(self.emit_data(now, seq, true));
                 }
-                if self.snd_nxt >= self.written {
-                    if self.fin_due && self.snd_nxt == self.snd_max {
-                        self.fin_due = false;
-                        self.arm_rto_if_idle(now);
-                        return Some(SegmentRepr {
-                            conn: self.conn,
-                            seq: self.written,
-                            flags: Flags::ACK.with(Flags::FIN),
-                            ecn: self.data_ecn,
-                            prio: self.prio,
-                            ts_ps: now.ps(),
-                            ..SegmentRepr::default()
-                        });
+                if self.sack.is_some() {
+                    if self.in_recovery {
+                        return self.next_in_sack_recovery(now);
                     }
-                    return None;
-                }
-                let len = self.seg_len(self.snd_nxt);
-                // RFC 5681 §3: FlightSize + the new segment must fit in cwnd (which includes
-                // the RFC 6582 recovery inflation; and RFC 3042's allowance, `send_window`).
-                if self.snd_nxt - self.snd_una + len > self.send_window() {
-                    return None;
-                }
-                let pace = match (self.cc.pacing_rate(), self.rate_cap) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                if let Some(rate) = pace {
-                    // PowerTCP Algorithm 1: the sender transmits at rate = cwnd/τ; an
-                    // application's rate cap (a coflow scheduler's allocation) bounds it.
-                    if now < self.next_send {
-                        self.timers.set(Timer::Pace, self.next_send);
-                        return None;
+                    if self.snd_nxt < self.snd_max {
+                        self.skip_sacked();
                     }
-                    self.timers.stop(Timer::Pace);
-                    self.next_send = self.next_send.max(now) + rate.tx_time(Bytes(len));
                 }
-                let seq = self.snd_nxt;
-                // Below the highest byte ever sent means go-back-N after an RTO.
-                let is_retx = seq < self.snd_max;
-                self.snd_nxt += len;
-                self.snd_max = self.snd_max.max(self.snd_nxt);
-                Some(self.emit_data(now, seq, is_retx))
+                self.next_new_data(now, false)
             }
+        }
+    }
+
+    /// The next segment from `snd_nxt` on (new data, or go-back-N after a timeout), or the
+    /// bare FIN; `None` if there is none, the window is full (unless `is_window_checked`:
+    /// SACK recovery checked `pipe` instead) or pacing holds it back.
+    #[inline]
+    fn next_new_data(&mut self, now: Time, is_window_checked: bool) -> Option<SegmentRepr> {
+        if self.snd_nxt >= self.written {
+            if self.fin_due && self.snd_nxt == self.snd_max {
+                self.fin_due = false;
+                self.arm_rto_if_idle(now);
+                return Some(SegmentRepr {
+                    conn: self.conn,
+                    seq: self.written,
+                    flags: Flags::ACK.with(Flags::FIN),
+                    ecn: self.data_ecn,
+                    prio: self.prio,
+                    ts_ps: now.ps(),
+                    ..SegmentRepr::default()
+                });
+            }
+            return None;
+        }
+        let len = self.seg_len(self.snd_nxt);
+        // RFC 5681 §3: FlightSize + the new segment must fit in cwnd (which includes
+        // the RFC 6582 recovery inflation; and RFC 3042's allowance, `send_window`).
+        if !is_window_checked && self.snd_nxt - self.snd_una + len > self.send_window() {
+            return None;
+        }
+        let pace = match (self.cc.pacing_rate(), self.rate_cap) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(rate) = pace {
+            // PowerTCP Algorithm 1: the sender transmits at rate = cwnd/τ; an
+            // application's rate cap (a coflow scheduler's allocation) bounds it.
+            if now < self.next_send {
+                self.timers.set(Timer::Pace, self.next_send);
+                return None;
+            }
+            self.timers.stop(Timer::Pace);
+            self.next_send = self.next_send.max(now) + rate.tx_time(Bytes(len));
+        }
+        let seq = self.snd_nxt;
+        // Below the highest byte ever sent means go-back-N after an RTO.
+        let is_retx = seq < self.snd_max;
+        self.snd_nxt += len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        Some(self.emit_data(now, seq, is_retx))
+    }
+
+    /// RFC 6675 §5 step (C): in recovery with SACK, a segment may leave while `cwnd - pipe`
+    /// is at least one SMSS (cwnd being `ssthresh` there, step (4.2)), the one `NextSeg()`
+    /// chooses; `pipe` grows by what leaves (C.4), `HighRxt` by a retransmission (C.2), the
+    /// rescue sets `RescueRxt` to `RecoveryPoint` (rule 4).
+    fn next_in_sack_recovery(&mut self, now: Time) -> Option<SegmentRepr> {
+        let window = self.cc.ssthresh();
+        let mss = u64::from(self.mss);
+        let sb = self.sack.as_deref()?;
+        if sb.pipe.saturating_add(mss) > window {
+            return None;
+        }
+        let (una, max, thr) = (self.snd_una, self.snd_max, self.dupack_threshold);
+        let mut next = sb.next_seg(una, max, thr, self.mss, |q| self.seg_len(q));
+        if next == Next::NewData {
+            if self.snd_nxt < self.written || self.fin_due {
+                let seg = self.next_new_data(now, true);
+                if let (Some(seg), Some(sb)) = (&seg, self.sack.as_deref_mut()) {
+                    sb.pipe += u64::from(seg.len);
+                }
+                // Pacing may hold new data back: then wait for it rather than retransmit.
+                if seg.is_some() || self.snd_nxt < self.written {
+                    return seg;
+                }
+            }
+            let sb = self.sack.as_deref()?;
+            next = sb.next_seg_after_new_data(una, max, self.mss, |q| self.seg_len(q));
+        }
+        let Next::Retransmit { seq, len, rescue } = next else { return None };
+        let recover = self.recover;
+        let sb = self.sack.as_deref_mut()?;
+        if rescue {
+            sb.rescue_rxt = Some(recover);
+        } else {
+            sb.high_rxt = sb.high_rxt.max(seq + len);
+        }
+        sb.pipe += len;
+        Some(self.emit_data_len(now, seq, len, true))
+    }
+
+    /// Go-back-N with SACK: step `snd_nxt` over what the receiver reported holding.
+    fn skip_sacked(&mut self) {
+        if let Some(sb) = self.sack.as_deref() {
+            let next = sb.skip(self.snd_nxt).min(self.snd_max);
+            self.snd_nxt = self.snd_nxt.max(next);
         }
     }
 
@@ -356,7 +433,12 @@ impl Sender {
     }
 
     fn emit_data(&mut self, now: Time, seq: u64, is_retx: bool) -> SegmentRepr {
-        let len = self.seg_len(seq);
+        self.emit_data_len(now, seq, self.seg_len(seq), is_retx)
+    }
+
+    /// A data segment `[seq, seq + len)`. PRECONDITION: `0 < len <= seg_len(seq)`.
+    fn emit_data_len(&mut self, now: Time, seq: u64, len: u64, is_retx: bool) -> SegmentRepr {
+        debug_assert!(len > 0 && len <= self.seg_len(seq));
         let end = seq + len;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
@@ -383,8 +465,15 @@ impl Sender {
         }
     }
 
-    /// An ACK (or SYN-ACK) arrived, with the telemetry stack it echoes if any.
-    pub(super) fn handle_segment(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
+    /// An ACK (or SYN-ACK) arrived, with the telemetry stack it echoes and the SACK blocks it
+    /// carries, if any.
+    pub(super) fn handle_segment(
+        &mut self,
+        now: Time,
+        seg: &SegmentRepr,
+        int: Option<&IntStack>,
+        sack: Option<&SackBlocks>,
+    ) {
         if seg.conn != self.conn || !seg.flags.contains(Flags::ACK) {
             return;
         }
@@ -403,7 +492,7 @@ impl Sender {
                         // The receiver has every byte and knows the end.
                         self.fin_acked = true;
                     }
-                    self.on_ack(now, seg, int);
+                    self.on_ack(now, seg, int, sack);
                     if self.state != State::Done && self.is_complete() {
                         self.finish();
                     }
@@ -432,7 +521,7 @@ impl Sender {
         self.rtt.on_sample(now.saturating_since(Time(seg.ts_echo_ps)));
     }
 
-    fn on_ack(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
+    fn on_ack(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         let ack = seg.ack;
         // RFC 5681 / RFC 793: an ACK for data never sent is ignored.
         if ack > self.snd_max {
@@ -440,11 +529,11 @@ impl Sender {
         }
         let ece = seg.flags.contains(Flags::ECE);
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, ece, seg.ts_echo_ps, int);
+            self.on_new_ack(now, ack, ece, seg.ts_echo_ps, int, sack);
         } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
             // RFC 5681 §2 "duplicate acknowledgment": no new data acknowledged, data
             // outstanding, no payload (and no SYN, filtered by the caller).
-            self.on_dup_ack(now, ece, int);
+            self.on_dup_ack(now, ece, int, sack);
         }
         // Otherwise an old, reordered ACK: ignore.
     }
@@ -479,6 +568,7 @@ impl Sender {
         ece: bool,
         ts_echo_ps: u64,
         int: Option<&IntStack>,
+        sack: Option<&SackBlocks>,
     ) {
         let bytes_acked = ack - self.snd_una;
         let flight = self.snd_nxt - self.snd_una;
@@ -490,6 +580,7 @@ impl Sender {
         }
         // After go-back-N the receiver may acknowledge data it had buffered beyond snd_nxt.
         self.snd_nxt = self.snd_nxt.max(ack);
+        let is_news = self.sack.as_deref_mut().is_some_and(|sb| sb.update(ack, self.snd_max, sack));
         self.dupacks = 0;
         self.lt_segs = 0;
         // RFC 7323 §4 RTTM + RFC 6298 (2.3): one sample per ACK of new data.
@@ -506,6 +597,11 @@ impl Sender {
                 // RFC 6582 §3.2 (3): a full ACK (everything up to `recover`) ends recovery.
                 self.in_recovery = false;
                 self.cc.on_recovery_exit(self.snd_nxt - self.snd_una);
+            } else if let Some(sb) = self.sack.as_deref_mut() {
+                // RFC 6675 §5 (B): the scoreboard is updated (above), pipe recomputed; what
+                // leaves next is `NextSeg()`'s. The timer restarts as on any new ACK
+                // (RFC 6298 (5.3)).
+                sb.set_pipe(self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
             } else {
                 // RFC 6582 §3.2 (5): a partial ACK retransmits the first unacknowledged
                 // segment, and restarts the timer only for the first partial ACK.
@@ -516,6 +612,10 @@ impl Sender {
             }
         } else if !is_cut && self.is_window_limited(flight) {
             self.cc.on_ack(now, bytes_acked);
+        }
+        if is_news {
+            // RFC 6675 §2: with SACK, a cumulative ACK that SACKs new bytes is a duplicate too.
+            self.on_sack_news(now, true);
         }
         if self.snd_nxt == self.snd_una {
             // RFC 6298 (5.2): all outstanding data acknowledged, stop the timer (the next
@@ -535,34 +635,81 @@ impl Sender {
         !self.is_held || (cwnd < self.cc.ssthresh() && cwnd < 2 * flight)
     }
 
-    fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>) {
+    fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         self.on_feedback(now, 0, ece, int);
+        if let Some(sb) = self.sack.as_deref_mut() {
+            // RFC 6675 §5: every ACK updates the scoreboard; in recovery, step (B).
+            let (una, max) = (self.snd_una, self.snd_max);
+            let is_news = sb.update(una, max, sack);
+            if self.in_recovery {
+                sb.set_pipe(una, max, self.dupack_threshold, self.mss);
+            }
+            self.on_sack_news(now, is_news);
+            return;
+        }
         if self.in_recovery {
             // RFC 6582 §3.2 (4).
             self.cc.on_recovery_dup_ack();
             return;
         }
         self.dupacks += 1;
-        if self.limited_transmit && self.snd_nxt >= self.snd_max {
-            // RFC 3042 §2: one new segment beyond the window for each of the duplicate ACKs
-            // short of fast retransmit (at most `dupack_threshold - 1`: RFC 3042's "cwnd plus
-            // 2*SMSS" with the default of three; ns-3's `TcpSocketBase` sends one per such ACK
-            // alike); only new data, never in go-back-N after a timeout; the congestion window
-            // itself is unchanged. Entering recovery below takes it back.
-            self.lt_segs = self.dupacks.min(self.dupack_threshold.saturating_sub(1)).min(255) as u8;
-        }
+        self.allow_limited_transmit();
         // RFC 6582 §3.2 (2): enter fast retransmit only if the ACK covers more than
         // `recover` (ours is exclusive, so `>=`), i.e. at most one recovery per window and
         // none for the duplicates that go-back-N provokes after an RTO.
         if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover {
-            self.in_recovery = true;
-            self.lt_segs = 0;
-            self.has_partial_acked = false;
-            self.recover = self.snd_max;
-            self.cc.on_congestion_event(now, self.snd_nxt - self.snd_una, self.snd_max);
-            // RFC 5681 §3.2 (3): retransmit the lost segment.
-            self.rtx = Some(self.snd_una);
-            self.stats.num_fast_retx += 1;
+            self.enter_recovery(now);
+        }
+    }
+
+    /// RFC 3042 §2: one new segment beyond the window for each of the duplicate ACKs short of
+    /// fast retransmit (at most `dupack_threshold - 1`: RFC 3042's "cwnd plus 2*SMSS" with the
+    /// default of three; ns-3's `TcpSocketBase` sends one per such ACK alike); only new data,
+    /// never in go-back-N after a timeout; the congestion window itself is unchanged.
+    /// Entering recovery takes it back.
+    #[inline]
+    fn allow_limited_transmit(&mut self) {
+        if self.limited_transmit && self.snd_nxt >= self.snd_max {
+            self.lt_segs = self.dupacks.min(self.dupack_threshold.saturating_sub(1)).min(255) as u8;
+        }
+    }
+
+    /// RFC 6675 §5 outside recovery, for any ACK with SACK (cumulative or not): a duplicate
+    /// acknowledgment is one that SACKs bytes not SACKed before (§2, `is_news`); it counts
+    /// towards `DupThresh` (step (1)), and `IsLost(HighACK + 1)` (step (2): enough SACKed
+    /// above the first unacknowledged byte) enters recovery before the count is reached.
+    /// RFC 6582's rule holds as without SACK: no recovery before `snd_una` reaches `recover`.
+    fn on_sack_news(&mut self, now: Time, is_news: bool) {
+        if self.in_recovery || !is_news || self.snd_una >= self.snd_max {
+            return;
+        }
+        self.dupacks += 1;
+        self.allow_limited_transmit();
+        let is_lost = self.sack.as_deref().is_some_and(|sb| sb.lost_below(self.dupack_threshold, self.mss) > self.snd_una);
+        if (self.dupacks >= self.dupack_threshold || is_lost) && self.snd_una >= self.recover {
+            self.enter_recovery(now);
+        }
+    }
+
+    /// Fast retransmit (RFC 5681 §3.2, RFC 6582 §3.2 (2); with SACK RFC 6675 §5 step (4)).
+    fn enter_recovery(&mut self, now: Time) {
+        self.in_recovery = true;
+        self.lt_segs = 0;
+        self.has_partial_acked = false;
+        self.recover = self.snd_max;
+        self.cc.on_congestion_event(now, self.snd_nxt - self.snd_una, self.snd_max);
+        // RFC 5681 §3.2 (3): retransmit the lost segment.
+        let una = self.snd_una;
+        self.rtx = Some(una);
+        self.stats.num_fast_retx += 1;
+        let first_end = una + self.seg_len(una);
+        let (max, thr, mss) = (self.snd_max, self.dupack_threshold, self.mss);
+        if let Some(sb) = self.sack.as_deref_mut() {
+            // RFC 6675 (4.3)-(4.4): HighRxt and RescueRxt at the retransmission's end, then
+            // SetPipe (which counts the retransmission, due at the next poll).
+            sb.high_rxt = first_end;
+            sb.rescue_rxt = Some(first_end);
+            sb.set_pipe(una, max, thr, mss);
         }
     }
 
@@ -599,6 +746,9 @@ impl Sender {
                 self.dupacks = 0;
                 self.lt_segs = 0;
                 self.rtx = None;
+                if let Some(sb) = self.sack.as_deref_mut() {
+                    sb.clear();
+                }
                 // Go-back-N: resend everything from SND.UNA as the window allows.
                 self.snd_nxt = self.snd_una;
                 // A bare FIN still unconfirmed goes again once the data is out.

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use units::{Bps, Bytes, Dur, Time};
-use wire::{Ecn, IntHop, IntStack, SegmentRepr};
+use wire::{Ecn, IntHop, IntStack, SackBlocks, SegmentRepr};
 
 use crate::Segment;
 
@@ -69,6 +69,8 @@ pub(crate) struct TraceEntry {
     /// Telemetry carried with it: the bottleneck hop of an INT flow's data segment (set when
     /// it is delivered), or the stack a receiver's ACK echoes.
     pub(crate) int: Option<IntStack>,
+    /// SACK blocks an ACK carries (a TCP receiver with SACK on).
+    pub(crate) sack: Option<SackBlocks>,
 }
 
 /// A further flow sharing both pipes with the main one.
@@ -336,7 +338,7 @@ impl Pair {
                 }
             }
             Dir::ToClient => {
-                self.endpoint(e.flow, 0).handle_segment_int(now, &e.pkt, e.int.as_ref());
+                self.endpoint(e.flow, 0).handle_segment_ext(now, &e.pkt, e.int.as_ref(), e.sack.as_ref());
                 if e.flow == 0 {
                     self.snap(Some(idx));
                 }
@@ -418,8 +420,9 @@ impl Pair {
             let ep = self.endpoint(f, side);
             let Some(seg) = ep.poll_transmit(now) else { break };
             let int = ep.take_echo_int();
+            let sack = ep.take_sack();
             let dir = if side == 0 { Dir::ToServer } else { Dir::ToClient };
-            self.transmit(f, dir, seg, int);
+            self.transmit(f, dir, seg, int, sack);
         }
         while let Some(ev) = self.endpoint(f, side).poll_event() {
             let events = match (f, side) {
@@ -432,7 +435,7 @@ impl Pair {
         }
     }
 
-    fn transmit(&mut self, flow: usize, dir: Dir, mut pkt: Segment, int: Option<IntStack>) {
+    fn transmit(&mut self, flow: usize, dir: Dir, mut pkt: Segment, int: Option<IntStack>, sack: Option<SackBlocks>) {
         let mut seg = match pkt {
             Segment::Tcp(s) => s,
             Segment::Udp(d) => SegmentRepr {
@@ -568,7 +571,7 @@ impl Pair {
             Some(at)
         };
         let trace_idx = self.trace.len();
-        self.trace.push(TraceEntry { sent: self.now, arrive, dir, flow, pkt, seg, int });
+        self.trace.push(TraceEntry { sent: self.now, arrive, dir, flow, pkt, seg, int, sack });
         self.queued.push(queued);
         if let Some(at) = arrive {
             self.in_flight.push(Reverse((at, self.next_id, trace_idx)));

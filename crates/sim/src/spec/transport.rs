@@ -74,6 +74,8 @@ pub struct TcpKeys {
     pub dupack_threshold: u32,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery.
+    pub sack: bool,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
     pub delayed_ack_segments: u32,
     /// Delayed ACK timeout.
@@ -128,6 +130,10 @@ macro_rules! tcp_kind {
             /// ACKs lets one new segment leave beyond the window (Linux and ns-3 have it on).
             #[serde(default)]
             pub limited_transmit: bool,
+            /// Selective acknowledgments: ACKs carry up to three SACK blocks (RFC 2018) and
+            /// the sender recovers by RFC 6675 (Linux and ns-3 have it on).
+            #[serde(default)]
+            pub sack: bool,
             /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
             #[serde(default)]
             pub delayed_ack_segments: u32,
@@ -154,6 +160,7 @@ macro_rules! tcp_kind {
                     max_retries: default_max_retries(),
                     dupack_threshold: default_dupack(),
                     limited_transmit: false,
+                    sack: false,
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
                     handshake: false,
@@ -177,6 +184,7 @@ macro_rules! tcp_kind {
                     max_retries: self.max_retries,
                     dupack_threshold: self.dupack_threshold,
                     limited_transmit: self.limited_transmit,
+                    sack: self.sack,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
                     handshake: self.handshake,

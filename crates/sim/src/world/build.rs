@@ -38,6 +38,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             max_retries: k.max_retries,
             dupack_threshold: k.dupack_threshold,
             limited_transmit: k.limited_transmit,
+            sack: k.sack,
             delayed_ack: (k.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
                 count: k.delayed_ack_segments,
                 timeout: Dur::from_us(k.delayed_ack_timeout_us),

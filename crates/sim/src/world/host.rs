@@ -39,7 +39,7 @@ use super::Simulation;
 use crate::app::{JobCounts, Op, TransferDone, TransferReq};
 use proto::atp::GroupSpec;
 use crate::packet::{HeaderSlab, Packet};
-use super::telemetry::IntSlab;
+use super::telemetry::{IntSlab, SackSlab};
 use crate::sched::Event;
 
 /// What a transfer is: the application's request plus when and by whom it was started.
@@ -147,6 +147,8 @@ struct Outbox {
     side: usize,
     header: u32,
     uses_int: bool,
+    /// Its ACKs carry SACK blocks.
+    uses_sack: bool,
     /// The transport classes its own packets (ATP, §5.2): keep their priorities.
     stamps_prio: bool,
     /// The transfer's class, and its ACKs' if the transport gives them their own.
@@ -161,6 +163,7 @@ struct Outbox {
 struct Sink<'a> {
     hdrs: &'a mut HeaderSlab,
     int: &'a mut IntSlab,
+    sack: &'a mut SackSlab,
     pkts: &'a mut Vec<Packet>,
     bytes_sent: &'a mut u64,
     credits_answered: &'a mut u64,
@@ -203,6 +206,15 @@ impl Outbox {
                 if let Some(stack) = echo.or(fresh) {
                     sink.int.put(hdr, stack);
                     pkt.set_has_int();
+                }
+            }
+            if self.uses_sack {
+                if let Some(blocks) = ep.take_sack() {
+                    sink.sack.put(hdr, blocks);
+                    pkt.set_has_sack();
+                    // On the wire the option takes 2 + 8 bytes per block, padded to a multiple
+                    // of four (two NOPs, as Linux sends it): 12, 20 or 28 bytes.
+                    pkt.size = pkt.size.saturating_add(4 + 8 * u16::from(blocks.len));
                 }
             }
             *sink.bytes_sent += pkt.size as u64;
@@ -319,11 +331,12 @@ impl Simulation {
         let seg = self.hdrs.slot_mut(pkt.hdr);
         // The network's marks (the only header field it changes, `packet`) reach the endpoint.
         seg.set_ecn(pkt.ecn());
-        if !pkt.has_int() {
+        if !pkt.has_side_data() {
             ep.handle_segment(now, seg);
         } else {
-            let stack = self.int.take(pkt.hdr);
-            ep.handle_segment_int(now, seg, Some(&stack));
+            let stack = pkt.has_int().then(|| self.int.take(pkt.hdr));
+            let blocks = pkt.has_sack().then(|| self.sack.take(pkt.hdr));
+            ep.handle_segment_ext(now, seg, stack.as_ref(), blocks.as_ref());
         }
         self.hdrs.free(pkt.hdr);
         self.flush(f, side);
@@ -399,17 +412,18 @@ impl Simulation {
         let Some((t, rt)) = self.transfers.get_mut(f) else { return };
         // PERF: only what the packets need; the whole record is read when the transfer ends.
         let (src, dst, prio, tr) = (t.src, t.dst, t.prio, t.transport as usize);
-        let (header, uses_int, acked, ack_prio, stamps_prio) = {
+        let (header, uses_int, uses_sack, acked, ack_prio, stamps_prio) = {
             let t = &self.transports[tr];
-            (t.header, t.uses_int, t.ideal.acked, t.ack_prio, t.stamps_prio)
+            (t.header, t.uses_int, t.uses_sack, t.ideal.acked, t.ack_prio, t.stamps_prio)
         };
         let Some(ep) = (if side == 0 { rt.sender.as_mut() } else { rt.receiver.as_mut() }) else { return };
         let mut pkts = std::mem::take(&mut self.txpkts);
         let (host, dst) = if side == 0 { (src, dst) } else { (dst, src) };
-        let out = Outbox { now, side, header, uses_int, stamps_prio, prio, ack_prio, dst: NodeId(dst) };
+        let out = Outbox { now, side, header, uses_int, uses_sack, stamps_prio, prio, ack_prio, dst: NodeId(dst) };
         let sink = Sink {
             hdrs: &mut self.hdrs,
             int: &mut self.int,
+            sack: &mut self.sack,
             pkts: &mut pkts,
             bytes_sent: &mut self.bytes_sent,
             credits_answered: &mut self.credits_answered,
