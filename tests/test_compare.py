@@ -257,6 +257,39 @@ def test_peer_args_seed_only_for_hashed_ecmp(tmp_path: Path) -> None:
     assert "--ecmp-seed" not in _peer_args(hashed)  # plain compare: ns-3's default seed, as before
 
 
+def test_peer_args_refuse_hosts_the_peer_does_not_model(tmp_path: Path) -> None:
+    """dc_bench gives host NICs the switch ports' RED queue disc: a scenario whose NICs differ
+    (a smaller switch buffer alone, per-flow round robin, TSQ, other marking) is refused with
+    the key to set, not compared with a different network."""
+    sc = _scenario(tmp_path)
+    _peer_args(sc)  # ns3_compat: NICs as the ports
+    adm = sc.switch.admission.model_copy(update={"port_bytes": 30_000})  # type: ignore[union-attr]
+    small = sc.model_copy(update={"switch": sc.switch.model_copy(update={"admission": adm})})
+    with pytest.raises(CompareError, match=r"host.nic_buffer_bytes = 30000 \(it is 350000\)"):
+        _peer_args(small)
+    both = small.model_copy(update={"host": small.host.model_copy(update={"nic_buffer_bytes": 30_000})})
+    _peer_args(both)
+    for update, key in [({"scheduler": "per_flow_rr"}, "host.scheduler"), ({"tsq_pkts": 2}, "host.tsq_pkts"),
+                        ({"ecn_threshold_bytes": 1}, "host.ecn_threshold_bytes"), ({"ecn_marking": False}, "host.ecn_marking")]:
+        with pytest.raises(CompareError, match=key):
+            _peer_args(sc.model_copy(update={"host": sc.host.model_copy(update=update)}))
+
+
+def test_the_lossy_comparison_scenario_is_one_the_peer_models() -> None:
+    sc = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "compare" / "s2_lossy.toml")
+    args = _peer_args(sc.resolve(Path(__file__).parent.parent / "experiments" / "compare"))
+    assert args[args.index("--buffer-per-port-bytes") + 1] == "30000" and "--sack=false" not in args
+
+
+def test_peer_args_follow_the_scenarios_sack(tmp_path: Path) -> None:
+    """ns-3 runs with SACK (its default) when the scenario has it, as under ns3_compat, and
+    without it when the scenario turns it off."""
+    sc = _scenario(tmp_path)
+    assert sc.transport.sack and "--sack=false" not in _peer_args(sc)
+    off = sc.model_copy(update={"transport": sc.transport.model_copy(update={"sack": False})})
+    assert _peer_args(off)[-1] == "--sack=false"
+
+
 def test_compare_seeds_rejects_before_running(tmp_path: Path) -> None:
     with pytest.raises(CompareError, match="at least 2"):
         compare_seeds(_scenario(tmp_path), tmp_path / "o1", [3])

@@ -308,6 +308,25 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     pkt = sc.transport.mss_bytes + sc.transport.header_bytes
     if k_bytes is None:
         raise CompareError("the ns-3 peer marks ECN: set switch.queues[0].ecn_threshold_bytes")
+    # dc_bench puts the same RED queue disc on every host NIC as on every switch port (one
+    # FIFO, the port's buffer and marking threshold, no TCP Small Queues): a scenario whose
+    # hosts differ would be compared with a different network.
+    h = sc.host
+    if h.nic_buffer_bytes != port_bytes:
+        raise CompareError(
+            f"the ns-3 peer gives every host NIC the switch ports' buffer: set host.nic_buffer_bytes = "
+            f"{port_bytes} (it is {h.nic_buffer_bytes}), as profile = \"ns3_compat\" does with its default ports"
+        )
+    if h.scheduler != "fifo" or h.tsq_pkts != 0:
+        raise CompareError(
+            "the ns-3 peer's host NIC is one FIFO without TCP Small Queues: set host.scheduler = \"fifo\" "
+            f"and host.tsq_pkts = 0 (they are {h.scheduler!r} and {h.tsq_pkts}; profile = \"ns3_compat\" sets both)"
+        )
+    if not h.ecn_marking or h.ecn_threshold_bytes not in (None, k_bytes):
+        raise CompareError(
+            f"the ns-3 peer marks at host NICs as at switch ports: set host.ecn_threshold_bytes = {k_bytes} "
+            f"and host.ecn_marking = true (they are {h.ecn_threshold_bytes} and {str(h.ecn_marking).lower()})"
+        )
     args = [
         "--leaves", str(t.leaves),
         "--hosts-per-leaf", str(t.hosts_per_leaf),
@@ -328,6 +347,10 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
         args += ["--ecmp-seed", str(ecmp_seed)]
     if sc.run.fct_at != "receiver":
         args += ([] if "--" in args else ["--"]) + ["--fctAt=sender"]
+    # ns-3's TcpSocketBase::Sack is on by default, as under ns3_compat; a scenario without SACK
+    # turns it off in ns-3 too, so that both recover from loss alike.
+    if not getattr(sc.transport, "sack", True):
+        args += ([] if "--" in args else ["--"]) + ["--sack=false"]
     return args
 
 

@@ -413,11 +413,14 @@ class _TcpKeys(_Model):
 
 
 class DctcpTransport(_TcpKeys):
-    """DCTCP: TCP with DCTCP's window law (EWMA gain ``g``, initial ``init_alpha``)."""
+    """DCTCP: TCP with DCTCP's window law (EWMA gain ``g``, initial ``init_alpha``); a loss
+    halves the window (``loss_response = "halve"``, RFC 8257 §3.5, Linux) or cuts it as a mark
+    does (``"alpha"``, ns-3.44's ``TcpDctcp``; the ``ns3_compat`` profile's)."""
 
     kind: Literal["dctcp"] = "dctcp"
     g: F64 = 1.0 / 16.0
     init_alpha: F64 = 1.0
+    loss_response: Literal["halve", "alpha"] = "halve"
 
 
 class NewRenoTransport(_TcpKeys):

@@ -204,15 +204,15 @@ pub fn mlt_endpoints(data: &[u8]) {
     }
 }
 
-/// A TCP transfer (NewReno, DCTCP or PowerTCP; limited transmit, SACK, delayed ACKs, the
-/// handshake and the duplicate-ACK threshold chosen by the input) run through a channel the
-/// input drives: each step delivers, drops or duplicates the next segment either way (an ACK with
-/// its SACK blocks), lets time pass (firing due timers), or injects a segment with fuzzed fields
-/// (sequence and acknowledgement numbers near the transfer's or anywhere, any flags, ECN and
-/// timestamps; with SACK, up to three blocks near the transfer or anywhere). Properties: nothing panics (no
-/// overflow, no broken invariant); every drain ends within a bounded number of segments; each
-/// side's event comes at most once; the sender sends no byte beyond the transfer nor a FIN
-/// anywhere but at its end; and, where nothing was injected, the receiver counts no more
+/// A TCP transfer (NewReno, DCTCP with either loss response, or PowerTCP; limited transmit, SACK,
+/// delayed ACKs, the handshake and the duplicate-ACK threshold chosen by the input) run through a
+/// channel the input drives: each step delivers, drops or duplicates the next segment either way
+/// (an ACK with its SACK blocks), lets time pass (firing due timers), or injects a segment with
+/// fuzzed fields (sequence and acknowledgement numbers near the transfer's or anywhere, any flags,
+/// ECN and timestamps; with SACK, up to three blocks near the transfer or anywhere). Properties:
+/// nothing panics (no overflow, no broken invariant); every drain ends within a bounded number of
+/// segments; each side's event comes at most once; the sender sends no byte beyond the transfer nor
+/// a FIN anywhere but at its end; and, where nothing was injected, the receiver counts no more
 /// distinct bytes than the transfer has, and a sender that says its data is confirmed has had
 /// every byte delivered.
 pub fn tcp_endpoints(data: &[u8]) {
@@ -248,7 +248,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
     let (a, b) = (r.u8(), r.u8());
     let cc = match a % 3 {
         0 => CcKind::NewReno,
-        1 => CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0 },
+        1 => CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: b & 0x80 != 0 },
         _ => CcKind::power_tcp_default(Dur::from_us(10), Bps::from_gbps(10)),
     };
     let cfg = TcpConfig {

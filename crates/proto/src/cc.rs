@@ -145,8 +145,8 @@ impl AnyCc {
         let init_cwnd = mss * u64::from(init_pkts.max(1));
         match cfg.cc {
             CcKind::NewReno => AnyCc::NewReno(NewReno::new(mss, init_cwnd)),
-            CcKind::Dctcp { g, init_alpha } => {
-                AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha))
+            CcKind::Dctcp { g, init_alpha, loss_by_alpha } => {
+                AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha, loss_by_alpha))
             }
             CcKind::PowerTcp { gamma, beta_bytes, base_rtt, host_rate } => AnyCc::PowerTcp(
                 Box::new(PowerTcp::new(mss, gamma, beta_bytes, base_rtt, host_rate)),

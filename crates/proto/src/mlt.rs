@@ -378,7 +378,7 @@ impl MltSender {
             cc: {
                 let reno = NewReno::new(pkt, pkt * u64::from(cfg.init_cwnd_pkts.max(1)));
                 match cfg.cc {
-                    MltCc::Dctcp => AnyCc::Dctcp(Dctcp::new(reno, g, a)),
+                    MltCc::Dctcp => AnyCc::Dctcp(Dctcp::new(reno, g, a, false)),
                     MltCc::Cubic => AnyCc::Cubic(Box::new(Cubic::new(reno))),
                 }
             },

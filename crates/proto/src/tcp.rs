@@ -54,6 +54,9 @@ pub enum CcKind {
         g: f64,
         /// Initial alpha (Linux uses 1.0: the first mark halves the window).
         init_alpha: f64,
+        /// A loss sets ssthresh to `cwnd·(1 − alpha/2)`, as ns-3.44's `TcpDctcp` does, instead of
+        /// FlightSize/2 (RFC 8257 §3.5, Linux since 5.1). `false` in every default.
+        loss_by_alpha: bool,
     },
     /// PowerTCP (Addanki et al. NSDI'22, Algorithm 1): data is sent Not-ECT and collects
     /// in-band telemetry, the receiver echoes it, and the window follows the bottleneck's
@@ -160,7 +163,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
-            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0 },
+            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false },
             mss: 1460,
             init_cwnd_pkts: 10,
             init_cwnd_covers_transfer: false,

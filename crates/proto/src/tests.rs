@@ -22,7 +22,7 @@ const MSS: u64 = 1460;
 const G: f64 = 1.0 / 16.0;
 
 fn dctcp(init_alpha: f64) -> CcKind {
-    CcKind::Dctcp { g: G, init_alpha }
+    CcKind::Dctcp { g: G, init_alpha, loss_by_alpha: false }
 }
 
 fn tcp(cc: CcKind) -> TcpConfig {

@@ -1,6 +1,10 @@
 //! DCTCP sender (Alizadeh et al., SIGCOMM'10 §3.1; RFC 8257 §3.3): an EWMA `alpha` of the
 //! fraction of ECN-marked bytes per window of data, and a window cut by `alpha/2` at most
-//! once per window. Loss handling is NewReno's (RFC 8257 §3.5), delegated to [`NewReno`].
+//! once per window. Loss handling is NewReno's (RFC 8257 §3.5: ssthresh = FlightSize/2, as
+//! Linux since 5.1), delegated to [`NewReno`]; or, with `loss_by_alpha`, ns-3.44's
+//! (`TcpDctcp::GetSsThresh` serves loss too: ssthresh = `cwnd·(1 − alpha/2)` at a fast
+//! retransmit and at a timeout), so that a comparison with ns-3 under loss compares like with
+//! like.
 //!
 //! Observation windows: a window ends on the first ACK whose `SND.UNA` passes the `SND.NXT`
 //! recorded when it began (RFC 8257 §3.3 step 4, "greater than DCTCP.WindowEnd"). The first
@@ -31,11 +35,14 @@ pub struct Dctcp {
     /// `SND.NXT` at the last window reduction (ECN or loss); no ECN cut until `SND.UNA`
     /// passes it. `None`: no reduction yet.
     cut_end: Option<u64>,
+    /// Loss sets ssthresh to `cwnd·(1 − alpha/2)` (ns-3.44) instead of FlightSize/2.
+    loss_by_alpha: bool,
 }
 
 impl Dctcp {
-    /// DCTCP over the NewReno window `reno`, with gain `g` and initial `alpha`.
-    pub fn new(reno: NewReno, g: f64, init_alpha: f64) -> Dctcp {
+    /// DCTCP over the NewReno window `reno`, with gain `g` and initial `alpha`; loss handled as
+    /// NewReno's, or with `loss_by_alpha` as ns-3.44's (module docs).
+    pub fn new(reno: NewReno, g: f64, init_alpha: f64, loss_by_alpha: bool) -> Dctcp {
         debug_assert!((0.0..=1.0).contains(&g) && (0.0..=1.0).contains(&init_alpha));
         Dctcp {
             reno,
@@ -45,7 +52,15 @@ impl Dctcp {
             bytes_acked: 0,
             bytes_marked: 0,
             cut_end: None,
+            loss_by_alpha,
         }
+    }
+
+    /// ns-3.44's slow-start threshold at a loss: `cwnd·(1 − alpha/2)` of the current window
+    /// (floored at 2·SMSS by the caller, as every ssthresh).
+    #[inline]
+    fn alpha_ssthresh(&self) -> u64 {
+        Dctcp::cut_window(self.reno.window(), self.alpha, self.reno.mss())
     }
 
     /// The window after an ECN cut of `cwnd`: `max(cwnd·(1 − alpha/2), SMSS)` (DCTCP eq. 2),
@@ -113,6 +128,13 @@ impl CongestionControl for Dctcp {
     fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64) {
         // RFC 3168 §6.1.2: a loss reduction also counts as this window's reduction.
         self.cut_end = Some(snd_max);
+        if self.loss_by_alpha {
+            // ns-3.44 TcpSocketBase::EnterRecovery: ssthresh = GetSsThresh(), cwnd = ssthresh
+            // plus the segments that left (its classic recovery; with SACK it paces by PRR).
+            let t = self.alpha_ssthresh();
+            self.reno.enter_recovery_with(t);
+            return;
+        }
         self.reno.on_congestion_event(now, flight, snd_max);
     }
 
@@ -133,6 +155,13 @@ impl CongestionControl for Dctcp {
 
     fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
         self.cut_end = Some(snd_max);
+        if self.loss_by_alpha {
+            // ns-3.44 TcpSocketBase::ReTxTimeout: ssthresh = GetSsThresh() unless the head was
+            // already retransmitted by the timer; cwnd one segment.
+            let t = (!is_repeat).then(|| self.alpha_ssthresh());
+            self.reno.timeout_with(t);
+            return;
+        }
         self.reno.on_rto(now, flight, snd_max, is_repeat);
     }
 
@@ -154,7 +183,7 @@ mod tests {
 
     #[test]
     fn alpha_updates_once_per_window_with_marked_fraction() {
-        let mut d = Dctcp::new(NewReno::new(MSS, 4 * MSS), 0.5, 0.0);
+        let mut d = Dctcp::new(NewReno::new(MSS, 4 * MSS), 0.5, 0.0, false);
         // First window: 4 segments outstanding, 1 of them marked (no cut allowed here).
         assert!(!d.on_ecn(Time::ZERO, &ack(MSS, true, MSS, 4 * MSS), false));
         assert_eq!(d.alpha(), 0.0);
@@ -169,7 +198,7 @@ mod tests {
 
     #[test]
     fn ece_cuts_by_half_alpha_once_per_window() {
-        let mut d = Dctcp::new(NewReno::new(MSS, 10 * MSS), 1.0 / 16.0, 1.0);
+        let mut d = Dctcp::new(NewReno::new(MSS, 10 * MSS), 1.0 / 16.0, 1.0, false);
         assert!(d.on_ecn(Time::ZERO, &ack(MSS, true, MSS, 10 * MSS), true));
         assert_eq!(d.window(), 5 * MSS);
         assert_eq!(d.ssthresh(), 5 * MSS);
@@ -177,5 +206,36 @@ mod tests {
         assert!(!d.on_ecn(Time::ZERO, &ack(MSS, true, 10 * MSS, 12 * MSS), true));
         assert!(d.on_ecn(Time::ZERO, &ack(MSS, true, 11 * MSS, 12 * MSS), true));
         assert_eq!(d.window(), Dctcp::cut_window(5 * MSS, d.alpha(), MSS));
+    }
+
+    /// A loss halves the flight (RFC 8257 §3.5) by default; with `loss_by_alpha` it cuts the
+    /// window as a mark would, `cwnd·(1 − alpha/2)` (ns-3.44), at a fast retransmit (plus the
+    /// three segments that left) and at a first timeout, and a repeated timeout keeps it.
+    #[test]
+    fn loss_halves_or_cuts_by_alpha() {
+        let alpha_after = |init: f64| {
+            // One observation window of five ACKed segments, two marked, g = 0.5, alpha from 0:
+            // alpha = 0.5 · 2/5 = 0.2 (as in the first test).
+            let mut d = Dctcp::new(NewReno::new(MSS, 20 * MSS), 0.5, init, true);
+            for i in 0..5 {
+                d.on_ecn(Time::ZERO, &ack(MSS, i == 0 || i == 2, (i + 1) * MSS, (4 + i) * MSS), false);
+            }
+            assert!((d.alpha() - 0.2).abs() < 1e-12, "{}", d.alpha());
+            d
+        };
+        let mut halve = Dctcp::new(NewReno::new(MSS, 20 * MSS), 0.5, 0.0, false);
+        halve.on_congestion_event(Time::ZERO, 20 * MSS, 20 * MSS);
+        assert_eq!((halve.ssthresh(), halve.window()), (10 * MSS, 13 * MSS));
+        let mut d = alpha_after(0.0);
+        let a = d.alpha();
+        d.on_congestion_event(Time::ZERO, 20 * MSS, 20 * MSS);
+        let t = Dctcp::cut_window(20 * MSS, a, MSS);
+        assert!(t > 10 * MSS, "a small alpha cuts less than half: {t}");
+        assert_eq!((d.ssthresh(), d.window()), (t, t + 3 * MSS));
+        let mut d = alpha_after(0.0);
+        d.on_rto(Time::ZERO, 20 * MSS, 20 * MSS, false);
+        assert_eq!((d.ssthresh(), d.window()), (t, MSS));
+        d.on_rto(Time::ZERO, MSS, 20 * MSS, true);
+        assert_eq!((d.ssthresh(), d.window()), (t, MSS), "a repeated timeout keeps ssthresh");
     }
 }

@@ -203,8 +203,23 @@ tcp_kind!(
         /// DCTCP initial alpha.
         #[serde(default = "default_alpha")]
         init_alpha: f64 = default_alpha(),
+        /// How a loss sets ssthresh: `halve` (FlightSize/2, RFC 8257 §3.5, Linux) or `alpha`
+        /// (`cwnd·(1 − alpha/2)`, ns-3.44's `TcpDctcp`).
+        #[serde(default)]
+        loss_response: DctcpLossResponse = DctcpLossResponse::Halve,
     }
 );
+
+/// How DCTCP reacts to a loss (`proto::CcKind::Dctcp::loss_by_alpha`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DctcpLossResponse {
+    /// ssthresh = FlightSize/2, as conventional TCP (RFC 8257 §3.5; Linux since 5.1).
+    #[default]
+    Halve,
+    /// ssthresh = `cwnd·(1 − alpha/2)`, the ECN cut (ns-3.44's `TcpDctcp::GetSsThresh`).
+    Alpha,
+}
 
 tcp_kind!(
     /// Keys of `kind = "newreno"`.

@@ -48,7 +48,11 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
         })
     };
     match t {
-        TransportSpec::Dctcp(d) => tcp(d.tcp(), CcKind::Dctcp { g: d.g, init_alpha: d.init_alpha }),
+        TransportSpec::Dctcp(d) => tcp(d.tcp(), CcKind::Dctcp {
+            g: d.g,
+            init_alpha: d.init_alpha,
+            loss_by_alpha: d.loss_response == crate::spec::DctcpLossResponse::Alpha,
+        }),
         TransportSpec::Newreno(n) => tcp(n.tcp(), CcKind::NewReno),
         TransportSpec::PowerTcp(p) => {
             let mut cc = CcKind::power_tcp_default(base_rtt, host_rate);
