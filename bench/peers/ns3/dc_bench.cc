@@ -746,11 +746,17 @@ main(int argc, char* argv[])
     uint64_t events = Simulator::GetEventCount();
     uint64_t marks = 0;
     uint64_t drops = 0;
+    uint64_t hostDrops = 0;
     for (uint32_t i = 0; i < qdiscs.GetN(); ++i)
     {
         const QueueDisc::Stats& st = qdiscs.Get(i)->GetStats();
         marks += st.nTotalMarkedPackets;
         drops += st.nTotalDroppedPackets;
+        // The first 2 * nHosts queue discs are the host links', host side first.
+        if (i < 2 * nHosts && i % 2 == 0)
+        {
+            hostDrops += st.nTotalDroppedPackets;
+        }
     }
 
     // ---- Output -------------------------------------------------------------
@@ -794,7 +800,8 @@ main(int argc, char* argv[])
     double runS = std::chrono::duration<double>(runEnd - runStart).count();
     double totalS = std::chrono::duration<double>(wallEnd - wallStart).count();
     std::printf("flows=%zu finished=%u sim_end_s=%.9f events=%" PRIu64 " ecn_marks=%" PRIu64
-                " drops=%" PRIu64 " run_wall_s=%.3f total_wall_s=%.3f\n",
-                g_flows.size(), finished, simEndNs * 1e-9, events, marks, drops, runS, totalS);
+                " drops=%" PRIu64 " host_drops=%" PRIu64 " run_wall_s=%.3f total_wall_s=%.3f\n",
+                g_flows.size(), finished, simEndNs * 1e-9, events, marks, drops, hostDrops, runS,
+                totalS);
     return 0;
 }
