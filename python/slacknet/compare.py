@@ -308,14 +308,14 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     pkt = sc.transport.mss_bytes + sc.transport.header_bytes
     if k_bytes is None:
         raise CompareError("the ns-3 peer marks ECN: set switch.queues[0].ecn_threshold_bytes")
-    # dc_bench puts the same RED queue disc on every host NIC as on every switch port (one
-    # FIFO, the port's buffer and marking threshold, no TCP Small Queues): a scenario whose
-    # hosts differ would be compared with a different network.
+    # dc_bench puts a RED queue disc on every host NIC as on every switch port (one FIFO, a
+    # byte cap, the ports' marking threshold, no TCP Small Queues): a scenario whose hosts differ
+    # would be compared with a different network.
     h = sc.host
-    if h.nic_buffer_bytes != port_bytes:
+    if h.nic_buffer_bytes is None:
         raise CompareError(
-            f"the ns-3 peer gives every host NIC the switch ports' buffer: set host.nic_buffer_bytes = "
-            f"{port_bytes} (it is {h.nic_buffer_bytes}), as profile = \"ns3_compat\" does with its default ports"
+            "the ns-3 peer's host NICs hold a bounded queue: set host.nic_buffer_bytes (profile = "
+            f"\"ns3_compat\" sets 350000; the switch ports have {port_bytes})"
         )
     if h.scheduler != "fifo" or h.tsq_pkts != 0:
         raise CompareError(
@@ -338,6 +338,9 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     ]
     if sc.run.stop_ms is not None:
         args += ["--stop-s", repr(sc.run.stop_ms / 1e3)]
+    extra: list[str] = []
+    if h.nic_buffer_bytes != port_bytes:
+        extra.append(f"--hostBufferBytes={h.nic_buffer_bytes}")
     if sc.routing.mode == "flow_index":
         # The same path for every flow in both simulators: spine = flow id mod spines.
         args += ["--ecmp-seed", "0", "--", "--ecmp=flowid"]
@@ -350,7 +353,9 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     # ns-3's TcpSocketBase::Sack is on by default, as under ns3_compat; a scenario without SACK
     # turns it off in ns-3 too, so that both recover from loss alike.
     if not getattr(sc.transport, "sack", True):
-        args += ([] if "--" in args else ["--"]) + ["--sack=false"]
+        extra.append("--sack=false")
+    if extra:
+        args += ([] if "--" in args else ["--"]) + extra
     return args
 
 

@@ -509,6 +509,7 @@ main(int argc, char* argv[])
     double rateGbps = 10.0;
     uint32_t delayNs = 3000;
     uint32_t bufferBytes = 350000;
+    uint32_t hostBufferBytes = 0;
     uint32_t ecnK = 10;
     uint32_t segSize = 1400;
     std::string redMode = "bytes";
@@ -530,6 +531,9 @@ main(int argc, char* argv[])
     cmd.AddValue("rateGbps", "rate of every link, Gb/s", rateGbps);
     cmd.AddValue("delayNs", "propagation delay of every link, ns", delayNs);
     cmd.AddValue("bufferBytes", "static buffer per port (queue disc MaxSize), bytes", bufferBytes);
+    cmd.AddValue("hostBufferBytes",
+                 "host NIC queue disc MaxSize, bytes (0: bufferBytes, as the switch ports)",
+                 hostBufferBytes);
     cmd.AddValue("ecnK", "ECN marking threshold K, packets (x 1400 B in bytes mode)", ecnK);
     cmd.AddValue("redMode", "RED threshold unit: bytes (K*1400 B) or packets", redMode);
     cmd.AddValue("segSize", "TCP segment size (MSS), bytes", segSize);
@@ -649,18 +653,27 @@ main(int argc, char* argv[])
                                   ? QueueSize(QueueSizeUnit::BYTES, bufferBytes)
                                   : QueueSize(QueueSizeUnit::PACKETS,
                                               std::max<uint32_t>(1, bufferBytes / 1400));
-    TrafficControlHelper red;
-    red.SetRootQueueDisc("ns3::RedQueueDisc",
-                         "MaxSize", QueueSizeValue(maxSize),
-                         "MinTh", DoubleValue(th),
-                         "MaxTh", DoubleValue(th),
-                         "QW", DoubleValue(1.0),
-                         "Gentle", BooleanValue(false),
-                         "UseEcn", BooleanValue(true),
-                         "UseHardDrop", BooleanValue(false),
-                         "MeanPktSize", UintegerValue(1400),
-                         "LinkBandwidth", DataRateValue(DataRate(rate.str())),
-                         "LinkDelay", TimeValue(NanoSeconds(delayNs)));
+    auto redWith = [&](QueueSize size) {
+        TrafficControlHelper h;
+        h.SetRootQueueDisc("ns3::RedQueueDisc",
+                           "MaxSize", QueueSizeValue(size),
+                           "MinTh", DoubleValue(th),
+                           "MaxTh", DoubleValue(th),
+                           "QW", DoubleValue(1.0),
+                           "Gentle", BooleanValue(false),
+                           "UseEcn", BooleanValue(true),
+                           "UseHardDrop", BooleanValue(false),
+                           "MeanPktSize", UintegerValue(1400),
+                           "LinkBandwidth", DataRateValue(DataRate(rate.str())),
+                           "LinkDelay", TimeValue(NanoSeconds(delayNs)));
+        return h;
+    };
+    TrafficControlHelper red = redWith(maxSize);
+    // The host NICs' queue disc: the ports' unless hostBufferBytes says otherwise.
+    const uint32_t hostBytes = hostBufferBytes ? hostBufferBytes : bufferBytes;
+    TrafficControlHelper redHost =
+        redWith(bytesMode ? QueueSize(QueueSizeUnit::BYTES, hostBytes)
+                          : QueueSize(QueueSizeUnit::PACKETS, std::max<uint32_t>(1, hostBytes / 1400)));
 
     // leaf -> per-server interface index, per-spine interface index
     std::vector<std::vector<uint32_t>> leafDown(leaves), leafUp(leaves);
@@ -671,7 +684,9 @@ main(int argc, char* argv[])
     {
         uint32_t l = h / hostsPerLeaf;
         NetDeviceContainer d = p2p.Install(hosts.Get(h), leafNodes.Get(l));
-        qdiscs.Add(red.Install(d)); // before addressing, else ns-3 installs its default qdisc
+        // Before addressing, else ns-3 installs its default qdisc; host side first.
+        qdiscs.Add(redHost.Install(d.Get(0)));
+        qdiscs.Add(red.Install(d.Get(1)));
         Ipv4AddressHelper addr;
         addr.SetBase(Ipv4Address(kHostBase + 4 * h), Ipv4Mask("255.255.255.252"));
         Ipv4InterfaceContainer ifc = addr.Assign(d);
@@ -769,9 +784,9 @@ main(int argc, char* argv[])
     std::fprintf(out,
                  "# id src dst start_s size_bytes incast fct_ns ideal_ns slowdown "
                  "(fct_ns=-1: unfinished) | ns-3.44 dc_bench.cc leaves=%u hostsPerLeaf=%u "
-                 "spines=%u rateGbps=%g delayNs=%u bufferBytes=%u ecnK=%u redMode=%s "
+                 "spines=%u rateGbps=%g delayNs=%u bufferBytes=%u hostBufferBytes=%u ecnK=%u redMode=%s "
                  "fctAt=%s sack=%d ecmp=%s ecmpSeed=%" PRIu64 " stopS=%g\n",
-                 leaves, hostsPerLeaf, spines, rateGbps, delayNs, bufferBytes, ecnK,
+                 leaves, hostsPerLeaf, spines, rateGbps, delayNs, bufferBytes, hostBytes, ecnK,
                  redMode.c_str(), fctAt.c_str(), int(sack), g_ecmpMode.c_str(), ecmpSeed, stopS);
     uint32_t finished = 0;
     const double baseRttNs = 8.0 * delayNs; // host-leaf-spine-leaf-host and back
