@@ -435,6 +435,33 @@ OnAccept(Ptr<Socket> s, const Address& from)
     s->SetRecvCallback(MakeBoundCallback(&OnRecv, it->second));
 }
 
+// Loss recovery, summed over every sender (printed in the summary line): retransmitted
+// segments, fast-recovery entries and timeout episodes (entries into CA_LOSS: a timeout that
+// fires again before recovery ends is not counted again).
+uint64_t g_retx = 0;
+uint64_t g_recoveries = 0;
+uint64_t g_lossEpisodes = 0;
+
+void
+OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                 Ptr<const TcpSocketBase>)
+{
+    g_retx++;
+}
+
+void
+OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        g_recoveries++;
+    }
+    else if (now == TcpSocketState::CA_LOSS)
+    {
+        g_lossEpisodes++;
+    }
+}
+
 void
 StartFlow(uint32_t i)
 {
@@ -450,6 +477,8 @@ StartFlow(uint32_t i)
     uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
     g_byEndpoint[EndpointKey(HostAddr(f.src), port)] = i;
     s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, i));
+    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
+    s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
     s->SetConnectCallback(MakeBoundCallback(&ConnectOk, i), MakeBoundCallback(&ConnectFail, i));
     s->SetSendCallback(MakeBoundCallback(&FillSocket, i));
     s->Connect(InetSocketAddress(HostAddr(f.dst), kSinkPort));
@@ -815,8 +844,9 @@ main(int argc, char* argv[])
     double runS = std::chrono::duration<double>(runEnd - runStart).count();
     double totalS = std::chrono::duration<double>(wallEnd - wallStart).count();
     std::printf("flows=%zu finished=%u sim_end_s=%.9f events=%" PRIu64 " ecn_marks=%" PRIu64
-                " drops=%" PRIu64 " host_drops=%" PRIu64 " run_wall_s=%.3f total_wall_s=%.3f\n",
-                g_flows.size(), finished, simEndNs * 1e-9, events, marks, drops, hostDrops, runS,
-                totalS);
+                " drops=%" PRIu64 " host_drops=%" PRIu64 " retx=%" PRIu64 " recoveries=%" PRIu64
+                " loss_episodes=%" PRIu64 " run_wall_s=%.3f total_wall_s=%.3f\n",
+                g_flows.size(), finished, simEndNs * 1e-9, events, marks, drops, hostDrops, g_retx,
+                g_recoveries, g_lossEpisodes, runS, totalS);
     return 0;
 }
