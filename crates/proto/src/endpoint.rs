@@ -392,11 +392,7 @@ impl Endpoint {
     /// Transports that do not use telemetry ignore it.
     #[inline]
     pub fn handle_segment_int(&mut self, now: Time, seg: &Segment, int: Option<&IntStack>) {
-        match (self, seg) {
-            (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_int(now, s, int),
-            // Only TCP (PowerTCP) reads telemetry: the others take the segment alone.
-            (ep, _) => ep.handle_segment(now, seg),
-        }
+        self.handle_segment_ext(now, seg, int, None);
     }
 
     /// Input: a segment arrived at `now` with the telemetry and SACK blocks that travelled
@@ -406,6 +402,7 @@ impl Endpoint {
     pub fn handle_segment_ext(&mut self, now: Time, seg: &Segment, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         match (self, seg) {
             (Endpoint::Tcp(c), Segment::Tcp(s)) => c.handle_segment_ext(now, s, int, sack),
+            // Only TCP reads telemetry (PowerTCP) and SACK: the others take the segment alone.
             (ep, _) => ep.handle_segment(now, seg),
         }
     }

@@ -11,8 +11,8 @@
 //!   receiver's ACKs carry no payload.
 //! - No window scaling or receive window (the receiver buffers everything), no PRR:
 //!   NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO, or with
-//!   [`TcpConfig::sack`] SACK (RFC 2018) and RFC 6675's loss recovery (no rescue
-//!   retransmission, its optional rule 4); RFC 3042 limited transmit on request
+//!   [`TcpConfig::sack`] SACK (RFC 2018) and RFC 6675's loss recovery (its optional rescue
+//!   retransmission included); RFC 3042 limited transmit on request
 //!   ([`TcpConfig::limited_transmit`]).
 //!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
 //!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
@@ -303,10 +303,7 @@ impl Conn {
     /// "In-band telemetry" above; `None` is the same as [`Conn::handle_segment`].
     #[inline]
     pub fn handle_segment_int(&mut self, now: Time, seg: &SegmentRepr, int: Option<&IntStack>) {
-        match &mut self.side {
-            Side::Tx(s) => s.handle_segment(now, seg, int, None),
-            Side::Rx(r) => r.handle_segment_int(now, seg, int),
-        }
+        self.handle_segment_ext(now, seg, int, None);
     }
 
     /// Input: a segment from the peer arrived at `now` with what travels beside it: in-band

@@ -213,10 +213,10 @@ mod tests {
     /// three segments that left) and at a first timeout, and a repeated timeout keeps it.
     #[test]
     fn loss_halves_or_cuts_by_alpha() {
-        let alpha_after = |init: f64| {
+        let alpha_after = || {
             // One observation window of five ACKed segments, two marked, g = 0.5, alpha from 0:
             // alpha = 0.5 · 2/5 = 0.2 (as in the first test).
-            let mut d = Dctcp::new(NewReno::new(MSS, 20 * MSS), 0.5, init, true);
+            let mut d = Dctcp::new(NewReno::new(MSS, 20 * MSS), 0.5, 0.0, true);
             for i in 0..5 {
                 d.on_ecn(Time::ZERO, &ack(MSS, i == 0 || i == 2, (i + 1) * MSS, (4 + i) * MSS), false);
             }
@@ -226,13 +226,13 @@ mod tests {
         let mut halve = Dctcp::new(NewReno::new(MSS, 20 * MSS), 0.5, 0.0, false);
         halve.on_congestion_event(Time::ZERO, 20 * MSS, 20 * MSS);
         assert_eq!((halve.ssthresh(), halve.window()), (10 * MSS, 13 * MSS));
-        let mut d = alpha_after(0.0);
+        let mut d = alpha_after();
         let a = d.alpha();
         d.on_congestion_event(Time::ZERO, 20 * MSS, 20 * MSS);
         let t = Dctcp::cut_window(20 * MSS, a, MSS);
         assert!(t > 10 * MSS, "a small alpha cuts less than half: {t}");
         assert_eq!((d.ssthresh(), d.window()), (t, t + 3 * MSS));
-        let mut d = alpha_after(0.0);
+        let mut d = alpha_after();
         d.on_rto(Time::ZERO, 20 * MSS, 20 * MSS, false);
         assert_eq!((d.ssthresh(), d.window()), (t, MSS));
         d.on_rto(Time::ZERO, MSS, 20 * MSS, true);

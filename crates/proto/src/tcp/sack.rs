@@ -237,26 +237,27 @@ impl Scoreboard {
         self.first_hole(seq).0
     }
 
-    /// RFC 6675 `NextSeg()`. `seg_len(seq)` is the length of the segment starting at `seq`;
-    /// a retransmission stops short of the next SACKed range.
-    pub(super) fn next_seg(&self, snd_una: u64, snd_max: u64, dupthresh: u32, mss: u32, seg_len: impl Fn(u64) -> u64) -> Next {
-        let Some(&(_, top)) = self.ranges.last() else { return Next::NewData };
+    /// The first hole above `HighRxt` and below the highest SACKed byte, as `(seq, len)`: one
+    /// segment from there (`seg_len(seq)`), stopping short of the next SACKed range. Rules (1)
+    /// and (3) of `NextSeg()` both retransmit it; rule (1) only if it is lost.
+    fn hole_above_high_rxt(&self, snd_una: u64, snd_max: u64, seg_len: impl Fn(u64) -> u64) -> Option<(u64, u64)> {
+        let &(_, top) = self.ranges.last()?;
         let (hole, next_sacked) = self.first_hole(self.high_rxt.max(snd_una));
-        let retransmit = |seq: u64| Next::Retransmit {
-            seq,
-            len: seg_len(seq).min(next_sacked - seq).min(snd_max - seq),
-            rescue: false,
-        };
-        // Rule (1): the first hole above HighRxt that is lost.
-        if hole < top && hole < self.lost_below(dupthresh, mss) {
-            return retransmit(hole);
-        }
-        // Rule (2) is the caller's: new data if there is any and the window allows; if not,
-        // `next_seg_after_new_data`.
-        Next::NewData
+        (hole < top).then(|| (hole, seg_len(hole).min(next_sacked - hole).min(snd_max - hole)))
     }
 
-    /// Rules (3) and (4) of `NextSeg()`, for when rule (2) found no new data to send.
+    /// RFC 6675 `NextSeg()` rule (1): the first hole above HighRxt if it is lost; otherwise
+    /// `NewData`: rule (2) is the caller's (new data if there is any and the window allows; if
+    /// not, `next_seg_after_new_data`).
+    pub(super) fn next_seg(&self, snd_una: u64, snd_max: u64, dupthresh: u32, mss: u32, seg_len: impl Fn(u64) -> u64) -> Next {
+        match self.hole_above_high_rxt(snd_una, snd_max, seg_len) {
+            Some((seq, len)) if seq < self.lost_below(dupthresh, mss) => Next::Retransmit { seq, len, rescue: false },
+            _ => Next::NewData,
+        }
+    }
+
+    /// Rules (3) and (4) of `NextSeg()`, for when rule (2) found no new data to send: the
+    /// first hole above HighRxt, lost or not, else the rescue.
     pub(super) fn next_seg_after_new_data(
         &self,
         snd_una: u64,
@@ -264,16 +265,8 @@ impl Scoreboard {
         mss: u32,
         seg_len: impl Fn(u64) -> u64,
     ) -> Next {
-        if let Some(&(_, top)) = self.ranges.last() {
-            // Rule (3): the first hole above HighRxt below the highest SACKed byte, lost or not.
-            let (hole, next_sacked) = self.first_hole(self.high_rxt.max(snd_una));
-            if hole < top {
-                return Next::Retransmit {
-                    seq: hole,
-                    len: seg_len(hole).min(next_sacked - hole).min(snd_max - hole),
-                    rescue: false,
-                };
-            }
+        if let Some((seq, len)) = self.hole_above_high_rxt(snd_una, snd_max, &seg_len) {
+            return Next::Retransmit { seq, len, rescue: false };
         }
         self.rescue(snd_una, snd_max, mss, &seg_len).unwrap_or(Next::Nothing)
     }
