@@ -326,7 +326,7 @@ def _per_seed_with_htsim() -> pd.DataFrame:
                 row[f"{cls}_flows"] = row[f"{cls}_finished"] = 10.0
             for col, per_sim in values.items():
                 row[col] = per_sim[sim][i]
-            for col in ("wall_s", "events", "events_per_s", "peak_rss_mb", "drops", "load_before"):
+            for col in ("wall_s", "events", "events_per_s", "peak_rss_mb", "drops", "ecn_marks", "load_before"):
                 row[col] = {"slacknet": 1.0, "ns-3": 50.0, "htsim": 2.0}[sim]
             rows.append(row)
     return pd.DataFrame(rows)

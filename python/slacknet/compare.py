@@ -4,7 +4,7 @@
 (or uses the scenario's own ``flow_list``), replays exactly that list in slacknet and in our
 ns-3 program (``bench/peers/ns3/``, which installs ns-3 into a private environment on first
 use), and reports per simulator: finished flows, p50/p95/p99 slowdown for short (< 100 KB),
-long (>= 1 MB) and incast flows, drops, wall time and the ratio ns-3 / slacknet. It also
+long (>= 1 MB) and incast flows, drops, ECN marks, wall time and the ratio ns-3 / slacknet. It also
 writes a CDF plot of both.
 
 Both simulators' slowdowns are divided by the *same* ideal FCT: slacknet's closed form for the
@@ -768,6 +768,10 @@ def _compare_once(
     rows = {k: {"slacknet": a[k], "ns-3": b[k]} for k in a}
     drops = float(summary.get("switch_drops", 0) + summary.get("nic_drops", 0))
     rows["drops (packets)"] = {"slacknet": drops, "ns-3": float(info.get("drops", math.nan))}
+    # Counted alike: every ECN-capable packet a queue marks, switch ports and host NICs, DCTCP's
+    # ACKs too, a packet marked at two hops twice (ns-3's nTotalMarkedPackets over its queue discs).
+    rows["ECN marks (packets)"] = {"slacknet": float(summary.get("ecn_marks", math.nan)),
+                         "ns-3": float(info.get("ecn_marks", math.nan))}
     rows["wall time (s)"] = {"slacknet": wall["slacknet"], "ns-3": wall["ns-3"]}
     rows["events"] = {"slacknet": float(summary["events"]), "ns-3": float(info.get("events", math.nan))}
     # As Results computes them from one run's wall time (so that one run gives what it gave).
@@ -800,6 +804,7 @@ def _compare_once(
         c = _stats(h_df)
         run_rows = {
             "drops (packets)": math.nan,  # htsim_uec prints no drop count
+            "ECN marks (packets)": math.nan,  # nor a mark count
             "wall time (s)": wall["htsim"],
             "events": math.nan,
             "events/s": math.nan,
@@ -936,6 +941,7 @@ def verdict(slacknet: Sequence[float] | np.ndarray, ns3: Sequence[float] | np.nd
 #: Columns of :func:`per_seed_table` taken from a :class:`Comparison`'s table.
 _RUN_METRICS = {
     "drops (packets)": "drops",
+    "ECN marks (packets)": "ecn_marks",
     "wall time (s)": "wall_s",
     "events": "events",
     "events/s": "events_per_s",
@@ -945,8 +951,8 @@ _RUN_METRICS = {
 
 def per_seed_table(runs: Sequence[Comparison], seeds: Sequence[int]) -> pd.DataFrame:
     """One row per (seed, simulator) with every number of that run: ``{class}_flows``,
-    ``{class}_finished``, ``{class}_p50/p95/p99`` (slowdown), ``drops``, ``wall_s``,
-    ``events``, ``events_per_s``, ``peak_rss_mb``, the ``only_finished_here`` count and
+    ``{class}_finished``, ``{class}_p50/p95/p99`` (slowdown), ``drops``, ``ecn_marks``,
+    ``wall_s``, ``events``, ``events_per_s``, ``peak_rss_mb``, the ``only_finished_here`` count and
     ``load_before`` (the machine's 1-minute load average just before the run)."""
     rows: list[dict[str, Any]] = []
     for seed, cmp in zip(seeds, runs):

@@ -540,6 +540,29 @@ fn dctcp_queue_threshold_marking_reaches_line_rate_without_loss() {
 }
 
 #[test]
+fn dctcp_acks_are_ect_and_a_marked_ack_changes_nothing() {
+    // A queue may mark DCTCP's ACKs (they are ECT, as in Linux and ns-3): the sender must not
+    // read that as congestion, so a transfer whose every ACK arrives CE runs as one whose none do.
+    let run = |mark: Mark| {
+        let mut p = pair(tcp(dctcp(1.0)), 40 * MSS, 0);
+        p.mark = mark;
+        assert!(p.drive());
+        p
+    };
+    let (plain, marked) = (run(Mark::Never), run(Mark::Acks));
+    assert!(marked.acks().iter().all(|e| e.seg.ecn == Ecn::Ce));
+    assert!(plain.acks().iter().all(|e| e.seg.ecn == Ecn::Ect0), "SYN-ACK and ACKs are ECT(0)");
+    let timeline = |p: &Pair| p.data().iter().map(|e| (e.sent, e.seg.seq, e.seg.ecn)).collect::<Vec<_>>();
+    assert_eq!(timeline(&plain), timeline(&marked));
+    assert_eq!(plain.client.stats(), marked.client.stats());
+    // Classic TCP keeps its ACKs not-ECT (RFC 3168 §6.1.4), so a queue never marks them.
+    let mut p = pair(tcp(CcKind::NewReno), 10 * MSS, 0);
+    p.mark = Mark::Acks;
+    assert!(p.drive());
+    assert!(p.acks().iter().all(|e| e.seg.ecn == Ecn::NotEct));
+}
+
+#[test]
 fn dctcp_receiver_echoes_ece_exactly_on_acks_of_marked_segments() {
     let marked = BTreeSet::from([3, 7, 8]);
     let mut p = pair(tcp(dctcp(1.0)), 10 * MSS, 0);
@@ -554,7 +577,8 @@ fn dctcp_receiver_echoes_ece_exactly_on_acks_of_marked_segments() {
     for (k, e) in acks.iter().enumerate() {
         assert_eq!(e.seg.ack, (k as u64 + 1) * MSS);
         assert_eq!(e.seg.flags.contains(Flags::ECE), marked.contains(&k), "ACK {k}");
-        assert_eq!(e.seg.ecn, Ecn::NotEct);
+        // ECT, as Linux and ns-3 send DCTCP's ACKs (receiver.rs).
+        assert_eq!(e.seg.ecn, Ecn::Ect0);
         assert_eq!(e.seg.len, 0);
         // No delayed ACK: each ACK echoes the timestamp of its own segment.
         assert_eq!(e.seg.ts_echo_ps, data[k].seg.ts_ps);

@@ -183,7 +183,8 @@ pub struct SwitchStats {
     pub pushed_out_bytes: u64,
     /// Bytes dropped (all causes).
     pub dropped_bytes: u64,
-    /// Packets marked CE at enqueue.
+    /// Packets marked CE at enqueue (an ECN-capable packet above the threshold, counted again
+    /// at each hop that marks it, as ns-3 and Linux count marks).
     pub ecn_marks: u64,
     /// Bytes that entered the buffer.
     ///
@@ -359,7 +360,7 @@ pub struct Summary {
     pub switch_drops: u64,
     /// Packets dropped at host NICs.
     pub nic_drops: u64,
-    /// CE marks at switches and NICs.
+    /// CE marks at switches and NICs (a packet marked at two hops counts twice).
     pub ecn_marks: u64,
     /// Retransmission timeouts over all flows.
     pub num_rtos: u64,

@@ -303,13 +303,16 @@ impl Port {
 
     /// Append `pkt` to queue `q`, marking it CE if the queue is above its ECN threshold
     /// (DCTCP §3.1: "mark arriving packets if the queue occupancy is greater than K upon
-    /// arrival", instantaneous length, before this packet). Returns whether it was marked.
+    /// arrival", instantaneous length, before this packet). Returns whether it was marked: an
+    /// ECN-capable packet above the threshold, including one marked CE at an earlier hop (as
+    /// ns-3's `Ipv4QueueDiscItem::Mark` and Linux's `INET_ECN_set_ce` count it), so that mark
+    /// counts compare with theirs; a not-ECT packet is never marked.
     #[inline]
     pub fn enqueue(&mut self, q: usize, mut pkt: Packet) -> bool {
         let size = pkt.size as u64;
         let w = self.class_mut(q);
         // No threshold is u64::MAX, which no backlog exceeds.
-        let marked = w[BYTES] > w[ECN_K] && pkt.ecn().is_ect();
+        let marked = w[BYTES] > w[ECN_K] && pkt.ecn() != Ecn::NotEct;
         w[BYTES] += size;
         if w[BYTES] > w[MAX_BYTES] {
             w[MAX_BYTES] = w[BYTES];
@@ -468,16 +471,18 @@ mod tests {
     }
 
     #[test]
-    fn marks_only_above_k_and_only_ect() {
+    fn marks_only_above_k_and_only_ecn_capable_packets() {
         let mut p = Port::new(vec![conf(Some(1500))], SchedulerKind::StrictPriority, 1500);
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 0 B
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 1500 B: not greater than K
         assert!(p.enqueue(0, pkt(0, 1500, Ecn::Ect0))); // queue 3000 B > K
         assert!(!p.enqueue(0, pkt(0, 1500, Ecn::NotEct)));
+        // Marked at an earlier hop: marked (and counted) again, as ns-3 and Linux count it.
+        assert!(p.enqueue(0, pkt(0, 1500, Ecn::Ce)));
         let seen: Vec<Ecn> = std::iter::from_fn(|| p.dequeue()).map(|(_, p)| p.ecn()).collect();
-        assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
+        assert_eq!(seen, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct, Ecn::Ce]);
         assert_eq!(p.total_bytes(), 0);
-        assert_eq!(p.max_bytes(), [6000]);
+        assert_eq!(p.max_bytes(), [7500]);
     }
 
     #[test]

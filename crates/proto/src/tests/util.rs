@@ -105,10 +105,12 @@ pub(crate) struct Snap {
     pub(crate) input: Option<usize>,
 }
 
-/// Which ECT segments (client to server) get CE-marked.
+/// Which ECT segments get CE-marked (data and ACKs: DCTCP's ACKs are ECT too).
 #[derive(Clone, Debug)]
 pub(crate) enum Mark {
     Never,
+    /// Every ECT segment the server sends (its ACKs and SYN-ACK).
+    Acks,
     /// Data segments with these indices (0-based in send order, retransmissions included).
     DataIndices(BTreeSet<usize>),
     /// Data segments whose index is a multiple of n.
@@ -534,6 +536,7 @@ impl Pair {
             if seg.ecn.is_ect() {
                 let is_marked = match &self.mark {
                     Mark::Never => false,
+                    Mark::Acks => dir == Dir::ToClient,
                     Mark::DataIndices(s) => data_idx.is_some_and(|i| s.contains(&i)),
                     Mark::EveryNth(n) => data_idx.is_some_and(|i| i.checked_rem(*n) == Some(0)),
                     Mark::Prob(p) => self.rng.gen::<f64>() < *p,
