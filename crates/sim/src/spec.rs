@@ -405,13 +405,29 @@ fabric_rate_gbps = 10
         assert_eq!(Spec::from_json_str(&j).unwrap(), s);
     }
 
+    /// A scratch folder, removed when dropped (a failing test's too).
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
     /// A scratch folder with a valid forest file `f.json` and a broken one `bad.json`.
-    fn forest_dir(tag: &str) -> PathBuf {
+    fn forest_dir(tag: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("slacknet-spec-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("f.json"), crate::credence::forest::tests::TWO_TREES).unwrap();
         std::fs::write(dir.join("bad.json"), "{\"format\": \"slacknet-forest/1\"}").unwrap();
-        dir
+        Scratch(dir)
     }
 
     #[test]

@@ -55,11 +55,27 @@ fn accepted(text: &str) -> ValidSpec {
     validate(text).unwrap_or_else(|e| panic!("refused: {e}"))
 }
 
+/// A scratch folder, removed when dropped (a failing test's too).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// A scratch folder for file inputs, unique to `tag`.
-fn scratch(tag: &str) -> PathBuf {
+fn scratch(tag: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("slacknet-validation-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 // ---- the engine saturates what validation cannot bound ----
