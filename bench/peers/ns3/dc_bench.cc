@@ -292,6 +292,13 @@ struct Flow
     uint64_t received = 0;  // bytes read by the receiver
     int64_t rxDoneNs = -1;  // receiver has all bytes
     int64_t ackDoneNs = -1; // sender has the ACK of the last byte
+    uint32_t retx = 0;         // retransmitted segments
+    uint32_t recoveries = 0;   // fast-recovery entries
+    uint32_t lossEpisodes = 0; // timeout episodes (entries into CA_LOSS)
+    // Retransmissions by the sender's congestion state when sent: ns-3 resends what SACK reports
+    // lost in any state (NextSeg), also outside fast recovery and timeouts.
+    uint32_t retxByState[TcpSocketState::CA_LAST_STATE] = {};
+    TcpSocketState::TcpCongState_t state = TcpSocketState::CA_OPEN;
     Ptr<Socket> tx;
     Ptr<Socket> rx;
 };
@@ -443,23 +450,66 @@ uint64_t g_recoveries = 0;
 uint64_t g_lossEpisodes = 0;
 
 void
-OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+OnRetransmission(uint32_t i, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
                  Ptr<const TcpSocketBase>)
 {
     g_retx++;
+    g_flows[i].retx++;
+    g_flows[i].retxByState[g_flows[i].state]++;
 }
 
 void
-OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+OnCongState(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
+    g_flows[i].state = now;
     if (now == TcpSocketState::CA_RECOVERY)
     {
         g_recoveries++;
+        g_flows[i].recoveries++;
     }
     else if (now == TcpSocketState::CA_LOSS)
     {
         g_lossEpisodes++;
+        g_flows[i].lossEpisodes++;
     }
+}
+
+// One flow's sender, segment by segment (--traceFlow, --traceOut): what it sends and receives,
+// its window and its congestion state, for comparing a flow's recovery with slacknet's.
+int64_t g_traceFlow = -1;
+FILE* g_trace = nullptr;
+
+void
+TraceTxRx(const char* what, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    std::fprintf(g_trace, "%" PRId64 " %s seq=%u ack=%u len=%u flags=%s\n",
+                 Simulator::Now().GetNanoSeconds(), what, h.GetSequenceNumber().GetValue(),
+                 h.GetAckNumber().GetValue(), p->GetSize(), TcpHeader::FlagsToString(h.GetFlags()).c_str());
+}
+
+void
+TraceTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
+{
+    TraceTxRx("tx", p, h, s);
+}
+
+void
+TraceRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
+{
+    TraceTxRx("rx", p, h, s);
+}
+
+void
+TraceCwnd(uint32_t, uint32_t now)
+{
+    std::fprintf(g_trace, "%" PRId64 " cwnd %u\n", Simulator::Now().GetNanoSeconds(), now);
+}
+
+void
+TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    std::fprintf(g_trace, "%" PRId64 " state %s\n", Simulator::Now().GetNanoSeconds(),
+                 TcpSocketState::TcpCongStateName[now]);
 }
 
 void
@@ -477,8 +527,15 @@ StartFlow(uint32_t i)
     uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
     g_byEndpoint[EndpointKey(HostAddr(f.src), port)] = i;
     s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, i));
-    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
-    s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
+    s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetransmission, i));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+    if (g_trace && int64_t(f.id) == g_traceFlow)
+    {
+        s->TraceConnectWithoutContext("Tx", MakeCallback(&TraceTx));
+        s->TraceConnectWithoutContext("Rx", MakeCallback(&TraceRx));
+        s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&TraceCwnd));
+        s->TraceConnectWithoutContext("CongState", MakeCallback(&TraceState));
+    }
     s->SetConnectCallback(MakeBoundCallback(&ConnectOk, i), MakeBoundCallback(&ConnectFail, i));
     s->SetSendCallback(MakeBoundCallback(&FillSocket, i));
     s->Connect(InetSocketAddress(HostAddr(f.dst), kSinkPort));
@@ -544,6 +601,8 @@ main(int argc, char* argv[])
     std::string redMode = "bytes";
     std::string flowsPath;
     std::string outPath = "fct.txt";
+    std::string flowStatsPath;
+    std::string traceOutPath;
     double stopS = -1.0;
     uint64_t ecmpSeed = 1;
     bool sack = true;
@@ -568,6 +627,15 @@ main(int argc, char* argv[])
     cmd.AddValue("segSize", "TCP segment size (MSS), bytes", segSize);
     cmd.AddValue("flows", "flow list: id src dst start_s size_bytes incast", flowsPath);
     cmd.AddValue("out", "output FCT record file", outPath);
+    cmd.AddValue("flowStats",
+                 "optional file of each flow's loss recovery: id retx recoveries loss_episodes "
+                 "(retransmitted segments, fast-recovery entries, timeout episodes), then the "
+                 "retransmissions by the congestion state they were sent in (open, disorder, cwr, "
+                 "recovery, loss)",
+                 flowStatsPath);
+    cmd.AddValue("traceFlow", "flow id whose sender --traceOut traces (-1: none)", g_traceFlow);
+    cmd.AddValue("traceOut", "file for --traceFlow's trace: t_ns tx|rx seq ack len flags, cwnd, state",
+                 traceOutPath);
     cmd.AddValue("stopS", "stop time, s (default: last start + 10 s; the run also ends "
                           "as soon as every flow has finished)", stopS);
     cmd.AddValue("ecmpSeed", "seed of the per-flow ECMP hash", ecmpSeed);
@@ -597,6 +665,20 @@ main(int argc, char* argv[])
     {
         std::cerr << "--fctAt must be receiver or sender\n";
         return 2;
+    }
+    if (g_traceFlow >= 0)
+    {
+        if (traceOutPath.empty())
+        {
+            std::cerr << "--traceFlow needs --traceOut=FILE\n";
+            return 2;
+        }
+        g_trace = std::fopen(traceOutPath.c_str(), "w");
+        if (!g_trace)
+        {
+            std::cerr << "cannot write " << traceOutPath << "\n";
+            return 2;
+        }
     }
     if (redMode != "bytes" && redMode != "packets")
     {
@@ -838,7 +920,31 @@ main(int argc, char* argv[])
         }
     }
     std::fclose(out);
+    if (!flowStatsPath.empty())
+    {
+        FILE* fs = std::fopen(flowStatsPath.c_str(), "w");
+        if (!fs)
+        {
+            std::cerr << "cannot write " << flowStatsPath << "\n";
+            return 1;
+        }
+        std::fprintf(fs, "# id retx recoveries loss_episodes retx_open retx_disorder retx_cwr "
+                         "retx_recovery retx_loss\n");
+        for (const Flow& f : g_flows)
+        {
+            const uint32_t* r = f.retxByState;
+            std::fprintf(fs, "%u %u %u %u %u %u %u %u %u\n", f.id, f.retx, f.recoveries,
+                         f.lossEpisodes, r[TcpSocketState::CA_OPEN], r[TcpSocketState::CA_DISORDER],
+                         r[TcpSocketState::CA_CWR], r[TcpSocketState::CA_RECOVERY],
+                         r[TcpSocketState::CA_LOSS]);
+        }
+        std::fclose(fs);
+    }
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
 
     auto wallEnd = std::chrono::steady_clock::now();
     double runS = std::chrono::duration<double>(runEnd - runStart).count();
