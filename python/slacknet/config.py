@@ -415,12 +415,17 @@ class _TcpKeys(_Model):
 class DctcpTransport(_TcpKeys):
     """DCTCP: TCP with DCTCP's window law (EWMA gain ``g``, initial ``init_alpha``); a loss
     halves the window (``loss_response = "halve"``, RFC 8257 §3.5, Linux) or cuts it as a mark
-    does (``"alpha"``, ns-3.44's ``TcpDctcp``; the ``ns3_compat`` profile's)."""
+    does (``"alpha"``, ns-3.44's ``TcpDctcp``; the ``ns3_compat`` profile's). A loss found while
+    the window is being cut for ECN marks starts fast recovery (``loss_in_cwr = "recovery"``,
+    RFC 6675, Linux) or, as in ns-3.44's ``CA_CWR`` (``"ns3"``), no recovery: the SACK
+    scoreboard's lost segments are resent within cwnd - pipe, a resend lost again waits for the
+    timer, and an ECE during fast recovery ends it with an ECN cut."""
 
     kind: Literal["dctcp"] = "dctcp"
     g: F64 = 1.0 / 16.0
     init_alpha: F64 = 1.0
     loss_response: Literal["halve", "alpha"] = "halve"
+    loss_in_cwr: Literal["recovery", "ns3"] = "recovery"
 
 
 class NewRenoTransport(_TcpKeys):

@@ -204,10 +204,11 @@ pub fn mlt_endpoints(data: &[u8]) {
     }
 }
 
-/// A TCP transfer (NewReno, DCTCP with either loss response, or PowerTCP; limited transmit, SACK,
-/// delayed ACKs, the handshake and the duplicate-ACK threshold chosen by the input) run through a
-/// channel the input drives: each step delivers, drops or duplicates the next segment either way
-/// (an ACK with its SACK blocks), lets time pass (firing due timers), or injects a segment with
+/// A TCP transfer (NewReno, DCTCP with either loss response and either handling of a loss during
+/// an ECN cut, or PowerTCP; limited transmit, SACK, delayed ACKs, the handshake and the
+/// duplicate-ACK threshold chosen by the input) run through a channel the input drives: each step
+/// delivers (marking an ECN-capable segment CE if the step says so), drops or duplicates the next
+/// segment either way (an ACK with its SACK blocks), lets time pass (firing due timers), or injects a segment with
 /// fuzzed fields (sequence and acknowledgement numbers near the transfer's or anywhere, any flags,
 /// ECN and timestamps; with SACK, up to three blocks near the transfer or anywhere). Properties:
 /// nothing panics (no overflow, no broken invariant); every drain ends within a bounded number of
@@ -248,7 +249,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
     let (a, b) = (r.u8(), r.u8());
     let cc = match a % 3 {
         0 => CcKind::NewReno,
-        1 => CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: b & 0x80 != 0 },
+        1 => CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: b & 0x80 != 0, ns3_cwr: a & 0x80 != 0 },
         _ => CcKind::power_tcp_default(Dur::from_us(10), Bps::from_gbps(10)),
     };
     let cfg = TcpConfig {
@@ -313,7 +314,12 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         let to = 1 - dir; // the endpoint a segment on wire `dir` reaches: wire 0 -> receiver (1)
         match (op >> 1) % 8 {
             0..=2 => {
-                if let Some((seg, sack)) = wires[dir].pop_front() {
+                if let Some((mut seg, sack)) = wires[dir].pop_front() {
+                    // Bit 4: a switch marked it on the way (ECN-capable segments only), which
+                    // drives DCTCP's cuts and, with `ns3_cwr`, its CA_CWR.
+                    if op & 0x10 != 0 && seg.ecn.is_ect() {
+                        seg.ecn = Ecn::Ce;
+                    }
                     eps[to].handle_segment_ext(now, &Segment::Tcp(seg), None, sack.as_ref());
                 }
             }

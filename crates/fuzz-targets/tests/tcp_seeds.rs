@@ -36,3 +36,11 @@ fn the_sack_seeds_complete_through_loss_recovery_and_inject_blocks() {
     assert!(r.rtos + r.fast_retx > 0, "{r:?}");
     assert!(fuzz_targets::tcp_endpoints_run(&seed("sack_injected")).injected);
 }
+
+#[test]
+fn the_ns3_cwr_seed_completes_with_marks_and_a_loss() {
+    // DCTCP with SACK and ns-3's CA_CWR (first byte 0xC1), data marked CE on delivery, one lost.
+    let r = fuzz_targets::tcp_endpoints_run(&seed("ns3_cwr_marked_lossy"));
+    assert!(r.confirmed && !r.injected, "{r:?}");
+    assert_eq!(r.received, 30 * 1460 - 11);
+}

@@ -70,6 +70,22 @@ pub trait CongestionControl {
     /// at most once per window to loss and ECN together). Returns whether it cut the window.
     fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool;
 
+    /// Whether the window is being cut for ECN marks: an ECN cut happened and `snd_una` has
+    /// not passed what had been sent then (ns-3's `CA_CWR`; no loss or timeout since). Only
+    /// DCTCP cuts for marks. Default: no.
+    fn in_ecn_cut(&self, snd_una: u64) -> bool {
+        let _ = snd_una;
+        false
+    }
+
+    /// Cut the window for ECN now, as a mark would, whatever cut came before in this window
+    /// (ns-3.44's `EnterCwr` on an ECE during fast recovery); `snd_max` is the highest byte
+    /// sent. Returns whether it cut. Default: no cut.
+    fn ecn_cut_now(&mut self, snd_max: u64) -> bool {
+        let _ = snd_max;
+        false
+    }
+
     /// Whether the connection's data segments should collect in-band telemetry (INT) and
     /// its ACKs echo it (PowerTCP). Default: no.
     fn wants_int(&self) -> bool {
@@ -145,7 +161,7 @@ impl AnyCc {
         let init_cwnd = mss * u64::from(init_pkts.max(1));
         match cfg.cc {
             CcKind::NewReno => AnyCc::NewReno(NewReno::new(mss, init_cwnd)),
-            CcKind::Dctcp { g, init_alpha, loss_by_alpha } => {
+            CcKind::Dctcp { g, init_alpha, loss_by_alpha, .. } => {
                 AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha, loss_by_alpha))
             }
             CcKind::PowerTcp { gamma, beta_bytes, base_rtt, host_rate } => AnyCc::PowerTcp(
@@ -182,6 +198,14 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_ecn(&mut self, now: Time, ack: &AckInfo, may_cut: bool) -> bool {
         dispatch!(self, c => c.on_ecn(now, ack, may_cut))
+    }
+    #[inline]
+    fn in_ecn_cut(&self, snd_una: u64) -> bool {
+        dispatch!(self, c => c.in_ecn_cut(snd_una))
+    }
+    #[inline]
+    fn ecn_cut_now(&mut self, snd_max: u64) -> bool {
+        dispatch!(self, c => c.ecn_cut_now(snd_max))
     }
     #[inline]
     fn wants_int(&self) -> bool {

@@ -57,6 +57,13 @@ pub enum CcKind {
         /// A loss sets ssthresh to `cwnd·(1 − alpha/2)`, as ns-3.44's `TcpDctcp` does, instead of
         /// FlightSize/2 (RFC 8257 §3.5, Linux since 5.1). `false` in every default.
         loss_by_alpha: bool,
+        /// ns-3.44's `CA_CWR`: while the window is being cut for ECN marks (until `SND.UNA`
+        /// passes what had been sent at the cut), duplicate ACKs start no fast recovery; the
+        /// sender resends what the SACK scoreboard calls lost within `cwnd − pipe` (RFC 6675's
+        /// `NextSeg()` rules 1-2), and a resend lost again waits for the timer; and an ECE on a
+        /// new ACK during fast recovery ends the recovery with an ECN cut. `false` (Linux and
+        /// RFC 6675: a loss starts fast recovery in any state) in every default.
+        ns3_cwr: bool,
     },
     /// PowerTCP (Addanki et al. NSDI'22, Algorithm 1): data is sent Not-ECT and collects
     /// in-band telemetry, the receiver echoes it, and the window follows the bottleneck's
@@ -163,7 +170,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
-            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false },
+            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false },
             mss: 1460,
             init_cwnd_pkts: 10,
             init_cwnd_covers_transfer: false,

@@ -22,7 +22,7 @@ const MSS: u64 = 1460;
 const G: f64 = 1.0 / 16.0;
 
 fn dctcp(init_alpha: f64) -> CcKind {
-    CcKind::Dctcp { g: G, init_alpha, loss_by_alpha: false }
+    CcKind::Dctcp { g: G, init_alpha, loss_by_alpha: false, ns3_cwr: false }
 }
 
 fn tcp(cc: CcKind) -> TcpConfig {
@@ -1752,5 +1752,79 @@ fn sack_beats_newreno_through_a_droptail_queue_slow_start_overflows() {
         } else if cap >= 40 {
             assert!(retx[1] < retx[0], "flows {flows} cap {cap}: retransmitted {retx:?}");
         }
+    }
+}
+
+/// DCTCP with SACK and ns-3.44's `CA_CWR` (`ns3_cwr`) or RFC 6675's recovery in any state.
+fn dctcp_sack(ns3_cwr: bool) -> TcpConfig {
+    TcpConfig { sack: true, ..tcp(CcKind::Dctcp { g: G, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr }) }
+}
+
+/// A loss found while the window is being cut for a mark: RFC 6675 (and Linux) enter fast
+/// recovery; ns-3.44 does not (`DupAck` ignores `CA_CWR`) but resends the lost segment by
+/// `NextSeg()` within `cwnd − pipe`, so the segment still goes out again before any timeout.
+#[test]
+fn ns3_cwr_repairs_a_loss_during_an_ecn_cut_without_fast_recovery() {
+    for ns3 in [false, true] {
+        let mut p = pair(dctcp_sack(ns3), 100 * MSS, 0);
+        p.mark = Mark::DataIndices(BTreeSet::from([25]));
+        p.drop_data.insert(28);
+        assert!(p.drive());
+        assert!(p.is_complete());
+        assert_eq!(p.server.stats().bytes_received, 100 * MSS);
+        let s = p.client.stats();
+        assert_eq!(s.num_ecn_cuts, 1, "ns3 {ns3}");
+        assert_eq!((s.num_fast_retx, s.num_rtos, s.segments_retx), (u64::from(!ns3), 0, 1), "ns3 {ns3}");
+        // Either way the resend leaves at the third duplicate ACK: fast retransmit, or ns-3's
+        // `NextSeg()` once `IsLost` holds, PRR having kept the window above the pipe.
+        let sends = sends_of(&p, 28 * MSS);
+        assert_eq!(sends.len(), 2);
+        assert_eq!(sends[1].sent, ack_arrivals(&p, 28 * MSS)[3], "ns3 {ns3}");
+    }
+}
+
+/// ns-3.44's `EnterCwr` also ends fast recovery: an ECE on a new ACK during recovery cuts the
+/// window for ECN (RFC 3168 and Linux cut once: no cut while recovering). Both transfers
+/// complete without a timeout.
+#[test]
+fn ns3_cwr_an_ece_ends_fast_recovery_with_an_ecn_cut() {
+    // Find when segment 30's retransmission leaves (its index among the data sent), then mark
+    // it, so that its ACK, a new ACK in recovery (33 is lost too), carries ECE.
+    let mut p = pair(dctcp_sack(false), 100 * MSS, 0);
+    p.drop_data.extend([30, 33]);
+    assert!(p.drive());
+    let rtx_index = p.data().iter().enumerate().filter(|(_, e)| e.seg.seq == 30 * MSS).nth(1).expect("resent").0;
+    for ns3 in [false, true] {
+        let mut p = pair(dctcp_sack(ns3), 100 * MSS, 0);
+        p.drop_data.extend([30, 33]);
+        p.mark = Mark::DataIndices(BTreeSet::from([rtx_index]));
+        assert!(p.drive());
+        assert!(p.is_complete());
+        let s = p.client.stats();
+        assert_eq!((s.num_fast_retx, s.num_rtos, s.segments_retx), (1, 0, 2), "ns3 {ns3}");
+        assert_eq!(s.num_ecn_cuts, u64::from(ns3), "ns3 {ns3}");
+    }
+}
+
+/// ns-3.44 takes the window down to an ECN cut by PRR (RFC 6937) in `CA_CWR`: about one
+/// segment for every two delivered while alpha is 1, from the cut on; RFC 8257 (and Linux
+/// without PRR) cut at once and send nothing until the flight has fallen under the new window.
+#[test]
+fn ns3_cwr_takes_the_window_down_by_prr() {
+    for ns3 in [false, true] {
+        let mut p = pair(dctcp_sack(ns3), 200 * MSS, 0);
+        p.mark = Mark::DataIndices(BTreeSet::from([40]));
+        assert!(p.drive());
+        assert!(p.is_complete());
+        let acks = p.acks();
+        let ece = acks.iter().position(|e| e.seg.flags.contains(Flags::ECE)).expect("an ECE");
+        let next: Vec<Time> = acks[ece + 1..ece + 7].iter().filter_map(|e| e.arrive).collect();
+        let sent = p.data().iter().filter(|e| next.contains(&e.sent)).count();
+        if ns3 {
+            assert!((2..=4).contains(&sent), "PRR: {sent} segments for 6 ACKs");
+        } else {
+            assert_eq!(sent, 0, "a cut at once waits for the flight to fall");
+        }
+        assert_eq!(p.client.stats().num_ecn_cuts, 1);
     }
 }

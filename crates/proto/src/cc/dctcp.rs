@@ -35,6 +35,10 @@ pub struct Dctcp {
     /// `SND.NXT` at the last window reduction (ECN or loss); no ECN cut until `SND.UNA`
     /// passes it. `None`: no reduction yet.
     cut_end: Option<u64>,
+    /// `SND.NXT` at the last ECN cut while no loss or timeout came after it: the window is
+    /// being cut for marks until `SND.UNA` passes it (ns-3's `CA_CWR`, whose exit is an ACK
+    /// beyond `m_recover`, the highest byte sent at `EnterCwr`).
+    cwr_end: Option<u64>,
     /// Loss sets ssthresh to `cwnd·(1 − alpha/2)` (ns-3.44) instead of FlightSize/2.
     loss_by_alpha: bool,
 }
@@ -52,6 +56,7 @@ impl Dctcp {
             bytes_acked: 0,
             bytes_marked: 0,
             cut_end: None,
+            cwr_end: None,
             loss_by_alpha,
         }
     }
@@ -115,9 +120,25 @@ impl CongestionControl for Dctcp {
             let cwnd = Dctcp::cut_window(self.reno.window(), self.alpha, self.reno.mss());
             self.reno.reduce_to(cwnd);
             self.cut_end = Some(ack.snd_max);
+            self.cwr_end = Some(ack.snd_max);
             return true;
         }
         false
+    }
+
+    #[inline]
+    fn in_ecn_cut(&self, snd_una: u64) -> bool {
+        matches!(self.cwr_end, Some(end) if snd_una <= end)
+    }
+
+    fn ecn_cut_now(&mut self, snd_max: u64) -> bool {
+        // Called in fast recovery, whose window is ssthresh (the inflation aside).
+        let from = self.reno.window().min(self.reno.ssthresh());
+        let cwnd = Dctcp::cut_window(from, self.alpha, self.reno.mss());
+        self.reno.reduce_to(cwnd);
+        self.cut_end = Some(snd_max);
+        self.cwr_end = Some(snd_max);
+        true
     }
 
     #[inline]
@@ -128,6 +149,7 @@ impl CongestionControl for Dctcp {
     fn on_congestion_event(&mut self, now: Time, flight: u64, snd_max: u64) {
         // RFC 3168 §6.1.2: a loss reduction also counts as this window's reduction.
         self.cut_end = Some(snd_max);
+        self.cwr_end = None;
         if self.loss_by_alpha {
             // ns-3.44 TcpSocketBase::EnterRecovery: ssthresh = GetSsThresh(), cwnd = ssthresh
             // plus the segments that left (its classic recovery; with SACK it paces by PRR).
@@ -155,6 +177,7 @@ impl CongestionControl for Dctcp {
 
     fn on_rto(&mut self, now: Time, flight: u64, snd_max: u64, is_repeat: bool) {
         self.cut_end = Some(snd_max);
+        self.cwr_end = None;
         if self.loss_by_alpha {
             // ns-3.44 TcpSocketBase::ReTxTimeout: ssthresh = GetSsThresh() unless the head was
             // already retransmitted by the timer; cwnd one segment.

@@ -176,6 +176,12 @@ impl Scoreboard {
 
     /// Forget every report (RFC 2018 §8 at a retransmission timeout: the sender "MUST
     /// ignore prior SACK information in determining which data to retransmit").
+    /// Bytes SACKed above `snd_una`.
+    #[inline]
+    pub(super) fn sacked(&self) -> u64 {
+        self.sacked
+    }
+
     pub(super) fn clear(&mut self) {
         self.ranges.clear();
         self.sacked = 0;

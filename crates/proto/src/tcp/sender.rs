@@ -38,6 +38,14 @@
 //! §8) and goes back to `snd_una` as without SACK, but go-back-N skips what ACKs report held
 //! since (RFC 6675 §5.1: use the SACK information that arrives after the timeout).
 //!
+//! ns-3.44's `CA_CWR` (DCTCP's `ns3_cwr`, off in every default): an ECN cut leaves cwnd to PRR
+//! (RFC 6937 as ns-3's `TcpPrrRecovery` runs it: `pipe + sndcnt` per new ACK, no growth) until
+//! `snd_una` passes what had been sent at the cut; a loss found meanwhile starts no fast
+//! recovery (ns-3's `DupAck` ignores `CA_CWR`), but with SACK the lost segments go out again by
+//! `NextSeg()` rules 1-2 within `cwnd − pipe` (ns-3's `SendPendingData` in any state), and one
+//! lost again waits for the timer; an ECE on a new ACK during fast recovery ends it with an ECN
+//! cut (ns-3's `EnterCwr` from `CA_RECOVERY`). It exists to compare with ns-3 under loss.
+//!
 //! INVARIANT: `snd_una <= snd_nxt <= snd_max <= written`. `snd_nxt` is where new transmissions
 //! continue (it falls back to `snd_una` on an RTO: go-back-N), `snd_max` is one past the
 //! highest byte ever sent.
@@ -47,7 +55,7 @@ use wire::{Ecn, Flags, IntStack, SackBlocks, SegmentRepr};
 
 use super::sack::{Next, Scoreboard};
 use super::timer::{Timer, TimerTable};
-use super::TcpConfig;
+use super::{CcKind, TcpConfig};
 use crate::cc::{AckInfo, AnyCc, CongestionControl};
 use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
@@ -104,6 +112,16 @@ pub(super) struct Sender {
     is_syn_due: bool,
     dupacks: u32,
     in_recovery: bool,
+    /// ns-3.44's `CA_CWR` handling ([`CcKind::Dctcp`]'s `ns3_cwr`; module docs).
+    ns3_cwr: bool,
+    /// With `ns3_cwr` and SACK: a loss found during an ECN cut is repaired outside fast
+    /// recovery, each segment `NextSeg()`'s within `cwnd − pipe`, until the cut's round ends
+    /// (`cc.in_ecn_cut`), a recovery begins or the timer fires.
+    cwr_repair: bool,
+    /// With `ns3_cwr`, during an ECN cut: ns-3's PRR (`TcpPrrRecovery`, RFC 6937), which takes
+    /// the window down to the cut one ACK at a time; `None` otherwise (boxed: senders without
+    /// it stay the size they were).
+    prr: Option<Box<Prr>>,
     /// RFC 6582 `recover`: one past the highest byte sent when recovery (or an RTO) began.
     recover: u64,
     /// A partial ACK has already restarted the RTO timer in this recovery.
@@ -126,6 +144,21 @@ pub(super) struct Sender {
     timers: TimerTable,
     event: Option<Event>,
     stats: Stats,
+}
+
+/// Proportional rate reduction during an ECN cut, as ns-3.44's `TcpPrrRecovery` runs it in
+/// `CA_CWR` (RFC 6937 with PRR-CRB; ns-3's SSRB case needs an acknowledged retransmission,
+/// which `CA_CWR` does not track here).
+#[derive(Clone, Copy, Debug)]
+struct Prr {
+    /// RFC 6937 RecoverFS: the pipe when the cut began.
+    recover_fs: u64,
+    /// prr_delivered: bytes delivered (acknowledged or SACKed) since.
+    delivered: u64,
+    /// prr_out: bytes sent since.
+    out: u64,
+    /// The window until the next ACK: `pipe + sndcnt`.
+    cwnd: u64,
 }
 
 /// The initial window in segments: `init_cwnd_pkts`, or with `init_cwnd_covers_transfer` at
@@ -167,6 +200,9 @@ impl Sender {
             is_syn_due: cfg.handshake,
             dupacks: 0,
             in_recovery: false,
+            ns3_cwr: matches!(cfg.cc, CcKind::Dctcp { ns3_cwr: true, .. }),
+            cwr_repair: false,
+            prr: None,
             // RFC 6582 §3.2 (1): recover starts at the initial send sequence number.
             recover: 0,
             has_partial_acked: false,
@@ -284,6 +320,9 @@ impl Sender {
     /// allowance (`lt_segs` segments, set by `on_dup_ack`).
     #[inline]
     fn send_window(&self) -> u64 {
+        if let Some(p) = self.prr.as_deref() {
+            return p.cwnd;
+        }
         let window = self.cc.window();
         if self.lt_segs == 0 {
             return window;
@@ -318,6 +357,9 @@ impl Sender {
                 if self.sack.is_some() {
                     if self.in_recovery {
                         return self.next_in_sack_recovery(now);
+                    }
+                    if self.cwr_repair {
+                        return self.next_in_cwr_repair(now);
                     }
                     if self.snd_nxt < self.snd_max {
                         self.skip_sacked();
@@ -416,6 +458,79 @@ impl Sender {
         Some(self.emit_data_len(now, seq, len, true))
     }
 
+    /// ns-3.44 in `CA_CWR` after a loss (`cwr_repair`): its `SendPendingData` outside
+    /// recovery, while `cwnd − pipe` is at least one SMSS, each segment `NextSeg()`'s by
+    /// rules 1-2 (a lost hole above `HighRxt`, else new data; rules 3 and 4 are recovery's).
+    /// A lost hole already resent is not resent again: that waits for the timer.
+    fn next_in_cwr_repair(&mut self, now: Time) -> Option<SegmentRepr> {
+        let window = self.prr.as_deref().map_or_else(|| self.cc.window(), |p| p.cwnd);
+        let mss = u64::from(self.mss);
+        let sb = self.sack.as_deref()?;
+        if sb.pipe.saturating_add(mss) > window {
+            return None;
+        }
+        let (una, max, thr) = (self.snd_una, self.snd_max, self.dupack_threshold);
+        if let Next::Retransmit { seq, len, .. } = sb.next_seg(una, max, thr, self.mss, |q| self.seg_len(q)) {
+            let sb = self.sack.as_deref_mut()?;
+            sb.high_rxt = sb.high_rxt.max(seq + len);
+            sb.pipe += len;
+            return Some(self.emit_data_len(now, seq, len, true));
+        }
+        let seg = self.next_new_data(now, true);
+        if let (Some(seg), Some(sb)) = (&seg, self.sack.as_deref_mut()) {
+            sb.pipe += u64::from(seg.len);
+        }
+        seg
+    }
+
+    /// ns-3.44's `TcpPrrRecovery::DoRecovery` (RFC 6937) for an ACK that delivered `delivered`
+    /// bytes during an ECN cut: the window becomes `pipe + sndcnt`, proportional while pipe
+    /// is above ssthresh, PRR-CRB below it; at the cut (`is_entry`, ns-3's `EnterRecovery`
+    /// with a duplicate ACK's extra segment) at least one segment may leave.
+    fn prr_on_ack(&mut self, delivered: u64, is_entry: bool) {
+        let ssthresh = self.cc.ssthresh();
+        let mss = u64::from(self.mss);
+        let pipe = match self.sack.as_deref() {
+            Some(sb) if self.cwr_repair => sb.pipe,
+            _ => self.snd_nxt - self.snd_una,
+        };
+        let Some(p) = self.prr.as_deref_mut() else { return };
+        let mut d = delivered;
+        if is_entry && p.delivered < p.recover_fs {
+            d += mss;
+        }
+        if d == 0 {
+            return;
+        }
+        p.delivered = p.delivered.saturating_add(d);
+        // In i128: every term is below 2^64, and sndcnt may be negative.
+        let (delivered_all, out, ssthresh_i, pipe_i) = (i128::from(p.delivered), i128::from(p.out), i128::from(ssthresh), i128::from(pipe));
+        let send = if pipe > ssthresh {
+            // RFC 6937: sndcnt = CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out.
+            let fs = i128::from(p.recover_fs.max(1));
+            (delivered_all * ssthresh_i + fs - 1) / fs - out
+        } else {
+            // PRR-CRB: catch up to ssthresh, at most what was delivered and not yet sent.
+            (delivered_all - out).max(i128::from(d)).min(ssthresh_i - pipe_i)
+        };
+        let send = send.max(if p.out > 0 { 0 } else { i128::from(mss) }).max(0);
+        p.cwnd = pipe.saturating_add(u64::try_from(send).unwrap_or(u64::MAX));
+    }
+
+    /// With `ns3_cwr`, a loss found during an ECN cut: repair it by `NextSeg()` from here on
+    /// (`cwr_repair`), `HighRxt` no lower than `snd_una`, `pipe` as RFC 6675's `SetPipe()`.
+    /// Without SACK nothing is resent before the timer (ns-3's `IsLost` needs SACK).
+    fn start_cwr_repair(&mut self) {
+        let (una, max, thr, mss) = (self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
+        if let Some(sb) = self.sack.as_deref_mut() {
+            if !self.cwr_repair {
+                sb.high_rxt = sb.high_rxt.max(una);
+            }
+            sb.set_pipe(una, max, thr, mss);
+            self.cwr_repair = true;
+        }
+    }
+
     /// Go-back-N with SACK: step `snd_nxt` over what the receiver reported holding.
     fn skip_sacked(&mut self) {
         if let Some(sb) = self.sack.as_deref() {
@@ -442,6 +557,9 @@ impl Sender {
         let end = seq + len;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
+        if let Some(p) = self.prr.as_deref_mut() {
+            p.out += len;
+        }
         if is_retx {
             self.stats.segments_retx += 1;
         }
@@ -572,6 +690,25 @@ impl Sender {
     ) {
         let bytes_acked = ack - self.snd_una;
         let flight = self.snd_nxt - self.snd_una;
+        // ns3_cwr only: ns-3's `m_bytesInFlight` before this ACK (RFC 6675's pipe where it
+        // keeps one), and the bytes SACKed before it.
+        let (pipe_before, sacked_before) = match self.sack.as_deref() {
+            _ if !self.ns3_cwr => (0, 0),
+            Some(sb) if self.in_recovery || self.cwr_repair => (sb.pipe, sb.sacked()),
+            sb => (flight, sb.map_or(0, |sb| sb.sacked())),
+        };
+        let cwr_from_recovery = self.ns3_cwr && ece && self.in_recovery;
+        if cwr_from_recovery {
+            // ns-3.44 `ReceivedAck`: an ECE on a new ACK calls `EnterCwr` in any state but
+            // `CA_CWR`, also in `CA_RECOVERY`, which ends there with an ECN cut; the holes
+            // left are repaired as in `CA_CWR`.
+            self.in_recovery = false;
+            self.has_partial_acked = false;
+            if self.cc.ecn_cut_now(self.snd_max) {
+                self.stats.num_ecn_cuts += 1;
+            }
+            self.cwr_repair = self.sack.is_some();
+        }
         self.snd_una = ack;
         self.retries = 0;
         // A retransmission not yet handed out may have just been acknowledged.
@@ -610,8 +747,41 @@ impl Sender {
                 restart_rto = !self.has_partial_acked;
                 self.has_partial_acked = true;
             }
-        } else if !is_cut && self.is_window_limited(flight) {
+        } else if !is_cut && self.prr.is_none() && self.is_window_limited(flight) {
+            // (ns-3 grows no window in `CA_CWR`: its PRR sets it.)
             self.cc.on_ack(now, bytes_acked);
+        }
+        if self.cwr_repair {
+            if self.cc.in_ecn_cut(self.snd_una) {
+                let (una, max, thr, mss) = (self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
+                if let Some(sb) = self.sack.as_deref_mut() {
+                    sb.set_pipe(una, max, thr, mss);
+                }
+            } else {
+                // ns-3's `CA_CWR` ends with an ACK beyond `m_recover`: back to Open.
+                self.cwr_repair = false;
+            }
+        }
+        if self.ns3_cwr {
+            // Bytes this ACK delivered: newly acknowledged or newly SACKed (a SACKed range now
+            // acknowledged counts once, when it was SACKed).
+            let sacked = self.sack.as_deref().map_or(0, |sb| sb.sacked());
+            let delivered = (bytes_acked + sacked).saturating_sub(sacked_before);
+            if is_cut || cwr_from_recovery {
+                // ns-3.44 `EnterCwr`: ssthresh cut (above), cwnd left to `TcpPrrRecovery`,
+                // whose `EnterRecovery` counts this ACK's delivery (with a duplicate ACK's
+                // extra segment), and `ProcessAck` in `CA_CWR` counts it again.
+                self.prr = Some(Box::new(Prr { recover_fs: pipe_before, delivered: 0, out: 0, cwnd: 0 }));
+                self.prr_on_ack(delivered, true);
+                self.prr_on_ack(delivered, false);
+            } else if self.prr.is_some() {
+                if self.cc.in_ecn_cut(self.snd_una) {
+                    self.prr_on_ack(delivered, false);
+                } else {
+                    // `CA_CWR` over: cwnd = ssthresh (ns-3's `ProcessAck`), the cut's window.
+                    self.prr = None;
+                }
+            }
         }
         if is_news {
             // RFC 6675 §2: with SACK, a cumulative ACK that SACKs new bytes is a duplicate too.
@@ -641,7 +811,7 @@ impl Sender {
             // RFC 6675 §5: every ACK updates the scoreboard; in recovery, step (B).
             let (una, max) = (self.snd_una, self.snd_max);
             let is_news = sb.update(una, max, sack);
-            if self.in_recovery {
+            if self.in_recovery || self.cwr_repair {
                 sb.set_pipe(una, max, self.dupack_threshold, self.mss);
             }
             self.on_sack_news(now, is_news);
@@ -657,7 +827,9 @@ impl Sender {
         // RFC 6582 §3.2 (2): enter fast retransmit only if the ACK covers more than
         // `recover` (ours is exclusive, so `>=`), i.e. at most one recovery per window and
         // none for the duplicates that go-back-N provokes after an RTO.
-        if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover {
+        // ns-3.44 (`ns3_cwr`): `DupAck` counts in `CA_CWR` but starts no recovery there.
+        let is_cwr = self.ns3_cwr && self.cc.in_ecn_cut(self.snd_una);
+        if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover && !is_cwr {
             self.enter_recovery(now);
         }
     }
@@ -686,14 +858,21 @@ impl Sender {
         self.dupacks += 1;
         self.allow_limited_transmit();
         let is_lost = self.sack.as_deref().is_some_and(|sb| sb.lost_below(self.dupack_threshold, self.mss) > self.snd_una);
-        if (self.dupacks >= self.dupack_threshold || is_lost) && self.snd_una >= self.recover {
-            self.enter_recovery(now);
+        if self.dupacks >= self.dupack_threshold || is_lost {
+            if self.ns3_cwr && self.cc.in_ecn_cut(self.snd_una) {
+                // ns-3.44: no recovery in `CA_CWR`; `NextSeg()` resends what is lost.
+                self.start_cwr_repair();
+            } else if self.snd_una >= self.recover {
+                self.enter_recovery(now);
+            }
         }
     }
 
     /// Fast retransmit (RFC 5681 §3.2, RFC 6582 §3.2 (2); with SACK RFC 6675 §5 step (4)).
     fn enter_recovery(&mut self, now: Time) {
         self.in_recovery = true;
+        self.cwr_repair = false;
+        self.prr = None;
         self.lt_segs = 0;
         self.has_partial_acked = false;
         self.recover = self.snd_max;
@@ -743,6 +922,8 @@ impl Sender {
                 // RFC 6582 §3.2: after a timeout, `recover` = highest sequence number sent.
                 self.recover = self.snd_max;
                 self.in_recovery = false;
+                self.cwr_repair = false;
+                self.prr = None;
                 self.dupacks = 0;
                 self.lt_segs = 0;
                 self.rtx = None;

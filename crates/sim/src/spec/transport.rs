@@ -207,8 +207,27 @@ tcp_kind!(
         /// (`cwnd·(1 − alpha/2)`, ns-3.44's `TcpDctcp`).
         #[serde(default)]
         loss_response: DctcpLossResponse = DctcpLossResponse::Halve,
+        /// A loss found while the window is being cut for ECN marks: `recovery` (fast recovery
+        /// as at any other time: RFC 6675, Linux) or `ns3` (ns-3.44's `CA_CWR`: no fast
+        /// recovery, the SACK scoreboard's lost segments resent within `cwnd − pipe`, and an
+        /// ECE during fast recovery ends it with an ECN cut).
+        #[serde(default)]
+        loss_in_cwr: DctcpLossInCwr = DctcpLossInCwr::Recovery,
     }
 );
+
+/// What DCTCP does with a loss found during an ECN window reduction
+/// (`proto::CcKind::Dctcp::ns3_cwr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DctcpLossInCwr {
+    /// Fast recovery, as at any other time (RFC 6675 §5; Linux enters Recovery from CWR).
+    #[default]
+    Recovery,
+    /// ns-3.44's `TcpSocketBase`: `DupAck` starts no recovery in `CA_CWR`, `SendPendingData`
+    /// resends what `NextSeg()` calls lost, and `EnterCwr` also leaves `CA_RECOVERY`.
+    Ns3,
+}
 
 /// How DCTCP reacts to a loss (`proto::CcKind::Dctcp::loss_by_alpha`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

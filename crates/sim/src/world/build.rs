@@ -52,6 +52,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             g: d.g,
             init_alpha: d.init_alpha,
             loss_by_alpha: d.loss_response == crate::spec::DctcpLossResponse::Alpha,
+            ns3_cwr: d.loss_in_cwr == crate::spec::DctcpLossInCwr::Ns3,
         }),
         TransportSpec::Newreno(n) => tcp(n.tcp(), CcKind::NewReno),
         TransportSpec::PowerTcp(p) => {
