@@ -68,6 +68,15 @@ impl Dctcp {
         Dctcp::cut_window(self.reno.window(), self.alpha, self.reno.mss())
     }
 
+    /// An ECN cut of the window `from` (DCTCP eq. 2), the last of this window of data
+    /// (`snd_max` the highest byte sent): `cut_end` and `cwr_end` there.
+    fn cut_from(&mut self, from: u64, snd_max: u64) {
+        let cwnd = Dctcp::cut_window(from, self.alpha, self.reno.mss());
+        self.reno.reduce_to(cwnd);
+        self.cut_end = Some(snd_max);
+        self.cwr_end = Some(snd_max);
+    }
+
     /// The window after an ECN cut of `cwnd`: `max(cwnd·(1 − alpha/2), SMSS)` (DCTCP eq. 2),
     /// truncated to whole bytes.
     #[inline]
@@ -117,10 +126,7 @@ impl CongestionControl for Dctcp {
         // of data (RFC 3168 §6.1.2).
         let may_cut = may_cut && !matches!(self.cut_end, Some(end) if ack.snd_una <= end);
         if ack.ece && may_cut {
-            let cwnd = Dctcp::cut_window(self.reno.window(), self.alpha, self.reno.mss());
-            self.reno.reduce_to(cwnd);
-            self.cut_end = Some(ack.snd_max);
-            self.cwr_end = Some(ack.snd_max);
+            self.cut_from(self.reno.window(), ack.snd_max);
             return true;
         }
         false
@@ -133,11 +139,7 @@ impl CongestionControl for Dctcp {
 
     fn ecn_cut_now(&mut self, snd_max: u64) -> bool {
         // Called in fast recovery, whose window is ssthresh (the inflation aside).
-        let from = self.reno.window().min(self.reno.ssthresh());
-        let cwnd = Dctcp::cut_window(from, self.alpha, self.reno.mss());
-        self.reno.reduce_to(cwnd);
-        self.cut_end = Some(snd_max);
-        self.cwr_end = Some(snd_max);
+        self.cut_from(self.reno.window().min(self.reno.ssthresh()), snd_max);
         true
     }
 

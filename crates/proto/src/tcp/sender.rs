@@ -434,10 +434,7 @@ impl Sender {
         let mut next = sb.next_seg(una, max, thr, self.mss, |q| self.seg_len(q));
         if next == Next::NewData {
             if self.snd_nxt < self.written || self.fin_due {
-                let seg = self.next_new_data(now, true);
-                if let (Some(seg), Some(sb)) = (&seg, self.sack.as_deref_mut()) {
-                    sb.pipe += u64::from(seg.len);
-                }
+                let seg = self.new_data_in_pipe(now);
                 // Pacing may hold new data back: then wait for it rather than retransmit.
                 if seg.is_some() || self.snd_nxt < self.written {
                     return seg;
@@ -447,13 +444,30 @@ impl Sender {
             next = sb.next_seg_after_new_data(una, max, self.mss, |q| self.seg_len(q));
         }
         let Next::Retransmit { seq, len, rescue } = next else { return None };
-        let recover = self.recover;
-        let sb = self.sack.as_deref_mut()?;
         if rescue {
+            let recover = self.recover;
+            let sb = self.sack.as_deref_mut()?;
             sb.rescue_rxt = Some(recover);
-        } else {
-            sb.high_rxt = sb.high_rxt.max(seq + len);
+            sb.pipe += len;
+            return Some(self.emit_data_len(now, seq, len, true));
         }
+        self.resend_in_pipe(now, seq, len)
+    }
+
+    /// New data (or the bare FIN) by `NextSeg()` rule 2, its window checked by `pipe`, which
+    /// grows by it (RFC 6675 (C.4)).
+    fn new_data_in_pipe(&mut self, now: Time) -> Option<SegmentRepr> {
+        let seg = self.next_new_data(now, true);
+        if let (Some(seg), Some(sb)) = (&seg, self.sack.as_deref_mut()) {
+            sb.pipe += u64::from(seg.len);
+        }
+        seg
+    }
+
+    /// A hole resent by `NextSeg()` rule 1 or 3: `HighRxt` (C.2) and `pipe` (C.4) grow.
+    fn resend_in_pipe(&mut self, now: Time, seq: u64, len: u64) -> Option<SegmentRepr> {
+        let sb = self.sack.as_deref_mut()?;
+        sb.high_rxt = sb.high_rxt.max(seq + len);
         sb.pipe += len;
         Some(self.emit_data_len(now, seq, len, true))
     }
@@ -471,16 +485,9 @@ impl Sender {
         }
         let (una, max, thr) = (self.snd_una, self.snd_max, self.dupack_threshold);
         if let Next::Retransmit { seq, len, .. } = sb.next_seg(una, max, thr, self.mss, |q| self.seg_len(q)) {
-            let sb = self.sack.as_deref_mut()?;
-            sb.high_rxt = sb.high_rxt.max(seq + len);
-            sb.pipe += len;
-            return Some(self.emit_data_len(now, seq, len, true));
+            return self.resend_in_pipe(now, seq, len);
         }
-        let seg = self.next_new_data(now, true);
-        if let (Some(seg), Some(sb)) = (&seg, self.sack.as_deref_mut()) {
-            sb.pipe += u64::from(seg.len);
-        }
-        seg
+        self.new_data_in_pipe(now)
     }
 
     /// ns-3.44's `TcpPrrRecovery::DoRecovery` (RFC 6937) for an ACK that delivered `delivered`
@@ -490,10 +497,7 @@ impl Sender {
     fn prr_on_ack(&mut self, delivered: u64, is_entry: bool) {
         let ssthresh = self.cc.ssthresh();
         let mss = u64::from(self.mss);
-        let pipe = match self.sack.as_deref() {
-            Some(sb) if self.cwr_repair => sb.pipe,
-            _ => self.snd_nxt - self.snd_una,
-        };
+        let pipe = self.pipe();
         let Some(p) = self.prr.as_deref_mut() else { return };
         let mut d = delivered;
         if is_entry && p.delivered < p.recover_fs {
@@ -517,18 +521,35 @@ impl Sender {
         p.cwnd = pipe.saturating_add(u64::try_from(send).unwrap_or(u64::MAX));
     }
 
+    /// What is in the network as ns-3's `BytesInFlight` counts it: RFC 6675's `pipe` where the
+    /// scoreboard keeps one (in recovery, or repairing in `CA_CWR`), else the flight.
+    #[inline]
+    fn pipe(&self) -> u64 {
+        match self.sack.as_deref() {
+            Some(sb) if self.in_recovery || self.cwr_repair => sb.pipe,
+            _ => self.snd_nxt - self.snd_una,
+        }
+    }
+
+    /// RFC 6675's `SetPipe()` from the scoreboard as it stands (no-op without SACK).
+    fn set_pipe(&mut self) {
+        let (una, max, thr, mss) = (self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
+        if let Some(sb) = self.sack.as_deref_mut() {
+            sb.set_pipe(una, max, thr, mss);
+        }
+    }
+
     /// With `ns3_cwr`, a loss found during an ECN cut: repair it by `NextSeg()` from here on
     /// (`cwr_repair`), `HighRxt` no lower than `snd_una`, `pipe` as RFC 6675's `SetPipe()`.
     /// Without SACK nothing is resent before the timer (ns-3's `IsLost` needs SACK).
     fn start_cwr_repair(&mut self) {
-        let (una, max, thr, mss) = (self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
-        if let Some(sb) = self.sack.as_deref_mut() {
-            if !self.cwr_repair {
-                sb.high_rxt = sb.high_rxt.max(una);
-            }
-            sb.set_pipe(una, max, thr, mss);
-            self.cwr_repair = true;
+        let una = self.snd_una;
+        let Some(sb) = self.sack.as_deref_mut() else { return };
+        if !self.cwr_repair {
+            sb.high_rxt = sb.high_rxt.max(una);
         }
+        self.cwr_repair = true;
+        self.set_pipe();
     }
 
     /// Go-back-N with SACK: step `snd_nxt` over what the receiver reported holding.
@@ -692,11 +713,8 @@ impl Sender {
         let flight = self.snd_nxt - self.snd_una;
         // ns3_cwr only: ns-3's `m_bytesInFlight` before this ACK (RFC 6675's pipe where it
         // keeps one), and the bytes SACKed before it.
-        let (pipe_before, sacked_before) = match self.sack.as_deref() {
-            _ if !self.ns3_cwr => (0, 0),
-            Some(sb) if self.in_recovery || self.cwr_repair => (sb.pipe, sb.sacked()),
-            sb => (flight, sb.map_or(0, |sb| sb.sacked())),
-        };
+        let (pipe_before, sacked_before) =
+            if self.ns3_cwr { (self.pipe(), self.sack.as_deref().map_or(0, |sb| sb.sacked())) } else { (0, 0) };
         let cwr_from_recovery = self.ns3_cwr && ece && self.in_recovery;
         if cwr_from_recovery {
             // ns-3.44 `ReceivedAck`: an ECE on a new ACK calls `EnterCwr` in any state but
@@ -734,11 +752,11 @@ impl Sender {
                 // RFC 6582 §3.2 (3): a full ACK (everything up to `recover`) ends recovery.
                 self.in_recovery = false;
                 self.cc.on_recovery_exit(self.snd_nxt - self.snd_una);
-            } else if let Some(sb) = self.sack.as_deref_mut() {
+            } else if self.sack.is_some() {
                 // RFC 6675 §5 (B): the scoreboard is updated (above), pipe recomputed; what
                 // leaves next is `NextSeg()`'s. The timer restarts as on any new ACK
                 // (RFC 6298 (5.3)).
-                sb.set_pipe(self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
+                self.set_pipe();
             } else {
                 // RFC 6582 §3.2 (5): a partial ACK retransmits the first unacknowledged
                 // segment, and restarts the timer only for the first partial ACK.
@@ -753,10 +771,7 @@ impl Sender {
         }
         if self.cwr_repair {
             if self.cc.in_ecn_cut(self.snd_una) {
-                let (una, max, thr, mss) = (self.snd_una, self.snd_max, self.dupack_threshold, self.mss);
-                if let Some(sb) = self.sack.as_deref_mut() {
-                    sb.set_pipe(una, max, thr, mss);
-                }
+                self.set_pipe();
             } else {
                 // ns-3's `CA_CWR` ends with an ACK beyond `m_recover`: back to Open.
                 self.cwr_repair = false;
@@ -807,12 +822,12 @@ impl Sender {
 
     fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         self.on_feedback(now, 0, ece, int);
+        let (una, max) = (self.snd_una, self.snd_max);
         if let Some(sb) = self.sack.as_deref_mut() {
             // RFC 6675 §5: every ACK updates the scoreboard; in recovery, step (B).
-            let (una, max) = (self.snd_una, self.snd_max);
             let is_news = sb.update(una, max, sack);
             if self.in_recovery || self.cwr_repair {
-                sb.set_pipe(una, max, self.dupack_threshold, self.mss);
+                self.set_pipe();
             }
             self.on_sack_news(now, is_news);
             return;
@@ -882,13 +897,12 @@ impl Sender {
         self.rtx = Some(una);
         self.stats.num_fast_retx += 1;
         let first_end = una + self.seg_len(una);
-        let (max, thr, mss) = (self.snd_max, self.dupack_threshold, self.mss);
         if let Some(sb) = self.sack.as_deref_mut() {
             // RFC 6675 (4.3)-(4.4): HighRxt and RescueRxt at the retransmission's end, then
             // SetPipe (which counts the retransmission, due at the next poll).
             sb.high_rxt = first_end;
             sb.rescue_rxt = Some(first_end);
-            sb.set_pipe(una, max, thr, mss);
+            self.set_pipe();
         }
     }
 
