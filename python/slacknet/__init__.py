@@ -85,11 +85,12 @@ __version__: str = _version()
 
 # Imported after __version__: results records it in summary.json.
 from .results import Results, ResultsError  # noqa: E402
-from .sim import run  # noqa: E402
+from .sim import run, trace_flow  # noqa: E402
 
 __all__ = [
     "__version__",
     "run",
+    "trace_flow",
     "load_scenario",
     "default_scenario_toml",
     "Results",

@@ -178,9 +178,20 @@ class Simulation:
     ``Simulation``.
     """
 
-    def __new__(cls, scenario: ValidScenario) -> Simulation:
+    def __new__(cls, scenario: ValidScenario, *, trace_flow: int | None = None) -> Simulation:
         """Build the network and the applications of a validated scenario; nothing is
-        validated or read again. Raises :class:`SimError`."""
+        validated or read again. Raises :class:`SimError`. ``trace_flow``: the id of a
+        transfer whose packets to trace from its start (:meth:`flow_trace`)."""
+
+    def flow_trace(self) -> dict[str, tuple[str, bytes] | list[str]]:
+        """The traced transfer's rows so far, as columns (``slacknet.trace_flow`` makes the
+        DataFrame)."""
+
+    def flow_trace_started(self) -> bool:
+        """Whether the traced transfer has started."""
+
+    def flow_trace_truncated(self) -> bool:
+        """Whether the flow trace reached its cap (512 MiB of rows) and stopped recording."""
 
     def advance(self, max_events: int) -> bool:
         """Process up to ``max_events`` events (an integer from 1 to 2^64 - 1) with the

@@ -108,6 +108,18 @@ def _build_parser() -> argparse.ArgumentParser:
                        "(an unset switch buffer stays unset: each switch is sized from its ports).")
     v.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML (default: built-in)")
 
+    ft = sub.add_parser(
+        "trace", help="run a scenario and follow one flow's packets (sends, queues, drops, timeouts)",
+        description="Run SCENARIO and print what happened to one transfer's packets: sends, retransmissions, "
+        "drops by place and cause, timeouts; --out writes every row (CSV, or Parquet for a .parquet name): "
+        "time_ps, event (send, enqueue, drop, receive, timeout), to_receiver, seq, ack, flags, len, size, ce, "
+        "link, switch (-1: a host NIC), queue_bytes, cause, cwnd_bytes (slacknet.trace_flow documents each).")
+    ft.add_argument("scenario", metavar="SCENARIO", help="scenario TOML")
+    ft.add_argument("--flow", type=_flow_id, required=True, metavar="ID",
+                    help="the transfer's id (the records' id column: a flow list's own id)")
+    ft.add_argument("--out", metavar="FILE", help="write every row here (.csv or .parquet)")
+    ft.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+
     s = sub.add_parser("summary", help="print the summary tables of a results folder")
     s.add_argument("results", metavar="RESULTS_DIR")
 
@@ -586,6 +598,71 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _flow_id(text: str) -> int:
+    """``--flow``: a transfer id, an integer in [0, 2^64 - 1]."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a transfer id, an integer (the records' id column)") from None
+    if not 0 <= v < 2**64:
+        raise argparse.ArgumentTypeError(f"{text}: a transfer id is an integer in [0, 2^64 - 1]")
+    return v
+
+
+#: The columns of a flow trace, in order (`slacknet.trace_flow`).
+_FLOW_TRACE_COLUMNS = ["time_ps", "event", "to_receiver", "seq", "ack", "flags", "len", "size", "ce", "link",
+                       "switch", "queue_bytes", "cause", "cwnd_bytes"]
+
+
+def _is_flow_trace(p: Path) -> bool:
+    """Whether ``p`` is a flow trace this command wrote (which writing again may replace)."""
+    try:
+        if p.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(p).names) == _FLOW_TRACE_COLUMNS
+        with p.open("r", encoding="utf-8", errors="replace") as f:
+            return f.readline(4096).rstrip("\r\n").split(",") == _FLOW_TRACE_COLUMNS
+    except (OSError, ValueError, ImportError):
+        return False
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from .results import replace_atomic
+    from .sim import trace_flow
+
+    out = _check_out(args.out, kind="file")
+    if out is not None and os.path.lexists(out) and not (out.is_file() and not out.is_symlink() and _is_flow_trace(out)):
+        raise InputError(f"--out = {args.out}: it exists and is not a flow trace, which writing would replace; "
+                         "name a new file")
+    df = trace_flow(args.scenario, args.flow, seed=args.seed)
+    sends = df[df.event == "send"]
+    data = sends[sends.to_receiver & (sends["len"] > 0)]
+    drops = df[df.event == "drop"]
+    got = df[(df.event == "receive") & df.to_receiver]
+    print(f"flow              {args.flow}")
+    if len(data):
+        first, last = int(data.time_ps.iloc[0]), int(got.time_ps.iloc[-1]) if len(got) else None
+        span = f"{(last - first) / 1e6:.3f} us" if last is not None else "never arrived"
+        print(f"data              {len(data)} segments sent ({len(data) - data.seq.nunique()} retransmissions), "
+              f"first at {first / 1e9:.6f} ms; last arrival after {span}")
+    print(f"acks              {int((~sends.to_receiver).sum())} sent by the receiver")
+    where = drops.assign(place=drops.switch.map(lambda s: "host NIC" if s < 0 else f"switch {s}"))
+    by = ", ".join(f"{n} at {pl} ({c})" for (pl, c), n in where.groupby(["place", "cause"], observed=True).size().items())
+    print(f"drops             {len(drops)}" + (f": {by}" if by else ""))
+    print(f"timeouts          {int((df.event == 'timeout').sum())}")
+    print(f"ce marked         {int(got.ce.sum())} of {len(got)} arrivals at the receiver")
+    if df.attrs.get("truncated"):
+        print("note: the trace reached 512 MiB and stopped recording", file=sys.stderr)
+    if out is not None:
+        if out.suffix == ".parquet":
+            replace_atomic(out, lambda tmp: df.to_parquet(tmp, index=False))
+        else:
+            replace_atomic(out, lambda tmp: df.to_csv(tmp, index=False))
+        print(f"rows              {len(df)}: {out}")
+    return 0
+
+
 def _cmd_credence(args: argparse.Namespace) -> int:
     import warnings
 
@@ -948,6 +1025,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "run": _cmd_run,
         "validate": _cmd_validate,
+        "trace": _cmd_trace,
         "summary": _cmd_summary,
         "plot": _cmd_plot,
         "compare": _cmd_compare,

@@ -28,7 +28,7 @@ from ._native import SpecError
 from .config import Scenario, _check_toml_syntax, _read_text, is_seed, spec_error
 from .results import Results
 
-__all__ = ["run", "validate", "DEFAULT_CHUNK_EVENTS"]
+__all__ = ["run", "validate", "trace_flow", "DEFAULT_CHUNK_EVENTS"]
 
 #: Events per call into Rust. Large enough that the Python side costs nothing measurable,
 #: small enough that the progress bar and Ctrl-C respond within a fraction of a second.
@@ -225,3 +225,69 @@ def _run_with_progress(sim: _native.Simulation, name: str, chunk: int, taken: _T
             )
         bar.update(task, completed=horizon)
     sys.stderr.flush()
+
+
+#: The events of the flow trace, in the order a packet meets them.
+FLOW_TRACE_EVENTS = ("send", "enqueue", "drop", "receive", "timeout")
+
+
+def trace_flow(
+    scenario: ScenarioLike,
+    flow: int,
+    *,
+    seed: int | None = None,
+    chunk_events: int = DEFAULT_CHUNK_EVENTS,
+) -> pd.DataFrame:
+    """Run ``scenario`` and return one transfer's packet-level history as a DataFrame: every
+    segment its endpoints send and receive, every queue its packets (data and ACKs) enter or
+    are dropped at, and every retransmission timeout of its sender, in the order they happen.
+
+    ``flow`` is the transfer's ``id`` in the run's records (a flow list's own id, else the
+    order in which the run started it). ``scenario`` and ``seed`` are as :func:`run`'s; the run
+    is the same run (tracing changes nothing in it).
+
+    Columns: ``time_ps``; ``event`` (``send``: an endpoint handed the segment to its NIC;
+    ``enqueue``: it entered the queue of ``link`` (a ``links`` row), a host NIC's if ``switch``
+    is -1, with ``queue_bytes`` waiting there; ``drop``: it was refused or pushed out there, for
+    ``cause`` (``admission``, ``queue_cap``, ``selective``, ``pushout``, ``credit``, ``nic``);
+    ``receive``: it reached its endpoint; ``timeout``: the sender's retransmission timer
+    fired); ``to_receiver`` (data and SYNs ``True``, ACKs ``False``); ``seq`` (payload offset),
+    ``ack`` and ``flags`` (TCP: SYN 1, ACK 2, FIN 4, ECE 8, CWR 16; 0 otherwise) and ``len``
+    (payload bytes) on ``send`` and ``receive`` rows; ``size`` (bytes on the wire); ``ce`` (a CE
+    mark: as delivered on ``receive``, as it arrived elsewhere); ``cwnd_bytes`` (the sender's
+    congestion window after the event, on rows of its own sends and of what it received).
+    ``df.attrs``: ``flow``, ``truncated`` (the trace reached 512 MiB and stopped).
+
+    The sender's side is what the ns-3 peer's ``--traceFlow`` writes for the same flow
+    (``bench/peers/ns3/README.md``), so a difference between the simulators can be followed
+    packet by packet.
+
+    Raises :class:`~slacknet.SpecError` (key ``flow``) if ``flow`` is not an integer in [0,
+    2^64 - 1] or no transfer of the run has that id, and what :func:`run` raises.
+    """
+    if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < 2**64:
+        raise spec_error("flow", repr(flow), "must be a transfer id, an integer in [0, 2^64 - 1] (the records' id "
+                         "column), e.g. flow=3")
+    if isinstance(chunk_events, bool) or not isinstance(chunk_events, numbers.Integral):
+        raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
+    if not 1 <= chunk_events < 2**64:
+        raise ValueError(f"chunk_events = {chunk_events}: must be between 1 and 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
+    valid = validate(scenario)
+    if seed is not None:
+        if not is_seed(seed):
+            raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
+        valid = valid.with_seed(int(seed))
+    sim = _native.Simulation(valid, trace_flow=int(flow))
+    while sim.advance(int(chunk_events)):
+        pass
+    if not sim.flow_trace_started():
+        raise spec_error("flow", str(int(flow)), f"no transfer of this run has the id {int(flow)} ({sim.num_flows} "
+                         "transfers started); ids are the records' id column (a flow list's own ids)")
+    cols = sim.flow_trace()
+    df = pd.DataFrame({
+        k: np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else pd.Categorical(v)
+        for k, v in cols.items()
+    })
+    df.attrs["flow"] = int(flow)
+    df.attrs["truncated"] = bool(sim.flow_trace_truncated())
+    return df

@@ -688,12 +688,18 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[pymethods]
 impl PySimulation {
     /// Build the network and the applications of a validated scenario (`validate_toml` /
-    /// `validate_json`); nothing is validated or read again. Raises `SimError`.
+    /// `validate_json`); nothing is validated or read again. Raises `SimError`. `trace_flow`:
+    /// the id of a transfer (its records' `id`) whose packets to trace from its start
+    /// (`flow_trace`).
     #[new]
-    fn new(py: Python<'_>, scenario: &ValidScenario) -> PyResult<Self> {
+    #[pyo3(signature = (scenario, *, trace_flow = None))]
+    fn new(py: Python<'_>, scenario: &ValidScenario, trace_flow: Option<u64>) -> PyResult<Self> {
         let spec = scenario.inner.clone();
         // Building a large network takes seconds: interruptible.
-        match interruptible(py, move || sim::Simulation::new(&spec))? {
+        match interruptible(py, move || match trace_flow {
+            Some(id) => sim::Simulation::with_flow_trace(&spec, id),
+            None => sim::Simulation::new(&spec),
+        })? {
             Ok(Ok(inner)) => Ok(PySimulation {
                 inner,
                 is_poisoned: false,
@@ -831,6 +837,51 @@ impl PySimulation {
                 .done()
         });
         table_to_py(py, cols)
+    }
+
+    /// The traced transfer's rows so far (`trace_flow`), as columns `time_ps`, `event`
+    /// (`send`, `receive`, `enqueue`, `drop`, `timeout`), `to_receiver`, `seq`, `ack`,
+    /// `flags`, `len`, `size`, `ce`, `link`, `switch`, `queue_bytes`, `cause` and
+    /// `cwnd_bytes`.
+    fn flow_trace<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let this = read(slf)?;
+        this.check(py)?;
+        let rows = this.inner.flow_trace();
+        let cols = py.detach(|| {
+            Table::new(rows)
+                .num("time_ps", |r| r.time_ps)
+                .text("event", |r| r.event.as_str())
+                .num("to_receiver", |r| r.to_receiver)
+                .num("seq", |r| r.seq)
+                .num("ack", |r| r.ack)
+                .num("flags", |r| r.flags)
+                .num("len", |r| r.len)
+                .num("size", |r| r.size)
+                .num("ce", |r| r.ce)
+                // u32::MAX (none) as -1.
+                .num("link", |r| if r.link == u32::MAX { -1 } else { i64::from(r.link) })
+                .num("switch", |r| if r.switch == u32::MAX { -1 } else { i64::from(r.switch) })
+                .num("queue_bytes", |r| r.queue_bytes)
+                .text("cause", |r| r.cause.as_str())
+                .num("cwnd_bytes", |r| r.cwnd)
+                .done()
+        });
+        table_to_py(py, cols)
+    }
+
+    /// Whether the traced transfer has started.
+    fn flow_trace_started(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = read(slf)?;
+        this.check(slf.py())?;
+        Ok(this.inner.flow_trace_started())
+    }
+
+    /// Whether the flow trace reached its cap (512 MiB of rows) and stopped recording.
+    fn flow_trace_truncated(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = read(slf)?;
+        this.check(slf.py())?;
+        Ok(this.inner.flow_trace_truncated())
     }
 
     /// Simulated time now, picoseconds.

@@ -60,6 +60,7 @@ const CREDIT: u16 = 1 << 6;
 const UNSCHEDULED: u16 = 1 << 7;
 const HAS_INT: u16 = 1 << 8;
 const HAS_SACK: u16 = 1 << 9;
+const TRACED: u16 = 1 << 10;
 
 impl Packet {
     /// A packet of `size` bytes to host `dst` carrying `seg`, whose full header is in slot `hdr`.
@@ -152,11 +153,32 @@ impl Packet {
         self.bits |= HAS_SACK;
     }
 
-    /// Whether anything travels beside the header (telemetry or SACK blocks): one test for
-    /// the common case of neither.
+    /// Whether anything travels beside the header (telemetry or SACK blocks) or the packet is
+    /// traced: one test for the common case of none, where delivery takes its plain path.
     #[inline]
     pub fn has_side_data(&self) -> bool {
-        self.bits & (HAS_INT | HAS_SACK) != 0
+        self.bits & (HAS_INT | HAS_SACK | TRACED) != 0
+    }
+
+    /// Mark the packet as the traced transfer's (`world::flowtrace`).
+    #[inline]
+    pub fn set_traced(&mut self) {
+        self.bits |= TRACED;
+    }
+
+    /// Whether the packet is the traced transfer's (`world::flowtrace`).
+    #[inline]
+    pub fn is_traced(&self) -> bool {
+        self.bits & TRACED != 0
+    }
+
+    /// Whether a switch port handles the packet outside its plain path: a credit (when the port
+    /// has a credit queue) or a traced packet.
+    // PERF: one test of bits already in a register where a hop first tested its link's
+    // `has_credit`; a flow trace then costs the hot path nothing.
+    #[inline]
+    pub fn is_credit_or_traced(&self) -> bool {
+        self.bits & (CREDIT | TRACED) != 0
     }
 }
 

@@ -48,6 +48,7 @@ use crate::SimError;
 
 mod apps;
 mod build;
+mod flowtrace;
 mod host;
 mod observe;
 mod output;
@@ -60,6 +61,7 @@ pub use build::transport_config;
 pub(crate) use build::{network_bytes, switch_buffers};
 pub use output::TakenRecords;
 pub use trace::{TraceRow, TraceTooLate, MAX_TRACE_ROWS};
+pub use flowtrace::{DropCause, FlowEvent, FlowTraceRow, MAX_FLOW_TRACE_ROWS};
 
 use host::{TimerSlot, Transfer, TransferRt, Tsq};
 use transfers::Transfers;
@@ -67,6 +69,7 @@ use observe::Observer;
 use switch::{Link, Switch};
 use telemetry::{IntSlab, SackSlab};
 use trace::DecisionTrace;
+use flowtrace::FlowTrace;
 
 /// The last instant a run can reach: one picosecond before [`Time::MAX`], the saturated
 /// "never". Validation bounds every scenario far below it (`spec::limits::MAX_TIME_PS`); a run
@@ -224,6 +227,11 @@ pub struct Simulation {
     // ---- optional observers ----
     /// Per-packet admission records, when enabled (Credence's training data).
     trace: Option<Box<DecisionTrace>>,
+    /// One transfer's packet-level history, when enabled (`flowtrace`).
+    flow_trace: Option<Box<FlowTrace>>,
+    /// The traced transfer's index once it started, else `u32::MAX` (`flowtrace`): compared
+    /// with the transfer of each drain, whose packets it marks traced.
+    pub(crate) trace_conn: u32,
 
     /// The full headers of the packets in the network (`packet`).
     hdrs: HeaderSlab,
@@ -274,6 +282,18 @@ impl RouteHint {
 impl Simulation {
     /// Build the network and the applications, and schedule the first events. Does no I/O.
     pub fn new(valid: &ValidSpec) -> Result<Simulation, SimError> {
+        Self::build(valid, None)
+    }
+
+    /// As [`Simulation::new`], tracing the transfer whose id is `id` (the first one, if several
+    /// share it) from its start: its rows are [`Simulation::flow_trace`]'s ([`FlowTraceRow`]).
+    /// The trace starts before the applications do, so transfers that start at time 0 are
+    /// traced from their first segment.
+    pub fn with_flow_trace(valid: &ValidSpec, id: u64) -> Result<Simulation, SimError> {
+        Self::build(valid, Some(id))
+    }
+
+    fn build(valid: &ValidSpec, trace_id: Option<u64>) -> Result<Simulation, SimError> {
         let spec = valid.spec();
         let topo = Topology::build(&spec.topology);
         let routes = Routes::with_hash_seed(&topo, spec.routing.mode, spec.routing.hash_seed);
@@ -377,6 +397,8 @@ impl Simulation {
             first_rtt_bytes: t.init_window_pkts() as u64 * mss,
             base_rtt,
             trace: None,
+            flow_trace: None,
+            trace_conn: u32::MAX,
             hdrs: HeaderSlab::default(),
             int: IntSlab::default(),
             sack: SackSlab::default(),
@@ -390,6 +412,7 @@ impl Simulation {
             route_hint_hops: 0,
         };
         sim.prefetches = std::mem::size_of_val(&sim.links[..]) > PREFETCH_ABOVE_BYTES;
+        sim.flow_trace = trace_id.map(|id| Box::new(FlowTrace::new(id)));
         sim.start_apps();
         sim.start_sampling();
         Ok(sim)

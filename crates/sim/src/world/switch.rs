@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use proto::IntHop;
 use units::{Bps, Bytes, Dur, LinkId, Time};
 
-use super::Simulation;
+use super::{DropCause, Simulation};
 use crate::admission::{AnyAdmission, Arrival, BufferAdmission, BufferView, Verdict};
 use crate::metrics::SwitchStats;
 use crate::packet::Packet;
@@ -198,7 +198,8 @@ impl Simulation {
     /// marking, then start serialization if the link is idle.
     // PERF: the NIC's and a switch's enqueue are two functions (a packet's caller knows which
     // it needs): one function with a branch on the link's kind cost every packet-hop the
-    // branch and the other side's register pressure.
+    // branch and the other side's register pressure. Inlined into both of `drain`'s loops.
+    #[inline(always)]
     pub(crate) fn enqueue_nic(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
         debug_assert!(link.switch == NO_SWITCH);
@@ -239,12 +240,17 @@ impl Simulation {
     /// Hand a packet to switch port `l`: static cap, shared-buffer admission, ECN marking, then
     /// start serialization if the link is idle.
     pub(crate) fn enqueue_at_switch(&mut self, l: LinkId, pkt: Packet) {
+        if pkt.is_credit_or_traced() {
+            if pkt.is_traced() {
+                self.flow_trace_arrival(l, &pkt);
+            }
+            if self.links[l.idx()].has_credit && pkt.is_credit() {
+                self.enqueue_credit(l, pkt);
+                return;
+            }
+        }
         let link = &mut self.links[l.idx()];
         debug_assert!(link.switch != NO_SWITCH);
-        if link.has_credit && pkt.is_credit() {
-            self.enqueue_credit(l, pkt);
-            return;
-        }
         let q = link.port.queue_of(pkt.prio());
         let size = pkt.size as u64;
         let s = link.switch as usize;
@@ -256,6 +262,9 @@ impl Simulation {
             sw.stats.dropped_bytes += size;
             self.bytes_dropped += size;
             self.hdrs.free(pkt.hdr);
+            if pkt.is_traced() {
+                self.flow_trace_drop(DropCause::Selective);
+            }
             return;
         }
         if link.port.check_cap(q, size).is_err() && !self.pfabric_make_room(l, q, &pkt) {
@@ -264,6 +273,9 @@ impl Simulation {
             sw.stats.dropped_bytes += size;
             self.bytes_dropped += size;
             self.hdrs.free(pkt.hdr);
+            if pkt.is_traced() {
+                self.flow_trace_drop(DropCause::QueueCap);
+            }
             return;
         }
         let link = &mut self.links[l.idx()];
@@ -280,6 +292,9 @@ impl Simulation {
             sw.stats.dropped_bytes += size;
             self.bytes_dropped += size;
             self.hdrs.free(pkt.hdr);
+            if pkt.is_traced() {
+                self.flow_trace_drop(DropCause::Admission);
+            }
             return;
         }
         // INVARIANT: the shared buffer never holds more than its size (after push-out).
@@ -340,6 +355,9 @@ impl Simulation {
                 None => self.nic_drops += 1,
             }
             self.bytes_dropped += size;
+            if pkt.is_traced() {
+                self.flow_trace_drop(if sw.is_some() { DropCause::Credit } else { DropCause::Nic });
+            }
             return;
         }
         self.kick(l);
@@ -361,6 +379,8 @@ impl Simulation {
         let s = link.switch as usize;
         let sw = &mut self.switches[s];
         let qi = link.queue_base as usize + q;
+        // The traced transfer's victims (`flowtrace`), recorded once the loop lets go of the port.
+        let mut pushed = Vec::new();
         // CORRECTNESS: enough bytes of lower priority are queued, and the least urgent go first,
         // so every victim is less urgent than `pkt` and the loop ends with room for it.
         while link.port.check_cap(q, size).is_err() {
@@ -380,6 +400,12 @@ impl Simulation {
             sw.stats.dropped_bytes += vsize;
             self.bytes_dropped += vsize;
             sw.admission.on_push_out(qi, vsize, now);
+            if victim.is_traced() {
+                pushed.push(victim);
+            }
+        }
+        for victim in pushed {
+            self.flow_trace_push_out(l, &victim);
         }
         true
     }
@@ -390,6 +416,9 @@ impl Simulation {
         self.nic_drops += 1;
         self.bytes_dropped += pkt.size as u64;
         self.hdrs.free(pkt.hdr);
+        if pkt.is_traced() {
+            self.flow_trace_drop(DropCause::Nic);
+        }
     }
 
     /// A NIC's static cap, then its queue (with ECN marking). Returns whether the packet was
@@ -440,6 +469,7 @@ impl Simulation {
     // fat-tree 3.168 -> 3.079 G instructions, 1 ms seven alternated pairs 0.934 (faster in 7),
     // 3 ms four pairs 0.955 (3 of 4), identical results; the 256-host run (one FIFO, no TSQ)
     // unchanged.
+    #[inline(always)]
     pub(crate) fn enqueue_tsq(&mut self, l: LinkId, pkt: Packet) {
         debug_assert!(self.links[l.idx()].switch == NO_SWITCH && pkt.to_receiver());
         let q = self.links[l.idx()].port.queue_of(pkt.prio());
@@ -471,11 +501,15 @@ impl Simulation {
     /// push-out; the arriving packet itself goes if its queue is the longest).
     pub(crate) fn push_out(&mut self, s: usize) {
         let now = self.sched.now();
-        let sw = &mut self.switches[s];
-        while sw.buf.occupancy > sw.buf.capacity {
+        loop {
+            let sw = &mut self.switches[s];
+            if sw.buf.occupancy <= sw.buf.capacity {
+                break;
+            }
             let (victim, _) = sw.buf.longest_queue();
             let (port, class) = (victim / sw.buf.qpp, victim % sw.buf.qpp);
-            let link = &mut self.links[sw.ports[port].idx()];
+            let l = sw.ports[port];
+            let link = &mut self.links[l.idx()];
             let Some(pkt) = link.port.pop_back(class) else {
                 // CORRECTNESS: the longest queue of an over-full buffer holds packets.
                 debug_assert!(false, "the longest queue of a full buffer is empty");
@@ -493,6 +527,9 @@ impl Simulation {
             sw.stats.dropped_bytes += size;
             self.bytes_dropped += size;
             sw.admission.on_push_out(victim, size, now);
+            if pkt.is_traced() {
+                self.flow_trace_push_out(l, &pkt);
+            }
         }
     }
 
