@@ -227,22 +227,28 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn flow_trace_arrival(&mut self, l: LinkId, pkt: &Packet) {
-        let now = self.sched.now();
-        let link = &self.links[l.idx()];
-        let mut row = packet_row(now, FlowEvent::Enqueue, pkt);
-        row.link = l.0;
-        row.switch = link.switch;
-        row.queue_bytes = link.port.queue_bytes(link.port.queue_of(pkt.prio()));
+        let row = self.queue_row(FlowEvent::Enqueue, l, pkt);
         if let Some(t) = self.flow_trace.as_deref_mut() {
             t.push(row);
         }
+    }
+
+    /// A row of `pkt` at link `l`'s queue, with the bytes waiting there.
+    fn queue_row(&self, event: FlowEvent, l: LinkId, pkt: &Packet) -> FlowTraceRow {
+        let link = &self.links[l.idx()];
+        let mut row = packet_row(self.sched.now(), event, pkt);
+        row.link = l.0;
+        row.switch = link.switch;
+        row.queue_bytes = link.port.queue_bytes(link.port.queue_of(pkt.prio()));
+        row
     }
 
     /// The traced transfer's packet that just arrived (its last row) was dropped for `cause`.
     #[cold]
     #[inline(never)]
     pub(crate) fn flow_trace_drop(&mut self, cause: DropCause) {
-        if let Some(row) = self.flow_trace.as_deref_mut().and_then(|t| t.rows.last_mut()) {
+        // A full trace did not record the arrival: its last row is another packet's.
+        if let Some(row) = self.flow_trace.as_deref_mut().filter(|t| !t.truncated).and_then(|t| t.rows.last_mut()) {
             if row.event == FlowEvent::Enqueue {
                 row.event = FlowEvent::Drop;
                 row.cause = cause;
@@ -254,12 +260,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn flow_trace_push_out(&mut self, l: LinkId, pkt: &Packet) {
-        let now = self.sched.now();
-        let link = &self.links[l.idx()];
-        let mut row = packet_row(now, FlowEvent::Drop, pkt);
-        row.link = l.0;
-        row.switch = link.switch;
-        row.queue_bytes = link.port.queue_bytes(link.port.queue_of(pkt.prio()));
+        let mut row = self.queue_row(FlowEvent::Drop, l, pkt);
         row.cause = DropCause::PushOut;
         if let Some(t) = self.flow_trace.as_deref_mut() {
             t.push(row);
@@ -433,5 +434,42 @@ mod tests {
         let mut plain = sim(text);
         plain.run_to_end();
         assert_eq!(s.output().records, plain.output().records);
+    }
+
+    #[test]
+    fn a_full_trace_keeps_its_first_rows_and_says_so() {
+        let mut plain = sim(LOSSY);
+        plain.run_to_end();
+        let id = plain.output().records.iter().find(|r| r.num_rtos > 0).expect("a flow with a timeout").id;
+        let mut full = Simulation::with_flow_trace(&valid(LOSSY), id).unwrap();
+        full.run_to_end();
+        let all = full.flow_trace().to_vec();
+        // Cut just after a drop: the drop is still its own packet's, and nothing after the cut
+        // is recorded or changed.
+        let cut = all.iter().position(|r| r.event == FlowEvent::Drop).unwrap() + 1;
+        let mut sim = Simulation::with_flow_trace(&valid(LOSSY), id).unwrap();
+        sim.flow_trace.as_deref_mut().unwrap().limit = cut as u64;
+        sim.run_to_end();
+        assert!(sim.flow_trace_truncated() && !full.flow_trace_truncated());
+        assert_eq!(sim.flow_trace(), &all[..cut]);
+    }
+
+    #[test]
+    fn packets_pushed_out_of_their_queue_are_drops_with_that_cause() {
+        // LQD pushes queued packets out of the longest queue: some flow's rows say so, each at a
+        // switch, and the transfer's rows still account for every packet sent.
+        let text = LOSSY.replace("admission = { policy = \"static\", port_bytes = 30000 }", "buffer_bytes = 60000\nadmission = { policy = \"lqd\" }");
+        let mut plain = sim(&text);
+        plain.run_to_end();
+        let ids: Vec<u64> = plain.output().records.iter().filter(|r| r.retx_segments > 0).map(|r| r.id).take(12).collect();
+        let mut seen = 0;
+        for id in ids {
+            let mut s = Simulation::with_flow_trace(&valid(&text), id).unwrap();
+            s.run_to_end();
+            let pushed: Vec<&FlowTraceRow> = s.flow_trace().iter().filter(|r| r.cause == DropCause::PushOut).collect();
+            assert!(pushed.iter().all(|r| r.event == FlowEvent::Drop && r.switch != u32::MAX));
+            seen += pushed.len();
+        }
+        assert!(seen > 0, "no traced flow had a packet pushed out");
     }
 }
