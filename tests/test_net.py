@@ -428,3 +428,71 @@ def test_a_tag_travels_with_the_array() -> None:
         tx.send_array(rx.address, np.ones(4, np.float32), tag=2**32)
     with pytest.raises(TypeError, match="tag = '1': give an integer"):
         tx.send_array(rx.address, np.ones(4, np.float32), tag="1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("msr", [{0: 1.0, 1: 0.5}, {1.0, 0.5}])
+def test_msr_given_as_a_dict_or_set_is_refused_not_read_as_its_keys(msr: object) -> None:
+    # A dict's keys ran as the MSRs: group 0 asked for all its messages and lost 28 of 100.
+    tx = Endpoint("127.0.0.1:0")
+    with pytest.raises(TypeError, match="msr: a (dict|set); give one number, or a sequence"):
+        tx.send_job("127.0.0.1:9", [(0, b"x"), (1, b"y")], msr=msr)
+
+
+def test_jobs_gathered_from_two_threads_come_whole() -> None:
+    # Two threads pulling one queue split jobs: 7 of 30 came back with 199 of 200 messages and
+    # lost = [], 7 messages stranded.
+    rx, tx = Endpoint("127.0.0.1:0"), Endpoint("127.0.0.1:0")
+    jobs: list = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            j = rx.recv_job(timeout=0.2)
+            if j is not None:
+                jobs.append(j)
+
+    threads = [threading.Thread(target=loop) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(15):
+            tx.send_job(rx.address, [(0, bytes(200)) for _ in range(200)], msr=1.0, deadline=20)
+        deadline = time.monotonic() + 10
+        while len(jobs) < 15 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert len(jobs) == 15
+    assert all(len(j.messages) == 200 and not j.lost for j in jobs)
+    assert not any(rx._pending.values())
+
+
+def test_a_cancelled_async_receive_loses_nothing() -> None:
+    rx, tx = Endpoint("127.0.0.1:0"), Endpoint("127.0.0.1:0")
+    x = np.arange(1000, dtype=np.float32)
+
+    async def main() -> tuple:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(rx.recv_array_async(), 0.3)
+        await tx.send_array_async(rx.address, x)
+        got = await rx.recv_array_async(timeout=5)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(rx.recv_job_async(), 0.3)
+        await tx.send_job_async(rx.address, [(0, b"abc")], msr=1.0)
+        job = await rx.recv_job_async(timeout=5)
+        return got, job
+
+    got, job = asyncio.run(main())
+    assert got is not None and np.array_equal(got.array, x)
+    assert job is not None and list(job.messages.values()) == [(0, b"abc")]
+    # The sync call takes a cancelled call's result too.
+    async def cancel_one() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(rx.recv_array_async(), 0.3)
+
+    asyncio.run(cancel_one())
+    tx.send_array(rx.address, x)
+    again = rx.recv_array(timeout=5)
+    assert again is not None and np.array_equal(again.array, x)

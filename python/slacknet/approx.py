@@ -1080,9 +1080,13 @@ def recv_table(endpoint: Endpoint, timeout: float | None = None) -> Sample | Non
 
 
 async def recv_table_async(endpoint: Endpoint, timeout: float | None = None) -> Sample | None:
-    """:func:`recv_table`, awaitable (same arguments and result)."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(None, recv_table, endpoint, timeout)
+    """:func:`recv_table`, awaitable (same arguments and result). Cancelled, it loses
+    nothing: the table it was receiving goes to the next receive call
+    (:meth:`~slacknet.net.Endpoint.recv_job_async`'s rule)."""
+    if not isinstance(endpoint, Endpoint):
+        raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
+    job = await endpoint.recv_job_async(timeout)
+    return None if job is None else unpack(job)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,10 @@ off by default, applies to what an endpoint sends: pass ``faults=Faults(...)``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import numbers
+import threading
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,9 +100,30 @@ def _optional_number(name: str, v: Any) -> float | None:
 
 def _msrs(msr: Any) -> list[float]:
     """``msr`` (one number, or a sequence of numbers) as a list of floats, naming a bad one."""
+    if isinstance(msr, (Mapping, Set)):
+        # A dict's iteration gives its keys: {0: 1.0, 1: 0.5} ran as MSRs [0, 1], and group 0
+        # lost messages it needed without an error.
+        raise TypeError(f"msr: a {type(msr).__name__}; give one number, or a sequence with group g's MSR at "
+                        "index g, e.g. msr=[1.0, 0.5]")
     if isinstance(msr, (str, bytes)) or not hasattr(msr, "__iter__"):
         return [_number("msr", msr)]
     return [_number(f"msr[{g}]", m) for g, m in enumerate(msr)]
+
+
+def _in_thread(fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+    """Run ``fn`` in a daemon thread of its own; its result (or exception) in the future.
+    A daemon thread, so that an event loop closing does not wait for a native call it cannot
+    cancel."""
+    f: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            f.set_result(fn())
+        except BaseException as e:  # noqa: BLE001 - handed to the waiter
+            f.set_exception(e)
+
+    threading.Thread(target=run, daemon=True, name="slacknet-recv").start()
+    return f
 
 
 def _job_messages(messages: Any) -> list[tuple[int, bytes]]:
@@ -273,6 +297,13 @@ class Endpoint:
         f = faults or Faults()
         # Messages of jobs not yet ended, by (peer, job id).
         self._pending: dict[tuple[str, int], dict[int, tuple[int, bytes]]] = {}
+        # One job gatherer at a time: two threads pulling one queue split a job's messages
+        # (a job came back with 199 of 200 messages and lost = []).
+        self._job_lock = threading.Lock()
+        # The native receive of an awaiting call that was cancelled, still running or done:
+        # the next call takes its result first instead of losing it.
+        self._orphan: concurrent.futures.Future[Any] | None = None
+        self._job_orphan: concurrent.futures.Future[Any] | None = None
         self._node = _native.Node(
             _text("bind", bind, '"0.0.0.0:7000"'),
             loss=_number("loss", f.loss),
@@ -328,13 +359,51 @@ class Endpoint:
     def recv_array(self, timeout: float | None = None) -> Received | None:
         """The next array a peer sent (``None`` after ``timeout`` seconds; ``0``: only what has
         arrived; ``None`` timeout: wait forever)."""
-        return self._received(self._node.recv(_timeout(timeout)))
+        timeout = _timeout(timeout)
+        orphan = self._take_orphan("_orphan", timeout)
+        if orphan is not None:
+            return self._received(orphan)
+        return self._received(self._node.recv(timeout))
 
     async def recv_array_async(self, timeout: float | None = None) -> Received | None:
-        """:meth:`recv_array`, awaitable (same arguments and result)."""
+        """:meth:`recv_array`, awaitable (same arguments and result). Cancelled, it loses
+        nothing: the array its receive was waiting for goes to the next receive call."""
         timeout = _timeout(timeout)
-        loop = asyncio.get_running_loop()
-        return self._received(await loop.run_in_executor(None, self._node.recv, timeout))
+        return self._received(await self._await_recv("_orphan", lambda: self._node.recv(timeout), timeout))
+
+    def _take_orphan(self, slot: str, timeout: float | None) -> Any:
+        """The result of a cancelled awaiting call's receive (``slot``: ``_orphan`` or
+        ``_job_orphan``), waiting for it up to ``timeout``; ``None`` if there is none or it had
+        nothing (a receive still running stays for the next call)."""
+        f = getattr(self, slot)
+        if f is None or (timeout is not None and not 0 <= timeout < 2**62):
+            return None  # (the native receive that follows refuses a bad timeout, naming it)
+        try:
+            raw = f.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return None
+        setattr(self, slot, None)
+        return raw
+
+    async def _await_recv(self, slot: str, call: Callable[[], Any], timeout: float | None) -> Any:
+        """``call`` (a blocking receive) in a thread, awaited; if the awaiting task is cancelled,
+        the receive goes on and its result waits in ``slot`` for the next call. A cancelled
+        call's receive still running is awaited first."""
+        f = getattr(self, slot)
+        if f is not None:
+            try:
+                raw = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(f)), timeout)
+            except (asyncio.TimeoutError, TimeoutError):
+                return None
+            setattr(self, slot, None)
+            if raw is not None:
+                return raw
+        f = _in_thread(call)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(f))
+        except asyncio.CancelledError:
+            setattr(self, slot, f)
+            raise
 
     def send_job(self, peer: str, messages: Any, *, msr: Any, deadline: float = 30.0) -> JobReport:
         """Send a job of ``messages``, ``(group, bytes)`` pairs, to ``peer``; group ``g`` must
@@ -356,16 +425,36 @@ class Endpoint:
         return await loop.run_in_executor(None, lambda: self.send_job(peer, messages, msr=msr, deadline=deadline))
 
     async def recv_job_async(self, timeout: float | None = None) -> Job | None:
-        """:meth:`recv_job`, awaitable (same arguments and result)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.recv_job, timeout)
+        """:meth:`recv_job`, awaitable (same arguments and result). Cancelled, it loses
+        nothing: the job it was gathering goes to the next receive call."""
+        timeout = _timeout(timeout)
+        job: Job | None = await self._await_recv("_job_orphan", lambda: self._gather_job(timeout), timeout)
+        return job
 
     def recv_job(self, timeout: float | None = None) -> Job | None:
         """The next job a peer sends, gathered until its end (``None`` if nothing arrives
         within ``timeout`` seconds of the previous event; ``None`` timeout: wait forever).
-        Messages of jobs from several peers at once are kept apart by (peer, job id)."""
-        pending = self._pending
+        Messages of jobs from several peers at once are kept apart by (peer, job id). Calls
+        from several threads take turns (each waits up to its ``timeout`` for the one before)."""
         timeout = _timeout(timeout)
+        orphan = self._take_orphan("_job_orphan", timeout)
+        if orphan is not None:
+            job: Job = orphan
+            return job
+        return self._gather_job(timeout)
+
+    def _gather_job(self, timeout: float | None) -> Job | None:
+        if timeout is not None and not 0 <= timeout < 2**62:
+            self._node.recv_job(timeout)  # refuses it, naming the argument (the lock would not)
+        if not self._job_lock.acquire(timeout=-1 if timeout is None else timeout):
+            return None
+        try:
+            return self._gather_job_locked(timeout)
+        finally:
+            self._job_lock.release()
+
+    def _gather_job_locked(self, timeout: float | None) -> Job | None:
+        pending = self._pending
         while True:
             e = self._node.recv_job(timeout)
             if e is None:
