@@ -32,8 +32,9 @@ The runs are the cartesian product of the axes (first axis outermost) times the 
 order; at most :data:`MAX_RUNS` of them, counted from the axes before any is built. Each run is
 an ordinary scenario validated by Rust, so a bad value fails with the key that names it. :func:`run_sweep` runs them in worker processes (one simulation per core) and
 writes ``<out>/<variant>/`` (a normal results folder) per run plus ``<out>/sweep.csv`` with
-one row per run (and ``<out>/sweep.json``, the sweep's name): the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok`` or
-``failed``), ``reused`` and ``error``.
+one row per run (and ``<out>/sweep.json``, the sweep's name): the axis values, the metrics of :func:`run_metrics`, ``status`` (``ok``,
+``failed``, or ``pending``: not run yet, in the table of a sweep under way or interrupted),
+``reused`` and ``error``.
 
 Every run has a folder of its own, named after its axis labels and seed. A sweep whose runs
 would share one is refused before anything runs, naming the key: a seed listed twice, two
@@ -46,7 +47,9 @@ A run that fails (an error, a panic in the simulator, its worker process killed 
 memory) is a ``failed`` row with the reason in ``error`` and NaN metrics; the others go on. When
 a worker dies, the runs it shared the pool with run again one at a time in a new pool, so only
 the one that kills its worker alone is failed. ``sweep.csv`` is rewritten (atomically) as each
-run ends, so an interrupted sweep keeps its table and every finished run's folder. A sweep
+run ends, so an interrupted sweep keeps its table and every finished run's folder; the runs it
+did not finish stay in the table as ``pending`` rows (NaN metrics), so that a table read later
+never passes for a whole sweep. A sweep
 writes into a new folder, an empty one or an earlier sweep's (one holding its ``sweep.csv``),
 and refuses any other (:func:`check_sweep_target`), including another sweep's (its
 ``sweep.json`` names it). Running the
@@ -108,6 +111,8 @@ METRIC_COLUMNS = (
 )
 #: The columns after the metrics: how each run ended.
 STATUS_COLUMNS = ("status", "reused", "error")
+#: The status of a run not run yet in ``sweep.csv`` (a sweep under way, or interrupted).
+PENDING = "pending"
 #: Why a run failed when its worker process died.
 WORKER_DIED = "its worker process died (killed, or out of memory)"
 #: The most runs a sweep may have. Each run is a resolved scenario in memory and a folder on
@@ -644,7 +649,13 @@ def run_sweep(
     write_text_atomic(json.dumps({"name": sweep.name}) + "\n", out / SWEEP_INFO)
     table = out / SWEEP_TABLE
     columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
-    rows: dict[int, dict[str, Any]] = {}
+    # Every run is listed from the start: an interrupted sweep's table must not read as a
+    # whole one (it listed only the runs that ended, each "ok").
+    rows: dict[int, dict[str, Any]] = {
+        i: {"variant": r.variant, **r.columns, "seed": r.seed, **dict.fromkeys(METRIC_COLUMNS, math.nan),
+            "status": PENDING, "reused": False, "error": ""}
+        for i, r in enumerate(runs)
+    }
 
     def record(i: int, metrics: dict[str, float] | None, error: str, reused: bool) -> None:
         r = runs[i]
