@@ -110,6 +110,12 @@ def _msrs(msr: Any) -> list[float]:
     return [_number(f"msr[{g}]", m) for g, m in enumerate(msr)]
 
 
+def _wait_s(timeout: float | None) -> float | None:
+    """A checked receive timeout as Python's own waits take it: at most
+    ``threading.TIMEOUT_MAX`` (about 292 years; more is refused there), ``None`` forever."""
+    return None if timeout is None else min(timeout, threading.TIMEOUT_MAX)
+
+
 def _in_thread(fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
     """Run ``fn`` in a daemon thread of its own; its result (or exception) in the future.
     A daemon thread, so that an event loop closing does not wait for a native call it cannot
@@ -359,7 +365,7 @@ class Endpoint:
     def recv_array(self, timeout: float | None = None) -> Received | None:
         """The next array a peer sent (``None`` after ``timeout`` seconds; ``0``: only what has
         arrived; ``None`` timeout: wait forever)."""
-        timeout = _timeout(timeout)
+        timeout = self._checked_timeout(timeout)
         orphan = self._take_orphan("_orphan", timeout)
         if orphan is not None:
             return self._received(orphan)
@@ -368,18 +374,27 @@ class Endpoint:
     async def recv_array_async(self, timeout: float | None = None) -> Received | None:
         """:meth:`recv_array`, awaitable (same arguments and result). Cancelled, it loses
         nothing: the array its receive was waiting for goes to the next receive call."""
-        timeout = _timeout(timeout)
+        timeout = self._checked_timeout(timeout)
         return self._received(await self._await_recv("_orphan", lambda: self._node.recv(timeout), timeout))
+
+    def _checked_timeout(self, v: Any) -> float | None:
+        """A receive's ``timeout``, refused as the native receive refuses it (naming it) before
+        a lock or a cancelled call's receive would wait on it."""
+        timeout = _timeout(v)
+        # What the native side refuses (NaN, negative, infinite, beyond its clock): refused there.
+        if timeout is not None and not 0 <= timeout < 2**64:
+            self._node.recv(timeout)  # raises
+        return timeout
 
     def _take_orphan(self, slot: str, timeout: float | None) -> Any:
         """The result of a cancelled awaiting call's receive (``slot``: ``_orphan`` or
         ``_job_orphan``), waiting for it up to ``timeout``; ``None`` if there is none or it had
         nothing (a receive still running stays for the next call)."""
         f = getattr(self, slot)
-        if f is None or (timeout is not None and not 0 <= timeout < 2**62):
-            return None  # (the native receive that follows refuses a bad timeout, naming it)
+        if f is None:
+            return None
         try:
-            raw = f.result(timeout)
+            raw = f.result(_wait_s(timeout))
         except concurrent.futures.TimeoutError:
             return None
         setattr(self, slot, None)
@@ -392,7 +407,7 @@ class Endpoint:
         f = getattr(self, slot)
         if f is not None:
             try:
-                raw = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(f)), timeout)
+                raw = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(f)), _wait_s(timeout))
             except (asyncio.TimeoutError, TimeoutError):
                 return None
             setattr(self, slot, None)
@@ -427,7 +442,7 @@ class Endpoint:
     async def recv_job_async(self, timeout: float | None = None) -> Job | None:
         """:meth:`recv_job`, awaitable (same arguments and result). Cancelled, it loses
         nothing: the job it was gathering goes to the next receive call."""
-        timeout = _timeout(timeout)
+        timeout = self._checked_timeout(timeout)
         job: Job | None = await self._await_recv("_job_orphan", lambda: self._gather_job(timeout), timeout)
         return job
 
@@ -436,17 +451,13 @@ class Endpoint:
         within ``timeout`` seconds of the previous event; ``None`` timeout: wait forever).
         Messages of jobs from several peers at once are kept apart by (peer, job id). Calls
         from several threads take turns (each waits up to its ``timeout`` for the one before)."""
-        timeout = _timeout(timeout)
-        orphan = self._take_orphan("_job_orphan", timeout)
-        if orphan is not None:
-            job: Job = orphan
-            return job
-        return self._gather_job(timeout)
+        timeout = self._checked_timeout(timeout)
+        job: Job | None = self._take_orphan("_job_orphan", timeout)
+        return job if job is not None else self._gather_job(timeout)
 
     def _gather_job(self, timeout: float | None) -> Job | None:
-        if timeout is not None and not 0 <= timeout < 2**62:
-            self._node.recv_job(timeout)  # refuses it, naming the argument (the lock would not)
-        if not self._job_lock.acquire(timeout=-1 if timeout is None else timeout):
+        wait = _wait_s(timeout)
+        if not self._job_lock.acquire(timeout=-1 if wait is None else wait):
             return None
         try:
             return self._gather_job_locked(timeout)

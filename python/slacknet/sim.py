@@ -37,6 +37,30 @@ DEFAULT_CHUNK_EVENTS = 200_000
 ScenarioLike = Scenario | _native.ValidScenario | dict[str, Any] | str | os.PathLike[str] | None
 
 
+def _check_chunk_events(chunk_events: Any) -> None:
+    """``TypeError``/``ValueError`` unless ``chunk_events`` is an integer from 1 to 2^64 - 1."""
+    # Checked first: 1.5 ran as 1, "7" as 7 and True as 1; 2^64 failed after the network was
+    # built with the native call's bare OverflowError, infinity and NaN with int()'s.
+    if isinstance(chunk_events, bool) or not isinstance(chunk_events, numbers.Integral):
+        raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
+    if chunk_events >= 2**64:
+        raise ValueError(f"chunk_events = {chunk_events}: must be at most 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
+    if chunk_events < 1:  # it ran as 1, one event per call into Rust, without saying so
+        raise ValueError(f"chunk_events = {chunk_events}: must be at least 1 (events per call into Rust), e.g. "
+                         f"{DEFAULT_CHUNK_EVENTS}")
+
+
+def _with_seed(valid: _native.ValidScenario, seed: Any) -> _native.ValidScenario:
+    """``valid`` with its seed overridden by ``seed`` (``None``: as it is), a ``SpecError``
+    naming ``seed`` unless it is an integer in [0, 2^64 - 1]."""
+    if seed is None:
+        return valid
+    # The native call would raise a bare OverflowError for these.
+    if not is_seed(seed):
+        raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
+    return valid.with_seed(int(seed))
+
+
 def run(
     scenario: ScenarioLike = None,
     *,
@@ -61,21 +85,8 @@ def run(
     the results may not replace, and ``TypeError`` or ``ValueError`` for a ``chunk_events`` that
     is not an integer from 1 to 2^64 - 1 (before anything is read).
     """
-    # Checked first: 1.5 ran as 1, "7" as 7 and True as 1; 2^64 failed after the network was
-    # built with the native call's bare OverflowError, infinity and NaN with int()'s.
-    if isinstance(chunk_events, bool) or not isinstance(chunk_events, numbers.Integral):
-        raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
-    if chunk_events >= 2**64:
-        raise ValueError(f"chunk_events = {chunk_events}: must be at most 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
-    if chunk_events < 1:  # it ran as 1, one event per call into Rust, without saying so
-        raise ValueError(f"chunk_events = {chunk_events}: must be at least 1 (events per call into Rust), e.g. "
-                         f"{DEFAULT_CHUNK_EVENTS}")
-    valid = validate(scenario)
-    if seed is not None:
-        # The native call would raise a bare OverflowError for these.
-        if not is_seed(seed):
-            raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
-        valid = valid.with_seed(int(seed))
+    _check_chunk_events(chunk_events)
+    valid = _with_seed(validate(scenario), seed)
     sim = _native.Simulation(valid)
     chunk = int(chunk_events)
     taken = _TakenRecords()
@@ -227,10 +238,6 @@ def _run_with_progress(sim: _native.Simulation, name: str, chunk: int, taken: _T
     sys.stderr.flush()
 
 
-#: The events of the flow trace, in the order a packet meets them.
-FLOW_TRACE_EVENTS = ("send", "enqueue", "drop", "receive", "timeout")
-
-
 def trace_flow(
     scenario: ScenarioLike,
     flow: int,
@@ -268,15 +275,8 @@ def trace_flow(
     if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < 2**64:
         raise spec_error("flow", repr(flow), "must be a transfer id, an integer in [0, 2^64 - 1] (the records' id "
                          "column), e.g. flow=3")
-    if isinstance(chunk_events, bool) or not isinstance(chunk_events, numbers.Integral):
-        raise TypeError(f"chunk_events = {chunk_events!r}: give an integer, e.g. {DEFAULT_CHUNK_EVENTS}")
-    if not 1 <= chunk_events < 2**64:
-        raise ValueError(f"chunk_events = {chunk_events}: must be between 1 and 2^64 - 1, e.g. {DEFAULT_CHUNK_EVENTS}")
-    valid = validate(scenario)
-    if seed is not None:
-        if not is_seed(seed):
-            raise spec_error("seed", repr(seed), "must be an integer in [0, 2^64 - 1], e.g. seed=2")
-        valid = valid.with_seed(int(seed))
+    _check_chunk_events(chunk_events)
+    valid = _with_seed(validate(scenario), seed)
     sim = _native.Simulation(valid, trace_flow=int(flow))
     while sim.advance(int(chunk_events)):
         pass

@@ -153,23 +153,34 @@ impl FlowTrace {
     }
 }
 
-/// A row with the packet's own fields filled in.
-fn packet_row(now: Time, event: FlowEvent, pkt: &Packet) -> FlowTraceRow {
+/// A row of `event` at `now` with nothing else known.
+fn bare_row(now: Time, event: FlowEvent) -> FlowTraceRow {
     FlowTraceRow {
         time_ps: now.ps(),
         event,
-        to_receiver: pkt.to_receiver(),
-        seq: pkt.seq,
+        to_receiver: true,
+        seq: 0,
         ack: 0,
         flags: 0,
         len: 0,
-        size: u32::from(pkt.size),
-        ce: pkt.ecn() == wire::Ecn::Ce,
+        size: 0,
+        ce: false,
         link: u32::MAX,
         switch: u32::MAX,
         queue_bytes: 0,
         cause: DropCause::None,
         cwnd: 0,
+    }
+}
+
+/// A row with the packet's own fields filled in.
+fn packet_row(now: Time, event: FlowEvent, pkt: &Packet) -> FlowTraceRow {
+    FlowTraceRow {
+        to_receiver: pkt.to_receiver(),
+        seq: pkt.seq,
+        size: u32::from(pkt.size),
+        ce: pkt.ecn() == wire::Ecn::Ce,
+        ..bare_row(now, event)
     }
 }
 
@@ -218,9 +229,7 @@ impl Simulation {
             row.ack = if s.flags.contains(wire::Flags::ACK) { s.ack } else { 0 };
         }
         row.cwnd = self.traced_cwnd();
-        if let Some(t) = self.flow_trace.as_deref_mut() {
-            t.push(row);
-        }
+        self.record(row);
     }
 
     /// A packet of the traced transfer arrived at link `l`'s queue.
@@ -228,9 +237,7 @@ impl Simulation {
     #[inline(never)]
     pub(crate) fn flow_trace_arrival(&mut self, l: LinkId, pkt: &Packet) {
         let row = self.queue_row(FlowEvent::Enqueue, l, pkt);
-        if let Some(t) = self.flow_trace.as_deref_mut() {
-            t.push(row);
-        }
+        self.record(row);
     }
 
     /// A row of `pkt` at link `l`'s queue, with the bytes waiting there.
@@ -262,9 +269,7 @@ impl Simulation {
     pub(crate) fn flow_trace_push_out(&mut self, l: LinkId, pkt: &Packet) {
         let mut row = self.queue_row(FlowEvent::Drop, l, pkt);
         row.cause = DropCause::PushOut;
-        if let Some(t) = self.flow_trace.as_deref_mut() {
-            t.push(row);
-        }
+        self.record(row);
     }
 
     /// Before the traced transfer's sender's packets of a drain: a `timeout` row for each
@@ -288,24 +293,12 @@ impl Simulation {
 
     /// The traced transfer's sender timed out.
     fn flow_trace_timeout(&mut self) {
-        let now = self.sched.now();
-        let cwnd = self.traced_cwnd();
-        let row = FlowTraceRow {
-            time_ps: now.ps(),
-            event: FlowEvent::Timeout,
-            to_receiver: true,
-            seq: 0,
-            ack: 0,
-            flags: 0,
-            len: 0,
-            size: 0,
-            ce: false,
-            link: u32::MAX,
-            switch: u32::MAX,
-            queue_bytes: 0,
-            cause: DropCause::None,
-            cwnd,
-        };
+        let row = FlowTraceRow { cwnd: self.traced_cwnd(), ..bare_row(self.sched.now(), FlowEvent::Timeout) };
+        self.record(row);
+    }
+
+    /// Add `row` to the flow trace.
+    fn record(&mut self, row: FlowTraceRow) {
         if let Some(t) = self.flow_trace.as_deref_mut() {
             t.push(row);
         }

@@ -300,9 +300,7 @@ impl Simulation {
             sender.set_rate_cap(cfg, req.rate_cap);
         }
         self.transfers.push(spec, TransferRt { sender: Some(Box::new(sender)), ..TransferRt::default() });
-        if self.flow_trace.is_some() {
-            self.flow_trace_on_start(f, spec.id);
-        }
+        self.flow_trace_on_start(f, spec.id);
         self.flush(f, 0);
         id
     }
