@@ -37,7 +37,7 @@ DEFAULT_CHUNK_EVENTS = 200_000
 ScenarioLike = Scenario | _native.ValidScenario | dict[str, Any] | str | os.PathLike[str] | None
 
 
-def _check_chunk_events(chunk_events: Any) -> None:
+def _check_chunk_events(chunk_events: int) -> None:
     """``TypeError``/``ValueError`` unless ``chunk_events`` is an integer from 1 to 2^64 - 1."""
     # Checked first: 1.5 ran as 1, "7" as 7 and True as 1; 2^64 failed after the network was
     # built with the native call's bare OverflowError, infinity and NaN with int()'s.
