@@ -263,7 +263,9 @@ class Endpoint:
     """One UDP socket of the real transport and its event loop.
 
     ``bind`` is "ip:port" (port 0: any free port). ``max_message_bytes`` and
-    ``max_receive_memory_bytes`` bound what peers can make it allocate; ``linger_ms`` is how
+    ``max_receive_memory_bytes`` bound what peers can make it allocate (a message is charged
+    what arrived of it, its whole size once a quarter did, so a size a peer only claims costs
+    nothing; ``stats()["receive_memory_bytes"]`` is the charge now); ``linger_ms`` is how
     long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
     retransmission timeout (1 to 10^12 microseconds); ``line_rate_gbps`` the rate ATP sends at most (its R_max, default
     10); ``cc`` the bounded-loss transport's window law for arrays this endpoint sends:
@@ -341,7 +343,8 @@ class Endpoint:
         return self._node.capabilities()
 
     def stats(self) -> dict[str, int]:
-        """The endpoint's counters (datagrams sent, received, malformed, refused, ...)."""
+        """The endpoint's counters (datagrams sent, received, malformed, refused, ...) and
+        ``receive_memory_bytes``, the receive memory in use now."""
         return self._node.stats()
 
     def send_array(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0,

@@ -1162,7 +1162,10 @@ pub fn udp_node(data: &[u8]) {
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-    // What was delivered is within the limits the node was given.
+    // What was delivered is within the limits the node was given, and so is the memory the
+    // node holds for messages in progress and not yet taken.
+    let held = node.stats().receive_memory_bytes;
+    assert!(held <= 2 << 20, "{held} bytes of receive memory, beyond the 2 MiB bound");
     let (mut delivered, mut messages) = (0, 0);
     while let Some(d) = node.recv(Duration::ZERO) {
         assert!(d.data.len() as u64 <= 1 << 20);

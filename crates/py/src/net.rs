@@ -360,6 +360,7 @@ impl PyNode {
             ("fault_dropped", s.fault.num_dropped),
             ("fault_duplicated", s.fault.num_duplicated),
             ("fault_reordered", s.fault.num_reordered),
+            ("receive_memory_bytes", s.receive_memory_bytes),
         ] {
             d.set_item(k, v)?;
         }

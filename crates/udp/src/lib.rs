@@ -21,6 +21,7 @@ pub mod datagram;
 pub mod fault;
 mod hash;
 pub mod node;
+mod rxbuf;
 pub mod socket;
 
 pub use fault::{FaultConfig, FaultStats};

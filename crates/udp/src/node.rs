@@ -22,7 +22,10 @@
 //! - a peer opens at most [`NodeConfig::max_connections`] receivers in all, each message at most
 //!   [`NodeConfig::max_message_bytes`], all of them together at most
 //!   [`NodeConfig::max_receive_memory_bytes`] (counted until the application takes the
-//!   message), so a peer cannot make a receiver allocate without bound;
+//!   message), so a peer cannot make a receiver allocate without bound; and a message is
+//!   charged in proportion to what arrived of it (at most four times that; `rxbuf`), never
+//!   for the size its first datagram claims, so datagrams that only claim huge messages cannot
+//!   hold the memory real transfers need;
 //! - a connection is keyed by the peer's address and its connection id, so one peer cannot
 //!   complete or disturb another's message (an off-path attacker who spoofs source addresses is
 //!   out of scope, as for plain UDP);
@@ -45,6 +48,7 @@ use wire::{AtpKind, Ecn, ATP_HEADER_LEN, MLT_HEADER_LEN};
 use crate::datagram;
 use crate::fault::{FaultConfig, FaultInjector, FaultStats, Outgoing};
 use crate::hash::{fast_map, FastMap};
+use crate::rxbuf::{Budget, RxBuffer};
 use crate::socket::{Capabilities, Socket, Waker};
 
 /// The longest the loop sleeps with nothing to do (the application's commands wake it at once;
@@ -70,8 +74,9 @@ pub struct NodeConfig {
     pub max_connections: usize,
     /// The largest message a peer may send. Default 1 GiB.
     pub max_message_bytes: u64,
-    /// Receive buffers of all messages not yet taken by the application, together. Default
-    /// 2 GiB.
+    /// Receive buffers of all messages in progress or not yet taken by the application,
+    /// together. Default 2 GiB. A message is charged what arrived of it until a quarter of it
+    /// did, then its whole size, so a size a peer only claims costs nothing.
     pub max_receive_memory_bytes: u64,
     /// A receiver that hears nothing for this long is dropped. Default 30 s.
     pub receiver_idle_timeout: Duration,
@@ -259,7 +264,8 @@ pub struct NodeStats {
     pub num_malformed: u64,
     /// Received datagrams for no connection of this node (e.g. late ACKs).
     pub num_unknown: u64,
-    /// Data packets that would have opened a receiver beyond the limits.
+    /// Data packets refused: beyond the limits (connections, message size), or kept by no
+    /// receiver because the receive memory was full (their senders resend them).
     pub num_refused: u64,
     /// Datagrams dropped because the socket buffer stayed full.
     pub num_send_dropped: u64,
@@ -275,6 +281,10 @@ pub struct NodeStats {
     pub num_marked: u64,
     /// What the fault injector did.
     pub fault: FaultStats,
+    /// Receive memory in use now, at most [`NodeConfig::max_receive_memory_bytes`]: what
+    /// arrived for messages in progress (a message's whole size once a quarter of it arrived)
+    /// and the messages not yet taken.
+    pub receive_memory_bytes: u64,
 }
 
 /// A transfer in progress (a send or an ATP job): wait for its end, a `T`. Its result is handed
@@ -346,7 +356,7 @@ pub struct Node {
     local: SocketAddr,
     caps: Capabilities,
     cmds: mpsc::Sender<Cmd>,
-    delivered: Mutex<mpsc::Receiver<Delivered>>,
+    delivered: Mutex<mpsc::Receiver<(Option<RxBuffer>, Delivered)>>,
     jobs: Mutex<mpsc::Receiver<JobEvent>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -615,14 +625,19 @@ impl Node {
     /// The next message a peer sent, waiting at most `timeout`.
     pub fn recv(&self, timeout: Duration) -> Option<Delivered> {
         let rx = self.delivered.lock().unwrap_or_else(|e| e.into_inner());
-        let d = rx.recv_timeout(timeout).ok()?;
-        self.shared.reserved.fetch_sub(d.data.len() as u64, Ordering::Relaxed);
+        let (buf, mut d) = rx.recv_timeout(timeout).ok()?;
+        if let Some(buf) = buf {
+            self.shared.reserved.fetch_sub(buf.charged(), Ordering::Relaxed);
+            d.data = buf.into_bytes();
+        }
         Some(d)
     }
 
     /// Counters (published by the loop every turn).
     pub fn stats(&self) -> NodeStats {
-        *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner())
+        let mut s = *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.receive_memory_bytes = self.shared.reserved.load(Ordering::Relaxed);
+        s
     }
 }
 
@@ -662,28 +677,6 @@ fn far_instant(now: Instant, d: Duration) -> Instant {
     now.checked_add(d).or_else(|| now.checked_add(Duration::from_secs(1 << 34))).unwrap_or(now)
 }
 
-/// A zeroed receive buffer of `len` bytes. A large one (the allocator maps fresh, untouched
-/// pages for it) is advised to the kernel as huge-page memory before its first touch: writing
-/// a 64 MiB message then takes 32 page faults instead of 16,384, which was a fifth of the
-/// receiving thread's time (`make bench-udp`'s profile). Where transparent huge pages are off,
-/// the advice is refused and nothing changes.
-fn zeroed_buffer(len: usize) -> Vec<u8> {
-    const HUGE: usize = 2 << 20;
-    let mut v = vec![0u8; len];
-    #[cfg(target_os = "linux")]
-    if len >= 2 * HUGE {
-        let p = v.as_mut_ptr() as usize;
-        let start = p.next_multiple_of(HUGE);
-        let end = (p + len) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: [start, end) lies inside the vector's allocation; MADV_HUGEPAGE changes
-            // how the kernel backs the pages, never their contents (still zero).
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
-    v
-}
-
 /// Note that a datagram touched `key`. PERF: a receive batch is mostly one connection's
 /// datagrams in a row (an ATP sender gets one ACK per data packet, thousands per turn): pushing
 /// a key only when it differs from the last keeps `touched` a few entries long, where it was
@@ -719,15 +712,13 @@ enum Side {
         started: Instant,
     },
     Rx {
-        /// The message's bytes, until handed up.
-        buf: Option<Vec<u8>>,
+        /// The message's bytes, until handed up (charged to the node as they arrive).
+        buf: Option<RxBuffer>,
         vb: usize,
         total: u32,
         started: Instant,
         last_heard: Instant,
         delivered: bool,
-        /// Bytes reserved for `buf` while the receiver holds it.
-        reserved: u64,
     },
     /// An ATP job's sender: its messages by id.
     JobTx {
@@ -743,8 +734,6 @@ enum Side {
         mss: usize,
         last_heard: Instant,
         ended: bool,
-        /// Bytes reserved for `partial`.
-        reserved: u64,
     },
 }
 
@@ -774,7 +763,7 @@ impl Side {
 /// A message of an ATP job being assembled.
 struct RxMessage {
     group: u16,
-    buf: Vec<u8>,
+    buf: RxBuffer,
     /// Length of its last packet, once it arrived.
     last_len: Option<usize>,
 }
@@ -796,7 +785,7 @@ struct Loop {
     fault: FaultInjector,
     conns: FastMap<Key, Conn>,
     cmds: mpsc::Receiver<Cmd>,
-    delivered: mpsc::Sender<Delivered>,
+    delivered: mpsc::Sender<(Option<RxBuffer>, Delivered)>,
     jobs: mpsc::Sender<JobEvent>,
     /// Extra copies of ATP end-of-job notices still to send: (when, to, bytes, copies left).
     fin_copies: Vec<(Instant, SocketAddr, u8, Vec<u8>, u8)>,
@@ -1055,8 +1044,12 @@ impl Loop {
                         let bytes = self.sock.datagram(r);
                         let payload = &bytes[MLT_HEADER_LEN..MLT_HEADER_LEN + payload_len];
                         let at = h.start as usize * *vb;
-                        if let Some(dst) = buf.get_mut(at..at + payload_len) {
-                            dst.copy_from_slice(payload);
+                        let budget = Budget { reserved: &self.shared.reserved, limit: self.cfg.max_receive_memory_bytes };
+                        if !buf.write(at, payload, &budget) {
+                            // Not kept, so not counted (nor acknowledged): the sender resends
+                            // it, or abandons it within its bound.
+                            self.stats.num_refused += 1;
+                            continue;
                         }
                     }
                 }
@@ -1086,11 +1079,11 @@ impl Loop {
                     return;
                 }
                 let cfg = TransportConfig::Atp(self.atp.clone());
-                let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false, reserved: 0 };
+                let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false };
                 v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side, heard: false })
             }
         };
-        if let Side::JobRx { partial, mss, last_heard, ended, reserved } = &mut c.side {
+        if let Side::JobRx { partial, mss, last_heard, ended } = &mut c.side {
             *last_heard = now;
             if a.kind == AtpKind::Data && !*ended {
                 let Some(rx) = c.ep.as_atp_receiver() else { return };
@@ -1104,53 +1097,59 @@ impl Loop {
                         && u64::from(a.msg) < proto::atp::MAX_JOB_MESSAGES
                         && (if last { payload_len <= *mss } else { payload_len == *mss });
                     let bytes = u64::from(a.pkts) * *mss as u64;
-                    if !fits {
+                    if !fits || bytes > max_msg {
                         self.stats.num_refused += 1;
                         return;
                     }
-                    let m = match partial.entry(a.msg) {
-                        Entry::Occupied(o) => o.into_mut(),
-                        Entry::Vacant(v) => {
-                            let room = bytes <= max_msg
-                                && self.shared.reserved.load(Ordering::Relaxed).saturating_add(bytes) <= budget;
-                            if !room {
-                                self.stats.num_refused += 1;
-                                return;
-                            }
-                            self.shared.reserved.fetch_add(bytes, Ordering::Relaxed);
-                            *reserved += bytes;
+                    let at = a.pkt as usize * *mss;
+                    let src = &self.sock.datagram(r)[ATP_HEADER_LEN..ATP_HEADER_LEN + payload_len];
+                    let budget = Budget { reserved: &self.shared.reserved, limit: budget };
+                    // Kept only if the budget takes it; otherwise the packet is not counted
+                    // (nor acknowledged) and its sender resends it.
+                    let kept = match partial.get_mut(&a.msg) {
+                        Some(m) => m.buf.len() != bytes as usize || m.buf.write(at, src, &budget),
+                        None => {
                             // CORRECTNESS: bytes <= max_message_bytes, checked above.
-                            v.insert(RxMessage { group: a.group, buf: zeroed_buffer(bytes as usize), last_len: None })
+                            let mut buf = RxBuffer::new(bytes as usize);
+                            let kept = buf.write(at, src, &budget);
+                            if kept {
+                                partial.insert(a.msg, RxMessage { group: a.group, buf, last_len: None });
+                            }
+                            kept
                         }
                     };
-                    if m.buf.len() == bytes as usize {
-                        let at = a.pkt as usize * *mss;
-                        let src = &self.sock.datagram(r)[ATP_HEADER_LEN..ATP_HEADER_LEN + payload_len];
-                        m.buf[at..at + payload_len].copy_from_slice(src);
-                        if last {
-                            m.last_len = Some(payload_len);
-                        }
+                    if !kept {
+                        self.stats.num_refused += 1;
+                        return;
+                    }
+                    if let (true, Some(m)) = (last, partial.get_mut(&a.msg)) {
+                        m.last_len = Some(payload_len);
                     }
                 }
             }
             c.heard = true;
             c.ep.handle_segment(t, &Segment::Atp(a));
             if a.kind == AtpKind::Data && c.ep.as_atp_receiver().is_some_and(|rx| rx.has_message(a.msg)) {
-                if let Some(mut m) = partial.remove(&a.msg) {
-                    let held = m.buf.len() as u64;
+                if let Some(m) = partial.remove(&a.msg) {
+                    let charged = m.buf.charged();
                     // Whole: every packet but the last is `mss` bytes.
                     let size = (a.pkts as usize - 1) * *mss + m.last_len.unwrap_or(*mss);
-                    m.buf.truncate(size);
-                    *reserved = reserved.saturating_sub(held);
+                    let mut data = m.buf.into_bytes();
+                    data.truncate(size);
                     // The message's bytes count against the node until the application takes
-                    // it (Node::recv_job); the rest of its buffer is free now.
-                    self.shared.reserved.fetch_sub(held - size as u64, Ordering::Relaxed);
+                    // it (Node::recv_job); the rest of what its buffer was charged is free now.
+                    let size = size as u64;
+                    if charged >= size {
+                        self.shared.reserved.fetch_sub(charged - size, Ordering::Relaxed);
+                    } else {
+                        self.shared.reserved.fetch_add(size - charged, Ordering::Relaxed);
+                    }
                     let _ = self.jobs.send(JobEvent::Message {
                         peer: key.peer,
                         conn: key.conn,
                         msg: a.msg,
                         group: m.group,
-                        data: m.buf,
+                        data,
                     });
                 }
             }
@@ -1162,28 +1161,26 @@ impl Loop {
     }
 
     /// A data packet from an unknown `(peer, conn)`: open a receiver if the limits allow.
+    /// Nothing is allocated or charged for the size it claims: its values are, as they arrive
+    /// (`RxBuffer`).
     fn open_receiver(&mut self, key: Key, h: &wire::MltRepr, now: Instant) -> bool {
         let bytes = u64::from(h.total) * u64::from(h.value_bytes);
-        let reserved = self.shared.reserved.load(Ordering::Relaxed);
         if self.conns.len() >= self.cfg.max_connections
             || bytes > self.cfg.max_message_bytes
-            || reserved.saturating_add(bytes) > self.cfg.max_receive_memory_bytes
             || (h.value_bytes != 2 && h.value_bytes != 4)
         {
             self.stats.num_refused += 1;
             return false;
         }
-        self.shared.reserved.fetch_add(bytes, Ordering::Relaxed);
         let cfg = TransportConfig::Mlt(MltConfig { value_bytes: h.value_bytes, ..self.mlt.clone() });
         let side = Side::Rx {
             // CORRECTNESS: bytes <= max_message_bytes, checked above.
-            buf: Some(zeroed_buffer(bytes as usize)),
+            buf: Some(RxBuffer::new(bytes as usize)),
             vb: usize::from(h.value_bytes),
             total: h.total,
             started: now,
             last_heard: now,
             delivered: false,
-            reserved: bytes,
         };
         self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false });
         true
@@ -1268,12 +1265,11 @@ impl Loop {
                     let _ = done.send(Ok(report));
                     sender_done = true;
                 }
-                (Event::Delivered { .. }, Side::JobRx { partial, ended, reserved, .. }) => {
+                (Event::Delivered { .. }, Side::JobRx { partial, ended, .. }) => {
                     // The end-of-job notice: the job is over; what is still partial is lost.
                     *ended = true;
-                    partial.clear();
-                    self.shared.reserved.fetch_sub(*reserved, Ordering::Relaxed);
-                    *reserved = 0;
+                    let freed: u64 = partial.drain().map(|(_, m)| m.buf.charged()).sum();
+                    self.shared.reserved.fetch_sub(freed, Ordering::Relaxed);
                     let rx = c.ep.as_atp_receiver();
                     let _ = self.jobs.send(JobEvent::End {
                         peer: key.peer,
@@ -1282,27 +1278,27 @@ impl Loop {
                         lost: rx.and_then(|r| r.lost_messages()),
                     });
                 }
-                (Event::Delivered { .. }, Side::Rx { buf, vb, total, started, delivered, reserved, .. }) => {
+                (Event::Delivered { .. }, Side::Rx { buf, vb, total, started, delivered, .. }) => {
                     let (received, missing, tag) = match c.ep.as_mlt_receiver().and_then(|r| r.report()) {
                         Some(r) => (r.delivered, r.missing.clone(), r.tag),
                         None => (0, Vec::new(), 0),
                     };
                     *delivered = true;
-                    // The message's memory now counts against the node until the application
-                    // takes it (Node::recv), no longer against this receiver.
-                    *reserved = 0;
-                    let data = buf.take().unwrap_or_default();
-                    let _ = self.delivered.send(Delivered {
+                    // What the message's buffer was charged counts against the node until the
+                    // application takes it (Node::recv, which lays it out), no longer against
+                    // this receiver.
+                    let data = buf.take();
+                    let _ = self.delivered.send((data, Delivered {
                         peer: key.peer,
                         conn: key.conn,
                         value_bytes: *vb as u8,
-                        data,
+                        data: Vec::new(),
                         total_values: *total,
                         received_values: received,
                         missing,
                         elapsed: now - *started,
                         tag,
-                    });
+                    }));
                 }
                 _ => {}
             }
@@ -1472,14 +1468,14 @@ impl Loop {
                 Side::JobTx { done, started, .. } => {
                     let _ = done.send(Err(NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }));
                 }
-                Side::Rx { delivered, reserved, .. } => {
-                    freed += *reserved;
+                Side::Rx { delivered, buf, .. } => {
+                    freed += buf.as_ref().map_or(0, RxBuffer::charged);
                     timed_out += u64::from(!*delivered);
                 }
-                Side::JobRx { ended, reserved, .. } => {
+                Side::JobRx { ended, partial, .. } => {
                     if !*ended {
                         // No end-of-job notice: the job ends with its lost messages unknown.
-                        freed += *reserved;
+                        freed += partial.values().map(|m| m.buf.charged()).sum::<u64>();
                         ended_jobs.push(*key);
                     }
                 }

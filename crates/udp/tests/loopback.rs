@@ -344,3 +344,88 @@ fn bad_jobs_are_refused_up_front() {
         }
     }
 }
+
+// ---- Receive memory ------------------------------------------------------------------------
+
+/// Wait until `n` datagrams reached `b`.
+fn wait_received(b: &Node, n: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while b.stats().num_received < n && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(b.stats().num_received, n, "{:?}", b.stats());
+}
+
+#[test]
+fn claimed_sizes_hold_no_memory_so_real_transfers_go_on() {
+    // An audit's attack: two 100-byte datagrams, each one value of a message claiming 1 GiB
+    // (the default max_message_bytes), reserved the default 2 GiB of receive memory until the
+    // receivers' 30 s idle timeout, and every real transfer was refused meanwhile. Now each
+    // costs what it carried; so does an ATP packet of a message claiming about 1 GiB.
+    let b = Node::bind(LOCAL.parse().unwrap(), NodeConfig::default()).unwrap();
+    let s = UdpSocket::bind(LOCAL).unwrap();
+    let mut buf = Vec::new();
+    for conn in [1, 2] {
+        let claim = wire::MltRepr { conn, start: 0, end: 1, total: 1 << 28, value_bytes: 4, len: 4, ..Default::default() };
+        udp::datagram::emit(&proto::Segment::Mlt(claim), &[1, 2, 3, 4], &mut buf).unwrap();
+        s.send_to(&buf, b.local_addr()).unwrap();
+    }
+    let mss = 1452 - wire::ATP_HEADER_LEN as u32;
+    let pkts = (1 << 30) / mss;
+    let claim = wire::AtpRepr { kind: wire::AtpKind::Data, conn: 3, pkt: pkts - 1, pkts, len: 8, ..Default::default() };
+    udp::datagram::emit(&proto::Segment::Atp(claim), &[9; 8], &mut buf).unwrap();
+    s.send_to(&buf, b.local_addr()).unwrap();
+    wait_received(&b, 3);
+    let st = b.stats();
+    assert_eq!((st.num_refused, st.num_malformed, st.num_unknown), (0, 0, 0), "{st:?}");
+    let held = st.receive_memory_bytes;
+    assert!(held > 0 && held <= 3 * 128, "the three claims hold {held} bytes");
+    // A real 4 MB transfer: its message is charged (then 4 MB), handed up whole, and freed.
+    let a = node(FaultConfig::default());
+    let h = a.send_values(b.local_addr(), values(1_000_000), 4, 1.0, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    assert_eq!(got.data, values(1_000_000));
+    assert!(h.wait().is_ok());
+    assert_eq!(b.stats().receive_memory_bytes, held, "taking the message frees its memory");
+}
+
+#[test]
+fn the_receive_memory_bound_holds_and_a_message_that_fits_completes() {
+    // 1 MiB of receive memory: a 4 MB message never fits (its packets are refused once the
+    // parts fill the memory; the sender gives up at its deadline), and the node's charge never
+    // passes the bound. A 600 kB one fits: kept as parts until 150 kB arrived, then whole.
+    let cfg = NodeConfig { max_receive_memory_bytes: 1 << 20, ..NodeConfig::default() };
+    let b = Node::bind(LOCAL.parse().unwrap(), cfg).unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(b.local_addr(), values(1_000_000), 4, 1.0, Duration::from_secs(2)).unwrap();
+    let mut peak = 0;
+    while h.wait_timeout(Duration::from_millis(10)).is_none() {
+        peak = peak.max(b.stats().receive_memory_bytes);
+    }
+    assert!(b.recv(Duration::from_millis(100)).is_none());
+    let st = b.stats();
+    assert!(st.num_refused > 0, "{st:?}");
+    assert!(peak.max(st.receive_memory_bytes) <= 1 << 20, "peak {peak}");
+    assert!(peak > 3 << 18, "the parts filled the memory: {peak}");
+
+    let c = Node::bind(LOCAL.parse().unwrap(), NodeConfig { max_receive_memory_bytes: 1 << 20, ..NodeConfig::default() }).unwrap();
+    let h = a.send_values(c.local_addr(), values(150_000), 4, 1.0, WAIT).unwrap();
+    assert_eq!(c.recv(WAIT).expect("delivered").data, values(150_000));
+    assert!(h.wait().is_ok());
+    assert_eq!(c.stats().receive_memory_bytes, 0);
+}
+
+#[test]
+fn a_message_handed_up_before_a_quarter_arrived_is_laid_out_exactly() {
+    // p = 0.1 without loss: the receiver hands the message up once 10% arrived, while its
+    // values are still kept as parts; the application's array has them in place, zero elsewhere.
+    let a = node(FaultConfig::default());
+    let b = node(FaultConfig::default());
+    let data = values(200_000);
+    let h = a.send_values(b.local_addr(), data.clone(), 4, 0.1, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    assert!(h.wait().is_ok());
+    assert!(got.received_values >= 20_000 && got.received_values < 50_000, "{}", got.received_values);
+    check_mask(&data, &got);
+    assert_eq!(b.stats().receive_memory_bytes, 0);
+}
