@@ -38,6 +38,20 @@ def test_a_reliable_array_arrives_whole() -> None:
     assert got.peer == tx.address
 
 
+def test_the_default_endpoint_answers_from_the_address_it_was_reached_at() -> None:
+    # The default bind is 0.0.0.0; reached at 127.0.0.2, it replied from 127.0.0.1 and the
+    # sender, which knew no such peer, timed out blaming the receiver.
+    rx, tx = Endpoint(), Endpoint(LOCAL)
+    there = f"127.0.0.2:{rx.address.rsplit(':', 1)[1]}"
+    x = np.arange(1, 30_001, dtype=np.float32)
+    r = tx.send_array(there, x, deadline=10)
+    got = rx.recv_array(timeout=10)
+    assert got is not None and r.outcome == "complete" and (got.array == x).all()
+    assert tx.stats()["num_unknown"] == 0
+    # Taking the message gave its receive memory back.
+    assert rx.stats()["receive_memory_bytes"] == 0
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_with_loss_it_completes_at_p_with_an_exact_mask(dtype: type) -> None:
     rx = Endpoint(LOCAL)

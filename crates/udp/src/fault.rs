@@ -12,7 +12,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -85,6 +85,9 @@ pub struct FaultStats {
 pub struct Outgoing {
     /// Destination.
     pub dest: SocketAddr,
+    /// The local address to send it from (a reply: the address its peer sent to), or `None`
+    /// for the kernel's choice.
+    pub src: Option<IpAddr>,
     /// DSCP to send it with.
     pub dscp: u8,
     /// The datagram.
@@ -107,6 +110,7 @@ pub struct FaultInjector {
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct HeldDatagram {
     dest: SocketAddr,
+    src: Option<IpAddr>,
     dscp: u8,
     bytes: Vec<u8>,
 }
@@ -157,7 +161,7 @@ impl FaultInjector {
             } else if self.held.len() >= MAX_HELD {
                 self.stats.num_dropped += 1;
             } else {
-                let h = HeldDatagram { dest: d.dest, dscp: d.dscp, bytes: d.bytes.clone() };
+                let h = HeldDatagram { dest: d.dest, src: d.src, dscp: d.dscp, bytes: d.bytes.clone() };
                 self.held.push(Reverse((now + delay, i, h)));
             }
         }
@@ -170,7 +174,7 @@ impl FaultInjector {
                 break;
             }
             let Some(Reverse((_, _, h))) = self.held.pop() else { break };
-            out.push(Outgoing { dest: h.dest, dscp: h.dscp, bytes: h.bytes });
+            out.push(Outgoing { dest: h.dest, src: h.src, dscp: h.dscp, bytes: h.bytes });
         }
     }
 
@@ -190,7 +194,7 @@ mod tests {
     use super::*;
 
     fn dg(i: u8) -> Outgoing {
-        Outgoing { dest: "127.0.0.1:9".parse().unwrap(), dscp: 0, bytes: vec![i] }
+        Outgoing { dest: "127.0.0.1:9".parse().unwrap(), src: None, dscp: 0, bytes: vec![i] }
     }
 
     fn run(cfg: &FaultConfig, n: u8) -> Vec<u8> {
@@ -250,7 +254,7 @@ mod tests {
         // Packets starting at 0, 4, 8 sent; 4 and 8 dropped; their resends (and an ACK naming
         // value 4, and anything that does not parse) pass.
         for (i, bytes) in [data(0, 1), data(4, 2), data(8, 3), ack, data(4, 4), data(8, 5), vec![0xff; 3]].into_iter().enumerate() {
-            f.submit(t0, Outgoing { dest, dscp: 0, bytes: bytes.clone() }, &mut out);
+            f.submit(t0, Outgoing { dest, src: None, dscp: 0, bytes: bytes.clone() }, &mut out);
             let passed = out.last().is_some_and(|o| o.bytes == bytes);
             assert_eq!(passed, !matches!(i, 1 | 2), "datagram {i}");
         }

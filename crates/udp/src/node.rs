@@ -33,7 +33,7 @@
 
 use std::collections::hash_map::Entry;
 use std::io::IoSlice;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
@@ -774,6 +774,11 @@ struct Conn {
     /// Whether the peer sent this connection anything (a sender: an acknowledgement), so that
     /// a sender at its deadline can say whether anyone answered at all.
     heard: bool,
+    /// A receiver's local address, the one its peer sent to, when the node is bound to the
+    /// unspecified address: its replies go out from it (the kernel would pick the route's
+    /// source, an address the peer may not know, and the peer would count every ACK as
+    /// unknown). `None`: the kernel's choice (a sender; a node bound to one address).
+    local: Option<IpAddr>,
 }
 
 struct Loop {
@@ -816,6 +821,7 @@ struct TxQueue {
 #[derive(Clone, Copy, Debug)]
 struct TxItem {
     dest: SocketAddr,
+    src: Option<IpAddr>,
     dscp: u8,
     start: usize,
     head: usize,
@@ -825,8 +831,8 @@ struct TxItem {
 
 impl TxItem {
     /// A datagram whole in the buffer.
-    fn in_buf(dest: SocketAddr, dscp: u8, start: usize, len: usize) -> TxItem {
-        TxItem { dest, dscp, start, head: len, len, payload: None }
+    fn in_buf(dest: SocketAddr, src: Option<IpAddr>, dscp: u8, start: usize, len: usize) -> TxItem {
+        TxItem { dest, src, dscp, start, head: len, len, payload: None }
     }
 }
 
@@ -943,7 +949,7 @@ impl Loop {
                         deadline: far_instant(now, deadline),
                         started: now,
                     };
-                    self.conns.insert(key, Conn { ep, side, heard: false });
+                    self.conns.insert(key, Conn { ep, side, heard: false, local: None });
                     touched.push(key);
                 }
                 Cmd::SendJob { peer, groups, messages, deadline, done } => {
@@ -978,7 +984,7 @@ impl Loop {
                     ep.close();
                     let key = Key { peer, conn, is_sender: true };
                     let side = Side::JobTx { msgs, mss: self.atp.mss as usize, done, deadline: far_instant(now, deadline), started: now };
-                    self.conns.insert(key, Conn { ep, side, heard: false });
+                    self.conns.insert(key, Conn { ep, side, heard: false, local: None });
                     touched.push(key);
                 }
             }
@@ -1027,7 +1033,7 @@ impl Loop {
                 }
                 let h = *h;
                 let key = Key { peer: r.peer, conn: h.conn, is_sender: h.is_ack() };
-                if !self.conns.contains_key(&key) && (h.is_ack() || !self.open_receiver(key, &h, now)) {
+                if !self.conns.contains_key(&key) && (h.is_ack() || !self.open_receiver(key, &h, r.dst, now)) {
                     self.stats.num_unknown += u64::from(h.is_ack());
                     continue;
                 }
@@ -1080,7 +1086,7 @@ impl Loop {
                 }
                 let cfg = TransportConfig::Atp(self.atp.clone());
                 let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false };
-                v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side, heard: false })
+                v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side, heard: false, local: r.dst })
             }
         };
         if let Side::JobRx { partial, mss, last_heard, ended } = &mut c.side {
@@ -1163,7 +1169,7 @@ impl Loop {
     /// A data packet from an unknown `(peer, conn)`: open a receiver if the limits allow.
     /// Nothing is allocated or charged for the size it claims: its values are, as they arrive
     /// (`RxBuffer`).
-    fn open_receiver(&mut self, key: Key, h: &wire::MltRepr, now: Instant) -> bool {
+    fn open_receiver(&mut self, key: Key, h: &wire::MltRepr, local: Option<IpAddr>, now: Instant) -> bool {
         let bytes = u64::from(h.total) * u64::from(h.value_bytes);
         if self.conns.len() >= self.cfg.max_connections
             || bytes > self.cfg.max_message_bytes
@@ -1182,7 +1188,7 @@ impl Loop {
             last_heard: now,
             delivered: false,
         };
-        self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false });
+        self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false, local });
         true
     }
 
@@ -1228,7 +1234,7 @@ impl Loop {
                         let payload_at = place
                             .filter(|_| !payload.is_empty())
                             .map(|(msg, start, end)| PayloadAt { key, msg, start, end });
-                        txq.items.push(TxItem { dest: key.peer, dscp, start, head, len: head + payload.len(), payload: payload_at });
+                        txq.items.push(TxItem { dest: key.peer, src: c.local, dscp, start, head, len: head + payload.len(), payload: payload_at });
                         if is_fin && fin_copies_n > 0 {
                             let mut bytes = txq.buf[start..start + head].to_vec();
                             bytes.extend_from_slice(payload);
@@ -1247,7 +1253,7 @@ impl Loop {
             if is_fin && fin_copies_n > 0 {
                 fin_copies.push((now + FIN_COPY_GAP, key.peer, dscp, scratch.clone(), fin_copies_n));
             }
-            fault.submit(now, Outgoing { dest: key.peer, dscp, bytes: scratch.clone() }, out);
+            fault.submit(now, Outgoing { dest: key.peer, src: c.local, dscp, bytes: scratch.clone() }, out);
         }
         self.queue_out();
         let Some(c) = self.conns.get_mut(&key) else { return };
@@ -1321,7 +1327,7 @@ impl Loop {
             let (_, dest, dscp, bytes, left) = &mut self.fin_copies[i];
             let start = self.txq.buf.len();
             self.txq.buf.extend_from_slice(bytes);
-            self.txq.items.push(TxItem::in_buf(*dest, *dscp, start, bytes.len()));
+            self.txq.items.push(TxItem::in_buf(*dest, None, *dscp, start, bytes.len()));
             *left -= 1;
             if *left == 0 {
                 self.fin_copies.swap_remove(i);
@@ -1348,7 +1354,7 @@ impl Loop {
         for d in self.out.drain(..) {
             let start = self.txq.buf.len();
             self.txq.buf.extend_from_slice(&d.bytes);
-            self.txq.items.push(TxItem::in_buf(d.dest, d.dscp, start, d.bytes.len()));
+            self.txq.items.push(TxItem::in_buf(d.dest, d.src, d.dscp, start, d.bytes.len()));
         }
     }
 
@@ -1371,8 +1377,8 @@ impl Loop {
             let first = items[i];
             let seg = first.len;
             let max = sock.max_run(seg);
-            // A run: consecutive datagrams to one destination with one DSCP, all `seg` bytes
-            // but the last, which may be shorter (GSO's rule).
+            // A run: consecutive datagrams to one destination, from one source, with one DSCP,
+            // all `seg` bytes but the last, which may be shorter (GSO's rule).
             iov.clear();
             // A range of `buf` not yet in `iov` (consecutive headers and datagrams are one slice).
             let mut pending: Option<(usize, usize)> = None;
@@ -1380,7 +1386,7 @@ impl Loop {
             let mut j = i;
             while j < items.len() && j - i < max {
                 let it = items[j];
-                if j > i && (it.dest != first.dest || it.dscp != first.dscp || it.len > seg) {
+                if j > i && (it.dest != first.dest || it.src != first.src || it.dscp != first.dscp || it.len > seg) {
                     break;
                 }
                 let payload = match it.payload {
@@ -1427,7 +1433,7 @@ impl Loop {
             }
             let give_up = Instant::now() + SEND_BLOCK_WAIT;
             let sent = loop {
-                match sock.send_run_gather(first.dest, &iov, total, seg, first.dscp) {
+                match sock.send_run_gather(first.dest, first.src, &iov, total, seg, first.dscp) {
                     Ok(true) => break true,
                     Ok(false) if Instant::now() < give_up => {
                         let _ = sock.wait(Duration::from_millis(1), true, None);

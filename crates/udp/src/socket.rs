@@ -22,7 +22,7 @@
 //! What the kernel lacks is found once, at bind, and reported in [`Capabilities`].
 
 use std::io::{self, IoSlice, IoSliceMut};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -60,6 +60,10 @@ pub struct Received {
     pub peer: SocketAddr,
     /// ECN codepoint it arrived with (0: not ECT, 1: ECT(1), 2: ECT(0), 3: CE), if known.
     pub ecn: Option<u8>,
+    /// The local address it was sent to, where the socket is bound to the unspecified address
+    /// (0.0.0.0 or ::) and the kernel says (IP_PKTINFO): a reply must come from it, or the peer
+    /// (which knows this host by that address) cannot tell whose it is.
+    pub dst: Option<IpAddr>,
     /// Buffer index and byte range of the datagram.
     buf: usize,
     start: usize,
@@ -77,6 +81,8 @@ pub struct Socket {
     received: Vec<Received>,
     /// Times the kernel refused a GSO send and the socket fell back to datagrams one by one.
     gso_fallbacks: u64,
+    /// Bound to the unspecified address: datagrams' destination addresses are reported.
+    wildcard: bool,
 }
 
 impl std::fmt::Debug for Socket {
@@ -114,6 +120,7 @@ impl Socket {
             meta: vec![RecvMeta::default(); RECV_BATCH],
             received: Vec::with_capacity(RECV_BATCH * 4),
             gso_fallbacks: 0,
+            wildcard: addr.ip().is_unspecified(),
         };
         s.caps.has_tos = s.set_dscp(0).is_ok();
         Ok(s)
@@ -150,14 +157,21 @@ impl Socket {
         Ok(())
     }
 
-    /// Send one datagram with `dscp`. `Ok(false)`: the socket buffer is full (try again after
+    /// Send one datagram with `dscp`, from the local address `src` if given (a reply:
+    /// [`Received::dst`]). `Ok(false)`: the socket buffer is full (try again after
     /// [`Socket::wait`] says it is writable).
-    pub fn send(&mut self, dest: SocketAddr, bytes: &[u8], dscp: u8) -> io::Result<bool> {
+    pub fn send(&mut self, dest: SocketAddr, src: Option<IpAddr>, bytes: &[u8], dscp: u8) -> io::Result<bool> {
         if self.caps.has_tos {
             // A failure here leaves the previous TOS; the datagram still goes out.
             let _ = self.set_dscp(dscp);
         }
-        match self.sock.send_to(bytes, dest) {
+        let sent = if src.is_some() {
+            let t = Transmit { destination: dest, ecn: None, contents: bytes, segment_size: None, src_ip: src };
+            self.state.try_send(UdpSockRef::from(&self.sock), &t).map(|()| bytes.len())
+        } else {
+            self.sock.send_to(bytes, dest)
+        };
+        match sent {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(e),
@@ -171,16 +185,16 @@ impl Socket {
     }
 
     /// Send `contents`, datagrams of `segment` bytes each (the last may be shorter), to
-    /// `dest` with `dscp`: in one GSO `sendmsg` where the kernel has GSO, else one by one. `Ok(false)`: the socket buffer is full and nothing was sent (try
+    /// `dest` (from `src`, as [`Socket::send`]) with `dscp`: in one GSO `sendmsg` where the kernel has GSO, else one by one. `Ok(false)`: the socket buffer is full and nothing was sent (try
     /// again after [`Socket::wait`] says it is writable). PRECONDITION: at most
     /// [`Socket::max_run`] datagrams.
-    pub fn send_run(&mut self, dest: SocketAddr, contents: &[u8], segment: usize, dscp: u8) -> io::Result<bool> {
+    pub fn send_run(&mut self, dest: SocketAddr, src: Option<IpAddr>, contents: &[u8], segment: usize, dscp: u8) -> io::Result<bool> {
         let n = contents.len().div_ceil(segment.max(1));
         if n <= 1 || self.caps.gso_segments <= 1 {
             // One by one; a full buffer midway leaves the rest unsent (reported as lost by
             // the caller's protocol, as any drop).
             for d in contents.chunks(segment.max(1)) {
-                if !self.send(dest, d, dscp)? {
+                if !self.send(dest, src, d, dscp)? {
                     return Ok(false);
                 }
             }
@@ -199,7 +213,7 @@ impl Socket {
             ecn: None,
             contents,
             segment_size: Some(segment),
-            src_ip: None,
+            src_ip: src,
         };
         match self.state.try_send(UdpSockRef::from(&self.sock), &t) {
             Ok(()) => Ok(true),
@@ -209,7 +223,7 @@ impl Socket {
                 if e.raw_os_error() == Some(libc::EIO) || e.raw_os_error() == Some(libc::EINVAL) {
                     self.caps.gso_segments = 1;
                     self.gso_fallbacks += 1;
-                    return self.send_run(dest, contents, segment, dscp);
+                    return self.send_run(dest, src, contents, segment, dscp);
                 }
                 Err(e)
             }
@@ -223,7 +237,15 @@ impl Socket {
     /// (`make bench-udp` under perf). Here quinn-udp is bypassed (its `Transmit` takes one
     /// contiguous slice) for one `sendmsg` with the `UDP_SEGMENT` control message; where the
     /// kernel has no GSO, or refuses it, the slices are copied and go through `send_run`.
-    pub fn send_run_gather(&mut self, dest: SocketAddr, slices: &[IoSlice<'_>], len: usize, segment: usize, dscp: u8) -> io::Result<bool> {
+    pub fn send_run_gather(
+        &mut self,
+        dest: SocketAddr,
+        src: Option<IpAddr>,
+        slices: &[IoSlice<'_>],
+        len: usize,
+        segment: usize,
+        dscp: u8,
+    ) -> io::Result<bool> {
         let n = len.div_ceil(segment.max(1));
         #[cfg(target_os = "linux")]
         if self.caps.gso_segments > 1 && len > 0 {
@@ -232,7 +254,7 @@ impl Socket {
                 // A failure here leaves the previous TOS; the datagrams still go out.
                 let _ = self.set_dscp(dscp);
             }
-            match gso_sendmsg(&self.sock, dest, slices, if n > 1 { Some(segment) } else { None }) {
+            match gso_sendmsg(&self.sock, dest, src, slices, if n > 1 { Some(segment) } else { None }) {
                 Ok(()) => return Ok(true),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if n > 1 && (e.raw_os_error() == Some(libc::EIO) || e.raw_os_error() == Some(libc::EINVAL)) => {
@@ -244,7 +266,7 @@ impl Socket {
             }
         }
         let flat: Vec<u8> = slices.iter().flat_map(|s| s.iter().copied()).collect();
-        self.send_run(dest, &flat, segment, dscp)
+        self.send_run(dest, src, &flat, segment, dscp)
     }
 
     /// Receive what is waiting, up to one batch (GRO batches split into datagrams). Returns the
@@ -261,14 +283,15 @@ impl Socket {
         };
         for (i, m) in self.meta.iter().take(n).enumerate() {
             let stride = m.stride.max(1);
+            let dst = if self.wildcard { m.dst_ip } else { None };
             if m.len == 0 {
                 // An empty datagram is a datagram too (counted, then refused as malformed).
-                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), buf: i, start: 0, end: 0 });
+                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), dst, buf: i, start: 0, end: 0 });
             }
             let mut start = 0;
             while start < m.len {
                 let end = (start + stride).min(m.len);
-                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), buf: i, start, end });
+                self.received.push(Received { peer: m.addr, ecn: m.ecn.map(|e| e as u8), dst, buf: i, start, end });
                 start = end;
             }
         }
@@ -379,12 +402,14 @@ impl Waker {
 const UDP_SEGMENT: libc::c_int = 103;
 
 /// One `sendmsg` of `slices` to `dest`, cut into datagrams of `segment` bytes by the kernel
-/// (UDP GSO) when given, else one datagram.
+/// (UDP GSO) when given, else one datagram; from the local address `src` when given (an
+/// `IP_PKTINFO` / `IPV6_PKTINFO` control message, as quinn-udp sends a reply).
 #[cfg(target_os = "linux")]
-fn gso_sendmsg(sock: &UdpSocket, dest: SocketAddr, slices: &[IoSlice<'_>], segment: Option<usize>) -> io::Result<()> {
+fn gso_sendmsg(sock: &UdpSocket, dest: SocketAddr, src: Option<IpAddr>, slices: &[IoSlice<'_>], segment: Option<usize>) -> io::Result<()> {
     let addr = socket2::SockAddr::from(dest);
-    // Room for one control message of a u16, 8-byte aligned (CMSG_SPACE(2) = 24 on 64-bit).
-    let mut control = [0u64; 4];
+    let seg = segment.map(u16::try_from).transpose().map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // Room for a u16 and an in6_pktinfo, each with its header, 8-byte aligned.
+    let mut control = [0u64; 12];
     // SAFETY: msghdr is plain data; all-zero is a valid empty header.
     let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
     hdr.msg_name = addr.as_ptr() as *mut libc::c_void;
@@ -392,21 +417,63 @@ fn gso_sendmsg(sock: &UdpSocket, dest: SocketAddr, slices: &[IoSlice<'_>], segme
     // IoSlice is ABI-compatible with iovec on Unix (std's documented guarantee).
     hdr.msg_iov = slices.as_ptr() as *mut libc::iovec;
     hdr.msg_iovlen = slices.len() as _;
-    if let Some(seg) = segment {
-        let seg = u16::try_from(seg).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        // SAFETY: `control` outlives the call and holds CMSG_SPACE(2) bytes, 8-byte aligned;
-        // CMSG_FIRSTHDR of a header with that control buffer points at its start, and the
-        // data (2 bytes) lies within CMSG_LEN(2) of it.
-        unsafe {
-            let space = libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) as usize;
-            debug_assert!(space <= std::mem::size_of_val(&control));
-            hdr.msg_control = control.as_mut_ptr().cast();
-            hdr.msg_controllen = space as _;
-            let c = libc::CMSG_FIRSTHDR(&hdr);
+    let space = |bytes: usize| {
+        // SAFETY: CMSG_SPACE only computes a size.
+        unsafe { libc::CMSG_SPACE(bytes as u32) as usize }
+    };
+    let src_len = match src {
+        Some(IpAddr::V4(_)) => std::mem::size_of::<libc::in_pktinfo>(),
+        Some(IpAddr::V6(_)) => std::mem::size_of::<libc::in6_pktinfo>(),
+        None => 0,
+    };
+    let total = seg.map_or(0, |_| space(2)) + src.map_or(0, |_| space(src_len));
+    if total == 0 {
+        // SAFETY: as below, without control messages.
+        let r = unsafe { libc::sendmsg(sock.as_raw_fd(), &hdr, 0) };
+        return if r < 0 { Err(io::Error::last_os_error()) } else { Ok(()) };
+    }
+    debug_assert!(total <= std::mem::size_of_val(&control));
+    hdr.msg_control = control.as_mut_ptr().cast();
+    hdr.msg_controllen = total as _;
+    // SAFETY: `control` outlives the call, is zeroed, 8-byte aligned and holds `total` bytes,
+    // the CMSG_SPACE of each control message written; CMSG_FIRSTHDR and CMSG_NXTHDR walk it
+    // within msg_controllen (checked non-null), and each message's data lies within its
+    // CMSG_LEN.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&hdr);
+        if let Some(seg) = seg {
+            if c.is_null() {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
             (*c).cmsg_level = libc::SOL_UDP;
             (*c).cmsg_type = UDP_SEGMENT;
-            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as _;
+            (*c).cmsg_len = libc::CMSG_LEN(2) as _;
             std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg);
+            c = libc::CMSG_NXTHDR(&hdr, c);
+        }
+        if let Some(ip) = src {
+            if c.is_null() {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            (*c).cmsg_len = libc::CMSG_LEN(src_len as u32) as _;
+            match ip {
+                IpAddr::V4(v4) => {
+                    (*c).cmsg_level = libc::IPPROTO_IP;
+                    (*c).cmsg_type = libc::IP_PKTINFO;
+                    let info = libc::in_pktinfo {
+                        ipi_ifindex: 0,
+                        ipi_spec_dst: libc::in_addr { s_addr: u32::from_ne_bytes(v4.octets()) },
+                        ipi_addr: libc::in_addr { s_addr: 0 },
+                    };
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in_pktinfo>(), info);
+                }
+                IpAddr::V6(v6) => {
+                    (*c).cmsg_level = libc::IPPROTO_IPV6;
+                    (*c).cmsg_type = libc::IPV6_PKTINFO;
+                    let info = libc::in6_pktinfo { ipi6_addr: libc::in6_addr { s6_addr: v6.octets() }, ipi6_ifindex: 0 };
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in6_pktinfo>(), info);
+                }
+            }
         }
     }
     // SAFETY: `hdr` points at `addr`, `slices` and `control`, all alive for the call; the
@@ -427,12 +494,12 @@ mod tests {
         let mut a = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let mut b = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let to = b.local_addr().unwrap();
-        assert!(a.send(to, b"hello", 8).unwrap());
+        assert!(a.send(to, None, b"hello", 8).unwrap());
         assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
         let got = b.recv().unwrap().to_vec();
         assert_eq!(got.len(), 1);
         // An empty datagram is received as one, of no bytes.
-        assert!(a.send(to, b"", 0).unwrap());
+        assert!(a.send(to, None, b"", 0).unwrap());
         assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
         let empty = b.recv().unwrap().to_vec();
         assert_eq!(empty.len(), 1);
@@ -473,12 +540,45 @@ mod tests {
         let mut b = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let to = b.local_addr().unwrap();
         for _ in 0..10 {
-            assert!(a.send(to, &[1u8; 1000], 0).unwrap());
+            assert!(a.send(to, None, &[1u8; 1000], 0).unwrap());
         }
         assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
         let waiting = b.backlog_bytes().expect("Linux reports SO_MEMINFO");
         assert!(waiting >= 10_000, "ten 1000-byte datagrams wait: {waiting}");
         while !b.recv().unwrap().is_empty() {}
         assert_eq!(b.backlog_bytes(), Some(0));
+    }
+
+    #[test]
+    fn a_wildcard_socket_replies_from_the_address_it_was_reached_at() {
+        // b on 0.0.0.0 is reached at 127.0.0.2; the kernel's own choice of source for a reply
+        // to 127.0.0.1 is 127.0.0.1, which the peer would not know. Every send path replies
+        // from 127.0.0.2: one datagram, a GSO run, a gathered run.
+        let mut a = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut b = Socket::bind("0.0.0.0:0".parse().unwrap()).unwrap();
+        let port = b.local_addr().unwrap().port();
+        let there: SocketAddr = format!("127.0.0.2:{port}").parse().unwrap();
+        assert!(a.send(there, None, b"hello", 0).unwrap());
+        assert!(b.wait(Duration::from_secs(2), false, None).unwrap());
+        let got = b.recv().unwrap().to_vec();
+        assert_eq!(got.len(), 1);
+        let here: IpAddr = "127.0.0.2".parse().unwrap();
+        assert_eq!(got[0].dst, Some(here));
+        let peer = got[0].peer;
+        let run = [7u8; 300];
+        assert!(b.send(peer, got[0].dst, b"one", 0).unwrap());
+        assert!(b.send_run(peer, got[0].dst, &run, 100, 0).unwrap());
+        assert!(b.send_run_gather(peer, got[0].dst, &[IoSlice::new(&run[..150]), IoSlice::new(&run[150..])], 300, 100, 0).unwrap());
+        let mut seen = Vec::new();
+        while seen.len() < 7 && a.wait(Duration::from_secs(2), false, None).unwrap() {
+            for r in a.recv().unwrap().to_vec() {
+                seen.push((r.peer, a.datagram(&r).len(), r.dst));
+            }
+        }
+        let lens: Vec<usize> = seen.iter().map(|s| s.1).collect();
+        assert_eq!(lens, [3, 100, 100, 100, 100, 100, 100]);
+        assert!(seen.iter().all(|s| s.0 == there), "{seen:?}");
+        // A socket bound to one address reports no destination (it has only the one).
+        assert!(seen.iter().all(|s| s.2.is_none()));
     }
 }

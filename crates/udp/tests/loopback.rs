@@ -429,3 +429,24 @@ fn a_message_handed_up_before_a_quarter_arrived_is_laid_out_exactly() {
     check_mask(&data, &got);
     assert_eq!(b.stats().receive_memory_bytes, 0);
 }
+
+// ---- Addresses -----------------------------------------------------------------------------
+
+#[test]
+fn a_node_on_the_wildcard_address_answers_from_the_address_it_was_reached_at() {
+    // b is bound to 0.0.0.0 and reached at 127.0.0.2. Its replies went out from the kernel's
+    // choice for the route back (127.0.0.1), which a knows nothing of: a counted every ACK as
+    // unknown and ended at its deadline with a message blaming b. Both transports.
+    let b = Node::bind("0.0.0.0:0".parse().unwrap(), NodeConfig::default()).unwrap();
+    let there: SocketAddr = format!("127.0.0.2:{}", b.local_addr().port()).parse().unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(there, values(50_000), 4, 1.0, WAIT).unwrap();
+    let got = b.recv(WAIT).expect("delivered");
+    assert_eq!(got.data, values(50_000));
+    assert!(h.wait().is_ok());
+    let job = a.send_job(there, &[1.0], job_messages(20, 1), WAIT).unwrap();
+    let (msgs, lost, _) = collect_job(&b);
+    assert_eq!((msgs.len(), lost), (20, Some(vec![])));
+    assert!(job.wait().is_ok());
+    assert_eq!(a.stats().num_unknown, 0, "{:?}", a.stats());
+}
