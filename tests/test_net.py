@@ -8,6 +8,7 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -164,6 +165,51 @@ def test_a_peer_that_never_answers_times_out() -> None:
     with pytest.raises(TimeoutError, match="deadline exceeded .*the peer acknowledged nothing: is a receiver bound"):
         tx.send_array(f"127.0.0.1:{silent.getsockname()[1]}", np.ones(100, np.float32), deadline=0.2)
     silent.close()
+
+
+def test_close_stops_the_endpoint_and_everything_waiting_on_it() -> None:
+    # A receive waiting in another thread and a send to a silent peer, both with 30 s to go,
+    # end with TransportError as soon as their endpoints close; then nothing more is accepted.
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    rx, tx = Endpoint(LOCAL), Endpoint(LOCAL)
+    errors: list[BaseException] = []
+
+    def wait(call: Callable[[], object]) -> None:
+        try:
+            call()
+        except BaseException as e:  # the test reads what it was
+            errors.append(e)
+
+    threads = [
+        threading.Thread(target=wait, args=(lambda: rx.recv_array(timeout=30),)),
+        threading.Thread(target=wait, args=(lambda: tx.send_array(f"127.0.0.1:{silent.getsockname()[1]}",
+                                                                  np.ones(100, np.float32), deadline=30),)),
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    stats = rx.close()
+    tx.close()
+    for t in threads:
+        t.join(timeout=10)
+    assert time.monotonic() - t0 < 5 and not any(t.is_alive() for t in threads)
+    assert len(errors) == 2 and all(isinstance(e, TransportError) and "closed" in str(e) for e in errors), errors
+    assert rx.closed and stats["num_received"] == 0 and rx.close() == stats
+    with pytest.raises(TransportError, match="the endpoint is closed"):
+        rx.recv_array(timeout=0)
+    with pytest.raises(TransportError, match="the endpoint is closed"):
+        tx.send_array(rx.address, np.ones(10, np.float32))
+    silent.close()
+
+
+def test_an_endpoint_is_a_context_manager() -> None:
+    with Endpoint(LOCAL) as rx, Endpoint(LOCAL) as tx:
+        tx.send_array(rx.address, np.ones(1000, np.float32))
+        got = rx.recv_array(timeout=10)
+        assert got is not None and not rx.closed
+    assert rx.closed and tx.closed
 
 
 def test_a_receiver_refusing_a_message_too_large_for_it_is_named_in_the_timeout() -> None:

@@ -321,6 +321,14 @@ class Node:
     def stats(self) -> dict[str, int]:
         """Counters of the node."""
 
+    def close(self) -> dict[str, int]:
+        """Stop the node (running transfers end with an error, messages not yet taken are
+        dropped, the socket closes); returns the final counters, again on later calls."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the node was closed."""
+
 @final
 class SendHandle:
     """A send in progress."""

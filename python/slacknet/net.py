@@ -338,6 +338,25 @@ class Endpoint:
         """The address peers send to, "ip:port"."""
         return self._node.address
 
+    def close(self) -> dict[str, int]:
+        """Close the endpoint: its socket and event loop stop at once, transfers still running
+        end with :class:`TransportError`, a receive waiting in another thread returns with
+        one, and messages not yet taken are dropped. Returns the final counters (again on a
+        second call). ``with Endpoint(...) as ep:`` closes it at the block's end; an endpoint
+        no longer referenced is closed when collected."""
+        return self._node.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._node.closed
+
+    def __enter__(self) -> Endpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def capabilities(self) -> dict[str, Any]:
         """What the kernel offers the socket (GSO/GRO segments, TOS, buffer sizes)."""
         return self._node.capabilities()

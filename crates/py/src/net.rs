@@ -28,9 +28,8 @@ fn node_error(e: udp::NodeError) -> PyErr {
     match e {
         udp::NodeError::Invalid { .. } => PyValueError::new_err(e.to_string()),
         udp::NodeError::DeadlineExceeded { .. } => PyTimeoutError::new_err(e.to_string()),
-        udp::NodeError::Io(_) | udp::NodeError::Closed | udp::NodeError::LoopFailed(_) => {
-            TransportError::new_err(e.to_string())
-        }
+        udp::NodeError::Closed => TransportError::new_err("the endpoint is closed (Endpoint.close() was called)"),
+        udp::NodeError::Io(_) | udp::NodeError::LoopFailed(_) => TransportError::new_err(e.to_string()),
     }
 }
 
@@ -286,7 +285,10 @@ impl PyNode {
     #[pyo3(signature = (timeout_s = None))]
     fn recv<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let node = &self.inner;
-        let Some(d) = wait_sliced(py, timeout_s, |slice| node.recv(slice))? else { return Ok(None) };
+        // A closed node's receive returns None at once: that is an error, not a time-out.
+        let polled = wait_sliced(py, timeout_s, |slice| node.recv(slice).map(Some).or_else(|| node.is_closed().then_some(None)))?;
+        let Some(polled) = polled else { return Ok(None) };
+        let d = polled.ok_or_else(|| node_error(udp::NodeError::Closed))?;
         let out = PyDict::new(py);
         out.set_item("peer", d.peer.to_string())?;
         out.set_item("conn", d.conn)?;
@@ -321,7 +323,9 @@ impl PyNode {
     #[pyo3(signature = (timeout_s = None))]
     fn recv_job<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let node = &self.inner;
-        let Some(e) = wait_sliced(py, timeout_s, |slice| node.recv_job(slice))? else { return Ok(None) };
+        let polled = wait_sliced(py, timeout_s, |slice| node.recv_job(slice).map(Some).or_else(|| node.is_closed().then_some(None)))?;
+        let Some(polled) = polled else { return Ok(None) };
+        let e = polled.ok_or_else(|| node_error(udp::NodeError::Closed))?;
         let out = PyDict::new(py);
         match e {
             udp::JobEvent::Message { peer, conn, msg, group, data } => {
@@ -345,27 +349,45 @@ impl PyNode {
 
     /// Counters of the node, as a dict.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.stats();
-        let d = PyDict::new(py);
-        for (k, v) in [
-            ("num_sent", s.num_sent),
-            ("num_received", s.num_received),
-            ("num_malformed", s.num_malformed),
-            ("num_unknown", s.num_unknown),
-            ("num_refused", s.num_refused),
-            ("num_send_dropped", s.num_send_dropped),
-            ("num_receivers_timed_out", s.num_receivers_timed_out),
-            ("num_socket_errors", s.num_socket_errors),
-            ("num_gso_fallbacks", s.num_gso_fallbacks),
-            ("fault_dropped", s.fault.num_dropped),
-            ("fault_duplicated", s.fault.num_duplicated),
-            ("fault_reordered", s.fault.num_reordered),
-            ("receive_memory_bytes", s.receive_memory_bytes),
-        ] {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        stats_dict(py, self.inner.stats())
     }
+
+    /// Stop the node: transfers still running end with an error, messages not yet taken are
+    /// dropped, the socket is closed; returns the final counters. Later calls return them again.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let node = &self.inner;
+        let s = py.detach(|| node.shutdown()).map_err(node_error)?;
+        stats_dict(py, s)
+    }
+
+    /// Whether the node was closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// A node's counters as a dict.
+fn stats_dict(py: Python<'_>, s: udp::NodeStats) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in [
+        ("num_sent", s.num_sent),
+        ("num_received", s.num_received),
+        ("num_malformed", s.num_malformed),
+        ("num_unknown", s.num_unknown),
+        ("num_refused", s.num_refused),
+        ("num_send_dropped", s.num_send_dropped),
+        ("num_receivers_timed_out", s.num_receivers_timed_out),
+        ("num_socket_errors", s.num_socket_errors),
+        ("num_gso_fallbacks", s.num_gso_fallbacks),
+        ("fault_dropped", s.fault.num_dropped),
+        ("fault_duplicated", s.fault.num_duplicated),
+        ("fault_reordered", s.fault.num_reordered),
+        ("receive_memory_bytes", s.receive_memory_bytes),
+    ] {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
 }
 
 /// A send in progress.

@@ -359,7 +359,10 @@ pub struct Node {
     delivered: Mutex<mpsc::Receiver<(Option<RxBuffer>, Delivered)>>,
     jobs: Mutex<mpsc::Receiver<JobEvent>>,
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    /// The loop's thread until the node is stopped (a Mutex: [`Node::shutdown`] takes `&self`,
+    /// so that a node shared between threads, as Python's is, can be closed while another
+    /// thread waits in [`Node::recv`]).
+    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Node {
@@ -448,7 +451,7 @@ impl Node {
             delivered: Mutex::new(del_rx),
             jobs: Mutex::new(job_rx),
             shared,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
         })
     }
 
@@ -645,7 +648,15 @@ impl Node {
     /// Stop the node (transfers still running end with [`NodeError::Closed`]) and return its
     /// final counters, or [`NodeError::LoopFailed`] if its loop had died (dropping a node
     /// stops it the same way, silently).
-    pub fn close(mut self) -> Result<NodeStats, NodeError> {
+    pub fn close(self) -> Result<NodeStats, NodeError> {
+        self.shutdown()
+    }
+
+    /// As [`Node::close`], through a shared reference: the loop stops, transfers still running
+    /// end with [`NodeError::Closed`], [`Node::recv`] and [`Node::recv_job`] return `None` at
+    /// once (see [`Node::is_closed`]) and new transfers are refused with `Closed`. Later calls
+    /// return the final counters again.
+    pub fn shutdown(&self) -> Result<NodeStats, NodeError> {
         if let Err(p) = self.stop() {
             let msg = p
                 .downcast_ref::<&str>()
@@ -657,11 +668,17 @@ impl Node {
         Ok(self.stats())
     }
 
+    /// Whether the node was stopped ([`Node::shutdown`], [`Node::close`]).
+    pub fn is_closed(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
     /// Stop the loop and wait for its thread (once; later calls return `Ok`).
-    fn stop(&mut self) -> std::thread::Result<()> {
+    fn stop(&self) -> std::thread::Result<()> {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.waker.wake();
-        self.thread.take().map_or(Ok(()), JoinHandle::join)
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        thread.map_or(Ok(()), JoinHandle::join)
     }
 }
 

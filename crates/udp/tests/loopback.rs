@@ -450,3 +450,20 @@ fn a_node_on_the_wildcard_address_answers_from_the_address_it_was_reached_at() {
     assert!(job.wait().is_ok());
     assert_eq!(a.stats().num_unknown, 0, "{:?}", a.stats());
 }
+
+#[test]
+fn shutdown_through_a_shared_reference_ends_waits_at_once() {
+    let b = std::sync::Arc::new(node(FaultConfig::default()));
+    let b2 = std::sync::Arc::clone(&b);
+    let waiting = std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        (b2.recv(Duration::from_secs(30)).is_none(), t0.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let stats = b.shutdown().unwrap();
+    let (none, waited) = waiting.join().unwrap();
+    assert!(none && waited < Duration::from_secs(5), "{waited:?}");
+    assert!(b.is_closed());
+    assert_eq!(b.shutdown().unwrap(), stats, "a second shutdown returns the final counters");
+    assert!(matches!(b.send_values(b.local_addr(), values(10), 4, 1.0, WAIT), Err(NodeError::Closed)));
+}
