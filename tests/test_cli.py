@@ -194,6 +194,24 @@ def test_run_default_folder_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert str(Path("results") / "tiny" / run_id) in capsys.readouterr().out
 
 
+def test_two_default_runs_in_one_second_keep_both_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The folder is named by the start second and the scenario's hash: the second of two runs
+    # of one scenario in one second replaced the first's results.
+    import datetime as dt
+
+    import slacknet.cli as cli
+
+    monkeypatch.setattr(cli, "_now", lambda: dt.datetime(2026, 11, 28, 12, 0, 0))
+    p = _write(tmp_path, TINY_TOML)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(p), "--no-plot", "--no-progress", "--seed", "1"]) == 0
+    assert main(["run", str(p), "--no-plot", "--no-progress", "--seed", "1"]) == 0
+    runs = sorted(d.name for d in (tmp_path / "results" / "tiny").iterdir())
+    assert len(runs) == 2 and runs[1] == runs[0] + "-2", runs
+    for r in runs:
+        assert (tmp_path / "results" / "tiny" / r / "records.parquet").is_file()
+
+
 # File inputs that `validate` must read as `run` does: (file name, contents, key, value).
 FILE_CASES = {
     "zero_mean_cdf": ("zero.cdf", "0 0\n0 1\n", "workload[0].cdf", "mean flow size is 0"),

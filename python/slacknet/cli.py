@@ -418,8 +418,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         out = Path(args.out)
     else:
-        run_id = _run_id(res.scenario.to_json(), started)
-        out = Path("results") / _safe_name(res.scenario.name) / run_id
+        # A new folder, claimed now: two runs of one scenario in the same second (a shell
+        # loop, the same seed) had the same id, and the second replaced the first's results.
+        out = _new_folder(Path("results") / _safe_name(res.scenario.name), _run_id(res.scenario.to_json(), started))
     res.save(out)
     plots = []
     if not args.no_plot:
