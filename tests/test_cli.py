@@ -397,6 +397,8 @@ def test_an_out_that_is_or_goes_through_a_file_names_out(tmp_path: Path, results
         (["plot", str(results_dir), "--out", str(afile)], "it is a file, not a folder; choose a new output folder"),
         (["sweep", str(toml), "--out", str(afile)], "it is a file, not a folder; choose a new output folder"),
         (["credence", "trace", str(toml), "--out", str(tmp_path)], "it is a folder, not a file"),
+        (["credence", "trace", str(toml), "--out", str(tmp_path / "t.csv")],
+         "a decision trace is written as Parquet; name the file *.parquet"),
     ):
         assert main(argv) == 2
         err = capsys.readouterr().err

@@ -113,5 +113,8 @@ def test_cli_trace_writes_the_rows_and_prints_what_happened(
     mine.write_text("a,b\n1,2\n")
     assert main(["trace", str(path), "--flow", str(int(rec.id)), "--out", str(mine)]) == 2
     assert mine.read_text() == "a,b\n1,2\n"
+    # A name that says another format is refused, not written as CSV.
+    assert main(["trace", str(path), "--flow", str(int(rec.id)), "--out", str(tmp_path / "t.xlsx")]) == 2
+    assert "name the file *.csv or *.parquet" in capsys.readouterr().err and not (tmp_path / "t.xlsx").exists()
     # Writing again over its own trace is fine.
     assert main(["trace", str(path), "--flow", str(int(rec.id)), "--out", str(out)]) == 0

@@ -618,7 +618,7 @@ _FLOW_TRACE_COLUMNS = ["time_ps", "event", "to_receiver", "seq", "ack", "flags",
 def _is_flow_trace(p: Path) -> bool:
     """Whether ``p`` is a flow trace this command wrote (which writing again may replace)."""
     try:
-        if p.suffix == ".parquet":
+        if p.suffix.lower() == ".parquet":
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(p).names) == _FLOW_TRACE_COLUMNS
@@ -633,6 +633,9 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     from .sim import trace_flow
 
     out = _check_out(args.out, kind="file")
+    if out is not None and out.suffix.lower() not in (".csv", ".parquet"):
+        raise InputError(f"--out = {args.out}: a flow trace is written as CSV or Parquet, chosen by the name; "
+                         "name the file *.csv or *.parquet")
     if out is not None and os.path.lexists(out) and not (out.is_file() and not out.is_symlink() and _is_flow_trace(out)):
         raise InputError(f"--out = {args.out}: it exists and is not a flow trace, which writing would replace; "
                          "name a new file")
@@ -656,7 +659,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     if df.attrs.get("truncated"):
         print("note: the trace reached 512 MiB and stopped recording", file=sys.stderr)
     if out is not None:
-        if out.suffix == ".parquet":
+        if out.suffix.lower() == ".parquet":
             replace_atomic(out, lambda tmp: df.to_parquet(tmp, index=False))
         else:
             replace_atomic(out, lambda tmp: df.to_csv(tmp, index=False))

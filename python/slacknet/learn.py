@@ -361,8 +361,11 @@ def check_forest_out(path: str | os.PathLike[str]) -> None:
 
 def check_trace_out(path: str | os.PathLike[str]) -> None:
     """Raise ``ValueError`` unless a decision trace may be written to ``path``: absent, or a
-    Parquet file with a decision trace's columns (an earlier trace)."""
+    Parquet file with a decision trace's columns (an earlier trace). The name must end in
+    ``.parquet``: the trace is written as Parquet whatever the name says."""
     _check_out(path, "trace", "a decision trace", _is_trace)
+    if Path(path).suffix.lower() != ".parquet":
+        raise ValueError(f"{path}: a decision trace is written as Parquet; name the file *.parquet")
 
 
 def write_trace(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
