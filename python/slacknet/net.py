@@ -264,7 +264,7 @@ class Endpoint:
 
     ``bind`` is "ip:port" (port 0: any free port). ``max_message_bytes`` and
     ``max_receive_memory_bytes`` bound what peers can make it allocate (a message is charged
-    what arrived of it, its whole size once a quarter did, so a size a peer only claims costs
+    what arrived of it, its whole size once a sixteenth did, so a size a peer only claims costs
     nothing; ``stats()["receive_memory_bytes"]`` is the charge now); ``linger_ms`` is how
     long a receiver keeps acknowledging after handing a message up; ``rto_us`` the minimum
     retransmission timeout (1 to 10^12 microseconds); ``line_rate_gbps`` the rate ATP sends at most (its R_max, default

@@ -23,7 +23,7 @@
 //!   [`NodeConfig::max_message_bytes`], all of them together at most
 //!   [`NodeConfig::max_receive_memory_bytes`] (counted until the application takes the
 //!   message), so a peer cannot make a receiver allocate without bound; and a message is
-//!   charged in proportion to what arrived of it (at most four times that; `rxbuf`), never
+//!   charged in proportion to what arrived of it (at most sixteen times that; `rxbuf`), never
 //!   for the size its first datagram claims, so datagrams that only claim huge messages cannot
 //!   hold the memory real transfers need;
 //! - a connection is keyed by the peer's address and its connection id, so one peer cannot
@@ -75,7 +75,7 @@ pub struct NodeConfig {
     /// The largest message a peer may send. Default 1 GiB.
     pub max_message_bytes: u64,
     /// Receive buffers of all messages in progress or not yet taken by the application,
-    /// together. Default 2 GiB. A message is charged what arrived of it until a quarter of it
+    /// together. Default 2 GiB. A message is charged what arrived of it until a sixteenth of it
     /// did, then its whole size, so a size a peer only claims costs nothing.
     pub max_receive_memory_bytes: u64,
     /// A receiver that hears nothing for this long is dropped. Default 30 s.
@@ -282,7 +282,7 @@ pub struct NodeStats {
     /// What the fault injector did.
     pub fault: FaultStats,
     /// Receive memory in use now, at most [`NodeConfig::max_receive_memory_bytes`]: what
-    /// arrived for messages in progress (a message's whole size once a quarter of it arrived)
+    /// arrived for messages in progress (a message's whole size once a sixteenth of it arrived)
     /// and the messages not yet taken.
     pub receive_memory_bytes: u64,
 }
