@@ -4,11 +4,13 @@ the GIL released while waiting."""
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -201,6 +203,45 @@ def test_close_stops_the_endpoint_and_everything_waiting_on_it() -> None:
         rx.recv_array(timeout=0)
     with pytest.raises(TransportError, match="the endpoint is closed"):
         tx.send_array(rx.address, np.ones(10, np.float32))
+    silent.close()
+
+
+def _sent_after(ep: Endpoint, wait: float = 0.3) -> int:
+    """Datagrams ``ep`` sends in ``wait`` seconds from 0.1 s from now (its loop's turn to see
+    a cancellation)."""
+    time.sleep(0.1)
+    before = ep.stats()["num_sent"]
+    time.sleep(wait)
+    return ep.stats()["num_sent"] - before
+
+
+def test_an_interrupted_or_cancelled_send_stops_sending() -> None:
+    # A send to a silent peer with 30 s to go, interrupted by Ctrl-C (sync) or cancelled
+    # (asyncio): before, it went on sending until its deadline, and asyncio.run waited for it.
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    to = f"127.0.0.1:{silent.getsockname()[1]}"
+    tx = Endpoint(LOCAL)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        tx.send_array(to, np.ones(1000, np.float32), deadline=30)
+    assert time.monotonic() - t0 < 5
+    assert _sent_after(tx) == 0
+
+    async def cancel_after(coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    for coro in (tx.send_array_async(to, np.ones(1000, np.float32), deadline=30),
+                 tx.send_job_async(to, [(0, b"x" * 3000)] * 4, msr=1.0, deadline=30)):
+        t0 = time.monotonic()
+        asyncio.run(cancel_after(coro))
+        assert time.monotonic() - t0 < 5
+        assert _sent_after(tx) == 0
     silent.close()
 
 

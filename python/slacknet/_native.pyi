@@ -338,6 +338,10 @@ class SendHandle:
         timeouts), or None if ``timeout_s`` passed first. Raises TimeoutError past the
         transfer's deadline."""
 
+    def cancel(self) -> None:
+        """Stop the transfer, from any thread: nothing more is sent; a wait raises
+        TransportError. A transfer already over keeps its result."""
+
 @final
 class JobHandle:
     """An ATP job in progress."""
@@ -345,3 +349,6 @@ class JobHandle:
     def wait(self, timeout_s: float | None = None) -> dict[str, Any] | None:
         """The job's end (outcome, elapsed_s, groups, packets_sent, packets_retx), or None if
         ``timeout_s`` passed first. Raises TimeoutError past the job's deadline."""
+
+    def cancel(self) -> None:
+        """Stop the job, as :meth:`SendHandle.cancel`."""

@@ -668,9 +668,14 @@ def send_table(endpoint: Endpoint, peer: str, table: Any, *, deadline: float = 3
 
 async def send_table_async(endpoint: Endpoint, peer: str, table: Any, *, deadline: float = 30.0,
                            **plan: Any) -> TableReport:
-    """:func:`send_table`, awaitable (same arguments, result and errors)."""
+    """:func:`send_table`, awaitable (same arguments, result and errors). Cancelled, the job
+    stops: nothing more is sent for it."""
+    if not isinstance(endpoint, Endpoint):
+        raise TypeError(f"endpoint: {type(endpoint).__name__}; give a slacknet.net.Endpoint")
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(None, lambda: send_table(endpoint, peer, table, deadline=deadline, **plan))
+    # Packing is the CPU's work (off the event loop); the send is awaited as the endpoint's.
+    p = await loop.run_in_executor(None, lambda: pack(table, **plan))
+    return TableReport(p, await endpoint.send_job_async(peer, p.messages, msr=p.msr, deadline=deadline))
 
 
 # --------------------------------------------------------------------------------------------

@@ -128,8 +128,31 @@ def _in_thread(fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         except BaseException as e:  # noqa: BLE001 - handed to the waiter
             f.set_exception(e)
 
-    threading.Thread(target=run, daemon=True, name="slacknet-recv").start()
+    threading.Thread(target=run, daemon=True, name="slacknet-wait").start()
     return f
+
+
+def _wait(handle: _native.SendHandle | _native.JobHandle) -> Any:
+    """A transfer's end; interrupted (Ctrl-C, any exception), the transfer is cancelled, so
+    that it does not go on sending until its deadline."""
+    try:
+        return handle.wait()
+    except BaseException:
+        handle.cancel()
+        raise
+
+
+async def _await(handle: _native.SendHandle | _native.JobHandle) -> Any:
+    """A transfer's end, awaited (the wait in a daemon thread, so that a closing event loop does
+    not wait for it); cancelled, the transfer is cancelled too."""
+    waited = asyncio.wrap_future(_in_thread(handle.wait))
+    try:
+        return await asyncio.shield(waited)
+    except BaseException:
+        handle.cancel()
+        # The wait ends with the cancellation's error, which nobody awaits any more.
+        waited.add_done_callback(lambda w: w.cancelled() or w.exception())
+        raise
 
 
 def _job_messages(messages: Any) -> list[tuple[int, bytes]]:
@@ -374,15 +397,15 @@ class Endpoint:
         :attr:`Received.tag` (a label of the application's: a round number, say). Raises
         ``ValueError`` for a bad argument (``TypeError`` for one not a number, such as ``p="0.9"``;
         a peer this endpoint cannot reach, port 0 or the other IP family, is a bad argument) and
-        ``TimeoutError`` after ``deadline`` seconds."""
-        return self._report(self._start(peer, array, p, deadline, tag).wait())
+        ``TimeoutError`` after ``deadline`` seconds. Interrupted (Ctrl-C), the transfer stops:
+        nothing more is sent for it."""
+        return self._report(_wait(self._start(peer, array, p, deadline, tag)))
 
     async def send_array_async(self, peer: str, array: Any, *, p: float = 1.0, deadline: float = 30.0,
                                tag: int = 0) -> SendReport:
-        """:meth:`send_array`, awaitable (same arguments, result and errors)."""
-        handle = self._start(peer, array, p, deadline, tag)
-        loop = asyncio.get_running_loop()
-        return self._report(await loop.run_in_executor(None, handle.wait))
+        """:meth:`send_array`, awaitable (same arguments, result and errors). Cancelled, the
+        transfer stops: nothing more is sent for it."""
+        return self._report(await _await(self._start(peer, array, p, deadline, tag)))
 
     def recv_array(self, timeout: float | None = None) -> Received | None:
         """The next array a peer sent (``None`` after ``timeout`` seconds; ``0``: only what has
@@ -448,18 +471,24 @@ class Endpoint:
         number for a single group 0). Returns when every group has what it needs. Raises
         ``ValueError`` for a bad argument (``TypeError`` for a payload not bytes-like or a group
         not an integer) and ``TimeoutError`` after ``deadline`` seconds."""
+        return self._job_report(_wait(self._start_job(peer, messages, msr, deadline)))
+
+    def _start_job(self, peer: str, messages: Any, msr: Any, deadline: float) -> _native.JobHandle:
         msrs = _msrs(msr)
         msgs = _job_messages(messages)
-        d = self._node.send_job(_text("peer", peer, _PEER), msrs, msgs, _number("deadline", deadline)).wait()
+        return self._node.send_job(_text("peer", peer, _PEER), msrs, msgs, _number("deadline", deadline))
+
+    @staticmethod
+    def _job_report(d: dict[str, Any] | None) -> JobReport:
         if d is None:
             raise TransportError("the job did not end")
         return JobReport(d["outcome"], d["elapsed_s"], [GroupReport(**g) for g in d["groups"]],
                          d["packets_sent"], d["packets_retx"])
 
     async def send_job_async(self, peer: str, messages: Any, *, msr: Any, deadline: float = 30.0) -> JobReport:
-        """:meth:`send_job`, awaitable (same arguments, result and errors)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, lambda: self.send_job(peer, messages, msr=msr, deadline=deadline))
+        """:meth:`send_job`, awaitable (same arguments, result and errors). Cancelled, the job
+        stops: nothing more is sent for it."""
+        return self._job_report(await _await(self._start_job(peer, messages, msr, deadline)))
 
     async def recv_job_async(self, timeout: float | None = None) -> Job | None:
         """:meth:`recv_job`, awaitable (same arguments and result). Cancelled, it loses

@@ -7,6 +7,7 @@
 //! `TimeoutError`; a socket failure or a closed node a [`TransportError`] (an `OSError`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::create_exception;
@@ -29,6 +30,7 @@ fn node_error(e: udp::NodeError) -> PyErr {
         udp::NodeError::Invalid { .. } => PyValueError::new_err(e.to_string()),
         udp::NodeError::DeadlineExceeded { .. } => PyTimeoutError::new_err(e.to_string()),
         udp::NodeError::Closed => TransportError::new_err("the endpoint is closed (Endpoint.close() was called)"),
+        udp::NodeError::Cancelled => TransportError::new_err("the transfer was cancelled"),
         udp::NodeError::Io(_) | udp::NodeError::LoopFailed(_) => TransportError::new_err(e.to_string()),
     }
 }
@@ -132,21 +134,27 @@ fn wait_sliced<R: Send>(
 
 /// Wait for a transfer handle's end ([`wait_sliced`]); the handle is put back if the wait ends
 /// without its result (time up, or Ctrl-C).
+///
+/// The handle is taken out of its slot for the wait (the slot's lock is not held while
+/// waiting), so that [`PySendHandle::cancel`] works from another thread meanwhile.
 fn wait_handle<T: Send, R>(
     py: Python<'_>,
-    slot: &mut Option<udp::Handle<T>>,
+    slot: &Mutex<Option<udp::Handle<T>>>,
     timeout_s: Option<f64>,
     what: &str,
     to_py: impl FnOnce(T) -> PyResult<R>,
 ) -> PyResult<Option<R>> {
-    let Some(h) = slot.take() else {
-        return Err(PyValueError::new_err(format!("this {what}'s result was already taken")));
+    let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let Some(h) = taken else {
+        return Err(PyValueError::new_err(format!(
+            "this {what}'s result was already taken, or another thread is waiting for it"
+        )));
     };
     match wait_sliced(py, timeout_s, |slice| h.wait_timeout(slice)) {
         Ok(Some(Ok(r))) => to_py(r).map(Some),
         Ok(Some(Err(e))) => Err(node_error(e)),
         other => {
-            *slot = Some(h);
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
             other.map(|_| None)
         }
     }
@@ -276,7 +284,7 @@ impl PyNode {
             .inner
             .send_values_tagged(to, data.as_bytes().to_vec(), value_bytes, p, deadline, tag)
             .map_err(node_error)?;
-        Ok(PySendHandle { inner: Some(h) })
+        Ok(PySendHandle::new(h))
     }
 
     /// The next message a peer sent, waiting at most `timeout_s` seconds (None: forever), as a
@@ -314,7 +322,7 @@ impl PyNode {
         let to = address("peer", peer, Some(self.inner.local_addr()))?;
         let deadline = seconds("deadline", deadline_s, DEADLINE_FIX)?;
         let h = self.inner.send_job(to, &msrs, messages, deadline).map_err(node_error)?;
-        Ok(PyJobHandle { inner: Some(h) })
+        Ok(PyJobHandle::new(h))
     }
 
     /// The next event of an ATP job a peer sends, waiting at most `timeout_s` seconds (None:
@@ -391,20 +399,33 @@ fn stats_dict(py: Python<'_>, s: udp::NodeStats) -> PyResult<Bound<'_, PyDict>> 
 }
 
 /// A send in progress.
-#[pyclass(name = "SendHandle", module = "slacknet._native")]
+#[pyclass(name = "SendHandle", module = "slacknet._native", frozen)]
 #[derive(Debug)]
 pub(crate) struct PySendHandle {
-    inner: Option<udp::SendHandle>,
+    inner: Mutex<Option<udp::SendHandle>>,
+    canceller: udp::Canceller,
+}
+
+impl PySendHandle {
+    fn new(h: udp::SendHandle) -> PySendHandle {
+        PySendHandle { canceller: h.canceller(), inner: Mutex::new(Some(h)) }
+    }
 }
 
 #[pymethods]
 impl PySendHandle {
+    /// Stop the transfer (from any thread, also while another waits on it): nothing more is
+    /// sent, and a wait ends with TransportError. A transfer already over keeps its result.
+    fn cancel(&self) {
+        self.canceller.cancel();
+    }
+
     /// Wait for the end of the transfer (at most `timeout_s` seconds; None: until its
     /// deadline). Returns a dict (outcome, elapsed_s, packets_sent, packets_retx, bytes_sent,
     /// timeouts), or None if `timeout_s` passed first; raises TimeoutError past the deadline.
     #[pyo3(signature = (timeout_s = None))]
-    fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        wait_handle(py, &mut self.inner, timeout_s, "transfer", |r| {
+    fn wait<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        wait_handle(py, &self.inner, timeout_s, "transfer", |r| {
             let d = PyDict::new(py);
             d.set_item("outcome", r.outcome.as_str())?;
             d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
@@ -418,20 +439,32 @@ impl PySendHandle {
 }
 
 /// An ATP job in progress.
-#[pyclass(name = "JobHandle", module = "slacknet._native")]
+#[pyclass(name = "JobHandle", module = "slacknet._native", frozen)]
 #[derive(Debug)]
 pub(crate) struct PyJobHandle {
-    inner: Option<udp::JobHandle>,
+    inner: Mutex<Option<udp::JobHandle>>,
+    canceller: udp::Canceller,
+}
+
+impl PyJobHandle {
+    fn new(h: udp::JobHandle) -> PyJobHandle {
+        PyJobHandle { canceller: h.canceller(), inner: Mutex::new(Some(h)) }
+    }
 }
 
 #[pymethods]
 impl PyJobHandle {
+    /// Stop the job (as `SendHandle.cancel`).
+    fn cancel(&self) {
+        self.canceller.cancel();
+    }
+
     /// Wait for the end of the job (at most `timeout_s` seconds; None: until its deadline).
     /// Returns a dict (outcome, elapsed_s, groups: a list of dicts with messages, required,
     /// delivered, lost; packets_sent, packets_retx), or None if `timeout_s` passed first.
     #[pyo3(signature = (timeout_s = None))]
-    fn wait<'py>(&mut self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        wait_handle(py, &mut self.inner, timeout_s, "job", |r| {
+    fn wait<'py>(&self, py: Python<'py>, timeout_s: Option<f64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        wait_handle(py, &self.inner, timeout_s, "job", |r| {
             let d = PyDict::new(py);
             d.set_item("outcome", r.outcome.as_str())?;
             d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;

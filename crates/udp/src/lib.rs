@@ -25,6 +25,6 @@ mod rxbuf;
 pub mod socket;
 
 pub use fault::{FaultConfig, FaultStats};
-pub use node::{Delivered, Handle, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
+pub use node::{Canceller, Delivered, Handle, JobEvent, JobHandle, JobReport, Node, NodeConfig, NodeError, NodeStats, SendHandle, SendReport};
 pub use proto::{MltCc, MltSendOrder};
 pub use socket::Capabilities;

@@ -166,6 +166,9 @@ pub enum NodeError {
     /// The node shut down before the transfer ended.
     #[error("the node is closed")]
     Closed,
+    /// The transfer was cancelled ([`Handle::cancel`]).
+    #[error("the transfer was cancelled")]
+    Cancelled,
     /// The node's loop died (a bug: nothing a peer sends should do this), with its message.
     #[error("the node's loop failed: {0}")]
     LoopFailed(String),
@@ -289,10 +292,34 @@ pub struct NodeStats {
 
 /// A transfer in progress (a send or an ATP job): wait for its end, a `T`. Its result is handed
 /// out once; later waits report [`NodeError::Closed`].
-#[derive(Debug)]
 pub struct Handle<T> {
     // A Mutex so that a handle can be shared between threads (and held by Python objects).
     rx: Mutex<mpsc::Receiver<Result<T, NodeError>>>,
+    canceller: Canceller,
+}
+
+/// What cancels a transfer ([`Handle::canceller`]): usable from any thread, also while
+/// another waits on the handle.
+#[derive(Clone)]
+pub struct Canceller {
+    /// Set by [`Canceller::cancel`]; the loop reads it every turn.
+    flag: Arc<AtomicBool>,
+    /// The node's, to wake its loop.
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Canceller").field("cancelled", &self.flag.load(Ordering::Relaxed)).finish()
+    }
+}
+
+impl Canceller {
+    /// As [`Handle::cancel`].
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+        self.shared.waker.wake();
+    }
 }
 
 /// A bounded-loss send in progress.
@@ -300,9 +327,27 @@ pub type SendHandle = Handle<SendReport>;
 /// An ATP job in progress.
 pub type JobHandle = Handle<JobReport>;
 
+impl<T> std::fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle").field("canceller", &self.canceller).finish()
+    }
+}
+
 impl<T> Handle<T> {
-    fn new(rx: mpsc::Receiver<Result<T, NodeError>>) -> Handle<T> {
-        Handle { rx: Mutex::new(rx) }
+    fn new(rx: mpsc::Receiver<Result<T, NodeError>>, flag: Arc<AtomicBool>, shared: Arc<Shared>) -> Handle<T> {
+        Handle { rx: Mutex::new(rx), canceller: Canceller { flag, shared } }
+    }
+
+    /// Stop the transfer: the node sends nothing more for it and its wait ends with
+    /// [`NodeError::Cancelled`] within a turn of the loop (unless it had ended already: then
+    /// its result stands). What the receiver holds stays there.
+    pub fn cancel(&self) {
+        self.canceller.cancel();
+    }
+
+    /// A canceller of this transfer, to keep where the handle itself is not at hand.
+    pub fn canceller(&self) -> Canceller {
+        self.canceller.clone()
     }
 
     /// Block until the transfer ends (or `timeout` passes: `None`).
@@ -331,6 +376,7 @@ enum Cmd {
         deadline: Duration,
         tag: u32,
         done: mpsc::Sender<Result<SendReport, NodeError>>,
+        cancel: Arc<AtomicBool>,
     },
     SendJob {
         peer: SocketAddr,
@@ -338,6 +384,7 @@ enum Cmd {
         messages: Vec<(u16, Vec<u8>)>,
         deadline: Duration,
         done: mpsc::Sender<Result<JobReport, NodeError>>,
+        cancel: Arc<AtomicBool>,
     },
 }
 
@@ -512,11 +559,12 @@ impl Node {
             return Err(invalid("deadline", format!("{deadline:?}"), "must be positive, e.g. 10 s"));
         }
         let (done, rx) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
         self.cmds
-            .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done })
+            .send(Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done, cancel: Arc::clone(&cancel) })
             .map_err(|_| NodeError::Closed)?;
         self.shared.waker.wake();
-        Ok(Handle::new(rx))
+        Ok(Handle::new(rx, cancel, Arc::clone(&self.shared)))
     }
 
     /// Send an ATP job to `peer` (NetApprox §3.3): `messages` as `(group, bytes)`, where group
@@ -573,9 +621,12 @@ impl Node {
         }
         let groups = msrs.iter().zip(&counts).map(|(&msr, &n)| GroupSpec { messages: n, msr }).collect();
         let (done, rx) = mpsc::channel();
-        self.cmds.send(Cmd::SendJob { peer, groups, messages, deadline, done }).map_err(|_| NodeError::Closed)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cmds
+            .send(Cmd::SendJob { peer, groups, messages, deadline, done, cancel: Arc::clone(&cancel) })
+            .map_err(|_| NodeError::Closed)?;
         self.shared.waker.wake();
-        Ok(Handle::new(rx))
+        Ok(Handle::new(rx, cancel, Arc::clone(&self.shared)))
     }
 
     /// Refuse a peer no transfer from this node can reach: port 0, a multicast or broadcast
@@ -727,6 +778,8 @@ enum Side {
         done: mpsc::Sender<Result<SendReport, NodeError>>,
         deadline: Instant,
         started: Instant,
+        /// Set when the application cancels ([`Handle::cancel`]).
+        cancel: Arc<AtomicBool>,
     },
     Rx {
         /// The message's bytes, until handed up (charged to the node as they arrive).
@@ -744,6 +797,7 @@ enum Side {
         done: mpsc::Sender<Result<JobReport, NodeError>>,
         deadline: Instant,
         started: Instant,
+        cancel: Arc<AtomicBool>,
     },
     /// An ATP job's receiver: the messages not yet whole, by id.
     JobRx {
@@ -944,7 +998,7 @@ impl Loop {
     fn take_commands(&mut self, now: Instant, touched: &mut Vec<Key>) {
         while let Ok(cmd) = self.cmds.try_recv() {
             match cmd {
-                Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done } => {
+                Cmd::SendValues { peer, data, value_bytes, p, deadline, tag, done, cancel } => {
                     if let Some(e) = self.full() {
                         let _ = done.send(Err(e));
                         continue;
@@ -965,11 +1019,12 @@ impl Loop {
                         done,
                         deadline: far_instant(now, deadline),
                         started: now,
+                        cancel,
                     };
                     self.conns.insert(key, Conn { ep, side, heard: false, local: None });
                     touched.push(key);
                 }
-                Cmd::SendJob { peer, groups, messages, deadline, done } => {
+                Cmd::SendJob { peer, groups, messages, deadline, done, cancel } => {
                     if let Some(e) = self.full() {
                         let _ = done.send(Err(e));
                         continue;
@@ -1000,7 +1055,14 @@ impl Loop {
                     }
                     ep.close();
                     let key = Key { peer, conn, is_sender: true };
-                    let side = Side::JobTx { msgs, mss: self.atp.mss as usize, done, deadline: far_instant(now, deadline), started: now };
+                    let side = Side::JobTx {
+                        msgs,
+                        mss: self.atp.mss as usize,
+                        done,
+                        deadline: far_instant(now, deadline),
+                        started: now,
+                        cancel,
+                    };
                     self.conns.insert(key, Conn { ep, side, heard: false, local: None });
                     touched.push(key);
                 }
@@ -1473,23 +1535,35 @@ impl Loop {
         items.clear();
     }
 
-    /// Drop what is past its deadline, idle timeout or linger.
+    /// Drop what is past its deadline, idle timeout or linger, and the transfers cancelled.
     fn reap(&mut self, now: Instant) {
         let (linger, idle, job_idle) = (self.cfg.linger, self.cfg.receiver_idle_timeout, self.cfg.job_idle_end);
         let mut ended_jobs: Vec<Key> = Vec::new();
         let mut freed = 0u64;
         let mut timed_out = 0u64;
         self.conns.retain(|key, c| {
+            let cancelled = match &c.side {
+                Side::Tx { cancel, .. } | Side::JobTx { cancel, .. } => cancel.load(Ordering::Relaxed),
+                _ => false,
+            };
             match c.side.ends_at(linger, idle, job_idle) {
+                _ if cancelled => {}
                 Some(end) if now >= end => {}
                 _ => return true,
             }
+            let ended = |started: &Instant| {
+                if cancelled {
+                    NodeError::Cancelled
+                } else {
+                    NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }
+                }
+            };
             match &c.side {
                 Side::Tx { done, started, .. } => {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }));
+                    let _ = done.send(Err(ended(started)));
                 }
                 Side::JobTx { done, started, .. } => {
-                    let _ = done.send(Err(NodeError::DeadlineExceeded { after: now - *started, heard: c.heard }));
+                    let _ = done.send(Err(ended(started)));
                 }
                 Side::Rx { delivered, buf, .. } => {
                     freed += buf.as_ref().map_or(0, RxBuffer::charged);

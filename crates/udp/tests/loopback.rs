@@ -467,3 +467,24 @@ fn shutdown_through_a_shared_reference_ends_waits_at_once() {
     assert_eq!(b.shutdown().unwrap(), stats, "a second shutdown returns the final counters");
     assert!(matches!(b.send_values(b.local_addr(), values(10), 4, 1.0, WAIT), Err(NodeError::Closed)));
 }
+
+#[test]
+fn a_cancelled_transfer_stops_sending_at_once() {
+    // A send and a job to a silent peer, each with 30 s to go, cancelled: their waits end
+    // with Cancelled and the node sends nothing more for them.
+    let silent = UdpSocket::bind(LOCAL).unwrap();
+    let to = silent.local_addr().unwrap();
+    let a = node(FaultConfig::default());
+    let send = a.send_values(to, values(1000), 4, 1.0, Duration::from_secs(30)).unwrap();
+    let job = a.send_job(to, &[1.0], job_messages(5, 1), Duration::from_secs(30)).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t0 = std::time::Instant::now();
+    send.cancel();
+    job.cancel();
+    assert!(matches!(send.wait(), Err(NodeError::Cancelled)));
+    assert!(matches!(job.wait(), Err(NodeError::Cancelled)));
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    let sent = a.stats().num_sent;
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(a.stats().num_sent, sent, "nothing sent after the cancellation");
+}
