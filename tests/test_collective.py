@@ -337,6 +337,7 @@ def test_float16_means_do_not_overflow_and_nan_inf_are_carried_without_warnings(
     (lambda e: ParameterServer(e, 1, peers="127.0.0.1:5000"), TypeError, "peers = "),
     (lambda e: ParameterServer(e, 1, peers=[5000]), TypeError, r"peers\[0\] = 5000"),
     (lambda e: Worker(e, "127.0.0.1"), ValueError, "server = '127.0.0.1': not an address"),
+    (lambda e: Worker(e, "127.0.0.1:99999"), ValueError, "server = '127.0.0.1:99999': port 99999 is not a UDP port"),
 ])
 def test_bad_peers_and_server_addresses_are_one_clear_error(make: Callable[[Endpoint], Any], error: type,
                                                             says: str) -> None:

@@ -313,7 +313,7 @@ def test_a_job_meets_every_groups_msr_and_reports_what_it_lost() -> None:
 
 def test_bad_jobs_are_one_clear_value_error() -> None:
     e = Endpoint(LOCAL)
-    with pytest.raises(ValueError, match="msrs"):
+    with pytest.raises(ValueError, match="msr = 1.5: "):
         e.send_job("127.0.0.1:9", [(0, b"x")], msr=1.5)
     with pytest.raises(ValueError, match="no such group"):
         e.send_job("127.0.0.1:9", [(1, b"x")], msr=[1.0])
@@ -468,8 +468,8 @@ def test_bad_receive_timeouts_name_the_argument(timeout: object, exc: type, matc
     ([(0, b"x")], True, TypeError, "msr = True"),
     ([(0, b"x")], None, TypeError, "msr = None"),
     # MSR 0 for every group with messages: was "messages = 0: the job is closed".
-    ([(0, b"x")], 0.0, ValueError, "msrs = .*MSR above 0"),
-    ([(0, b"x"), (0, b"y")], [0.0, 1.0], ValueError, "msrs = .*MSR above 0"),
+    ([(0, b"x")], 0.0, ValueError, "msr = .*MSR above 0"),
+    ([(0, b"x"), (0, b"y")], [0.0, 1.0], ValueError, "msr = .*MSR above 0"),
 ])
 def test_bad_jobs_name_the_message_or_msr(messages: object, msr: object, exc: type, match: str) -> None:
     e = Endpoint(LOCAL)

@@ -352,6 +352,10 @@ class Worker:
         self.endpoint = endpoint
         self.server = _text("server", server, '"10.0.0.1:7100"')
         host, _, port = self.server.rpartition(":")
+        if port.isdigit() and not 1 <= int(port) <= 65535:
+            # getaddrinfo takes the port modulo 2^16: "…:99999" became port 34463.
+            raise ValueError(f"server = {self.server!r:.60}: port {port} is not a UDP port; give 1 to 65535, e.g. "
+                             '"10.0.0.1:7100"')
         try:
             infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_DGRAM)
             self._server = {_key(a[4][0], a[4][1]) for a in infos}

@@ -321,7 +321,11 @@ impl PyNode {
     ) -> PyResult<PyJobHandle> {
         let to = address("peer", peer, Some(self.inner.local_addr()))?;
         let deadline = seconds("deadline", deadline_s, DEADLINE_FIX)?;
-        let h = self.inner.send_job(to, &msrs, messages, deadline).map_err(node_error)?;
+        let h = self.inner.send_job(to, &msrs, messages, deadline).map_err(|e| match e {
+            // Python's parameter is `msr` (Endpoint.send_job).
+            udp::NodeError::Invalid { key: "msrs", value, message } => node_error(udp::NodeError::Invalid { key: "msr", value, message }),
+            e => node_error(e),
+        })?;
         Ok(PyJobHandle::new(h))
     }
 
