@@ -44,12 +44,8 @@ create_exception!(
 /// Build a Python `SpecError` with structured attributes from the Rust error.
 fn spec_error(py: Python<'_>, e: sim::SpecError) -> PyErr {
     let (key, value, message) = match &e {
-        sim::SpecError::Parse { key, message } => (key.clone(), None, message.clone()),
-        sim::SpecError::Invalid {
-            key,
-            value,
-            message,
-        } => (key.clone(), Some(value.clone()), message.clone()),
+        sim::SpecError::Parse { key, .. } => (key.clone(), None, e.message()),
+        sim::SpecError::Invalid { key, value, .. } => (key.clone(), Some(value.clone()), e.message()),
     };
     let err = SpecError::new_err(e.to_string());
     let exc = err.value(py);

@@ -82,7 +82,7 @@ fn default_seed() -> u64 {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SpecError {
     /// The text does not parse or has a key of the wrong type or name.
-    #[error("{key}: {message}")]
+    #[error("{key}: {}", readable_types(.message))]
     Parse {
         /// Dotted path of the offending key (`workload[0].load`), or `<root>`.
         key: String,
@@ -101,7 +101,45 @@ pub enum SpecError {
     },
 }
 
+/// A parser's message with Rust's type names said as ranges: "invalid value: integer `-1`,
+/// expected u32" becomes "..., expected an integer from 0 to 4294967295" (a user writing a
+/// scenario need not know what a u32 is).
+fn readable_types(message: &str) -> String {
+    let mut out = message.to_string();
+    for (rust, said) in [
+        ("expected u8", format!("expected an integer from 0 to {}", u8::MAX)),
+        ("expected u16", format!("expected an integer from 0 to {}", u16::MAX)),
+        ("expected u32", format!("expected an integer from 0 to {}", u32::MAX)),
+        ("expected u64", format!("expected an integer from 0 to {}", u64::MAX)),
+        ("expected usize", format!("expected an integer from 0 to {}", u64::MAX)),
+        ("expected i64", "expected an integer".to_string()),
+        ("expected f64", "expected a number".to_string()),
+    ] {
+        // Whole words only: "expected u8" must not take the start of "expected u8x".
+        let mut from = 0;
+        while let Some(i) = out[from..].find(rust).map(|i| i + from) {
+            let end = i + rust.len();
+            if out[end..].chars().next().is_some_and(|c| c.is_ascii_alphanumeric()) {
+                from = end;
+                continue;
+            }
+            out.replace_range(i..end, &said);
+            from = i + said.len();
+        }
+    }
+    out
+}
+
 impl SpecError {
+    /// What is wrong, as the error's text says it after the key (a parser's type names said as
+    /// ranges).
+    pub fn message(&self) -> String {
+        match self {
+            SpecError::Parse { message, .. } => readable_types(message),
+            SpecError::Invalid { message, .. } => message.clone(),
+        }
+    }
+
     /// The dotted path of the offending key.
     pub fn key(&self) -> &str {
         match self {

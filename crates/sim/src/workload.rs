@@ -467,9 +467,10 @@ pub fn parse_flow_list(
         };
         if src >= num_hosts || dst >= num_hosts {
             return Err(format!(
-                "line {}: host {} does not exist (the topology has hosts 0..{num_hosts})",
+                "line {}: host {} does not exist (the topology has hosts 0 to {})",
                 i + 1,
-                src.max(dst)
+                src.max(dst),
+                num_hosts.saturating_sub(1)
             ));
         }
         if src == dst {

@@ -808,3 +808,21 @@ fn mlt_keys_are_bounded_and_a_message_holds_at_most_2_28_values() {
     accepted(&with("value_bytes = 2\n", &big(2 << 28)));
     refused(&with("value_bytes = 2\n", &big((2 << 28) + 1)), "workload[0].flows[0].size_bytes", &["268435456 values"]);
 }
+
+#[test]
+fn a_host_that_does_not_exist_names_the_ids_that_do() {
+    // It said "hosts 0..4" (Rust's exclusive range) for hosts 0 to 3.
+    let text = scenario("[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 4, size_bytes = 1 }]\n");
+    let e = refused(&text, "workload[0].flows[0].dst", &["no such host (the topology has hosts 0 to 3)"]);
+    assert!(!e.to_string().contains(".."), "{e}");
+}
+
+#[test]
+fn a_negative_integer_is_told_its_range_not_its_rust_type() {
+    // It said "invalid value: integer `-1`, expected u32".
+    let text = scenario("[[workload]]\nkind = \"flows\"\nflows = [{ src = -1, dst = 3, size_bytes = 1 }]\n");
+    let e = validate(&text).expect_err("a negative host");
+    assert_eq!(e.key(), "workload[0].flows[0].src", "{e}");
+    assert!(e.to_string().ends_with("invalid value: integer `-1`, expected an integer from 0 to 4294967295"), "{e}");
+    assert_eq!(e.message(), "invalid value: integer `-1`, expected an integer from 0 to 4294967295");
+}

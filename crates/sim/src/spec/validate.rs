@@ -282,7 +282,7 @@ impl Spec {
                     return Err(SpecError::invalid(
                         format!("run.timeseries.switches[{j}]"),
                         s,
-                        format!("no such switch (the topology has switches 0..{num_switches})"),
+                        no_such("switch", "switches", u64::from(num_switches)),
                     ));
                 }
                 if ids[..j].contains(&s) {
@@ -1104,7 +1104,7 @@ fn check_pair(key: &str, src: u32, dst: u32, num_hosts: u32) -> Result<(), SpecE
             return Err(SpecError::invalid(
                 format!("{key}.{k}"),
                 h,
-                format!("no such host (the topology has hosts 0..{num_hosts})"),
+                no_such("host", "hosts", u64::from(num_hosts)),
             ));
         }
     }
@@ -1378,7 +1378,7 @@ fn check_training(prefix: &str, t: &TrainingSpec, num_hosts: u32, sizes: &SizeRu
     for (j, &h) in t.workers.iter().enumerate() {
         let k = format!("{prefix}.workers[{j}]");
         if h >= num_hosts {
-            return Err(SpecError::invalid(k, h, format!("no such host (the topology has hosts 0..{num_hosts})")));
+            return Err(SpecError::invalid(k, h, no_such("host", "hosts", u64::from(num_hosts))));
         }
         if t.workers[..j].contains(&h) {
             return Err(SpecError::invalid(k, h, "a host appears twice among the workers"));
@@ -1390,7 +1390,7 @@ fn check_training(prefix: &str, t: &TrainingSpec, num_hosts: u32, sizes: &SizeRu
         }
         (SyncPattern::Ps, Some(s)) => {
             if s >= num_hosts {
-                return Err(SpecError::invalid(key("server"), s, format!("no such host (the topology has hosts 0..{num_hosts})")));
+                return Err(SpecError::invalid(key("server"), s, no_such("host", "hosts", u64::from(num_hosts))));
             }
             if t.workers.contains(&s) {
                 return Err(SpecError::invalid(key("server"), s, "the server is also a worker: choose another host"));
@@ -1474,7 +1474,7 @@ fn check_approx_jobs(prefix: &str, a: &ApproxJobsSpec, num_hosts: u32, transport
     }
     let host = |k: String, h: u32| {
         if h >= num_hosts {
-            return Err(SpecError::invalid(k, h, format!("no such host (the topology has hosts 0..{num_hosts})")));
+            return Err(SpecError::invalid(k, h, no_such("host", "hosts", u64::from(num_hosts))));
         }
         Ok(())
     };
@@ -1763,7 +1763,7 @@ fn check_workload(
                     return Err(SpecError::invalid(
                         format!("{prefix}.chain[{j}]"),
                         h,
-                        format!("no such host (the topology has hosts 0..{num_hosts})"),
+                        no_such("host", "hosts", u64::from(num_hosts)),
                     ));
                 }
                 if r.chain[..j].contains(h) {
@@ -1799,4 +1799,13 @@ fn check_workload(
         }
     }
     Ok(())
+}
+
+/// "no such host (the topology has hosts 0 to 8)": the ids that exist, both ends included.
+pub(crate) fn no_such(what: &str, plural: &str, n: u64) -> String {
+    match n {
+        0 => format!("no such {what} (the topology has no {plural})"),
+        1 => format!("no such {what} (the topology has one, {what} 0)"),
+        _ => format!("no such {what} (the topology has {plural} 0 to {})", n - 1),
+    }
 }
