@@ -5,6 +5,7 @@ the CLI), before anything is written, and no user file is written over."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -130,7 +131,14 @@ def test_reproduce_writes_only_into_a_new_empty_or_earlier_reproductions_folder(
     again = reproduce(paper, out, jobs=1)
     assert first.figures["load"].drop(columns="reused").equals(again.figures["load"].drop(columns="reused"))
     assert again.figures["load"]["reused"].all()
-    assert sorted(os.listdir(out)) == ["load", "load.csv", "load.png"]  # no temporary file left
+    assert sorted(os.listdir(out)) == ["load", "load.csv", "load.png", "reproduction.json"]  # no temporary file left
+    # Another paper with the same figure ids (pfabric's and credence's fig8): its files would be
+    # written over these, which names alone did not show. The marker says whose the folder is.
+    shutil.copytree(experiments / "toy", experiments / "twin")
+    with pytest.raises(ReproduceError, match=r"--out = .*new: it holds a reproduction of toy's, whose figure files a "
+                                             r"reproduction of twin would be written over"):
+        reproduce(load_paper(experiments, "twin"), out, jobs=1)
+    assert reproduce(load_paper(experiments, "twin"), tmp_path / "twin", jobs=1).figures["load"] is not None
 
 
 def test_reproduce_arguments_of_the_wrong_kind_are_refused(experiments: Path, tmp_path: Path) -> None:  # noqa: F811

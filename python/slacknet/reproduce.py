@@ -17,6 +17,7 @@ The experiments folder is never looked up next to the package: it is the caller'
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from .reproduce_spec import (
     load_paper,
     with_set,
 )
-from .results import ResultsError, is_results_folder, replace_atomic, write_csv_atomic
+from .results import ResultsError, is_results_folder, replace_atomic, write_csv_atomic, write_text_atomic
 from .sweep import check_sweep_target, run_sweep
 
 __all__ = [
@@ -131,9 +132,29 @@ def _phases(fig: FigureSpec, series: pd.DataFrame, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+#: The file naming the paper an output folder reproduces: figure ids repeat across papers
+#: (pfabric's and credence's fig8), so file names alone cannot tell whose a folder is.
+MARKER = "reproduction.json"
+
+
+def _paper_of(out: Path) -> str | None:
+    """The paper named by ``out``'s marker; ``None`` without one (a folder of an older slacknet),
+    ``""`` for a marker that does not read as one."""
+    p = out / MARKER
+    if not os.path.lexists(p):
+        return None
+    try:
+        if p.is_symlink() or not p.is_file() or p.stat().st_size > 4096:
+            return ""
+        paper = json.loads(p.read_text(encoding="utf-8")).get("paper")
+        return paper if isinstance(paper, str) else ""
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return ""
+
+
 def _outputs(paper: Paper) -> set[str]:
     """Every name a reproduction of ``paper`` writes in its output folder."""
-    names = set()
+    names = {MARKER}
     for fid in paper.description.figure:
         names |= {fid, f"{fid}.csv", f"{fid}.png", *(fid + s for s in FIGURE_FILE_SUFFIXES)}
     return names
@@ -153,6 +174,11 @@ def check_target(paper: Paper, out_dir: str | os.PathLike[str]) -> None:
     if is_results_folder(out):
         raise ReproduceError("--out", str(out), "it is one run's results folder, which figure files would break: "
                              "choose a new output folder")
+    whose = _paper_of(out)
+    if whose is not None and whose != paper.name:
+        said = f"a reproduction of {whose}'s" if whose else f"a {MARKER} that is not a reproduction's"
+        raise ReproduceError("--out", str(out), f"it holds {said}, whose figure files a reproduction of {paper.name} "
+                             "would be written over: choose a new output folder")
     ours = _outputs(paper)
     # An interrupted atomic write leaves `.<name>.tmp-<pid>` beside <name>.
     foreign = sorted(n for n in os.listdir(out)
@@ -306,6 +332,7 @@ def reproduce(
             except ResultsError as e:
                 raise ReproduceError("--out", None, str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(json.dumps({"paper": paper.name}) + "\n", out / MARKER)
     report = Report(paper=paper, out_dir=out, full=full)
     base: Scenario | None = None
     for fid in ids:
