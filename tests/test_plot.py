@@ -31,6 +31,29 @@ def test_plot_results_folder(tiny_results: slacknet.Results, tmp_path: Path) -> 
     assert (d / "slowdown_cdf.png").is_file()
 
 
+def test_plot_never_writes_into_another_runs_folder_or_over_a_users_picture(
+    tiny_results: slacknet.Results, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `slacknet plot A --out B` drew A's numbers into B's results folder, and a PNG of the
+    # user's named slowdown_cdf.png was replaced silently.
+    from slacknet.cli import main
+
+    a, b = tiny_results.save(tmp_path / "a"), tiny_results.save(tmp_path / "b")
+    assert main(["plot", str(a), "--out", str(b)]) == 2
+    assert "it is another run's results folder" in capsys.readouterr().err
+    assert not (b / "slowdown_cdf.png").exists()
+    mine = tmp_path / "pictures"
+    mine.mkdir()
+    (mine / "slowdown_cdf.png").write_bytes(PNG_MAGIC + b"mine")
+    with pytest.raises(slacknet.ResultsError, match="holds a slowdown_cdf.png that slacknet did not write"):
+        plot_results(a, mine)
+    assert (mine / "slowdown_cdf.png").read_bytes() == PNG_MAGIC + b"mine"
+    # Its own folder, a new one, and the same one again (its own plots) are fine.
+    _check_pngs(plot_results(a, a))
+    _check_pngs(plot_results(a, tmp_path / "plots"))
+    _check_pngs(plot_results(b, tmp_path / "plots"))
+
+
 def test_plot_in_memory_needs_out_dir(tiny_results: slacknet.Results) -> None:
     with pytest.raises(ValueError):
         plot_results(tiny_results)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .analysis import _finished_slowdowns, _numbers, _require, class_masks
-from .results import Results, replace_atomic
+from .results import Results, ResultsError, is_results_folder, replace_atomic
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -52,9 +52,57 @@ def _figure() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+#: The PNG text key and value that mark a plot as slacknet's (so that plotting again may
+#: replace it, and never a picture of the user's of the same name).
+_MARK = ("Software", "slacknet plot")
+
+
 def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
     """Write ``fig`` as a PNG to ``path``, atomically (the module docs)."""
-    return replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    return replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png", metadata=dict([_MARK])))
+
+
+def _is_our_plot(path: Path) -> bool:
+    """Whether ``path`` is a PNG slacknet's plotting wrote (its text chunk says so)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        from PIL import Image
+
+        with Image.open(path) as im:
+            return bool(im.format == "PNG" and im.info.get(_MARK[0]) == _MARK[1])
+    except (OSError, ValueError, ImportError, SyntaxError):  # PIL raises SyntaxError on broken PNGs
+        return False
+
+
+#: The plots :func:`plot_results` may write.
+PLOT_NAMES = ("slowdown_cdf.png", "slowdown_by_size.png", "queue_series.png", "transfer_cwnd.png")
+
+
+def check_plot_target(target: str | os.PathLike[str], source: str | os.PathLike[str] | None) -> None:
+    """Raise :class:`~slacknet.ResultsError` unless :func:`plot_results` may write into
+    ``target``: not another run's results folder than the folder ``source`` (its plots would
+    show this run's numbers), and, outside ``source`` itself, no file of a plot's name but one
+    slacknet wrote (a picture of the user's is never replaced)."""
+    t = Path(target)
+    if not t.is_dir():
+        return
+    try:
+        same = source is not None and os.path.samefile(t, source)
+    except OSError:
+        same = False
+    # An in-memory run (source None) is plotted by its own code, often into the folder it
+    # was just saved to: only a folder given as the source can be told apart from another's.
+    if not same and source is not None and is_results_folder(t):
+        raise ResultsError(f"cannot plot into {t}: it is another run's results folder, whose plots would then show "
+                           "this run's numbers; plot into the run's own folder or a new one")
+    if same:
+        return
+    for name in PLOT_NAMES:
+        p = t / name
+        if os.path.lexists(p) and not _is_our_plot(p):
+            raise ResultsError(f"cannot plot into {t}: it holds a {name} that slacknet did not write, which the plot "
+                               "would replace; choose a new folder")
 
 
 def plot_slowdown_cdf(records: pd.DataFrame, path: str | os.PathLike[str], title: str = "") -> Path:
@@ -278,6 +326,7 @@ def plot_results(
     else:
         res = Results.load(results)
         target = Path(out_dir) if out_dir is not None else Path(results)
+    check_plot_target(target, None if isinstance(results, Results) else results)
     target.mkdir(parents=True, exist_ok=True)
     name = res.scenario.name
     paths = [
