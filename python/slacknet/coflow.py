@@ -282,9 +282,11 @@ def shuffle(
     case-insensitive, as the broadcast's are.
     ``fidelity="packet"`` runs the same code in the packet simulator with ``transport`` (the
     scenario's ``[transport]`` keys; DCTCP by default), MADD's caps enforced by the senders'
-    pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``);
-    ``df.attrs``: ``completion_s``, ``gamma_s`` (payload Gamma at packet level) and, at packet
-    level, the simulator's ``packet`` statistics. Hosts are those of ``topology`` (a
+    pacing. One row per flow (``src``, ``dst``, ``bytes``, ``start_s``, ``finish_s``); a host
+    that is both a sender and a receiver reads its own share locally: that flow crosses no link
+    and has no row (a mapper's output for its own reducer), counted in ``df.attrs["local_flows"]``
+    and ``df.attrs["local_bytes"]``. ``df.attrs`` also: ``completion_s``, ``gamma_s`` (payload
+    Gamma at packet level) and, at packet level, the simulator's ``packet`` statistics. Hosts are those of ``topology`` (a
     :class:`Topology`); ``transport`` is refused at flow level.
 
     Raises :class:`CoflowError` (``TypeError`` for a value of the wrong type)."""
@@ -304,6 +306,9 @@ def shuffle(
                        transport_toml=_transport_toml(transport, packet))
     df = _frame(out["flows"])
     df.attrs.update({k: out[k] for k in ("completion_s", "gamma_s", "packet") if k in out})
+    local = [row[j] for i, row in enumerate(rows) for j, r in enumerate(receivers)
+             if j < len(row) and senders[i] == r] if len(rows) == len(senders) else []
+    df.attrs.update(local_flows=len(local), local_bytes=float(sum(local)))
     return df
 
 
