@@ -635,6 +635,18 @@ fn every_admission_policy_and_oracle_refuses_unknown_keys_and_lists_its_own() {
     let nested = with("{ policy = \"credence\", oracle = { kind = \"flip\", p = 0.1, inner = { kind = \"always_drop\", p = 1 } } }");
     let e = Spec::from_toml_str(&nested).unwrap_err();
     assert_eq!(e.key(), "switch.admission.oracle.inner.p", "{e}");
+    // What is wrong inside an oracle is named there (serde named only switch.admission).
+    for (oracle, key, says) in [
+        ("{ kind = \"bogus\" }", "switch.admission.oracle.kind", "unknown oracle kind; expected \"forest\""),
+        ("{ p = 0.1 }", "switch.admission.oracle.kind", "an oracle needs a kind"),
+        ("{ kind = \"flip\", p = 0.1 }", "switch.admission.oracle.inner", "kind = \"flip\" needs inner"),
+        ("{ kind = \"flip\", inner = { kind = \"forest\" } }", "switch.admission.oracle.p", "kind = \"flip\" needs p"),
+        ("{ kind = \"flip\", p = 0.1, inner = { kind = \"nope\" } }", "switch.admission.oracle.inner.kind", "unknown oracle kind"),
+    ] {
+        let e = Spec::from_toml_str(&with(&format!("{{ policy = \"credence\", oracle = {oracle} }}"))).unwrap_err();
+        assert_eq!(e.key(), key, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
     // JSON (what Python sends) is checked the same way.
     let json = serde_json::to_string(&toml::from_str::<toml::Value>(&with("{ policy = \"lqd\", alpha = 1 }")).unwrap()).unwrap();
     assert_eq!(Spec::from_json_str(&json).unwrap_err().key(), "switch.admission.alpha");

@@ -190,7 +190,25 @@ fn check_tagged_keys(root: &serde_json::Value) -> Result<(), SpecError> {
     let mut oracle = admission.get("oracle");
     while let Some(o) = oracle {
         table(o, &at, "kind", "always_accept")?;
+        // serde names only `switch.admission` for what is wrong inside its oracle.
+        const KINDS: &str = "\"forest\", \"always_accept\", \"always_drop\" or \"flip\"";
+        let Some(kind) = o.get("kind") else {
+            return Err(SpecError::invalid(format!("{at}.kind"), "<absent>", format!("an oracle needs a kind: {KINDS}")));
+        };
+        if kind.as_str().and_then(OracleSpec::keys_of).is_none() {
+            return Err(SpecError::invalid(format!("{at}.kind"), kind, format!("unknown oracle kind; expected {KINDS}")));
+        }
         check(o, &at, "kind", OracleSpec::keys_of)?;
+        if kind == "flip" {
+            for (key, what) in [
+                ("inner", "the oracle whose answers are flipped, e.g. inner = { kind = \"forest\" }"),
+                ("p", "the probability of flipping an answer, in [0, 1], e.g. p = 0.1"),
+            ] {
+                if o.get(key).is_none() {
+                    return Err(SpecError::invalid(format!("{at}.{key}"), "<absent>", format!("kind = \"flip\" needs {key}: {what}")));
+                }
+            }
+        }
         oracle = o.get("inner");
         at.push_str(".inner");
     }
