@@ -351,7 +351,7 @@ def test_reproduce_never_deletes_a_folder_it_did_not_write(tmp_path: Path, small
         coflow.reproduce(keep, trace=small_trace)
     assert (keep / "notes.txt").read_text() == "precious"
     r = _cli("reproduce", "coflow", "--trace", str(small_trace), "--out", str(keep), cwd=tmp_path)
-    assert r.returncode == 2 and r.stderr.startswith("error: out_dir = "), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("error: --out = "), r.stderr
     assert (keep / "notes.txt").read_text() == "precious"
 
 
@@ -366,4 +366,4 @@ def test_reproduce_coflow_refuses_flags_it_would_ignore(tmp_path: Path, small_tr
         p = tmp_path / bad
         os.mkfifo(p) if bad == "fifo" else p.mkdir()
         r = _cli("reproduce", "coflow", "--trace", str(p), "--out", str(tmp_path / "o"), cwd=tmp_path)
-        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "trace = " in r.stderr, r.stderr
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--trace = " in r.stderr, r.stderr

@@ -798,7 +798,12 @@ def _reproduce_coflow(args: argparse.Namespace) -> int:
     try:
         report = coflow.reproduce(out, full=args.full, trace=args.trace)
     except coflow.CoflowError as e:
-        raise InputError(str(e)) from None
+        # The API names its parameters; here they are options.
+        text = str(e)
+        for param, option in (("out_dir = ", "--out = "), ("trace = ", "--trace = ")):
+            if text.startswith(param):
+                text = option + text[len(param):]
+        raise InputError(text) from None
     print(report.render())
     print(f"results: {out} (CSV per table, report.txt); took {time.perf_counter() - t0:.0f} s")
     return 0
