@@ -126,6 +126,19 @@ def test_bad_input_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
     assert "hint:" in proc.stderr
 
 
+def test_the_scenario_hint_comes_only_with_a_scenario_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A sweep file's own key and a --flow id were followed by the hint about scenario keys.
+    sweep = _write(tmp_path, 'name = "s"\n', "sweep.toml")
+    assert main(["sweep", str(sweep)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: base: a sweep needs") and "hint:" not in err, err
+    scen = _write(tmp_path, TINY_TOML)
+    assert main(["trace", str(scen), "--flow", "999999"]) == 2
+    assert "hint:" not in capsys.readouterr().err
+    assert main(["validate", str(_write(tmp_path, TINY_TOML.replace("[topology]", "[topolgy]"), "typo.toml"))]) == 2
+    assert "hint:" in capsys.readouterr().err
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert main(["frobnicate"]) == 2

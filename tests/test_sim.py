@@ -176,6 +176,18 @@ def test_bad_json_is_spec_error() -> None:
         _native.Simulation('{"topology": {"kind": "fat_tree", "k": 4, "rate_gbps": 1}}')  # type: ignore[arg-type]
 
 
+def test_a_dicts_typo_is_named_with_the_keys_its_table_takes() -> None:
+    # pydantic reported "topology: field required (and 1 more problem)" for a misspelt key.
+    for tree, key, takes in (
+        ({"topolgy": {"kind": "leaf_spine"}}, "topolgy", "`topology`"),
+        ({"workload": [{"kind": "poisson", "lod": 0.3}]}, "workload[0].lod", "`load`"),
+    ):
+        with pytest.raises(slacknet.SpecError) as ei:
+            slacknet.run(tree)
+        assert ei.value.key == key and "unknown field" in ei.value.message and takes in ei.value.message, ei.value
+        assert " at line " not in str(ei.value)
+
+
 def test_a_run_validates_its_scenario_once_and_reads_files_then(tmp_path: Path) -> None:
     # The validated scenario carries the file's contents: removing the file afterwards does not
     # matter, because building and running the simulation reads nothing.

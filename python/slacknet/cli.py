@@ -999,7 +999,19 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(e: BaseException, source: str | None) -> tuple[str, str | None]:
+def _is_scenario_key(key: str) -> bool:
+    """Whether ``key`` (``workload[0].load``, ``<root>``) names a place in a scenario."""
+    import json
+
+    from .config import Scenario
+
+    root = re.split(r"[.\[]", key, maxsplit=1)[0]
+    if root in ("<root>", ""):
+        return True
+    return root in json.loads(Scenario.default().to_json())
+
+
+def _describe(e: BaseException, source: str | None, command: str | None = None) -> tuple[str, str | None]:
     """The one-line message and an optional hint for an error in the user's input."""
     where = f" (in {source})" if source else ""
     if isinstance(e, SpecError):
@@ -1011,7 +1023,9 @@ def _describe(e: BaseException, source: str | None) -> tuple[str, str | None]:
         if key is None or message is None:
             return f"{e}{where}", _SPEC_HINT
         head = f"{key} = {value}" if value is not None else f"{key}"
-        return f"{head}: {message}{where}", _SPEC_HINT
+        # The hint is about scenario keys: not for a sweep file's own keys or a --flow id.
+        hint = _SPEC_HINT if command not in ("sweep", "trace") or _is_scenario_key(str(key)) else None
+        return f"{head}: {message}{where}", hint
     if isinstance(e, SimError):
         key = getattr(e, "key", None)
         message = getattr(e, "message", None)
@@ -1048,7 +1062,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (SpecError, SimError, ResultsError, CompareError, InputError, OSError) as e:
-        line, hint = _describe(e, source if isinstance(e, (SpecError, SimError)) else None)
+        line, hint = _describe(e, source if isinstance(e, (SpecError, SimError)) else None, args.command)
         print(f"error: {line}", file=sys.stderr)
         if hint:
             print(f"hint: {hint}", file=sys.stderr)

@@ -13,7 +13,9 @@ optional progress bar and let Ctrl-C through.
 from __future__ import annotations
 
 import numbers
+import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -151,7 +153,20 @@ def validate(scenario: ScenarioLike = None) -> _native.ValidScenario:
 def _dict_error(e: pydantic.ValidationError, tree: dict[str, Any]) -> SpecError:
     """The first problem pydantic found in a scenario dict, as the :class:`SpecError` a TOML
     file with the same tables gets: its dotted key (a tagged table's tag, which pydantic puts
-    in the path, left out), its value and what is wrong, and how many more there are."""
+    in the path, left out), its value and what is wrong, and how many more there are. A key
+    that is not one (a typo) is reported first, as the TOML reader reports it: with the keys
+    that table takes (pydantic said only "topology: field required" for ``{"topolgy": ...}``)."""
+    if any(err["type"] == "extra_forbidden" for err in e.errors()):
+        try:
+            _native.validate_json(json.dumps(tree), os.getcwd())
+        except SpecError as native:
+            message = str(getattr(native, "message", ""))
+            if "unknown field" in message:
+                # The position is in JSON made here, not in anything the user wrote.
+                message = re.sub(r" at line \d+ column \d+$", "", message)
+                return spec_error(str(getattr(native, "key", "scenario")), getattr(native, "value", None), message)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            pass  # not JSON (numpy values, say): pydantic's account below
     first = e.errors()[0]
     key, node = "", tree  # type: str, Any
     for part in first["loc"]:
