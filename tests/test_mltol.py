@@ -305,4 +305,6 @@ def test_cli_profile_with_tolerance_writes_the_table(tmp_path: Path, capsys: pyt
                  "--out", str(out)]) == 0
     t = pd.read_csv(out)
     assert list(t["model"]) == ["mlp", "mf"] and list(t["x1_min"]) == [0.1, 0.2]
-    assert "ratio" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    # Without cnn there are no Figure 4 points, and it says why (it said nothing).
+    assert "ratio" in text and "Figure 4's points are not printed" in text and "add cnn to --models" in text

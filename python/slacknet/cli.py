@@ -891,6 +891,8 @@ def _cmd_ml_profile(args: argparse.Namespace) -> int:
             raise InputError(f"--tolerance = {args.tolerance}: {e}") from None
         print("\nFigure 4's per-model points (experiments/mlt/fig4_models.toml):")
         print(pts.to_string(index=False))
+    elif summary is not None:
+        print("\nFigure 4's points are not printed: every model is scaled by the cnn's size (ResNet20's parameters); add cnn to --models")
     if args.out:
         mltol.write_csv_atomic(table, Path(args.out))
         print(f"wrote {args.out}")
