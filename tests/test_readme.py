@@ -205,3 +205,33 @@ def test_every_python_example_calls_what_exists(doc: str, line: int, code: str) 
 
 def test_the_readmes_have_python_examples() -> None:
     assert len(_python_blocks()) >= 5
+
+
+def _scenarios_table() -> str:
+    text = (REPO / "README.md").read_text("utf-8")
+    start = text.index("### Scenarios")
+    return text[start:text.index("### What a run reports", start)]
+
+
+def test_the_scenarios_table_names_every_kind_and_key() -> None:
+    # It omitted the mlt, expresspass and aeolus transports, symmetric_ecmp routing and the
+    # switch's credit_queue_pkts and selective_drop_bytes.
+    from slacknet import config
+
+    table = _scenarios_table()
+    missing = []
+    for model in (config.RoutingSpec, config.SwitchSpec, config.HostSpec, config.RunSpec, config.TimeseriesSpec,
+                  config.MltTransport, config.ExpressPassTransport, config.AeolusTransport, config.AtpTransport,
+                  config.PfabricTransport, config.UdpTransport, config.DctcpTransport, config.PowerTcpTransport):
+        for name, f in model.model_fields.items():
+            key = f.alias or name
+            # `key`, `key = value` or a table header naming it.
+            if key != "kind" and not re.search(rf"`{key}( = [^`]*)?`|\.{key}\]", table):
+                missing.append(f"{model.__name__}.{key}")
+    for kind in ("dctcp", "newreno", "power_tcp", "udp", "atp", "pfabric", "mlt", "expresspass", "aeolus"):
+        if f'"{kind}"' not in table:
+            missing.append(f"transport kind {kind}")
+    for mode in ("ecmp", "spray", "flow_index", "symmetric_ecmp"):
+        if f'"{mode}"' not in table:
+            missing.append(f"routing mode {mode}")
+    assert not missing, f"the README's Scenarios table does not name: {missing}"
