@@ -71,8 +71,8 @@ class InputError(ValueError):
     """A command's input is unusable (the message says why); exit status 2."""
 
 _SPEC_HINT = (
-    "`slacknet validate` without a file prints the built-in default scenario with every key "
-    "and its default; examples/*.toml has more"
+    "`slacknet validate` without a file prints the built-in default scenario with its keys and "
+    "their defaults; the README's Scenarios table lists every key; examples/*.toml has more"
 )
 
 
