@@ -1035,6 +1035,12 @@ fn complement(ranges: impl IntoIterator<Item = (u32, u32)>, total: u32) -> Vec<(
 /// message keeps the range set.
 const MAX_BITMAP_PKTS: u32 = 1 << 24;
 
+/// Words of one leaf of [`Held::Packets`]' bitmap: 4,096 packets in 512 bytes.
+const LEAF_WORDS: usize = 64;
+
+/// A leaf of the bitmap, allocated when the first packet of its 4,096 arrives.
+type Leaf = Option<Box<[u64; LEAF_WORDS]>>;
+
 /// The values a receiver holds. While every packet has the layout of the receiver's own
 /// [`MltConfig::values_per_pkt`] `w` (packet `i` carries `[i·w, min((i+1)·w, N))`, as every
 /// sender of the same `mss` sends), one bit per packet: constant time per packet in any send
@@ -1045,10 +1051,14 @@ const MAX_BITMAP_PKTS: u32 = 1 << 24;
 /// answers.
 #[derive(Debug, Clone)]
 enum Held {
-    /// Bit `i` of `bits`: packet `i` (of `width` values) arrived.
-    // INVARIANT: `bits` has ceil(ceil(N / width) / 64) words, and no bit at or past
+    /// Bit `i`: packet `i` (of `width` values) arrived; word `k` of the bitmap is word
+    /// `k % LEAF_WORDS` of leaf `k / LEAF_WORDS`, an absent leaf all zeros. A message's size
+    /// alone allocates only the table of leaves (8 bytes per 4,096 packets): with the whole
+    /// bitmap allocated at the first packet, one datagram claiming a 1 GiB message took 96 KB
+    /// of the real transport's memory, outside its receive budget.
+    // INVARIANT: `leaves` covers ceil(ceil(N / width) / 64) words, and no bit at or past
     // ceil(N / width) is set.
-    Packets { width: u32, bits: Vec<u64> },
+    Packets { width: u32, leaves: Vec<Leaf> },
     /// Received ranges: start -> end, disjoint and not adjacent.
     // INVARIANT: at most one entry per packet of the message.
     Ranges(BTreeMap<u32, u32>),
@@ -1059,7 +1069,8 @@ impl Held {
     fn new(width: u32, total: u32) -> Held {
         let pkts = if width == 0 { u32::MAX } else { total.div_ceil(width) };
         if pkts <= MAX_BITMAP_PKTS {
-            Held::Packets { width, bits: vec![0; pkts.div_ceil(64) as usize] }
+            let words = pkts.div_ceil(64) as usize;
+            Held::Packets { width, leaves: vec![None; words.div_ceil(LEAF_WORDS)] }
         } else {
             Held::Ranges(BTreeMap::new())
         }
@@ -1069,16 +1080,18 @@ impl Held {
     /// held before.
     fn insert(&mut self, start: u32, end: u32, total: u32) -> u32 {
         match self {
-            Held::Packets { width, bits }
+            Held::Packets { width, leaves }
                 if start.is_multiple_of(*width) && end == start.saturating_add(*width).min(total) =>
             {
                 let i = (start / *width) as usize;
                 let (word, bit) = (i / 64, 1u64 << (i % 64));
-                // CORRECTNESS: start < total, so i < ceil(total / width), inside `bits`.
-                if bits[word] & bit != 0 {
+                // CORRECTNESS: start < total, so i < ceil(total / width), inside `leaves`.
+                let leaf = leaves[word / LEAF_WORDS].get_or_insert_with(|| Box::new([0; LEAF_WORDS]));
+                let w = &mut leaf[word % LEAF_WORDS];
+                if *w & bit != 0 {
                     return 0;
                 }
-                bits[word] |= bit;
+                *w |= bit;
                 end - start
             }
             Held::Packets { .. } => {
@@ -1094,17 +1107,18 @@ impl Held {
 
     /// The missing values as sorted, disjoint, non-adjacent ranges `[start, end)` of `0..total`.
     fn missing(&self, total: u32) -> Vec<(u32, u32)> {
-        let (w, bits) = match self {
+        let (w, leaves) = match self {
             Held::Ranges(r) => return complement(r.iter().map(|(&s, &e)| (s, e)), total),
-            Held::Packets { width, bits } => (*width, bits),
+            Held::Packets { width, leaves } => (*width, leaves),
         };
         let mut out: Vec<(u32, u32)> = Vec::new();
         let pkts = total.div_ceil(w);
+        let bits = leaves.iter().flat_map(|l| l.as_deref().copied().unwrap_or([0; LEAF_WORDS]));
         // PERF: a run of missing packets at a time (the zeros between two ones of a word), not
         // one packet at a time: a message that lost most of its 2^24 packets took 2^24 turns of
         // the loop per call (the mlt_endpoints fuzz target, which asks after every packet, met
         // an input taking 13 s); now at most a few turns per word.
-        for (k, &word) in bits.iter().enumerate() {
+        for (k, word) in bits.enumerate() {
             if word == u64::MAX {
                 continue;
             }
@@ -1135,6 +1149,22 @@ impl Held {
 }
 
 #[cfg(test)]
+impl Held {
+    /// The bitmap of these words (tests).
+    fn from_words(width: u32, words: &[u64]) -> Held {
+        let leaves = words
+            .chunks(LEAF_WORDS)
+            .map(|c| {
+                let mut leaf = [0; LEAF_WORDS];
+                leaf[..c.len()].copy_from_slice(c);
+                Some(Box::new(leaf))
+            })
+            .collect();
+        Held::Packets { width, leaves }
+    }
+}
+
+#[cfg(test)]
 mod held_tests {
     use super::Held;
 
@@ -1151,6 +1181,26 @@ mod held_tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_claimed_size_allocates_only_the_leaf_table() {
+        // 2^28 values (a 1 GiB message of floats) in packets of 350: 766,959 packets, 188 leaves.
+        let total = 1 << 28;
+        let mut h = Held::new(350, total);
+        let count = |h: &Held| match h {
+            Held::Packets { leaves, .. } => (leaves.len(), leaves.iter().filter(|l| l.is_some()).count()),
+            Held::Ranges(_) => panic!("a bitmap"),
+        };
+        assert_eq!(count(&h), (188, 0));
+        // One packet at the end allocates its leaf alone; what is missing is everything else.
+        let last = total.div_ceil(350) - 1;
+        assert_eq!(h.insert(last * 350, total, total), total - last * 350);
+        assert_eq!(count(&h), (188, 1));
+        assert_eq!(h.missing(total), vec![(0, last * 350)]);
+        assert_eq!(h.insert(0, 350, total), 350);
+        assert_eq!(count(&h), (188, 2));
+        assert_eq!(h.missing(total), vec![(350, last * 350)]);
     }
 
     #[test]
@@ -1179,7 +1229,7 @@ mod held_tests {
                 if !pkts.is_multiple_of(64) {
                     bits[words - 1] &= (1u64 << (pkts % 64)) - 1;
                 }
-                let held = Held::Packets { width, bits: bits.clone() };
+                let held = Held::from_words(width, &bits);
                 assert_eq!(held.missing(total), naive(width, total, &bits), "width {width}, total {total}, pattern {pattern}");
             }
         }
