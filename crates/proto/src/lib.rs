@@ -54,6 +54,7 @@
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod atp;
+mod bits;
 pub mod cc;
 pub mod mlt;
 pub mod pfabric;

@@ -72,6 +72,7 @@ use std::collections::{BTreeMap, VecDeque};
 use units::{Dur, Time};
 use wire::{Ecn, Flags, MltRepr};
 
+use crate::bits::LazyBits;
 use crate::cc::{AckInfo, AnyCc, CongestionControl, Cubic, Dctcp, NewReno};
 use crate::rtt::RttEstimator;
 use crate::{Event, Outcome, Stats};
@@ -1035,12 +1036,6 @@ fn complement(ranges: impl IntoIterator<Item = (u32, u32)>, total: u32) -> Vec<(
 /// message keeps the range set.
 const MAX_BITMAP_PKTS: u32 = 1 << 24;
 
-/// Words of one leaf of [`Held::Packets`]' bitmap: 4,096 packets in 512 bytes.
-const LEAF_WORDS: usize = 64;
-
-/// A leaf of the bitmap, allocated when the first packet of its 4,096 arrives.
-type Leaf = Option<Box<[u64; LEAF_WORDS]>>;
-
 /// The values a receiver holds. While every packet has the layout of the receiver's own
 /// [`MltConfig::values_per_pkt`] `w` (packet `i` carries `[i·w, min((i+1)·w, N))`, as every
 /// sender of the same `mss` sends), one bit per packet: constant time per packet in any send
@@ -1051,14 +1046,10 @@ type Leaf = Option<Box<[u64; LEAF_WORDS]>>;
 /// answers.
 #[derive(Debug, Clone)]
 enum Held {
-    /// Bit `i`: packet `i` (of `width` values) arrived; word `k` of the bitmap is word
-    /// `k % LEAF_WORDS` of leaf `k / LEAF_WORDS`, an absent leaf all zeros. A message's size
-    /// alone allocates only the table of leaves (8 bytes per 4,096 packets): with the whole
-    /// bitmap allocated at the first packet, one datagram claiming a 1 GiB message took 96 KB
-    /// of the real transport's memory, outside its receive budget.
-    // INVARIANT: `leaves` covers ceil(ceil(N / width) / 64) words, and no bit at or past
-    // ceil(N / width) is set.
-    Packets { width: u32, leaves: Vec<Leaf> },
+    /// Bit `i`: packet `i` (of `width` values) arrived. Allocated as packets arrive
+    /// ([`LazyBits`]): a message's size alone costs the leaf table only.
+    // INVARIANT: `bits` covers ceil(N / width) bits, and no bit at or past it is set.
+    Packets { width: u32, bits: LazyBits },
     /// Received ranges: start -> end, disjoint and not adjacent.
     // INVARIANT: at most one entry per packet of the message.
     Ranges(BTreeMap<u32, u32>),
@@ -1069,8 +1060,7 @@ impl Held {
     fn new(width: u32, total: u32) -> Held {
         let pkts = if width == 0 { u32::MAX } else { total.div_ceil(width) };
         if pkts <= MAX_BITMAP_PKTS {
-            let words = pkts.div_ceil(64) as usize;
-            Held::Packets { width, leaves: vec![None; words.div_ceil(LEAF_WORDS)] }
+            Held::Packets { width, bits: LazyBits::new(pkts as usize) }
         } else {
             Held::Ranges(BTreeMap::new())
         }
@@ -1080,19 +1070,16 @@ impl Held {
     /// held before.
     fn insert(&mut self, start: u32, end: u32, total: u32) -> u32 {
         match self {
-            Held::Packets { width, leaves }
+            Held::Packets { width, bits }
                 if start.is_multiple_of(*width) && end == start.saturating_add(*width).min(total) =>
             {
-                let i = (start / *width) as usize;
-                let (word, bit) = (i / 64, 1u64 << (i % 64));
-                // CORRECTNESS: start < total, so i < ceil(total / width), inside `leaves`.
-                let leaf = leaves[word / LEAF_WORDS].get_or_insert_with(|| Box::new([0; LEAF_WORDS]));
-                let w = &mut leaf[word % LEAF_WORDS];
-                if *w & bit != 0 {
-                    return 0;
+                // CORRECTNESS: start < total, so the packet index < ceil(total / width), inside
+                // the bitmap's table.
+                if bits.set((start / *width) as usize) {
+                    end - start
+                } else {
+                    0
                 }
-                *w |= bit;
-                end - start
             }
             Held::Packets { .. } => {
                 // Another layout: the held packets become the range set, kept from now on.
@@ -1107,18 +1094,17 @@ impl Held {
 
     /// The missing values as sorted, disjoint, non-adjacent ranges `[start, end)` of `0..total`.
     fn missing(&self, total: u32) -> Vec<(u32, u32)> {
-        let (w, leaves) = match self {
+        let (w, bits) = match self {
             Held::Ranges(r) => return complement(r.iter().map(|(&s, &e)| (s, e)), total),
-            Held::Packets { width, leaves } => (*width, leaves),
+            Held::Packets { width, bits } => (*width, bits),
         };
         let mut out: Vec<(u32, u32)> = Vec::new();
         let pkts = total.div_ceil(w);
-        let bits = leaves.iter().flat_map(|l| l.as_deref().copied().unwrap_or([0; LEAF_WORDS]));
         // PERF: a run of missing packets at a time (the zeros between two ones of a word), not
         // one packet at a time: a message that lost most of its 2^24 packets took 2^24 turns of
         // the loop per call (the mlt_endpoints fuzz target, which asks after every packet, met
         // an input taking 13 s); now at most a few turns per word.
-        for (k, word) in bits.enumerate() {
+        for (k, word) in bits.words().enumerate() {
             if word == u64::MAX {
                 continue;
             }
@@ -1152,15 +1138,7 @@ impl Held {
 impl Held {
     /// The bitmap of these words (tests).
     fn from_words(width: u32, words: &[u64]) -> Held {
-        let leaves = words
-            .chunks(LEAF_WORDS)
-            .map(|c| {
-                let mut leaf = [0; LEAF_WORDS];
-                leaf[..c.len()].copy_from_slice(c);
-                Some(Box::new(leaf))
-            })
-            .collect();
-        Held::Packets { width, leaves }
+        Held::Packets { width, bits: LazyBits::from_words(words) }
     }
 }
 
@@ -1189,7 +1167,7 @@ mod held_tests {
         let total = 1 << 28;
         let mut h = Held::new(350, total);
         let count = |h: &Held| match h {
-            Held::Packets { leaves, .. } => (leaves.len(), leaves.iter().filter(|l| l.is_some()).count()),
+            Held::Packets { bits, .. } => (bits.table_len(), bits.leaves_allocated()),
             Held::Ranges(_) => panic!("a bitmap"),
         };
         assert_eq!(count(&h), (188, 0));

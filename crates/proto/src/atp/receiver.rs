@@ -6,7 +6,9 @@
 //! [`MAX_JOB_MESSAGES`], packet counts above [`MAX_MESSAGE_PKTS`], a packet count that
 //! disagrees with the message's first packet, or payload beyond what the receiver keeps track
 //! of ([`MAX_PARTIAL_WORDS`]) are dropped and counted, never trusted; memory is bounded by those
-//! limits.
+//! limits. The bitmaps are allocated as packets arrive ([`LazyBits`]), so a packet's claim
+//! alone (a message of 2^20 packets, a message id near 2^24) costs a table of 8 bytes per
+//! 4,096 bits, not the whole bitmap (128 KB and 2 MB).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,7 @@ use units::Time;
 use wire::{AtpKind, AtpRepr, Ecn};
 
 use super::{MAX_JOB_MESSAGES, MAX_MESSAGE_PKTS};
+use crate::bits::LazyBits;
 use crate::{Event, Outcome, Stats};
 
 /// The most 64-bit words of packet bitmaps held for partly received messages at once (16 MB).
@@ -24,7 +27,7 @@ pub const MAX_PARTIAL_WORDS: usize = 1 << 21;
 struct Partial {
     pkts: u32,
     got: u32,
-    bits: Vec<u64>,
+    bits: LazyBits,
 }
 
 /// The receiving side of an ATP job.
@@ -35,7 +38,7 @@ pub struct AtpReceiver {
     partial: BTreeMap<u32, Partial>,
     partial_words: usize,
     /// Bitmap of whole messages by id.
-    whole: Vec<u64>,
+    whole: LazyBits,
     whole_count: u64,
     acks: std::collections::VecDeque<AtpRepr>,
     /// Messages in the job, once the sender said so.
@@ -54,7 +57,7 @@ impl AtpReceiver {
             ack_prio,
             partial: BTreeMap::new(),
             partial_words: 0,
-            whole: Vec::new(),
+            whole: LazyBits::default(),
             whole_count: 0,
             acks: Default::default(),
             total: None,
@@ -65,7 +68,7 @@ impl AtpReceiver {
     }
 
     fn is_whole(&self, msg: u32) -> bool {
-        self.whole.get(msg as usize / 64).is_some_and(|w| w >> (msg % 64) & 1 == 1)
+        self.whole.get(msg as usize)
     }
 
     /// Input: a packet from the sender arrived at `now`.
@@ -114,32 +117,35 @@ impl AtpReceiver {
 
     /// Note packet `d.pkt` of a message not yet whole; false if refused.
     fn record(&mut self, d: &AtpRepr) -> bool {
-        let words = (d.pkts as usize).div_ceil(64);
         if !self.partial.contains_key(&d.msg) {
+            let bits = LazyBits::new(d.pkts as usize);
+            let words = bits.cost_words();
             if self.partial_words + words > MAX_PARTIAL_WORDS {
                 return false;
             }
             self.partial_words += words;
-            self.partial.insert(d.msg, Partial { pkts: d.pkts, got: 0, bits: vec![0; words] });
+            self.partial.insert(d.msg, Partial { pkts: d.pkts, got: 0, bits });
         }
         let Some(p) = self.partial.get_mut(&d.msg) else { return false };
         if p.pkts != d.pkts {
             return false;
         }
-        let (w, b) = (d.pkt as usize / 64, d.pkt % 64);
-        if p.bits[w] >> b & 1 == 0 {
-            p.bits[w] |= 1 << b;
+        let i = d.pkt as usize;
+        if p.bits.needs_leaf(i) {
+            // A leaf of the bitmap is allocated for this packet: within the bound, or refused.
+            if self.partial_words + crate::bits::LEAF_WORDS > MAX_PARTIAL_WORDS {
+                return false;
+            }
+            self.partial_words += crate::bits::LEAF_WORDS;
+        }
+        if p.bits.set(i) {
             p.got += 1;
             self.stats.bytes_received += u64::from(d.len);
         }
         if p.got == p.pkts {
-            self.partial_words -= p.bits.len();
+            self.partial_words -= p.bits.cost_words();
             self.partial.remove(&d.msg);
-            let w = d.msg as usize / 64;
-            if self.whole.len() <= w {
-                self.whole.resize(w + 1, 0);
-            }
-            self.whole[w] |= 1 << (d.msg % 64);
+            self.whole.set(d.msg as usize);
             self.whole_count += 1;
         }
         true
@@ -189,5 +195,48 @@ impl AtpReceiver {
     /// Counters.
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(msg: u32, pkt: u32, pkts: u32) -> AtpRepr {
+        AtpRepr { kind: AtpKind::Data, conn: 1, msg, pkt, pkts, len: 100, ..AtpRepr::default() }
+    }
+
+    #[test]
+    fn a_packets_claim_alone_allocates_no_whole_bitmap() {
+        // A one-packet message with an id near 2^24 made `whole` 2 MB; a packet of a message of
+        // 2^20 packets made a 128 KB bitmap. Now the tables, and one leaf per bit set.
+        let mut r = AtpReceiver::new(1, 0);
+        r.handle_segment(Time::ZERO, &data((1 << 24) - 1, 0, 1));
+        assert!(r.has_message((1 << 24) - 1) && !r.has_message(0));
+        assert_eq!(r.whole.cost_words(), 4096 + 64);
+        r.handle_segment(Time::ZERO, &data(7, (1 << 20) - 1, 1 << 20));
+        assert_eq!(r.partial_words, 256 + 64);
+        // Completing a message gives its words back.
+        for pkt in 0..3 {
+            r.handle_segment(Time::ZERO, &data(9, pkt, 3));
+        }
+        assert!(r.has_message(9));
+        assert_eq!(r.partial_words, 256 + 64);
+        assert_eq!(r.messages_received(), 2);
+    }
+
+    #[test]
+    fn the_partial_bound_counts_the_leaves_allocated() {
+        // Packets spread over leaves of many partial messages: refused once their words would
+        // pass MAX_PARTIAL_WORDS, and never more allocated.
+        let mut r = AtpReceiver::new(1, 0);
+        let mut msg = 0;
+        while r.refused_packets() == 0 {
+            r.handle_segment(Time::ZERO, &data(msg, 0, 1 << 20));
+            msg += 1;
+        }
+        assert!(r.partial_words <= MAX_PARTIAL_WORDS);
+        assert_eq!(r.partial_words, r.partial.values().map(|p| p.bits.cost_words()).sum::<usize>());
+        assert_eq!(r.partial.len() as u32, msg - 1);
     }
 }
