@@ -22,8 +22,10 @@ reliably); the sender goes as fast as the groups' slack allows and gives up on t
     report = tx.send_job("10.0.0.2:7000", [(0, b"..."), (1, b"...")], msr=[1.0, 0.7])
     job = rx.recv_job()      # job.messages {id: (group, bytes)}, job.lost [ids]
 
-Every blocking call releases the GIL and can be interrupted with Ctrl-C; the ``*_async``
-variants run it in the event loop's default executor, so they can be awaited.
+Every blocking call releases the GIL and can be interrupted with Ctrl-C (an interrupted send
+stops sending); the ``*_async`` variants wait in a daemon thread, so they can be awaited, and
+a cancelled one loses nothing (a receive's result goes to the next receive; a send stops).
+``Endpoint.close()``, or ``with Endpoint(...) as ep:``, stops an endpoint at once.
 
 Fault injection (loss, duplication, delay, reordering, exact drops by send index), seeded and
 off by default, applies to what an endpoint sends: pass ``faults=Faults(...)``.
