@@ -19,7 +19,8 @@
 //! Robustness (untrusted peers):
 //! - a datagram that does not parse, or names no connection of this node, is dropped and
 //!   counted ([`NodeStats`]); nothing a peer sends can panic the loop;
-//! - a peer opens at most [`NodeConfig::max_connections`] receivers in all, each message at most
+//! - peers open at most [`NodeConfig::max_connections`] receivers in all (one peer host at most
+//!   [`NodeConfig::max_receivers_per_peer`]), each message at most
 //!   [`NodeConfig::max_message_bytes`], all of them together at most
 //!   [`NodeConfig::max_receive_memory_bytes`] (counted until the application takes the
 //!   message), so a peer cannot make a receiver allocate without bound; and a message is
@@ -72,6 +73,10 @@ pub struct NodeConfig {
     pub mlt: MltConfig,
     /// Connections (senders and receivers) at once. Default 4096.
     pub max_connections: usize,
+    /// Receivers one peer host (one IP address, any port) may hold at once, so that one host
+    /// (a sender restarting in a loop, say, each time with new connection ids, whose receivers
+    /// wait out their idle timeout) cannot take every receiver of the node. Default 1024.
+    pub max_receivers_per_peer: usize,
     /// The largest message a peer may send. Default 1 GiB.
     pub max_message_bytes: u64,
     /// Receive buffers of all messages in progress or not yet taken by the application,
@@ -109,6 +114,7 @@ impl Default for NodeConfig {
             max_datagram_bytes: 1452,
             mlt: MltConfig::default(),
             max_connections: 4096,
+            max_receivers_per_peer: 1024,
             max_message_bytes: 1 << 30,
             max_receive_memory_bytes: 2 << 30,
             receiver_idle_timeout: Duration::from_secs(30),
@@ -155,7 +161,8 @@ pub enum NodeError {
         "the peer acknowledged part of the transfer (a lossy or slow path: a longer deadline may do)"
     } else {
         "the peer acknowledged nothing: is a receiver bound at that address, reachable, and with a \
-         max_message_bytes and max_receive_memory_bytes that admit the message?"
+         max_message_bytes and max_receive_memory_bytes that admit the message, and room for \
+         another receiver of this host's (max_connections, max_receivers_per_peer)?"
     })]
     DeadlineExceeded {
         /// How long the transfer ran.
@@ -424,6 +431,13 @@ impl Node {
         if let Err((name, v)) = cfg.fault.check() {
             return Err(invalid(name, format!("{v:?}"), "a fault probability, in [0, 1], e.g. 0.01"));
         }
+        if cfg.max_receivers_per_peer == 0 {
+            return Err(invalid(
+                "max_receivers_per_peer",
+                0,
+                "must be at least 1 (receivers one peer host may hold at once; default 1024)",
+            ));
+        }
         if cfg.max_message_bytes == 0 {
             return Err(invalid("max_message_bytes", 0, "must be at least 1 (the largest message a peer may send; default 1 GiB)"));
         }
@@ -478,6 +492,7 @@ impl Node {
             sock,
             epoch: Instant::now(),
             conns: fast_map(),
+            receivers_by_ip: fast_map(),
             cmds: cmd_rx,
             delivered: del_tx,
             jobs: job_tx,
@@ -860,6 +875,8 @@ struct Loop {
     epoch: Instant,
     fault: FaultInjector,
     conns: FastMap<Key, Conn>,
+    /// Receivers (bounded-loss and ATP) held per peer host (`max_receivers_per_peer`).
+    receivers_by_ip: FastMap<IpAddr, usize>,
     cmds: mpsc::Receiver<Cmd>,
     delivered: mpsc::Sender<(Option<RxBuffer>, Delivered)>,
     jobs: mpsc::Sender<JobEvent>,
@@ -1154,7 +1171,7 @@ impl Loop {
         let is_ack = a.kind == AtpKind::Ack;
         let key = Key { peer: r.peer, conn: a.conn, is_sender: is_ack };
         let (max_msg, budget) = (self.cfg.max_message_bytes, self.cfg.max_receive_memory_bytes);
-        let full = self.conns.len() >= self.cfg.max_connections;
+        let full = self.conns.len() >= self.cfg.max_connections || self.peer_full(r.peer.ip());
         // One lookup per datagram (this runs once per ACK at a job's sender).
         let c = match self.conns.entry(key) {
             Entry::Occupied(o) => o.into_mut(),
@@ -1163,6 +1180,7 @@ impl Loop {
                     self.stats.num_unknown += 1;
                     return;
                 }
+                *self.receivers_by_ip.entry(r.peer.ip()).or_insert(0) += 1;
                 let cfg = TransportConfig::Atp(self.atp.clone());
                 let side = Side::JobRx { partial: fast_map(), mss: self.atp.mss as usize, last_heard: now, ended: false };
                 v.insert(Conn { ep: Endpoint::receiver(&cfg, a.conn), side, heard: false, local: r.dst })
@@ -1251,12 +1269,14 @@ impl Loop {
     fn open_receiver(&mut self, key: Key, h: &wire::MltRepr, local: Option<IpAddr>, now: Instant) -> bool {
         let bytes = u64::from(h.total) * u64::from(h.value_bytes);
         if self.conns.len() >= self.cfg.max_connections
+            || self.peer_full(key.peer.ip())
             || bytes > self.cfg.max_message_bytes
             || (h.value_bytes != 2 && h.value_bytes != 4)
         {
             self.stats.num_refused += 1;
             return false;
         }
+        *self.receivers_by_ip.entry(key.peer.ip()).or_insert(0) += 1;
         let cfg = TransportConfig::Mlt(MltConfig { value_bytes: h.value_bytes, ..self.mlt.clone() });
         let side = Side::Rx {
             // CORRECTNESS: bytes <= max_message_bytes, checked above.
@@ -1269,6 +1289,11 @@ impl Loop {
         };
         self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false, local });
         true
+    }
+
+    /// Whether the peer host `ip` holds `max_receivers_per_peer` receivers already.
+    fn peer_full(&self, ip: IpAddr) -> bool {
+        self.receivers_by_ip.get(&ip).is_some_and(|&n| n >= self.cfg.max_receivers_per_peer)
     }
 
     fn fire_timers(&mut self, now: Instant, touched: &mut Vec<Key>) {
@@ -1541,7 +1566,16 @@ impl Loop {
         let mut ended_jobs: Vec<Key> = Vec::new();
         let mut freed = 0u64;
         let mut timed_out = 0u64;
-        self.conns.retain(|key, c| {
+        let Loop { conns, receivers_by_ip, .. } = self;
+        let mut left = |ip: IpAddr| {
+            if let Entry::Occupied(mut o) = receivers_by_ip.entry(ip) {
+                *o.get_mut() -= 1;
+                if *o.get() == 0 {
+                    o.remove();
+                }
+            }
+        };
+        conns.retain(|key, c| {
             let cancelled = match &c.side {
                 Side::Tx { cancel, .. } | Side::JobTx { cancel, .. } => cancel.load(Ordering::Relaxed),
                 _ => false,
@@ -1568,8 +1602,10 @@ impl Loop {
                 Side::Rx { delivered, buf, .. } => {
                     freed += buf.as_ref().map_or(0, RxBuffer::charged);
                     timed_out += u64::from(!*delivered);
+                    left(key.peer.ip());
                 }
                 Side::JobRx { ended, partial, .. } => {
+                    left(key.peer.ip());
                     if !*ended {
                         // No end-of-job notice: the job ends with its lost messages unknown.
                         freed += partial.values().map(|m| m.buf.charged()).sum::<u64>();

@@ -488,3 +488,33 @@ fn a_cancelled_transfer_stops_sending_at_once() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(a.stats().num_sent, sent, "nothing sent after the cancellation");
 }
+
+#[test]
+fn one_peer_host_cannot_take_every_receiver() {
+    // Receivers one host may hold at once: 2 here. A third claim from 127.0.0.1 is refused, a
+    // claim from 127.0.0.2 is not, and once the first host's receivers time out it may open
+    // more again.
+    let cfg = NodeConfig { max_receivers_per_peer: 2, receiver_idle_timeout: Duration::from_millis(300), ..NodeConfig::default() };
+    let b = Node::bind(LOCAL.parse().unwrap(), cfg).unwrap();
+    let (one, two) = (UdpSocket::bind(LOCAL).unwrap(), UdpSocket::bind("127.0.0.2:0").unwrap());
+    let mut buf = Vec::new();
+    let mut claim = |s: &UdpSocket, conn: u32| {
+        let h = wire::MltRepr { conn, start: 0, end: 1, total: 1000, value_bytes: 4, len: 4, ..Default::default() };
+        udp::datagram::emit(&proto::Segment::Mlt(h), &[1, 2, 3, 4], &mut buf).unwrap();
+        s.send_to(&buf, b.local_addr()).unwrap();
+    };
+    for conn in 1..=3 {
+        claim(&one, conn);
+    }
+    claim(&two, 1);
+    wait_received(&b, 4);
+    assert_eq!(b.stats().num_refused, 1, "{:?}", b.stats());
+    std::thread::sleep(Duration::from_millis(800));
+    claim(&one, 4);
+    wait_received(&b, 5);
+    assert_eq!(b.stats().num_refused, 1, "{:?}", b.stats());
+    assert!(matches!(
+        Node::bind(LOCAL.parse().unwrap(), NodeConfig { max_receivers_per_peer: 0, ..NodeConfig::default() }),
+        Err(NodeError::Invalid { key: "max_receivers_per_peer", .. })
+    ));
+}
