@@ -91,13 +91,13 @@ def check_plot_target(target: str | os.PathLike[str], source: str | os.PathLike[
         same = source is not None and os.path.samefile(t, source)
     except OSError:
         same = False
-    # An in-memory run (source None) is plotted by its own code, often into the folder it
-    # was just saved to: only a folder given as the source can be told apart from another's.
-    if not same and source is not None and is_results_folder(t):
-        raise ResultsError(f"cannot plot into {t}: it is another run's results folder, whose plots would then show "
-                           "this run's numbers; plot into the run's own folder or a new one")
     if same:
         return
+    # An in-memory run (source None) is plotted by its own code, often into the folder it
+    # was just saved to: only a folder given as the source can be told apart from another's.
+    if source is not None and is_results_folder(t):
+        raise ResultsError(f"cannot plot into {t}: it is another run's results folder, whose plots would then show "
+                           "this run's numbers; plot into the run's own folder or a new one")
     for name in PLOT_NAMES:
         p = t / name
         if os.path.lexists(p) and not _is_our_plot(p):
