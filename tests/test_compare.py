@@ -273,6 +273,10 @@ def test_peer_args_refuse_hosts_the_peer_does_not_model(tmp_path: Path) -> None:
                         ({"ecn_threshold_bytes": 1}, "host.ecn_threshold_bytes"), ({"ecn_marking": False}, "host.ecn_marking")]:
         with pytest.raises(CompareError, match=key):
             _peer_args(sc.model_copy(update={"host": sc.host.model_copy(update=update)}))
+    # Nor a sender the peer does not have (ns-3.44 has no RACK-TLP).
+    rack = sc.transport.model_copy(update={"sack": True, "rack_tlp": True})
+    with pytest.raises(CompareError, match="transport.rack_tlp"):
+        _peer_args(sc.model_copy(update={"transport": rack}))
 
 
 def test_the_lossy_comparison_scenario_is_one_the_peer_models() -> None:

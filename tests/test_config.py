@@ -485,6 +485,27 @@ def test_sack_reaches_the_transport() -> None:
         slacknet.DctcpTransport(sack="yes")
 
 
+def test_rack_tlp_reaches_the_transport() -> None:
+    """`rack_tlp` (RACK-TLP, RFC 8985) is off by default, needs `sack` (refused without it,
+    naming the key and the fix), and changes a lossy run: the bounded-loss ML scenario's DCTCP
+    baseline, seed 2, three timeouts with SACK alone and none with RACK-TLP too (a lost tail
+    is found by a probe and RACK's timing instead of the 10 ms timer)."""
+    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
+    assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.rack_tlp
+    rtos = {}
+    for rack in (False, True):
+        sc = base.model_copy(deep=True)
+        sc.transport.sack = True  # type: ignore[union-attr]
+        sc.transport.rack_tlp = rack  # type: ignore[union-attr]
+        rtos[rack] = int(slacknet.run(sc, seed=2).records["num_rtos"].sum())
+    assert rtos == {False: 3, True: 0}, rtos
+    sc = base.model_copy(deep=True)
+    sc.transport.rack_tlp = True  # type: ignore[union-attr]
+    with pytest.raises(slacknet.SpecError) as ei:
+        slacknet.run(sc, seed=2)
+    assert ei.value.key == "transport.rack_tlp" and "transport.sack = true" in ei.value.message
+
+
 def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:
     """`loss_response` is "halve" by default and "alpha" under ns3_compat (ns-3.44's TcpDctcp),
     and changes a lossy run: the lossy S2 comparison's incast responses, whose windows are cut

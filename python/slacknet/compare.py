@@ -350,6 +350,11 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
         args += ["--ecmp-seed", str(ecmp_seed)]
     if sc.run.fct_at != "receiver":
         args += ([] if "--" in args else ["--"]) + ["--fctAt=sender"]
+    if getattr(sc.transport, "rack_tlp", False):
+        raise CompareError(
+            "ns-3.44 has no RACK-TLP (its TCP finds losses by duplicate ACKs and the timer only): set "
+            "transport.rack_tlp = false to compare with it"
+        )
     # ns-3's TcpSocketBase::Sack is on by default, as under ns3_compat; a scenario without SACK
     # turns it off in ns-3 too, so that both recover from loss alike.
     if not getattr(sc.transport, "sack", True):

@@ -407,6 +407,7 @@ class _TcpKeys(_Model):
     dupack_threshold: U32 = 3
     limited_transmit: Bool = False
     sack: Bool = False
+    rack_tlp: Bool = False
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
     handshake: Bool = False

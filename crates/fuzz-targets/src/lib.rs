@@ -205,7 +205,7 @@ pub fn mlt_endpoints(data: &[u8]) {
 }
 
 /// A TCP transfer (NewReno, DCTCP with either loss response and either handling of a loss during
-/// an ECN cut, or PowerTCP; limited transmit, SACK, delayed ACKs, the handshake and the
+/// an ECN cut, or PowerTCP; limited transmit, SACK, RACK-TLP, delayed ACKs, the handshake and the
 /// duplicate-ACK threshold chosen by the input) run through a channel the input drives: each step
 /// delivers (marking an ECN-capable segment CE if the step says so), drops or duplicates the next
 /// segment either way (an ACK with its SACK blocks), lets time pass (firing due timers), or injects a segment with
@@ -231,6 +231,8 @@ pub struct TcpRun {
     pub rtos: u64,
     /// Fast retransmits of the sender.
     pub fast_retx: u64,
+    /// Tail-loss probes of the sender (RACK-TLP).
+    pub tail_probes: u64,
     /// A segment was injected.
     pub injected: bool,
 }
@@ -257,6 +259,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         init_cwnd_pkts: 1 + u32::from(b % 12),
         limited_transmit: a & 0x08 != 0,
         sack: a & 0x40 != 0,
+        rack_tlp: a & 0x04 != 0,
         handshake: a & 0x10 != 0,
         dupack_threshold: 1 + u32::from((b >> 4) % 4),
         delayed_ack: (a & 0x20 != 0).then(|| DelayedAck { count: 2, timeout: Dur::from_us(5) }),
@@ -386,7 +389,14 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         }
     }
     let st = eps[0].stats();
-    TcpRun { confirmed, received: eps[1].stats().bytes_received, rtos: st.num_rtos, fast_retx: st.num_fast_retx, injected }
+    TcpRun {
+        confirmed,
+        received: eps[1].stats().bytes_received,
+        rtos: st.num_rtos,
+        fast_retx: st.num_fast_retx,
+        tail_probes: st.num_tail_probes,
+        injected,
+    }
 }
 
 /// pFabric's endpoints fed untrusted packets: the input is cut into 36-byte headers (those that

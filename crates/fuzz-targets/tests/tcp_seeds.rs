@@ -44,3 +44,14 @@ fn the_ns3_cwr_seed_completes_with_marks_and_a_loss() {
     assert!(r.confirmed && !r.injected, "{r:?}");
     assert_eq!(r.received, 30 * 1460 - 11);
 }
+
+#[test]
+fn the_rack_tlp_seed_repairs_a_lost_tail_with_a_probe() {
+    // DCTCP with SACK and RACK-TLP (bytes 0x46 0x6B: a window of 12, DupThresh 3), 20 µs round
+    // trips, the last three segments lost, then 45 µs of silence: the probe (2 SRTT = 40 µs)
+    // comes before the 50 µs timeout, its SACK makes RACK find the other two lost.
+    let r = fuzz_targets::tcp_endpoints_run(&seed("rack_tail_loss"));
+    assert!(r.confirmed && !r.injected, "{r:?}");
+    assert_eq!(r.received, 30 * 1460 - 11);
+    assert_eq!((r.rtos, r.tail_probes, r.fast_retx), (0, 1, 1), "{r:?}");
+}

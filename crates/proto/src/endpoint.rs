@@ -91,6 +91,8 @@ pub struct Stats {
     pub num_rtos: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub num_fast_retx: u64,
+    /// Tail-loss probes sent (TCP with [`TcpConfig::rack_tlp`](crate::tcp::TcpConfig::rack_tlp)).
+    pub num_tail_probes: u64,
     /// ACKs received with ECE set (sender), or CE-marked data segments received (receiver).
     pub num_ecn: u64,
     /// Window reductions caused by ECN.

@@ -13,7 +13,8 @@
 //!   NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO, or with
 //!   [`TcpConfig::sack`] SACK (RFC 2018) and RFC 6675's loss recovery (its optional rescue
 //!   retransmission included); RFC 3042 limited transmit on request
-//!   ([`TcpConfig::limited_transmit`]).
+//!   ([`TcpConfig::limited_transmit`]); with SACK, RACK-TLP on request
+//!   ([`TcpConfig::rack_tlp`]).
 //!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
 //!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
 //!   partial ACK up to `recover` (see `reorder_by_three_positions_triggers_fast_retransmit`).
@@ -33,6 +34,7 @@ use crate::cc::AnyCc;
 use crate::rtt::RttEstimator;
 use crate::{Event, Stats};
 
+mod rack;
 mod receiver;
 mod sender;
 mod sack;
@@ -158,6 +160,15 @@ pub struct TcpConfig {
     /// it on; default `false` here (the results published before it stay as they were). The
     /// driver carries the blocks beside the ACK (see "Selective acknowledgments" on [`Conn`]).
     pub sack: bool,
+    /// RACK-TLP (RFC 8985; needs [`TcpConfig::sack`], ignored without it): losses are found by
+    /// time (a segment not delivered and sent before one that was, once that one's RTT and a
+    /// reordering window of a quarter of the minimum RTT have passed since it left), and a
+    /// tail-loss probe two smoothed RTTs after the last progress sends a new segment or the last
+    /// one again, so that a lost tail, which no duplicate ACK reports, is repaired in round
+    /// trips instead of a retransmission timeout. Linux has it on (with SACK); ns-3.44 has
+    /// neither; default `false` here. The sender's module docs say where it differs from the
+    /// RFC.
+    pub rack_tlp: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,
     /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
@@ -181,6 +192,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             limited_transmit: false,
             sack: false,
+            rack_tlp: false,
             delayed_ack: None,
             handshake: false,
             prio: 0,
@@ -445,6 +457,15 @@ impl Conn {
     pub(crate) fn seq_state(&self) -> Option<(u64, u64, u64)> {
         match &self.side {
             Side::Tx(s) => Some(s.seq_state()),
+            Side::Rx(_) => None,
+        }
+    }
+
+    /// The RACK slots a sender still holds (`None` without RACK-TLP or for a receiver).
+    #[cfg(test)]
+    pub(crate) fn rack_slots(&self) -> Option<usize> {
+        match &self.side {
+            Side::Tx(s) => s.rack_slots(),
             Side::Rx(_) => None,
         }
     }

@@ -14,6 +14,7 @@ mod atp;
 mod expresspass;
 mod mlt;
 mod pfabric;
+mod rack;
 mod util;
 
 use util::{Dir, Mark, Pair, TraceEntry, HEADER_BYTES};

@@ -119,6 +119,11 @@ pub(super) struct Scoreboard {
     pub(super) rescue_rxt: Option<u64>,
     /// RFC 6675 `pipe`: the sender's estimate of the bytes in the network.
     pub(super) pipe: u64,
+    /// RACK's loss boundary ([`TcpConfig::rack_tlp`](super::TcpConfig::rack_tlp), RFC 8985
+    /// §6.2 step 5): every byte not SACKed below it is lost, by the time RACK found; `0`
+    /// without RACK or before it marked anything. `lost_below` takes the higher of it and
+    /// RFC 6675's own boundary.
+    pub(super) rack_lost: u64,
 }
 
 impl Scoreboard {
@@ -126,6 +131,18 @@ impl Scoreboard {
     /// the data outstanding `[snd_una, snd_max)`. Returns whether a block reported a byte not
     /// SACKed before (RFC 6675 §2's duplicate acknowledgment "carries new SACK information").
     pub(super) fn update(&mut self, snd_una: u64, snd_max: u64, blocks: Option<&SackBlocks>) -> bool {
+        self.update_with(snd_una, snd_max, blocks, |_, _| {})
+    }
+
+    /// [`Scoreboard::update`], calling `newly(start, end)` for each range of bytes SACKed
+    /// for the first time (what RACK counts as delivered by this ACK).
+    pub(super) fn update_with(
+        &mut self,
+        snd_una: u64,
+        snd_max: u64,
+        blocks: Option<&SackBlocks>,
+        mut newly: impl FnMut(u64, u64),
+    ) -> bool {
         let gone = self.ranges.partition_point(|r| r.1 <= snd_una);
         for r in self.ranges.drain(..gone) {
             self.sacked -= r.1 - r.0;
@@ -140,15 +157,16 @@ impl Scoreboard {
         for &(s, e) in blocks.map_or(&[][..], |b| b.blocks()) {
             let (s, e) = (s.max(snd_una), e.min(snd_max));
             if s < e {
-                is_news |= self.insert(s, e) > 0;
+                is_news |= self.insert(s, e, &mut newly) > 0;
             }
         }
         debug_assert_eq!(self.sacked, self.ranges.iter().map(|r| r.1 - r.0).sum::<u64>());
         is_news
     }
 
-    /// Record `[s, e)` as SACKed; returns the bytes not SACKed before.
-    fn insert(&mut self, s: u64, e: u64) -> u64 {
+    /// Record `[s, e)` as SACKed, calling `newly` for each part of it not SACKed before;
+    /// returns the bytes not SACKed before.
+    fn insert(&mut self, s: u64, e: u64, newly: &mut impl FnMut(u64, u64)) -> u64 {
         // First range that overlaps or touches [s, e).
         let i = self.ranges.partition_point(|r| r.1 < s);
         let mut j = i;
@@ -165,7 +183,19 @@ impl Scoreboard {
                 return 0;
             }
             self.ranges.insert(i, (lo, hi));
+            newly(s, e);
         } else {
+            // The gaps of [s, e) between the ranges it merges are new.
+            let mut at = s;
+            for &(rs, re) in &self.ranges[i..j] {
+                if rs > at {
+                    newly(at, rs.min(e));
+                }
+                at = at.max(re);
+            }
+            if at < e {
+                newly(at, e);
+            }
             self.ranges[i] = (lo, hi);
             self.ranges.drain(i + 1..j);
         }
@@ -188,6 +218,7 @@ impl Scoreboard {
         self.high_rxt = 0;
         self.rescue_rxt = None;
         self.pipe = 0;
+        self.rack_lost = 0;
     }
 
     /// RFC 6675 `IsLost()` as one boundary: every byte not SACKed below the returned offset is
@@ -195,7 +226,13 @@ impl Scoreboard {
     /// SACKed bytes, above it), none at or above it. `IsLost` is monotone (a lower byte has at
     /// least as much SACKed above it), and constant between two SACKed ranges, so the boundary
     /// is the start of the highest range at which the count first suffices; `0` if none does.
+    /// With RACK, the higher of that and RACK's boundary (`rack_lost`).
     pub(super) fn lost_below(&self, dupthresh: u32, mss: u32) -> u64 {
+        self.dupthresh_lost_below(dupthresh, mss).max(self.rack_lost)
+    }
+
+    /// RFC 6675's `IsLost()` boundary alone (see [`Scoreboard::lost_below`]).
+    fn dupthresh_lost_below(&self, dupthresh: u32, mss: u32) -> u64 {
         let bytes_needed = u64::from(dupthresh.saturating_sub(1)).saturating_mul(u64::from(mss));
         let (mut bytes, mut count) = (0u64, 0u64);
         for &(s, e) in self.ranges.iter().rev() {
@@ -371,6 +408,26 @@ mod tests {
         assert!(!sb.update(700, 1000, Some(&blocks(&[(0, 650)]))), "below snd_una: ignored");
         assert_eq!(sb.ranges(), &[(900, 1000)]);
         assert_eq!(sb.sacked, 100);
+    }
+
+    /// `update_with` reports exactly the bytes SACKed for the first time (what RACK counts
+    /// as delivered): a new range whole, the gaps of a block that merges ranges, nothing for
+    /// a repeat; their sum is the growth of `sacked`.
+    #[test]
+    fn update_with_reports_exactly_the_newly_sacked_parts() {
+        let mut sb = Scoreboard::default();
+        let run = |sb: &mut Scoreboard, b: &[(u64, u64)]| {
+            let mut new = Vec::new();
+            let before = sb.sacked();
+            sb.update_with(0, 1000, Some(&blocks(b)), |s, e| new.push((s, e)));
+            assert_eq!(new.iter().map(|r| r.1 - r.0).sum::<u64>(), sb.sacked() - before, "{b:?}");
+            new
+        };
+        assert_eq!(run(&mut sb, &[(200, 300), (500, 600)]), vec![(200, 300), (500, 600)]);
+        assert_eq!(run(&mut sb, &[(200, 300)]), vec![]);
+        assert_eq!(run(&mut sb, &[(150, 700)]), vec![(150, 200), (300, 500), (600, 700)]);
+        assert_eq!(run(&mut sb, &[(100, 150), (700, 750)]), vec![(100, 150), (700, 750)]);
+        assert_eq!(sb.ranges(), &[(100, 750)]);
     }
 
     #[test]

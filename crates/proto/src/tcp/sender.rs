@@ -38,6 +38,15 @@
 //! §8) and goes back to `snd_una` as without SACK, but go-back-N skips what ACKs report held
 //! since (RFC 6675 §5.1: use the SACK information that arrives after the timeout).
 //!
+//! RACK-TLP ([`TcpConfig::rack_tlp`](super::TcpConfig::rack_tlp), with SACK only; the `rack`
+//! module): every ACK's delivered segments advance RACK, which calls lost what was sent before
+//! the latest of them and has waited its RTT plus the reordering window; that boundary joins
+//! RFC 6675's `IsLost()` (a loss outside recovery starts it, as `IsLost()` does), and a
+//! retransmission RACK finds lost again is resent first in recovery. Outside recovery, with
+//! nothing SACKed, a probe two smoothed RTTs after the last progress sends the next new segment
+//! or the last one again, whatever the window. Every RACK step sits behind one test of the
+//! `rack` box, out of line, so that a sender without it runs as before.
+//!
 //! ns-3.44's `CA_CWR` (DCTCP's `ns3_cwr`, off in every default): an ECN cut leaves cwnd to PRR
 //! (RFC 6937 as ns-3's `TcpPrrRecovery` runs it: `pipe + sndcnt` per new ACK, no growth) until
 //! `snd_una` passes what had been sent at the cut; a loss found meanwhile starts no fast
@@ -53,6 +62,7 @@
 use units::{Bytes, Dur, Time};
 use wire::{Ecn, Flags, IntStack, SackBlocks, SegmentRepr};
 
+use super::rack::{Probe, Rack};
 use super::sack::{Next, Scoreboard};
 use super::timer::{Timer, TimerTable};
 use super::{CcKind, TcpConfig};
@@ -88,6 +98,8 @@ pub(super) struct Sender {
     lt_segs: u8,
     /// `Some` iff the connection uses SACK (boxed: senders without it stay the size they were).
     sack: Option<Box<Scoreboard>>,
+    /// `Some` iff the connection uses RACK-TLP (with SACK; boxed likewise; `rack` module).
+    rack: Option<Box<Rack>>,
     state: State,
     /// Bytes the application has handed over so far.
     written: u64,
@@ -185,6 +197,10 @@ impl Sender {
             limited_transmit: cfg.limited_transmit,
             lt_segs: 0,
             sack: cfg.sack.then(Box::default),
+            rack: (cfg.sack && cfg.rack_tlp).then(|| {
+                let delay = cfg.delayed_ack.filter(|d| d.count > 1).map_or(Dur::ZERO, |d| d.timeout);
+                Box::new(Rack::new(cfg.mss, delay))
+            }),
             state: if cfg.handshake { State::SynSent } else { State::Established },
             written: size,
             closed,
@@ -239,6 +255,11 @@ impl Sender {
         (self.snd_una, self.snd_nxt, self.snd_max)
     }
 
+    #[cfg(test)]
+    pub(super) fn rack_slots(&self) -> Option<usize> {
+        self.rack.as_deref().map(Rack::slots)
+    }
+
     pub(super) fn stats(&self) -> Stats {
         Stats {
             cwnd: self.cc.window(),
@@ -250,7 +271,11 @@ impl Sender {
 
     #[inline]
     pub(super) fn poll_timeout(&self) -> Option<Time> {
-        self.timers.earliest()
+        let t = self.timers.earliest();
+        match self.rack.as_deref().and_then(Rack::earliest) {
+            Some(r) => Some(t.map_or(r, |t| t.min(r))),
+            None => t,
+        }
     }
 
     #[inline]
@@ -330,6 +355,9 @@ impl Sender {
         window.saturating_add(u64::from(self.lt_segs) * u64::from(self.mss))
     }
 
+    // PERF: inlined into `poll_transmit` (the simulator's hottest transport call), as it was
+    // before the RACK-TLP probe's test made the compiler leave it out of line.
+    #[inline(always)]
     fn next_segment(&mut self, now: Time) -> Option<SegmentRepr> {
         match self.state {
             State::Done => None,
@@ -348,6 +376,9 @@ impl Sender {
                 })
             }
             State::Established => {
+                if self.rack.as_deref().is_some_and(|r| r.probe.is_some()) {
+                    return self.send_probe(now);
+                }
                 if let Some(seq) = self.rtx.take() {
                     // RFC 5681 §3.2 (2) / RFC 6582 §3.2 (5): the retransmission is sent
                     // regardless of the window.
@@ -431,6 +462,11 @@ impl Sender {
             return None;
         }
         let (una, max, thr) = (self.snd_una, self.snd_max, self.dupack_threshold);
+        if let Some((seq, end)) = self.rack.as_deref_mut().and_then(|r| r.next_resend(una, self.written)) {
+            // RACK found a retransmission lost again (module docs of `rack`).
+            return self.resend_in_pipe(now, seq, end.min(max) - seq);
+        }
+        let sb = self.sack.as_deref()?;
         let mut next = sb.next_seg(una, max, thr, self.mss, |q| self.seg_len(q));
         if next == Next::NewData {
             if self.snd_nxt < self.written || self.fin_due {
@@ -568,11 +604,13 @@ impl Sender {
         }
     }
 
+    #[inline]
     fn emit_data(&mut self, now: Time, seq: u64, is_retx: bool) -> SegmentRepr {
         self.emit_data_len(now, seq, self.seg_len(seq), is_retx)
     }
 
     /// A data segment `[seq, seq + len)`. PRECONDITION: `0 < len <= seg_len(seq)`.
+    #[inline]
     fn emit_data_len(&mut self, now: Time, seq: u64, len: u64, is_retx: bool) -> SegmentRepr {
         debug_assert!(len > 0 && len <= self.seg_len(seq));
         let end = seq + len;
@@ -585,6 +623,9 @@ impl Sender {
             self.stats.segments_retx += 1;
         }
         self.arm_rto_if_idle(now);
+        if self.rack.is_some() {
+            self.rack_on_send(now, seq, len, is_retx);
+        }
         let mut flags = Flags::ACK;
         if end == self.written && self.closed {
             flags = flags.with(Flags::FIN);
@@ -735,7 +776,12 @@ impl Sender {
         }
         // After go-back-N the receiver may acknowledge data it had buffered beyond snd_nxt.
         self.snd_nxt = self.snd_nxt.max(ack);
-        let is_news = self.sack.as_deref_mut().is_some_and(|sb| sb.update(ack, self.snd_max, sack));
+        // PERF: without RACK-TLP the scoreboard's update alone, inline as before it.
+        let is_news = if self.rack.is_none() {
+            self.sack.as_deref_mut().is_some_and(|sb| sb.update(ack, self.snd_max, sack))
+        } else {
+            self.rack_on_ack(now, sack, flight, false)
+        };
         self.dupacks = 0;
         self.lt_segs = 0;
         // RFC 7323 §4 RTTM + RFC 6298 (2.3): one sample per ACK of new data.
@@ -802,6 +848,9 @@ impl Sender {
             // RFC 6675 §2: with SACK, a cumulative ACK that SACKs new bytes is a duplicate too.
             self.on_sack_news(now, true);
         }
+        if self.rack.is_some() {
+            self.on_rack_loss(now);
+        }
         if self.snd_nxt == self.snd_una {
             // RFC 6298 (5.2): all outstanding data acknowledged, stop the timer (the next
             // transmission restarts it).
@@ -809,6 +858,10 @@ impl Sender {
         } else if restart_rto {
             // RFC 6298 (5.3): restart the timer on an ACK of new data.
             self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+        if self.rack.is_some() {
+            // RFC 8985 §7.2: (re)start the probe timer on an ACK of new data.
+            self.arm_pto(now);
         }
     }
 
@@ -822,14 +875,21 @@ impl Sender {
 
     fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         self.on_feedback(now, 0, ece, int);
-        let (una, max) = (self.snd_una, self.snd_max);
         if let Some(sb) = self.sack.as_deref_mut() {
             // RFC 6675 §5: every ACK updates the scoreboard; in recovery, step (B).
-            let is_news = sb.update(una, max, sack);
+            let is_news = if self.rack.is_none() {
+                sb.update(self.snd_una, self.snd_max, sack)
+            } else {
+                let flight = self.snd_nxt - self.snd_una;
+                self.rack_on_ack(now, sack, flight, true)
+            };
             if self.in_recovery || self.cwr_repair {
                 self.set_pipe();
             }
             self.on_sack_news(now, is_news);
+            if self.rack.is_some() {
+                self.on_rack_loss(now);
+            }
             return;
         }
         if self.in_recovery {
@@ -886,6 +946,9 @@ impl Sender {
     /// Fast retransmit (RFC 5681 §3.2, RFC 6582 §3.2 (2); with SACK RFC 6675 §5 step (4)).
     fn enter_recovery(&mut self, now: Time) {
         self.in_recovery = true;
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_fast_recovery();
+        }
         self.cwr_repair = false;
         self.prr = None;
         self.lt_segs = 0;
@@ -909,6 +972,9 @@ impl Sender {
     pub(super) fn handle_timeout(&mut self, now: Time) {
         // A pacing deadline only re-opens `poll_transmit`.
         self.timers.take_expired(Timer::Pace, now);
+        if self.rack.is_some() {
+            self.rack_timers(now);
+        }
         if !self.timers.take_expired(Timer::Rto, now) {
             return;
         }
@@ -944,6 +1010,9 @@ impl Sender {
                 if let Some(sb) = self.sack.as_deref_mut() {
                     sb.clear();
                 }
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.on_rto();
+                }
                 // Go-back-N: resend everything from SND.UNA as the window allows.
                 self.snd_nxt = self.snd_una;
                 // A bare FIN still unconfirmed goes again once the data is out.
@@ -959,6 +1028,185 @@ impl Sender {
         self.debug_check();
     }
 
+    /// With RACK-TLP, an ACK (`snd_una` already moved to it; `flight` before it): RFC 6675
+    /// `Update()` with the segments it delivers (cumulatively, or SACKed for the first time),
+    /// RACK's detection, and the probe's episode (`is_dup`: a duplicate ACK). Returns whether
+    /// the ACK carried new SACK information.
+    #[inline(never)]
+    fn rack_on_ack(&mut self, now: Time, sack: Option<&SackBlocks>, flight: u64, is_dup: bool) -> bool {
+        let (una, max, written) = (self.snd_una, self.snd_max, self.written);
+        let (Some(sb), Some(r)) = (self.sack.as_deref_mut(), self.rack.as_deref_mut()) else { return false };
+        r.on_cumulative_ack(una, written, now);
+        let is_news = sb.update_with(una, max, sack, |a, b| r.on_sacked(a, b, written, now));
+        if r.in_rto_recovery && una >= self.recover {
+            r.in_rto_recovery = false;
+        }
+        self.rack_detect(now);
+        self.tlp_on_ack(now, una, flight, is_dup && !is_news);
+        is_news
+    }
+
+    /// With RACK-TLP, a data segment left: its transmission time is kept, and after new data
+    /// the probe timer (re)starts (RFC 8985 §7.2).
+    #[inline(never)]
+    fn rack_on_send(&mut self, now: Time, seq: u64, len: u64, is_retx: bool) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_send(seq, len, now, is_retx);
+        }
+        if !is_retx {
+            self.arm_pto(now);
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5: RACK's loss boundary moves up to what has waited long enough, and
+    /// the reordering timer covers what has not yet.
+    fn rack_detect(&mut self, now: Time) {
+        let (Some(r), Some(sb)) = (self.rack.as_deref_mut(), self.sack.as_deref_mut()) else { return };
+        let dupthresh_sacked =
+            sb.sacked() > u64::from(self.dupack_threshold.saturating_sub(1)).saturating_mul(u64::from(self.mss));
+        let reo_wnd = r.reo_wnd(self.in_recovery, dupthresh_sacked, self.rtt.srtt());
+        let boundary = r.detect(now, sb.rack_lost.max(self.snd_una), self.written, reo_wnd);
+        sb.rack_lost = sb.rack_lost.max(boundary);
+    }
+
+    /// A loss RACK found outside recovery starts it, as a loss RFC 6675's `IsLost()` finds
+    /// does (`on_sack_news`; ns-3's `CA_CWR` aside, and RFC 6582's one recovery per window).
+    #[inline(never)]
+    fn on_rack_loss(&mut self, now: Time) {
+        let Some(sb) = self.sack.as_deref() else { return };
+        if self.rack.is_none() || self.in_recovery || sb.rack_lost <= self.snd_una || self.snd_una >= self.snd_max {
+            return;
+        }
+        if self.ns3_cwr && self.cc.in_ecn_cut(self.snd_una) {
+            if !self.cwr_repair {
+                self.start_cwr_repair();
+            }
+        } else if self.snd_una >= self.recover {
+            self.enter_recovery(now);
+        }
+    }
+
+    /// RFC 8985 §7.2: with RACK-TLP, arm the probe timer if a probe may be sent (data
+    /// outstanding, no probe outstanding, no loss recovery, nothing SACKed) and it comes
+    /// before the retransmission timer; disarm it otherwise.
+    #[inline(never)]
+    fn arm_pto(&mut self, now: Time) {
+        let Some(r) = self.rack.as_deref() else { return };
+        let sacked = self.sack.as_deref().map_or(0, |sb| sb.sacked());
+        let flight = self.snd_max - self.snd_una;
+        let at = if self.state != State::Established
+            || flight == 0
+            || self.in_recovery
+            || self.cwr_repair
+            || r.in_rto_recovery
+            || r.tlp_end.is_some()
+            || sacked > 0
+        {
+            None
+        } else {
+            let rto_at = self.timers.at(Timer::Rto);
+            r.pto(now, self.rtt.srtt(), flight <= u64::from(self.mss), rto_at)
+        };
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.pto_at = at;
+        }
+    }
+
+    /// The reordering timer and the probe timer, if due (RFC 8985 §6.3, §7.3).
+    #[inline(never)]
+    fn rack_timers(&mut self, now: Time) {
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        if r.reorder_at.is_some_and(|t| t <= now) {
+            r.reorder_at = None;
+            self.rack_detect(now);
+            if self.in_recovery || self.cwr_repair {
+                self.set_pipe();
+            }
+            self.on_rack_loss(now);
+        }
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        if r.pto_at.is_none_or(|t| t > now) {
+            return;
+        }
+        r.pto_at = None;
+        if self.state != State::Established || self.in_recovery || r.tlp_end.is_some() || self.snd_max == self.snd_una {
+            return;
+        }
+        let again = {
+            let mss = u64::from(self.mss);
+            let last = self.snd_max - 1;
+            let seq = (last - last % mss).max(self.snd_una);
+            Probe::Again { seq, len: self.seg_len(seq).min(self.snd_max - seq) }
+        };
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        // §7.3: a new segment if there is one, else the last one sent again.
+        let probe = if self.snd_nxt < self.written && self.snd_nxt == self.snd_max { Probe::New } else { again };
+        r.probe = Some(probe);
+        // Outstanding from now: no other probe is armed until its ACK (set again when sent).
+        r.tlp_end = Some(self.snd_max);
+        r.tlp_is_retx = probe != Probe::New;
+    }
+
+    /// RFC 8985 §7.3: the probe leaves whatever the window, pacing and limited transmit
+    /// allow; `TLP.end_seq` is `snd_max` after it, and the retransmission timer restarts.
+    #[cold]
+    #[inline(never)]
+    fn send_probe(&mut self, now: Time) -> Option<SegmentRepr> {
+        let probe = self.rack.as_deref_mut().and_then(|r| r.probe.take())?;
+        self.stats.num_tail_probes += 1;
+        let seg = match probe {
+            Probe::New if self.snd_nxt < self.written => {
+                let seq = self.snd_nxt;
+                let is_retx = seq < self.snd_max;
+                self.snd_nxt += self.seg_len(seq);
+                self.snd_max = self.snd_max.max(self.snd_nxt);
+                self.emit_data(now, seq, is_retx)
+            }
+            Probe::Again { seq, len } if seq >= self.snd_una && len > 0 && seq + len <= self.snd_max => {
+                let seg = self.emit_data_len(now, seq, len, true);
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.mark_probe(seq);
+                }
+                seg
+            }
+            // What the probe was for was acknowledged meanwhile.
+            _ => {
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.tlp_end = None;
+                }
+                return self.next_segment(now);
+            }
+        };
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.tlp_end = Some(self.snd_max);
+        }
+        self.timers.set(Timer::Rto, now.saturating_add(self.rtt.rto()));
+        Some(seg)
+    }
+
+    /// RFC 8985 §7.4 as Linux's `tcp_process_tlp_ack`: an ACK at or beyond the probe ends its
+    /// episode; one beyond a probe that resent a segment means the probe repaired a loss (no
+    /// DSACK here to say both copies arrived), and the window is reduced once (`flight`: before
+    /// this ACK). A duplicate ACK with nothing new at the probe says both copies arrived.
+    fn tlp_on_ack(&mut self, now: Time, ack: u64, flight: u64, is_pure_dup: bool) {
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        let Some(end) = r.tlp_end else { return };
+        if ack < end || r.probe.is_some() {
+            return;
+        }
+        if !r.tlp_is_retx {
+            r.tlp_end = None;
+        } else if ack > end {
+            r.tlp_end = None;
+            if !self.in_recovery {
+                self.cc.on_congestion_event(now, flight, self.snd_max);
+                self.cc.on_recovery_exit(self.snd_nxt - self.snd_una);
+            }
+        } else if is_pure_dup {
+            r.tlp_end = None;
+        }
+    }
+
     fn give_up(&mut self) {
         // POSTCONDITION: nothing more to send, no timers, SenderDone emitted once.
         self.state = State::Done;
@@ -966,6 +1214,9 @@ impl Sender {
         self.is_syn_due = false;
         self.fin_due = false;
         self.timers.stop_all();
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.stop();
+        }
         self.event = Some(Event::SenderDone { outcome: Outcome::GivenUp, confirmed: false });
     }
 
@@ -974,6 +1225,9 @@ impl Sender {
         self.state = State::Done;
         self.rtx = None;
         self.timers.stop_all();
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.stop();
+        }
         self.event = Some(Event::SenderDone { outcome: Outcome::Complete, confirmed: true });
     }
 }

@@ -44,6 +44,12 @@ impl TimerTable {
         self.at = [None; NUM_TIMERS];
     }
 
+    /// When `t` fires, if armed.
+    #[inline]
+    pub(crate) fn at(&self, t: Timer) -> Option<Time> {
+        self.at[t as usize]
+    }
+
     /// Whether `t` is armed.
     #[inline]
     pub(crate) fn is_armed(&self, t: Timer) -> bool {

@@ -76,6 +76,8 @@ pub struct TcpKeys {
     pub limited_transmit: bool,
     /// SACK (RFC 2018) with RFC 6675 loss recovery.
     pub sack: bool,
+    /// RACK-TLP (RFC 8985): losses found by time and a tail-loss probe; needs `sack`.
+    pub rack_tlp: bool,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
     pub delayed_ack_segments: u32,
     /// Delayed ACK timeout.
@@ -134,6 +136,11 @@ macro_rules! tcp_kind {
             /// the sender recovers by RFC 6675 (Linux and ns-3 have it on).
             #[serde(default)]
             pub sack: bool,
+            /// RACK-TLP (RFC 8985; needs `sack`): losses found by time, and a tail-loss
+            /// probe two smoothed RTTs after the last progress, so that a lost tail is
+            /// repaired in round trips instead of a timeout (Linux has it on).
+            #[serde(default)]
+            pub rack_tlp: bool,
             /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
             #[serde(default)]
             pub delayed_ack_segments: u32,
@@ -161,6 +168,7 @@ macro_rules! tcp_kind {
                     dupack_threshold: default_dupack(),
                     limited_transmit: false,
                     sack: false,
+                    rack_tlp: false,
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
                     handshake: false,
@@ -185,6 +193,7 @@ macro_rules! tcp_kind {
                     dupack_threshold: self.dupack_threshold,
                     limited_transmit: self.limited_transmit,
                     sack: self.sack,
+                    rack_tlp: self.rack_tlp,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
                     handshake: self.handshake,

@@ -772,6 +772,13 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
             class(&key("ack_prio"), p)?;
         }
         positive(&key("dupack_threshold"), k.dupack_threshold)?;
+        if k.rack_tlp && !k.sack {
+            return Err(SpecError::invalid(
+                key("rack_tlp"),
+                true,
+                format!("needs selective acknowledgments: set {at}.sack = true as well (RACK-TLP, RFC 8985, reads the SACK scoreboard)"),
+            ));
+        }
         timeout_us(&key("min_rto_us"), k.min_rto_us, 1)?;
         timeout_us(&key("init_rto_us"), k.init_rto_us, 1)?;
         timeout_us(&key("max_rto_us"), k.max_rto_us, 1)?;
