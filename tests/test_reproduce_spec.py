@@ -182,9 +182,10 @@ def test_committed_descriptions_are_valid(path: Path) -> None:
 def test_credence_figures_carry_the_papers_numbers() -> None:
     figs = load_paper(REPO / "experiments", "credence").description.figure
     # Credence §4.2: Figure 6 is the load sweep, 7 the burst sweep with DCTCP, 8 with PowerTCP.
-    # Figure C is ours: the contended regime (NewReno).
+    # Figure C is ours: the contended regime (NewReno); so is Figure 7 with RACK-TLP.
     assert {k: f.title for k, f in figs.items()} == {
-        "fig14": "Figure 14", "fig7": "Figure 7", "fig7a": "Figure 7 (artifact)", "fig6": "Figure 6",
+        "fig14": "Figure 14", "fig7": "Figure 7", "fig7a": "Figure 7 (artifact)", "fig7r": "Figure 7 (RACK-TLP)",
+        "fig6": "Figure 6",
         "fig9": "Figure 9", "fig10": "Figure 10", "fig8": "Figure 8", "figC": "Figure C",
     }
 
