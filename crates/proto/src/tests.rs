@@ -749,31 +749,41 @@ fn random_loss_always_completes_with_every_byte() {
     }
 }
 
+/// Runs a transfer of `300 * MSS + 77` bytes over 12 seeds x 1%, 3% and 5% loss both ways
+/// with 5% reordering, once with `cfg(false)` and once with `cfg(true)` (and `mark`), asserting
+/// that each completes with every byte and passes `check`; returns the timeouts and the
+/// completion times summed, without and with.
+fn lossy_sums(cfg: impl Fn(u64, bool) -> TcpConfig, mark: Mark, check: impl Fn(&Pair)) -> ([u64; 2], [u64; 2]) {
+    let (mut rtos, mut done) = ([0u64; 2], [0u64; 2]);
+    for seed in 1..=12 {
+        for loss in [0.01, 0.03, 0.05] {
+            for (i, on) in [false, true].into_iter().enumerate() {
+                let size = 300 * MSS + 77;
+                let mut p = pair(cfg(seed, on), size, seed);
+                p.loss_to_server = loss;
+                p.loss_to_client = loss;
+                p.reorder = 0.05;
+                p.reorder_delay = Dur::from_us(3);
+                p.mark = mark.clone();
+                assert!(p.drive_bounded(200_000), "livelock: seed {seed} loss {loss} on {on}");
+                assert!(p.is_complete(), "seed {seed} loss {loss} on {on}");
+                assert_eq!(p.server.stats().bytes_received, size);
+                check(&p);
+                rtos[i] += p.client.stats().num_rtos;
+                done[i] += p.completed_at().expect("complete").ps();
+            }
+        }
+    }
+    (rtos, done)
+}
+
 /// SACK against NewReno on the same lossy paths (1% to 5% loss both ways, reordering, marks):
 /// every transfer completes with every byte either way, and SACK, which repairs several
 /// losses of one window in one round trip, times out less and finishes sooner overall.
 #[test]
 fn random_loss_with_sack_completes_and_recovers_sooner() {
     for cc in [CcKind::NewReno, dctcp(1.0)] {
-        let (mut rtos, mut done) = ([0u64; 2], [0u64; 2]);
-        for seed in 1..=12 {
-            for loss in [0.01, 0.03, 0.05] {
-                for (i, sack) in [false, true].into_iter().enumerate() {
-                    let size = 300 * MSS + 77;
-                    let cfg = TcpConfig { sack, ..tcp(cc) };
-                    let mut p = pair(cfg, size, seed);
-                    p.loss_to_server = loss;
-                    p.loss_to_client = loss;
-                    p.reorder = 0.05;
-                    p.reorder_delay = Dur::from_us(3);
-                    assert!(p.drive_bounded(200_000), "livelock: {cc:?} seed {seed} loss {loss} sack {sack}");
-                    assert!(p.is_complete(), "{cc:?} seed {seed} loss {loss} sack {sack}");
-                    assert_eq!(p.server.stats().bytes_received, size);
-                    rtos[i] += p.client.stats().num_rtos;
-                    done[i] += p.completed_at().expect("complete").ps();
-                }
-            }
-        }
+        let (rtos, done) = lossy_sums(|_, sack| TcpConfig { sack, ..tcp(cc) }, Mark::Never, |_| {});
         assert!(rtos[1] < rtos[0], "{cc:?}: timeouts without / with SACK {rtos:?}");
         assert!(done[1] < done[0], "{cc:?}: completion sums without / with SACK {done:?}");
     }

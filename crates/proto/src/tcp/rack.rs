@@ -359,10 +359,7 @@ impl Rack {
     /// A retransmission timeout: RFC 8985 §7.1's `TLP_init`, and loss recovery by the timer
     /// begins.
     pub(super) fn on_rto(&mut self) {
-        self.tlp_end = None;
-        self.tlp_is_retx = false;
-        self.probe = None;
-        self.pto_at = None;
+        self.on_fast_recovery();
         self.reorder_at = None;
         self.in_rto_recovery = true;
         self.watch.clear();

@@ -6,7 +6,7 @@ use units::{Dur, Time};
 use wire::Flags;
 
 use super::util::Mark;
-use super::{ack_arrivals, dctcp, pair, sends_of, tcp, MSS};
+use super::{ack_arrivals, dctcp, lossy_sums, pair, sends_of, tcp, MSS};
 use crate::{CcKind, TcpConfig};
 
 fn rack(cc: CcKind) -> TcpConfig {
@@ -162,29 +162,13 @@ fn a_segment_delayed_less_than_the_reordering_window_is_not_resent() {
 #[test]
 fn random_loss_with_rack_tlp_completes_and_times_out_less() {
     for cc in [CcKind::NewReno, dctcp(1.0)] {
-        let (mut rtos, mut done) = ([0u64; 2], [0u64; 2]);
-        for seed in 1..=12 {
-            for loss in [0.01, 0.03, 0.05] {
-                for (i, on) in [false, true].into_iter().enumerate() {
-                    let size = 300 * MSS + 77;
-                    let cfg = TcpConfig { rack_tlp: on, handshake: seed & 1 == 0, ..rack(cc) };
-                    let mut p = pair(cfg, size, seed);
-                    p.loss_to_server = loss;
-                    p.loss_to_client = loss;
-                    p.reorder = 0.05;
-                    p.reorder_delay = Dur::from_us(3);
-                    p.mark = Mark::Prob(0.1);
-                    assert!(p.drive_bounded(200_000), "livelock: {cc:?} seed {seed} loss {loss} rack {on}");
-                    assert!(p.is_complete(), "{cc:?} seed {seed} loss {loss} rack {on}");
-                    assert_eq!(p.server.stats().bytes_received, size);
-                    if let Some(slots) = p.client_conn().rack_slots() {
-                        assert_eq!(slots, 0, "every slot dropped once acknowledged");
-                    }
-                    rtos[i] += p.client.stats().num_rtos;
-                    done[i] += p.completed_at().expect("complete").ps();
-                }
+        let cfg = |seed: u64, on: bool| TcpConfig { rack_tlp: on, handshake: seed & 1 == 0, ..rack(cc) };
+        let every_slot_dropped = |p: &super::util::Pair| {
+            if let Some(slots) = p.client_conn().rack_slots() {
+                assert_eq!(slots, 0, "every slot dropped once acknowledged");
             }
-        }
+        };
+        let (rtos, done) = lossy_sums(cfg, Mark::Prob(0.1), every_slot_dropped);
         assert!(rtos[1] < rtos[0], "{cc:?}: timeouts without / with RACK-TLP {rtos:?}");
         assert!(done[1] < done[0], "{cc:?}: completion sums without / with RACK-TLP {done:?}");
     }
