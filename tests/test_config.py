@@ -456,30 +456,33 @@ def test_ns3_compat_profile_matches_rust_from_python_and_toml(tmp_path):
     assert Scenario.from_toml_text(toml, tmp_path) == sc
 
 
+#: The bounded-loss ML scenario, whose DCTCP baseline loses packets: where the TCP keys show.
+MLT_REDUCED = Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml"
+
+
+def _mlt_rtos(seed: int, **keys: bool) -> int:
+    """The timeouts of the bounded-loss ML scenario's DCTCP baseline with these TCP keys set."""
+    sc = Scenario.from_toml(MLT_REDUCED)
+    for k, v in keys.items():
+        setattr(sc.transport, k, v)
+    return int(slacknet.run(sc, seed=seed).records["num_rtos"].sum())
+
+
 def test_limited_transmit_reaches_the_transport() -> None:
     """`limited_transmit` changes a lossy run (the bounded-loss ML scenario's DCTCP baseline,
     seed 1: its segments on duplicate ACKs turn two of six timeouts into fast retransmits), and
     leaves a run without duplicate ACKs as it was."""
-    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
-    assert isinstance(base.transport, slacknet.DctcpTransport)
-    rtos = {}
-    for lt in (False, True):
-        sc = base.model_copy(deep=True)
-        sc.transport.limited_transmit = lt  # type: ignore[union-attr]
-        rtos[lt] = int(slacknet.run(sc, seed=1).records["num_rtos"].sum())
+    assert isinstance(Scenario.from_toml(MLT_REDUCED).transport, slacknet.DctcpTransport)
+    rtos = {lt: _mlt_rtos(1, limited_transmit=lt) for lt in (False, True)}
     assert rtos == {False: 6, True: 4}, rtos
 
 
 def test_sack_reaches_the_transport() -> None:
     """`sack` changes a lossy run (the bounded-loss ML scenario's DCTCP baseline, seed 2: six
     timeouts without, three with), is off by default, and is refused as anything but a switch."""
-    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
+    base = Scenario.from_toml(MLT_REDUCED)
     assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.sack
-    rtos = {}
-    for sack in (False, True):
-        sc = base.model_copy(deep=True)
-        sc.transport.sack = sack  # type: ignore[union-attr]
-        rtos[sack] = int(slacknet.run(sc, seed=2).records["num_rtos"].sum())
+    rtos = {sack: _mlt_rtos(2, sack=sack) for sack in (False, True)}
     assert rtos == {False: 6, True: 3}, rtos
     with pytest.raises(ValueError, match="sack"):
         slacknet.DctcpTransport(sack="yes")
@@ -490,19 +493,12 @@ def test_rack_tlp_reaches_the_transport() -> None:
     naming the key and the fix), and changes a lossy run: the bounded-loss ML scenario's DCTCP
     baseline, seed 2, three timeouts with SACK alone and none with RACK-TLP too (a lost tail
     is found by a probe and RACK's timing instead of the 10 ms timer)."""
-    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "mlt" / "base_reduced.toml")
+    base = Scenario.from_toml(MLT_REDUCED)
     assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.rack_tlp
-    rtos = {}
-    for rack in (False, True):
-        sc = base.model_copy(deep=True)
-        sc.transport.sack = True  # type: ignore[union-attr]
-        sc.transport.rack_tlp = rack  # type: ignore[union-attr]
-        rtos[rack] = int(slacknet.run(sc, seed=2).records["num_rtos"].sum())
+    rtos = {rack: _mlt_rtos(2, sack=True, rack_tlp=rack) for rack in (False, True)}
     assert rtos == {False: 3, True: 0}, rtos
-    sc = base.model_copy(deep=True)
-    sc.transport.rack_tlp = True  # type: ignore[union-attr]
     with pytest.raises(slacknet.SpecError) as ei:
-        slacknet.run(sc, seed=2)
+        _mlt_rtos(2, rack_tlp=True)
     assert ei.value.key == "transport.rack_tlp" and "transport.sack = true" in ei.value.message
 
 

@@ -166,8 +166,8 @@ pub struct TcpConfig {
     /// tail-loss probe two smoothed RTTs after the last progress sends a new segment or the last
     /// one again, so that a lost tail, which no duplicate ACK reports, is repaired in round
     /// trips instead of a retransmission timeout. Linux has it on (with SACK); ns-3.44 has
-    /// neither; default `false` here. The sender's module docs say where it differs from the
-    /// RFC.
+    /// neither; default `false` here. The docs of the `rack` module say where it differs from
+    /// the RFC.
     pub rack_tlp: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,

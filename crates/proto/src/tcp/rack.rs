@@ -211,9 +211,6 @@ impl Rack {
             self.sent.pop_front();
             self.base += 1;
         }
-        if self.sent.is_empty() {
-            self.base = ack / self.mss;
-        }
     }
 
     /// `[s, e)` was SACKed for the first time: each slot whose last byte it holds is
@@ -226,7 +223,7 @@ impl Rack {
         let last = (e - 1) / self.mss;
         for k in first..=last {
             let end = self.slot_end(k, written);
-            if end == 0 || end - 1 < s || end > e {
+            if end <= s || end > e {
                 continue;
             }
             let Some(slot) = self.sent.get_mut((k - self.base) as usize) else { break };

@@ -1065,8 +1065,8 @@ impl Sender {
         let dupthresh_sacked =
             sb.sacked() > u64::from(self.dupack_threshold.saturating_sub(1)).saturating_mul(u64::from(self.mss));
         let reo_wnd = r.reo_wnd(self.in_recovery, dupthresh_sacked, self.rtt.srtt());
-        let boundary = r.detect(now, sb.rack_lost.max(self.snd_una), self.written, reo_wnd);
-        sb.rack_lost = sb.rack_lost.max(boundary);
+        // The boundary only rises: `detect` starts from it.
+        sb.rack_lost = r.detect(now, sb.rack_lost.max(self.snd_una), self.written, reo_wnd);
     }
 
     /// A loss RACK found outside recovery starts it, as a loss RFC 6675's `IsLost()` finds
@@ -1132,15 +1132,15 @@ impl Sender {
         if self.state != State::Established || self.in_recovery || r.tlp_end.is_some() || self.snd_max == self.snd_una {
             return;
         }
-        let again = {
-            let mss = u64::from(self.mss);
+        // §7.3: a new segment if there is one, else the last one sent again.
+        let probe = if self.snd_nxt < self.written && self.snd_nxt == self.snd_max {
+            Probe::New
+        } else {
             let last = self.snd_max - 1;
-            let seq = (last - last % mss).max(self.snd_una);
+            let seq = (last - last % u64::from(self.mss)).max(self.snd_una);
             Probe::Again { seq, len: self.seg_len(seq).min(self.snd_max - seq) }
         };
         let Some(r) = self.rack.as_deref_mut() else { return };
-        // §7.3: a new segment if there is one, else the last one sent again.
-        let probe = if self.snd_nxt < self.written && self.snd_nxt == self.snd_max { Probe::New } else { again };
         r.probe = Some(probe);
         // Outstanding from now: no other probe is armed until its ACK (set again when sent).
         r.tlp_end = Some(self.snd_max);
