@@ -261,6 +261,24 @@ def test_a_receiver_refusing_a_message_too_large_for_it_is_named_in_the_timeout(
         Endpoint(LOCAL).send_array(rx.address, np.ones(1000, np.float32), deadline=0.2)
 
 
+def test_a_receiver_floor_refuses_an_array_whose_p_asks_for_less() -> None:
+    # The sender's p alone decides when an array is complete; a receiver with a floor of 0.9
+    # refuses one sent with p = 0.5 (nothing handed up, counted, the sender's TimeoutError names
+    # the knob) and takes one sent with p = 0.9 (at least 90% of its values, by its report).
+    rx = Endpoint(LOCAL, min_receive_fraction=0.9)
+    tx = Endpoint(LOCAL)
+    x = np.arange(1, 5001, dtype=np.float32)
+    with pytest.raises(TimeoutError, match="acknowledged nothing.*min_receive_fraction"):
+        tx.send_array(rx.address, x, p=0.5, deadline=0.3)
+    assert rx.recv_array(timeout=0.05) is None
+    st = rx.stats()
+    assert st["num_refused_below_floor"] > 0 and st["num_refused"] == st["num_refused_below_floor"], st
+    r = tx.send_array(rx.address, x, p=0.9, deadline=20)
+    got = rx.recv_array(timeout=10)
+    assert got is not None and got.fraction >= 0.9 and r.outcome in ("enough", "complete")
+    assert rx.stats()["num_refused"] == st["num_refused"]
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda e: e.send_array("127.0.0.1:9", np.ones(4, np.float64)), "float32 or float16"),
     (lambda e: e.send_array("127.0.0.1:9", np.ones((2, 2), np.float32)), "1-D"),
@@ -350,6 +368,9 @@ X4 = np.ones(4, np.float32)
     # A rate that rounds to 0 bit/s was accepted, and a job then sent one packet and timed out.
     ({"line_rate_gbps": 1e-12}, ValueError, r"line_rate_gbps = 1e-12: .*0\.001"),
     ({"faults": Faults(loss=2.0)}, ValueError, "^loss = 2.0: "),
+    ({"min_receive_fraction": 1.5}, ValueError, r"^min_receive_fraction = 1.5: .*\[0, 1\]"),
+    ({"min_receive_fraction": float("nan")}, ValueError, r"^min_receive_fraction = NaN: "),
+    ({"min_receive_fraction": "0.9"}, TypeError, "min_receive_fraction = '0.9': give a number"),
 ])
 def test_bad_endpoint_settings_name_the_argument(kw: dict[str, object], exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):

@@ -288,6 +288,7 @@ class Node:
         cc: str = "dctcp",
         send_order: str = "shuffled",
         tail_probe: bool = False,
+        min_receive_fraction: float | None = None,
     ) -> Node:
         """Bind to ``bind`` ("ip:port"; port 0: any free port) with the fault injector's
         knobs (all off by default) and the receive limits. Raises ValueError or

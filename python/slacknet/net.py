@@ -303,7 +303,13 @@ class Endpoint:
     completes as soon as a fraction ``p`` arrived); ``tail_probe`` adds a tail-loss probe to
     the bounded-loss transport (RFC 8985 §7; off by default, as in the paper): two smoothed
     RTTs without progress send one probe whose acknowledgement shows what the tail lost, so a
-    lost tail costs round trips instead of a retransmission timeout; ``faults`` a :class:`Faults` to inject into
+    lost tail costs round trips instead of a retransmission timeout; ``min_receive_fraction`` is
+    this receiver's floor on what a peer may leave missing (in [0, 1]; default none): an array
+    whose sender's ``p`` asks for fewer than ``ceil(min_receive_fraction * n)`` of its ``n``
+    values is refused (``stats()["num_refused_below_floor"]``; the sender's ``send_array``
+    raises ``TimeoutError`` at its deadline, naming this knob among what to check), so a sender
+    with a small ``p``, by mistake or on purpose, cannot hand this endpoint's application an
+    array that is mostly zeros; ``faults`` a :class:`Faults` to inject into
     what it sends (default: none). The bounds, timeouts and rates left ``None`` take the transport's defaults.
 
     Raises ``ValueError`` for a bad argument (an address that is not "ip:port", an unknown
@@ -324,6 +330,7 @@ class Endpoint:
         cc: str = "dctcp",
         send_order: str = "shuffled",
         tail_probe: bool = False,
+        min_receive_fraction: float | None = None,
     ) -> None:
         if faults is not None and not isinstance(faults, Faults):
             raise TypeError(f"faults = {faults!r:.60}: give a Faults(...) (or None for none)")
@@ -356,6 +363,7 @@ class Endpoint:
             cc=_text("cc", cc, '"dctcp"'),
             send_order=_text("send_order", send_order, '"shuffled"'),
             tail_probe=_flag("tail_probe", tail_probe),
+            min_receive_fraction=_optional_number("min_receive_fraction", min_receive_fraction),
         )
 
     @property

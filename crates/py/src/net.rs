@@ -170,7 +170,7 @@ pub(crate) struct PyNode {
 #[pymethods]
 impl PyNode {
     #[new]
-    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp", send_order = "shuffled", tail_probe = false))]
+    #[pyo3(signature = (bind = "0.0.0.0:0", *, loss = 0.0, duplicate = 0.0, reorder = 0.0, reorder_delay_us = 0.0, delay_us = 0.0, drop_nth = Vec::new(), drop_first_tx = Vec::new(), seed = 0, max_message_bytes = None, max_receive_memory_bytes = None, linger_ms = None, rto_us = None, line_rate_gbps = None, cc = "dctcp", send_order = "shuffled", tail_probe = false, min_receive_fraction = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -191,6 +191,7 @@ impl PyNode {
         cc: &str,
         send_order: &str,
         tail_probe: bool,
+        min_receive_fraction: Option<f64>,
     ) -> PyResult<PyNode> {
         let addr = address("bind", bind, None)?;
         let us = |key: &str, v: f64| span(key, v, "microseconds", 1e6);
@@ -243,6 +244,9 @@ impl PyNode {
             }
         };
         cfg.mlt.tail_probe = tail_probe;
+        if let Some(f) = min_receive_fraction {
+            cfg.min_receive_fraction = f;
+        }
         let inner = py.detach(|| udp::Node::bind(addr, cfg)).map_err(|e| bind_error(bind, e))?;
         Ok(PyNode { inner })
     }
@@ -388,6 +392,7 @@ fn stats_dict(py: Python<'_>, s: udp::NodeStats) -> PyResult<Bound<'_, PyDict>> 
         ("num_malformed", s.num_malformed),
         ("num_unknown", s.num_unknown),
         ("num_refused", s.num_refused),
+        ("num_refused_below_floor", s.num_refused_below_floor),
         ("num_send_dropped", s.num_send_dropped),
         ("num_receivers_timed_out", s.num_receivers_timed_out),
         ("num_socket_errors", s.num_socket_errors),

@@ -30,6 +30,9 @@
 //! - a connection is keyed by the peer's address and its connection id, so one peer cannot
 //!   complete or disturb another's message (an off-path attacker who spoofs source addresses is
 //!   out of scope, as for plain UDP);
+//! - a receiver may set a floor on a message's delivered fraction
+//!   ([`NodeConfig::min_receive_fraction`]): the sender's p alone decides when a message is
+//!   complete, so without one a sender with a tiny p hands the application a message of zeros;
 //! - every transfer has a deadline, every receiver an idle timeout, so nothing wedges.
 
 use std::collections::hash_map::Entry;
@@ -79,6 +82,14 @@ pub struct NodeConfig {
     pub max_receivers_per_peer: usize,
     /// The largest message a peer may send. Default 1 GiB.
     pub max_message_bytes: u64,
+    /// The receiver's floor on a message's delivered fraction (not in the paper, where the
+    /// sender's p governs alone): a message whose sender asks for fewer than
+    /// `ceil(min_receive_fraction · N)` of its `N` values (its data packets' `need`, or this
+    /// node's own [`MltConfig::complete_fraction`] where they name none) is refused, counted in
+    /// [`NodeStats::num_refused_below_floor`], so that a sender with a small p (by mistake or
+    /// on purpose) cannot hand this node's application a message that is mostly zeros. In
+    /// [0, 1]; 0 (default): no floor.
+    pub min_receive_fraction: f64,
     /// Receive buffers of all messages in progress or not yet taken by the application,
     /// together. Default 2 GiB. A message is charged what arrived of it until a sixteenth of it
     /// did, then its whole size, so a size a peer only claims costs nothing.
@@ -116,6 +127,7 @@ impl Default for NodeConfig {
             max_connections: 4096,
             max_receivers_per_peer: 1024,
             max_message_bytes: 1 << 30,
+            min_receive_fraction: 0.0,
             max_receive_memory_bytes: 2 << 30,
             receiver_idle_timeout: Duration::from_secs(30),
             linger: Duration::from_millis(200),
@@ -161,8 +173,9 @@ pub enum NodeError {
         "the peer acknowledged part of the transfer (a lossy or slow path: a longer deadline may do)"
     } else {
         "the peer acknowledged nothing: is a receiver bound at that address, reachable, and with a \
-         max_message_bytes and max_receive_memory_bytes that admit the message, and room for \
-         another receiver of this host's (max_connections, max_receivers_per_peer)?"
+         max_message_bytes and max_receive_memory_bytes that admit the message, a \
+         min_receive_fraction at most the send's p, and room for another receiver of this \
+         host's (max_connections, max_receivers_per_peer)?"
     })]
     DeadlineExceeded {
         /// How long the transfer ran.
@@ -279,6 +292,9 @@ pub struct NodeStats {
     pub num_refused: u64,
     /// Datagrams dropped because the socket buffer stayed full.
     pub num_send_dropped: u64,
+    /// Data packets refused because their message's sender asks for less than
+    /// [`NodeConfig::min_receive_fraction`] (counted in `num_refused` too).
+    pub num_refused_below_floor: u64,
     /// Receivers dropped after their idle timeout without delivering.
     pub num_receivers_timed_out: u64,
     /// Socket calls that failed (the loop goes on).
@@ -440,6 +456,13 @@ impl Node {
         }
         if cfg.max_message_bytes == 0 {
             return Err(invalid("max_message_bytes", 0, "must be at least 1 (the largest message a peer may send; default 1 GiB)"));
+        }
+        if !(0.0..=1.0).contains(&cfg.min_receive_fraction) {
+            return Err(invalid(
+                "min_receive_fraction",
+                format!("{:?}", cfg.min_receive_fraction),
+                "the least fraction of a message's values a sender may ask for, in [0, 1] (0: no floor), e.g. 0.9",
+            ));
         }
         if cfg.max_receive_memory_bytes == 0 {
             return Err(invalid(
@@ -1276,6 +1299,11 @@ impl Loop {
             self.stats.num_refused += 1;
             return false;
         }
+        if self.below_floor(h) {
+            self.stats.num_refused += 1;
+            self.stats.num_refused_below_floor += 1;
+            return false;
+        }
         *self.receivers_by_ip.entry(key.peer.ip()).or_insert(0) += 1;
         let cfg = TransportConfig::Mlt(MltConfig { value_bytes: h.value_bytes, ..self.mlt.clone() });
         let side = Side::Rx {
@@ -1289,6 +1317,18 @@ impl Loop {
         };
         self.conns.insert(key, Conn { ep: Endpoint::receiver(&cfg, key.conn), side, heard: false, local });
         true
+    }
+
+    /// Whether the message `h` opens asks for fewer values than [`NodeConfig::min_receive_fraction`]
+    /// requires: the need it names (0: this node's own p, as `MltReceiver` takes it), against
+    /// `ceil(floor · N)` computed as the transport computes its own (exact to 10^-6).
+    fn below_floor(&self, h: &wire::MltRepr) -> bool {
+        let floor = self.cfg.min_receive_fraction;
+        if floor <= 0.0 {
+            return false;
+        }
+        let need = if h.need > 0 { h.need.min(h.total) } else { self.mlt.need_values(h.total) };
+        need < MltConfig { complete_fraction: floor, ..MltConfig::default() }.need_values(h.total)
     }
 
     /// Whether the peer host `ip` holds `max_receivers_per_peer` receivers already.

@@ -518,3 +518,63 @@ fn one_peer_host_cannot_take_every_receiver() {
         Err(NodeError::Invalid { key: "max_receivers_per_peer", .. })
     ));
 }
+
+#[test]
+fn a_receiver_floor_refuses_what_asks_for_less() {
+    // A receiver whose application accepts at most a tenth of an array missing
+    // (`min_receive_fraction` 0.9): a send with p = 0.5 is refused, whole (the receiver hands
+    // nothing up, counts it, and the sender's error names the knob), p = 0.9 and p = 1 are not.
+    let floor = NodeConfig { min_receive_fraction: 0.9, ..NodeConfig::default() };
+    let b = Node::bind(LOCAL.parse().unwrap(), floor).unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(b.local_addr(), values(10_000), 4, 0.5, Duration::from_millis(300)).unwrap();
+    match h.wait() {
+        Err(e @ NodeError::DeadlineExceeded { heard: false, .. }) => assert!(e.to_string().contains("min_receive_fraction"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(b.recv(Duration::from_millis(50)).is_none());
+    let st = b.stats();
+    assert!(st.num_refused_below_floor > 0 && st.num_refused == st.num_refused_below_floor, "{st:?}");
+    for p in [0.9, 1.0] {
+        let h = a.send_values(b.local_addr(), values(10_000), 4, p, WAIT).unwrap();
+        let got = b.recv(WAIT).expect("delivered");
+        assert!(got.received_values >= 9_000, "p = {p}: {}", got.received_values);
+        assert!(h.wait().is_ok());
+    }
+    assert_eq!(b.stats().num_refused, st.num_refused, "{:?}", b.stats());
+}
+
+#[test]
+fn the_floor_compares_values_not_fractions() {
+    // The floor is ceil(f · N) values, computed as the sender computes its need: on 10 values
+    // a p of 0.89 asks for ceil(8.9) = 9 = ceil(0.9 · 10), so it passes a floor of 0.9; on
+    // 1,000 values it asks for 890 < 900 and is refused. A data packet that names no need
+    // (0: the receiver's own p, 0.9 by default) is judged by that p: refused under a floor of
+    // 0.95, taken under 0.9.
+    let b = Node::bind(LOCAL.parse().unwrap(), NodeConfig { min_receive_fraction: 0.9, ..NodeConfig::default() }).unwrap();
+    let a = node(FaultConfig::default());
+    let h = a.send_values(b.local_addr(), values(10), 4, 0.89, WAIT).unwrap();
+    assert_eq!(b.recv(WAIT).expect("9 of 10 values pass a floor of 0.9").total_values, 10);
+    assert!(h.wait().is_ok());
+    let h = a.send_values(b.local_addr(), values(1000), 4, 0.89, Duration::from_millis(200)).unwrap();
+    assert!(matches!(h.wait(), Err(NodeError::DeadlineExceeded { heard: false, .. })));
+    assert!(b.stats().num_refused_below_floor > 0, "{:?}", b.stats());
+    let s = UdpSocket::bind(LOCAL).unwrap();
+    let mut buf = Vec::new();
+    for (f, refused) in [(0.95, 1), (0.9, 0)] {
+        let c = Node::bind(LOCAL.parse().unwrap(), NodeConfig { min_receive_fraction: f, ..NodeConfig::default() }).unwrap();
+        let own_p = wire::MltRepr { conn: 1, start: 0, end: 1, total: 1000, value_bytes: 4, len: 4, ..Default::default() };
+        udp::datagram::emit(&proto::Segment::Mlt(own_p), &[1, 2, 3, 4], &mut buf).unwrap();
+        s.send_to(&buf, c.local_addr()).unwrap();
+        wait_received(&c, 1);
+        let st = c.stats();
+        assert_eq!((st.num_refused, st.num_refused_below_floor), (refused, refused), "floor {f}: {st:?}");
+    }
+    for f in [-0.1, 1.5, f64::NAN] {
+        let bad = NodeConfig { min_receive_fraction: f, ..NodeConfig::default() };
+        match Node::bind(LOCAL.parse().unwrap(), bad) {
+            Err(e @ NodeError::Invalid { key: "min_receive_fraction", .. }) => assert!(e.to_string().contains("[0, 1]"), "{e}"),
+            other => panic!("{f}: {other:?}"),
+        }
+    }
+}
