@@ -147,6 +147,41 @@ def test_a_parameter_without_a_gradient_sends_zeros_and_gets_the_aggregate() -> 
         assert torch.equal(net[2].bias.grad, want_bias)
 
 
+def _embedding_net(seed: int = 0) -> Any:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Embedding(50, 8, sparse=True), torch.nn.Flatten(), torch.nn.Linear(24, 4))
+
+
+def _embedding_backward(net: Any, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    net.zero_grad(set_to_none=True)
+    net(torch.randint(0, 50, (5, 3), generator=g)).square().mean().backward()
+
+
+def test_sparse_gradients_travel_dense_and_come_back_sparse() -> None:
+    # nn.Embedding(sparse=True): each worker touched other rows; the aggregate is the exact mean
+    # of the dense gradients, returned as a sparse COO gradient of the rows any worker touched,
+    # and SparseAdam (which refuses dense gradients) steps with it.
+    server, workers = _setup(2)
+    nets = [_embedding_net() for _ in workers]
+    for i, net in enumerate(nets):
+        _embedding_backward(net, seed=40 + i)
+    assert all(net[0].weight.grad.layout == torch.sparse_coo for net in nets)
+    dense = [torch.cat([q.grad.to_dense().reshape(-1) for q in net.parameters()]).numpy() for net in nets]
+    want = ((dense[0].astype(np.float64) + dense[1]) / 2).astype(np.float32)
+    rows = [set(net[0].weight.grad.coalesce().indices()[0].tolist()) for net in nets]
+    assert rows[0] != rows[1]
+    with _Serving(server):
+        got = _all(workers, lambda i: allreduce_gradients(nets[i], workers[i], timeout=20))
+    for net, rec in zip(nets, got):
+        emb = net[0].weight.grad
+        assert emb.layout == torch.sparse_coo and emb.sparse_dim() == 1 and emb.shape == (50, 8)
+        assert set(emb.coalesce().indices()[0].tolist()) == rows[0] | rows[1]
+        flat = torch.cat([q.grad.to_dense().reshape(-1) for q in net.parameters()]).numpy()
+        assert (flat == want).all() and rec.fraction == 1.0
+        torch.optim.SparseAdam([net[0].weight]).step()
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_gradients_travel_and_come_back_in_their_type(dtype: str) -> None:
     t = getattr(torch, dtype)
@@ -254,9 +289,10 @@ def test_a_torch_model_trains_data_parallel_through_the_server_under_loss() -> N
 
 
 def _ddp_rank(rank: int, world: int, init: str, server: str | None, p: float, loss: float, steps: int,
-              out: Any) -> None:
-    """One rank of a DDP run (a spawned process): a model, rank-specific batches, SGD; puts its
-    final parameters (and the hook's counters) on ``out``."""
+              out: Any, sparse: bool = False) -> None:
+    """One rank of a DDP run (a spawned process): a model (``sparse``: a sparse embedding before
+    its first layer), rank-specific batches, SGD; puts its final parameters (and the hook's
+    counters) on ``out``."""
     import torch
     import torch.distributed as dist
 
@@ -265,6 +301,8 @@ def _ddp_rank(rank: int, world: int, init: str, server: str | None, p: float, lo
     try:
         torch.manual_seed(rank)  # different replicas: DDP's broadcast from rank 0 makes them one
         model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+        if sparse:
+            model = torch.nn.Sequential(torch.nn.Embedding(100, 16, sparse=True), torch.nn.Flatten(), *model)
         ddp = torch.nn.parallel.DistributedDataParallel(model)
         state = None
         if server is not None:
@@ -275,6 +313,8 @@ def _ddp_rank(rank: int, world: int, init: str, server: str | None, p: float, lo
         g = torch.Generator().manual_seed(100 + rank)
         for _ in range(steps):
             x, y = torch.randn(16, 64, generator=g), torch.randint(0, 10, (16,), generator=g)
+            if sparse:
+                x = torch.randint(0, 100, (16, 4), generator=g)
             opt.zero_grad()
             torch.nn.functional.cross_entropy(ddp(x), y).backward()
             opt.step()
@@ -285,11 +325,11 @@ def _ddp_rank(rank: int, world: int, init: str, server: str | None, p: float, lo
 
 
 def _ddp(tmp: Path, name: str, server: ParameterServer | None, *, p: float = 1.0, loss: float = 0.0,
-         steps: int = 6) -> dict[int, Any]:
+         steps: int = 6, sparse: bool = False) -> dict[int, Any]:
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     address = None if server is None else server.endpoint.address
-    procs = [ctx.Process(target=_ddp_rank, args=(r, 2, f"file://{tmp / name}", address, p, loss, steps, out))
+    procs = [ctx.Process(target=_ddp_rank, args=(r, 2, f"file://{tmp / name}", address, p, loss, steps, out, sparse))
              for r in range(2)]
     for proc in procs:
         proc.start()
@@ -316,6 +356,22 @@ def test_ddp_with_the_hook_ends_where_ddp_s_own_allreduce_ends(tmp_path: Path) -
         for a, b, c in zip(plain[r][0], hooked[r][0], hooked[1 - r][0]):
             assert np.array_equal(b, c)  # the replicas stay one
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # the mean, rounded once or twice
+
+
+def test_ddp_with_the_hook_and_a_sparse_embedding_ends_where_ddp_s_own_allreduce_ends(tmp_path: Path) -> None:
+    # DDP gives the sparse embedding's gradient a bucket of its own, the sparse tensor: the hook
+    # sends it dense and hands it back sparse, and training ends where gloo's sparse all-reduce
+    # ends it.
+    plain = _ddp(tmp_path, "plain", None, sparse=True)
+    server, _ = _setup(2)
+    with _Serving(server):
+        hooked = _ddp(tmp_path, "hooked", server, sparse=True)
+    for r in (0, 1):
+        rounds, values, missing = hooked[r][1]
+        assert rounds == server.rounds >= 12 and missing == 0  # the embedding's bucket and the rest's, each step
+        for a, b, c in zip(plain[r][0], hooked[r][0], hooked[1 - r][0]):
+            assert np.array_equal(b, c)
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_ddp_with_the_hook_under_loss_abandons_at_most_1_minus_p(tmp_path: Path) -> None:

@@ -44,6 +44,12 @@ any bfloat16 reduction is. float64 gradients are refused (the transport carries 
 floats; sending them as float32 would round every gradient without saying so): train in
 float32, or convert the model with ``model.float()``.
 
+Sparse gradients (``nn.Embedding(sparse=True)``; DDP gives each a bucket of its own) travel
+dense and come back sparse, with the aggregate's nonzero rows (every row some worker touched),
+so ``SparseAdam`` still steps: the transport loses value ranges, and in an index list a lost
+range would misplace values rather than leave zeros. Each step then sends the table's dense
+size, as a dense embedding would.
+
 Needs PyTorch (``pip install torch``, or the ``torch`` extra of slacknet); importing this
 module without it is an ``ImportError`` that says so.
 """
@@ -101,6 +107,24 @@ def _exchange(worker: Worker, flat: Any, timeout: float | None) -> tuple[Any, Re
     return out, got
 
 
+def _dense(grad: Any) -> Any:
+    """``grad`` as a strided tensor: a sparse gradient (``nn.Embedding(sparse=True)``) travels
+    dense, since the transport's loss is of value ranges, which an index list would turn into
+    wrong rows rather than zeros."""
+    return grad if grad.layout == torch.strided else grad.to_dense()
+
+
+def _like(aggregate: Any, grad: Any) -> Any:
+    """The dense ``aggregate`` in ``grad``'s layout: a sparse COO gradient comes back sparse
+    with as many sparse dimensions (an embedding's rows), holding the aggregate's nonzero ones,
+    so that an optimizer that needs sparse gradients (``SparseAdam``) still gets them."""
+    if grad.layout == torch.strided:
+        return aggregate
+    if grad.layout == torch.sparse_coo:
+        return aggregate.to_sparse(sparse_dim=grad.sparse_dim())
+    return aggregate.to_sparse(layout=grad.layout)
+
+
 def _parameters(parameters: Any) -> list[Any]:
     if isinstance(parameters, torch.nn.Module):
         parameters = parameters.parameters()
@@ -145,7 +169,7 @@ def allreduce_gradients(parameters: Any, worker: Worker, *, timeout: float | Non
                             "(one call per type)")
     device = params[0].device
     with torch.no_grad():
-        flat = torch.cat([(q.grad if q.grad is not None else torch.zeros_like(q)).reshape(-1).to(device)
+        flat = torch.cat([(_dense(q.grad) if q.grad is not None else torch.zeros_like(q)).reshape(-1).to(device)
                           for q in params])
         out, got = _exchange(worker, flat, timeout)
         start = 0
@@ -154,6 +178,8 @@ def allreduce_gradients(parameters: Any, worker: Worker, *, timeout: float | Non
             piece = out[start:start + n].view_as(q).to(q.device)
             if q.grad is None:
                 q.grad = piece.clone()
+            elif q.grad.layout != torch.strided:
+                q.grad = _like(piece, q.grad)
             else:
                 q.grad.copy_(piece)
             start += n
@@ -197,7 +223,10 @@ def bounded_loss_hook(state: BoundedLossState, bucket: _dist.GradBucket) -> torc
         raise TypeError(f"state: {type(state).__name__}; register the hook with "
                         "ddp.register_comm_hook(BoundedLossState(worker), bounded_loss_hook)")
     buf = bucket.buffer()
-    out, got = _exchange(state.worker, buf, state.timeout)
+    # DDP gives a sparse gradient (nn.Embedding(sparse=True)) a bucket of its own, the sparse
+    # tensor itself: it travels dense and comes back in its layout.
+    out, got = _exchange(state.worker, _dense(buf).reshape(-1), state.timeout)
+    out = _like(out.view_as(buf), buf) if buf.layout != torch.strided else out
     state.rounds += 1
     state.values += len(got.array)
     state.missing_values += int(got.missing.sum())
