@@ -502,6 +502,20 @@ def test_rack_tlp_reaches_the_transport() -> None:
     assert ei.value.key == "transport.rack_tlp" and "transport.sack = true" in ei.value.message
 
 
+def test_prr_reaches_the_transport() -> None:
+    """`prr` (PRR in fast recovery, RFC 9937) is off by default, needs `sack` (refused without
+    it, naming the key and the fix), and changes a lossy run: the bounded-loss ML scenario's
+    DCTCP baseline with SACK, seed 2, three timeouts without and seven with (its windows are a
+    few segments, where PRR sends only what each ACK delivers and leaves less in flight)."""
+    base = Scenario.from_toml(MLT_REDUCED)
+    assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.prr
+    rtos = {prr: _mlt_rtos(2, sack=True, prr=prr) for prr in (False, True)}
+    assert rtos == {False: 3, True: 7}, rtos
+    with pytest.raises(slacknet.SpecError) as ei:
+        _mlt_rtos(2, prr=True)
+    assert ei.value.key == "transport.prr" and "transport.sack = true" in ei.value.message
+
+
 def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:
     """`loss_response` is "halve" by default and "alpha" under ns3_compat (ns-3.44's TcpDctcp),
     and changes a lossy run: the lossy S2 comparison's incast responses, whose windows are cut

@@ -408,6 +408,7 @@ class _TcpKeys(_Model):
     limited_transmit: Bool = False
     sack: Bool = False
     rack_tlp: Bool = False
+    prr: Bool = False
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
     handshake: Bool = False

@@ -260,6 +260,7 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
         limited_transmit: a & 0x08 != 0,
         sack: a & 0x40 != 0,
         rack_tlp: a & 0x04 != 0,
+        prr: b & 0x40 != 0,
         handshake: a & 0x10 != 0,
         dupack_threshold: 1 + u32::from((b >> 4) % 4),
         delayed_ack: (a & 0x20 != 0).then(|| DelayedAck { count: 2, timeout: Dur::from_us(5) }),

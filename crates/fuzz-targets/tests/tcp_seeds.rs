@@ -55,3 +55,21 @@ fn the_rack_tlp_seed_repairs_a_lost_tail_with_a_probe() {
     assert_eq!(r.received, 30 * 1460 - 11);
     assert_eq!((r.rtos, r.tail_probes, r.fast_retx), (0, 1, 1), "{r:?}");
 }
+
+#[test]
+fn the_sack_lossy_seeds_run_with_and_without_prr() {
+    // `sack_lossy_transfer`'s second byte (0xF8) draws PRR (bit 0x40); `sack_lossy_no_prr` is
+    // the same seed with that bit clear (0xB8: a window of 5 instead of 9). Both complete. (The
+    // seed ends in six rounds of delivering both ways and 3.3 ms of time, so that a run whose
+    // recovery takes more steps, as PRR's did when the draw came in, still completes.)
+    for (name, prr) in [("sack_lossy_transfer", true), ("sack_lossy_no_prr", false)] {
+        let data = seed(name);
+        assert_eq!(data[1] & 0x40 != 0, prr, "{name}");
+        let r = fuzz_targets::tcp_endpoints_run(&data);
+        assert!(r.confirmed && !r.injected, "{name}: {r:?}");
+        assert_eq!(r.received, 30 * 1460 - 11);
+        // With PRR, through a fast recovery (the state PRR paces); without, by any recovery.
+        assert!(if prr { r.fast_retx > 0 } else { r.rtos + r.fast_retx > 0 }, "{name}: {r:?}");
+    }
+}
+

@@ -9,12 +9,12 @@
 //!   sequence space; the last data segment carries `FIN` and tells the receiver the size.
 //! - The transfer is one-way: the sender's segments carry `ACK` with `ack = 0`, the
 //!   receiver's ACKs carry no payload.
-//! - No window scaling or receive window (the receiver buffers everything), no PRR:
+//! - No window scaling or receive window (the receiver buffers everything):
 //!   NewReno (RFC 5681 + RFC 6582) with go-back-N after an RTO, or with
 //!   [`TcpConfig::sack`] SACK (RFC 2018) and RFC 6675's loss recovery (its optional rescue
 //!   retransmission included); RFC 3042 limited transmit on request
-//!   ([`TcpConfig::limited_transmit`]); with SACK, RACK-TLP on request
-//!   ([`TcpConfig::rack_tlp`]).
+//!   ([`TcpConfig::limited_transmit`]); with SACK, RACK-TLP ([`TcpConfig::rack_tlp`]) and
+//!   PRR in fast recovery (RFC 9937, [`TcpConfig::prr`]) on request.
 //!   Nor spurious-retransmission undo (Eifel, DSACK): reordering by `dupack_threshold` or
 //!   more segments triggers a fast retransmit, and NewReno then retransmits one segment per
 //!   partial ACK up to `recover` (see `reorder_by_three_positions_triggers_fast_retransmit`).
@@ -169,6 +169,14 @@ pub struct TcpConfig {
     /// neither; default `false` here. The docs of the `rack` module say where it differs from
     /// the RFC.
     pub rack_tlp: bool,
+    /// Proportional rate reduction in fast recovery (RFC 9937, which obsoletes RFC 6937; needs
+    /// [`TcpConfig::sack`], ignored without it): on each ACK in recovery the window becomes
+    /// `pipe + sndcnt`, `sndcnt` sending in proportion to what the ACK delivered while `pipe`
+    /// is above `ssthresh` and catching up to `ssthresh` below it, so that the window comes down
+    /// to `ssthresh` over the recovery's round trip instead of at once (RFC 6675's `cwnd -
+    /// pipe`, which sends nothing until `pipe` falls below `ssthresh` and then a burst). Linux
+    /// and ns-3.44 (its default `TcpPrrRecovery`) recover by it; default `false` here.
+    pub prr: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,
     /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
@@ -193,6 +201,7 @@ impl Default for TcpConfig {
             limited_transmit: false,
             sack: false,
             rack_tlp: false,
+            prr: false,
             delayed_ack: None,
             handshake: false,
             prio: 0,

@@ -14,6 +14,7 @@ mod atp;
 mod expresspass;
 mod mlt;
 mod pfabric;
+mod prr;
 mod rack;
 mod util;
 

@@ -47,6 +47,17 @@
 //! or the last one again, whatever the window. Every RACK step sits behind one test of the
 //! `rack` box, out of line, so that a sender without it runs as before.
 //!
+//! PRR ([`TcpConfig::prr`](super::TcpConfig::prr), with SACK only; RFC 9937): from the ACK
+//! that starts fast recovery to the one that ends it, the window is `pipe + sndcnt`, set by each
+//! ACK from what it delivered (newly acknowledged plus newly SACKed bytes): in proportion,
+//! `CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out` rounded up to whole segments as
+//! Linux counts, while `pipe` is above `ssthresh` (RecoverFS: the pipe as recovery started),
+//! and below it PRR-CRB's catch-up, one segment more on a safe ACK (PRR-SSRB: `snd.una`
+//! advanced and the ACK SACKed nothing new, so it indicates no further loss). The segments
+//! that leave are `NextSeg()`'s as without it; the fast retransmission leaves regardless. Where
+//! ours is an approximation: a safe ACK is judged by new SACK information alone (RACK's losses
+//! by time do not make an ACK unsafe), and the window on exit is RFC 6582's, as without PRR.
+//!
 //! ns-3.44's `CA_CWR` (DCTCP's `ns3_cwr`, off in every default): an ECN cut leaves cwnd to PRR
 //! (RFC 6937 as ns-3's `TcpPrrRecovery` runs it: `pipe + sndcnt` per new ACK, no growth) until
 //! `snd_una` passes what had been sent at the cut; a loss found meanwhile starts no fast
@@ -126,13 +137,15 @@ pub(super) struct Sender {
     in_recovery: bool,
     /// ns-3.44's `CA_CWR` handling ([`CcKind::Dctcp`]'s `ns3_cwr`; module docs).
     ns3_cwr: bool,
+    /// RFC 9937 PRR in fast recovery ([`TcpConfig::prr`], with SACK; module docs).
+    prr_recovery: bool,
     /// With `ns3_cwr` and SACK: a loss found during an ECN cut is repaired outside fast
     /// recovery, each segment `NextSeg()`'s within `cwnd − pipe`, until the cut's round ends
     /// (`cc.in_ecn_cut`), a recovery begins or the timer fires.
     cwr_repair: bool,
     /// With `ns3_cwr`, during an ECN cut: ns-3's PRR (`TcpPrrRecovery`, RFC 6937), which takes
-    /// the window down to the cut one ACK at a time; `None` otherwise (boxed: senders without
-    /// it stay the size they were).
+    /// the window down to the cut one ACK at a time; with `prr_recovery`, in fast recovery:
+    /// RFC 9937's; `None` otherwise (boxed: senders without it stay the size they were).
     prr: Option<Box<Prr>>,
     /// RFC 6582 `recover`: one past the highest byte sent when recovery (or an RTO) began.
     recover: u64,
@@ -158,9 +171,10 @@ pub(super) struct Sender {
     stats: Stats,
 }
 
-/// Proportional rate reduction during an ECN cut, as ns-3.44's `TcpPrrRecovery` runs it in
+/// Proportional rate reduction: during an ECN cut as ns-3.44's `TcpPrrRecovery` runs it in
 /// `CA_CWR` (RFC 6937 with PRR-CRB; ns-3's SSRB case needs an acknowledged retransmission,
-/// which `CA_CWR` does not track here).
+/// which `CA_CWR` does not track here), or in fast recovery as RFC 9937 specifies
+/// ([`TcpConfig::prr`](super::TcpConfig::prr)); the fields are the RFCs' state either way.
 #[derive(Clone, Copy, Debug)]
 struct Prr {
     /// RFC 6937 RecoverFS: the pipe when the cut began.
@@ -217,6 +231,7 @@ impl Sender {
             dupacks: 0,
             in_recovery: false,
             ns3_cwr: matches!(cfg.cc, CcKind::Dctcp { ns3_cwr: true, .. }),
+            prr_recovery: cfg.sack && cfg.prr,
             cwr_repair: false,
             prr: None,
             // RFC 6582 §3.2 (1): recover starts at the initial send sequence number.
@@ -455,7 +470,8 @@ impl Sender {
     /// chooses; `pipe` grows by what leaves (C.4), `HighRxt` by a retransmission (C.2), the
     /// rescue sets `RescueRxt` to `RecoveryPoint` (rule 4).
     fn next_in_sack_recovery(&mut self, now: Time) -> Option<SegmentRepr> {
-        let window = self.cc.ssthresh();
+        // With PRR (RFC 9937), the window its last ACK set: `pipe + sndcnt`.
+        let window = self.prr.as_deref().map_or_else(|| self.cc.ssthresh(), |p| p.cwnd);
         let mss = u64::from(self.mss);
         let sb = self.sack.as_deref()?;
         if sb.pipe.saturating_add(mss) > window {
@@ -555,6 +571,42 @@ impl Sender {
         };
         let send = send.max(if p.out > 0 { 0 } else { i128::from(mss) }).max(0);
         p.cwnd = pipe.saturating_add(u64::try_from(send).unwrap_or(u64::MAX));
+    }
+
+    /// RFC 9937's per-ACK step (its algorithm section) in fast recovery with [`TcpConfig::prr`],
+    /// for an ACK that delivered `delivered` bytes, `safe` if it advanced `snd.una` and
+    /// indicated no further loss: the window becomes `pipe + sndcnt`, where `sndcnt` is the
+    /// proportional share of what was delivered (`CEIL(prr_delivered · ssthresh / RecoverFS) −
+    /// prr_out`) while `pipe` is above `ssthresh`, and below it PRR-CRB's catch-up
+    /// (`MAX(prr_delivered − prr_out, DeliveredData)`, one SMSS more on a safe ACK: PRR-SSRB)
+    /// up to `ssthresh − pipe`; an ACK that delivered nothing changes nothing, and before
+    /// anything was sent in recovery at least one segment may leave. `pipe` is RFC 6675's,
+    /// updated for this ACK.
+    fn prr_on_recovery_ack(&mut self, delivered: u64, safe: bool) {
+        let ssthresh = self.cc.ssthresh();
+        let mss = u64::from(self.mss);
+        let pipe = self.sack.as_deref().map_or(0, |sb| sb.pipe);
+        let Some(p) = self.prr.as_deref_mut() else { return };
+        if delivered == 0 {
+            return;
+        }
+        p.delivered = p.delivered.saturating_add(delivered);
+        let sndcnt = if pipe > ssthresh {
+            // In whole segments, as Linux counts (`tcp_cwnd_reduction`): the sender sends
+            // only full segments, and a share of a fraction of one, carried over in bytes,
+            // would hold each segment back by ACKs the proportion does not ask for.
+            // CORRECTNESS: in u128 the product cannot overflow; the quotient is at most
+            // prr_delivered · ssthresh, so it is clamped back into u64.
+            let fs_segs = u128::from(p.recover_fs.max(1)) * u128::from(mss);
+            let share = (u128::from(p.delivered) * u128::from(ssthresh)).div_ceil(fs_segs) * u128::from(mss);
+            u64::try_from(share).unwrap_or(u64::MAX).saturating_sub(p.out)
+        } else {
+            let limit = p.delivered.saturating_sub(p.out).max(delivered);
+            let limit = if safe { limit.saturating_add(mss) } else { limit };
+            limit.min(ssthresh - pipe)
+        };
+        let sndcnt = if p.out == 0 && sndcnt == 0 { mss } else { sndcnt };
+        p.cwnd = pipe.saturating_add(sndcnt);
     }
 
     /// What is in the network as ns-3's `BytesInFlight` counts it: RFC 6675's `pipe` where the
@@ -754,8 +806,12 @@ impl Sender {
         let flight = self.snd_nxt - self.snd_una;
         // ns3_cwr only: ns-3's `m_bytesInFlight` before this ACK (RFC 6675's pipe where it
         // keeps one), and the bytes SACKed before it.
-        let (pipe_before, sacked_before) =
-            if self.ns3_cwr { (self.pipe(), self.sack.as_deref().map_or(0, |sb| sb.sacked())) } else { (0, 0) };
+        // With PRR in recovery, the bytes SACKed before it too (RFC 9937's DeliveredData).
+        let (pipe_before, sacked_before) = if self.ns3_cwr || self.prr_recovery {
+            (self.pipe(), self.sack.as_deref().map_or(0, |sb| sb.sacked()))
+        } else {
+            (0, 0)
+        };
         let cwr_from_recovery = self.ns3_cwr && ece && self.in_recovery;
         if cwr_from_recovery {
             // ns-3.44 `ReceivedAck`: an ECE on a new ACK calls `EnterCwr` in any state but
@@ -792,17 +848,34 @@ impl Sender {
             self.finish();
             return;
         }
+        // RFC 9937 DeliveredData: newly acknowledged plus newly SACKed (a SACKed range now
+        // acknowledged counts once, when it was SACKed). Only PRR reads it.
+        let delivered = if self.prr_recovery {
+            (bytes_acked + self.sack.as_deref().map_or(0, |sb| sb.sacked())).saturating_sub(sacked_before)
+        } else {
+            0
+        };
         let mut restart_rto = true;
         if self.in_recovery {
             if ack >= self.recover {
-                // RFC 6582 §3.2 (3): a full ACK (everything up to `recover`) ends recovery.
+                // RFC 6582 §3.2 (3): a full ACK (everything up to `recover`) ends recovery
+                // (and PRR's episode: RFC 9937 leaves the window to the exit's rule).
                 self.in_recovery = false;
+                if self.prr_recovery {
+                    self.prr = None;
+                }
                 self.cc.on_recovery_exit(self.snd_nxt - self.snd_una);
             } else if self.sack.is_some() {
                 // RFC 6675 §5 (B): the scoreboard is updated (above), pipe recomputed; what
                 // leaves next is `NextSeg()`'s. The timer restarts as on any new ACK
                 // (RFC 6298 (5.3)).
                 self.set_pipe();
+                if self.prr_recovery {
+                    // RFC 9937: `snd.una` advanced; no further loss is indicated when the ACK
+                    // SACKs nothing new (a SACK could make RFC 6675's `IsLost()` call more
+                    // lost), so the ACK is safe and PRR-SSRB may send one segment more.
+                    self.prr_on_recovery_ack(delivered, !is_news);
+                }
             } else {
                 // RFC 6582 §3.2 (5): a partial ACK retransmits the first unacknowledged
                 // segment, and restarts the timer only for the first partial ACK.
@@ -835,7 +908,7 @@ impl Sender {
                 self.prr = Some(Box::new(Prr { recover_fs: pipe_before, delivered: 0, out: 0, cwnd: 0 }));
                 self.prr_on_ack(delivered, true);
                 self.prr_on_ack(delivered, false);
-            } else if self.prr.is_some() {
+            } else if self.prr.is_some() && !self.in_recovery {
                 if self.cc.in_ecn_cut(self.snd_una) {
                     self.prr_on_ack(delivered, false);
                 } else {
@@ -846,10 +919,10 @@ impl Sender {
         }
         if is_news {
             // RFC 6675 §2: with SACK, a cumulative ACK that SACKs new bytes is a duplicate too.
-            self.on_sack_news(now, true);
+            self.on_sack_news(now, true, delivered);
         }
         if self.rack.is_some() {
-            self.on_rack_loss(now);
+            self.on_rack_loss(now, delivered);
         }
         if self.snd_nxt == self.snd_una {
             // RFC 6298 (5.2): all outstanding data acknowledged, stop the timer (the next
@@ -876,6 +949,7 @@ impl Sender {
     fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
         self.on_feedback(now, 0, ece, int);
         if let Some(sb) = self.sack.as_deref_mut() {
+            let sacked_before = sb.sacked();
             // RFC 6675 §5: every ACK updates the scoreboard; in recovery, step (B).
             let is_news = if self.rack.is_none() {
                 sb.update(self.snd_una, self.snd_max, sack)
@@ -886,9 +960,15 @@ impl Sender {
             if self.in_recovery || self.cwr_repair {
                 self.set_pipe();
             }
-            self.on_sack_news(now, is_news);
+            // RFC 9937 DeliveredData of a duplicate ACK: the bytes it newly SACKed.
+            let delivered = self.sack.as_deref().map_or(0, |sb| sb.sacked()).saturating_sub(sacked_before);
+            if self.in_recovery && self.prr_recovery {
+                // `snd.una` did not advance: not a safe ACK (PRR-CRB).
+                self.prr_on_recovery_ack(delivered, false);
+            }
+            self.on_sack_news(now, is_news, delivered);
             if self.rack.is_some() {
-                self.on_rack_loss(now);
+                self.on_rack_loss(now, delivered);
             }
             return;
         }
@@ -905,7 +985,7 @@ impl Sender {
         // ns-3.44 (`ns3_cwr`): `DupAck` counts in `CA_CWR` but starts no recovery there.
         let is_cwr = self.ns3_cwr && self.cc.in_ecn_cut(self.snd_una);
         if self.dupacks == self.dupack_threshold && self.snd_una >= self.recover && !is_cwr {
-            self.enter_recovery(now);
+            self.enter_recovery(now, 0);
         }
     }
 
@@ -926,7 +1006,8 @@ impl Sender {
     /// towards `DupThresh` (step (1)), and `IsLost(HighACK + 1)` (step (2): enough SACKed
     /// above the first unacknowledged byte) enters recovery before the count is reached.
     /// RFC 6582's rule holds as without SACK: no recovery before `snd_una` reaches `recover`.
-    fn on_sack_news(&mut self, now: Time, is_news: bool) {
+    /// `delivered`: the ACK's RFC 9937 DeliveredData, for PRR if it starts recovery.
+    fn on_sack_news(&mut self, now: Time, is_news: bool, delivered: u64) {
         if self.in_recovery || !is_news || self.snd_una >= self.snd_max {
             return;
         }
@@ -938,13 +1019,14 @@ impl Sender {
                 // ns-3.44: no recovery in `CA_CWR`; `NextSeg()` resends what is lost.
                 self.start_cwr_repair();
             } else if self.snd_una >= self.recover {
-                self.enter_recovery(now);
+                self.enter_recovery(now, delivered);
             }
         }
     }
 
     /// Fast retransmit (RFC 5681 §3.2, RFC 6582 §3.2 (2); with SACK RFC 6675 §5 step (4)).
-    fn enter_recovery(&mut self, now: Time) {
+    /// `delivered`: what the ACK that starts it delivered (RFC 9937's first step runs on it).
+    fn enter_recovery(&mut self, now: Time, delivered: u64) {
         self.in_recovery = true;
         if let Some(r) = self.rack.as_deref_mut() {
             r.on_fast_recovery();
@@ -960,6 +1042,14 @@ impl Sender {
         self.rtx = Some(una);
         self.stats.num_fast_retx += 1;
         let first_end = una + self.seg_len(una);
+        if self.prr_recovery {
+            // RFC 9937: RecoverFS is the pipe as recovery starts (before the retransmission),
+            // and the starting ACK's step runs on that pipe.
+            self.set_pipe();
+            let pipe = self.sack.as_deref().map_or(0, |sb| sb.pipe);
+            self.prr = Some(Box::new(Prr { recover_fs: pipe, delivered: 0, out: 0, cwnd: pipe }));
+            self.prr_on_recovery_ack(delivered, false);
+        }
         if let Some(sb) = self.sack.as_deref_mut() {
             // RFC 6675 (4.3)-(4.4): HighRxt and RescueRxt at the retransmission's end, then
             // SetPipe (which counts the retransmission, due at the next poll).
@@ -1072,7 +1162,7 @@ impl Sender {
     /// A loss RACK found outside recovery starts it, as a loss RFC 6675's `IsLost()` finds
     /// does (`on_sack_news`; ns-3's `CA_CWR` aside, and RFC 6582's one recovery per window).
     #[inline(never)]
-    fn on_rack_loss(&mut self, now: Time) {
+    fn on_rack_loss(&mut self, now: Time, delivered: u64) {
         let Some(sb) = self.sack.as_deref() else { return };
         if self.rack.is_none() || self.in_recovery || sb.rack_lost <= self.snd_una || self.snd_una >= self.snd_max {
             return;
@@ -1082,7 +1172,7 @@ impl Sender {
                 self.start_cwr_repair();
             }
         } else if self.snd_una >= self.recover {
-            self.enter_recovery(now);
+            self.enter_recovery(now, delivered);
         }
     }
 
@@ -1122,7 +1212,7 @@ impl Sender {
             if self.in_recovery || self.cwr_repair {
                 self.set_pipe();
             }
-            self.on_rack_loss(now);
+            self.on_rack_loss(now, 0);
         }
         let Some(r) = self.rack.as_deref_mut() else { return };
         if r.pto_at.is_none_or(|t| t > now) {

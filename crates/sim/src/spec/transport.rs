@@ -78,6 +78,8 @@ pub struct TcpKeys {
     pub sack: bool,
     /// RACK-TLP (RFC 8985): losses found by time and a tail-loss probe; needs `sack`.
     pub rack_tlp: bool,
+    /// Proportional rate reduction in fast recovery (RFC 9937); needs `sack`.
+    pub prr: bool,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
     pub delayed_ack_segments: u32,
     /// Delayed ACK timeout.
@@ -141,6 +143,11 @@ macro_rules! tcp_kind {
             /// repaired in round trips instead of a timeout (Linux has it on).
             #[serde(default)]
             pub rack_tlp: bool,
+            /// Proportional rate reduction in fast recovery (RFC 9937; needs `sack`): the
+            /// window comes down to `ssthresh` in proportion to what each ACK delivers
+            /// (Linux and ns-3.44 recover by it).
+            #[serde(default)]
+            pub prr: bool,
             /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
             #[serde(default)]
             pub delayed_ack_segments: u32,
@@ -169,6 +176,7 @@ macro_rules! tcp_kind {
                     limited_transmit: false,
                     sack: false,
                     rack_tlp: false,
+                    prr: false,
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
                     handshake: false,
@@ -194,6 +202,7 @@ macro_rules! tcp_kind {
                     limited_transmit: self.limited_transmit,
                     sack: self.sack,
                     rack_tlp: self.rack_tlp,
+                    prr: self.prr,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
                     handshake: self.handshake,

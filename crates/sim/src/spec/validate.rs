@@ -779,6 +779,13 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 format!("needs selective acknowledgments: set {at}.sack = true as well (RACK-TLP, RFC 8985, reads the SACK scoreboard)"),
             ));
         }
+        if k.prr && !k.sack {
+            return Err(SpecError::invalid(
+                key("prr"),
+                true,
+                format!("needs selective acknowledgments: set {at}.sack = true as well (PRR, RFC 9937, counts what each ACK delivers by the SACK scoreboard's pipe)"),
+            ));
+        }
         timeout_us(&key("min_rto_us"), k.min_rto_us, 1)?;
         timeout_us(&key("init_rto_us"), k.init_rto_us, 1)?;
         timeout_us(&key("max_rto_us"), k.max_rto_us, 1)?;
