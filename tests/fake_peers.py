@@ -49,6 +49,8 @@ walls = WALLS[who]
 result = {{"wall_s": walls[done % len(walls)], "drops": 0, "events": 1000000, "peak_rss_mb": 20.0 + done}}
 if who == "ns-3":
     result["ns3"] = "fake build at " + opt["--ns3-dir"] if "--ns3-dir" in opt else "fake wheel"
+    if "--recovery=classic" in args:
+        result["ns3"] += " (given --recovery=classic)"
 print(json.dumps(result))
 """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slacknet.compare import CompareError, _ns3_build_args, compare, ns3peer_path, render
+from slacknet.compare import CompareError, _ns3_build_args, _peer_args, compare, compare_seeds, ns3peer_path, render
 
 from .conftest import flow_list_scenario, load_script
 from .fake_peers import fake_python, runs
@@ -112,3 +112,31 @@ def test_compare_runs_the_given_build_and_says_which_ns3_ran(tmp_path: Path, mon
     assert f"ns-3: fake build at {build.resolve()}" in render(cmp)
     assert cmp.to_json()["ns3_build"] == cmp.ns3_build
     assert runs(log) == ["slacknet", "ns-3"] * 2
+
+
+def test_ns3_recovery_reaches_the_runner_and_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ns3_recovery = "classic"` (`--ns3-recovery classic`) runs ns-3 with TcpClassicRecovery
+    (dc_bench's `--recovery=classic`), says so under the table and in comparison.json; the
+    default passes nothing, so ns-3 runs its own default (PRR); anything else is refused before
+    anything runs or is written."""
+    monkeypatch.delenv("HTSIM_DIR", raising=False)
+    monkeypatch.delenv("NS3_DIR", raising=False)
+    py, log = fake_python(tmp_path, {"ns-3": [50.0], "htsim": [2.0]})
+    sc = flow_list_scenario(tmp_path, "# id src dst start_s size_bytes incast\n0 0 20 0.0 2000 0\n", "tiny")
+    assert not any(a.startswith("--recovery") for a in _peer_args(sc))
+    assert _peer_args(sc, ns3_recovery="classic")[-1] == "--recovery=classic"
+    cmp = compare(sc, tmp_path / "classic", python=str(py), ns3_recovery="classic")
+    assert cmp.ns3_build == "fake wheel (given --recovery=classic)" and cmp.to_json()["ns3_recovery"] == "classic"
+    assert "recovery: TcpClassicRecovery (--ns3-recovery classic)" in render(cmp)
+    cmp = compare(sc, tmp_path / "prr", python=str(py))
+    assert cmp.ns3_build == "fake wheel" and "recovery: TcpPrrRecovery (ns-3's default)" in render(cmp)
+    for bad in ("fast", None, 1):
+        with pytest.raises(CompareError, match=r"ns3_recovery = .*: give \"prr\" .* or \"classic\""):
+            compare(sc, tmp_path / "bad", python=str(py), ns3_recovery=bad)  # type: ignore[arg-type]
+        with pytest.raises(CompareError, match="ns3_recovery"):
+            compare_seeds(sc, tmp_path / "bad", [1, 2], python=str(py), ns3_recovery=bad)  # type: ignore[arg-type]
+    assert not (tmp_path / "bad").exists()
+    assert runs(log) == ["slacknet", "ns-3"] * 2
+    seeds = compare_seeds(sc, tmp_path / "seeds", [1, 2], python=str(py), ns3_recovery="classic")
+    assert all(r.ns3_build.endswith("(given --recovery=classic)") for r in seeds.runs)
+    assert "ns-3 recovery: TcpClassicRecovery" in render(seeds) and seeds.to_json()["ns3_recovery"] == "classic"

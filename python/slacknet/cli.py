@@ -4,7 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
-    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--ns3-dir DIR] [--hash-seeds N | --hash-seeds a,b,...] [--repeat N]
+    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--ns3-dir DIR] [--ns3-recovery prr|classic] [--hash-seeds N | --hash-seeds a,b,...] [--repeat N]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
@@ -140,6 +140,10 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ns3-dir", metavar="DIR",
                    help="a built ns-3.44 source tree to run instead of the PyPI wheel, which has logging "
                    "and asserts compiled in (default: $NS3_DIR; bench/peers/ns3/README.md)")
+    c.add_argument("--ns3-recovery", choices=("prr", "classic"), default="prr",
+                   help="ns-3's TCP recovery ops: prr (its default TcpPrrRecovery, which paces fast recovery and "
+                   "DCTCP's ECN cut by PRR) or classic (TcpClassicRecovery: cwnd = ssthresh at once, the recovery "
+                   "slacknet's TCP models unless transport.prr is set); see the README's \"Under loss\"")
     c.add_argument(
         "--hash-seeds", type=_hash_seeds, metavar="SEEDS",
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
@@ -534,7 +538,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"({', '.join(map(str, seeds))}){runs}, one run at a time (ns-3 may take minutes per seed)...",
               file=sys.stderr)
         scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
-                             htsim_dir=args.htsim, repeat=repeat, ns3_dir=args.ns3_dir)
+                             htsim_dir=args.htsim, repeat=repeat, ns3_dir=args.ns3_dir,
+                             ns3_recovery=args.ns3_recovery)
         print(render(scmp))
         print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
         print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
@@ -542,7 +547,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return 0
     print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows{runs} "
           "(ns-3 may take minutes)...", file=sys.stderr)
-    cmp = compare(sc, out, htsim_dir=args.htsim, repeat=repeat, progress=progress, ns3_dir=args.ns3_dir)
+    cmp = compare(sc, out, htsim_dir=args.htsim, repeat=repeat, progress=progress, ns3_dir=args.ns3_dir,
+                  ns3_recovery=args.ns3_recovery)
     print(render(cmp))
     print(f"plot: {out / 'compare_cdf.png'}")
     print(f"results: {out}")

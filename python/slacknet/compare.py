@@ -180,6 +180,8 @@ class Comparison:
     """What the htsim runner reported (its command line, retransmitted packets, ...)."""
     ns3_build: str = ""
     """Which ns-3 ran, as its runner says (the PyPI wheel, or a user's build and its profile)."""
+    ns3_recovery: str = "prr"
+    """ns-3's TCP recovery ops (a key of :data:`NS3_RECOVERY`)."""
     only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
     """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
     skipped: dict[str, str] = field(default_factory=dict)
@@ -207,6 +209,7 @@ class Comparison:
         }
         if self.ns3_build:
             out["ns3_build"] = self.ns3_build
+        out["ns3_recovery"] = self.ns3_recovery
         if self.htsim is not None:
             out["only_finished_vs_htsim"] = self.only_finished_vs_htsim
             out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
@@ -251,6 +254,7 @@ class SeedComparison:
         out = {
             "scenario": self.scenario,
             "hash_seeds": self.seeds,
+            "ns3_recovery": self.runs[0].ns3_recovery if self.runs else "prr",
             "routing_note": self.routing_note,
             "verdict_rule": VERDICT_RULE,
             "slowdown": json.loads(self.slowdown.to_json(orient="records")),
@@ -288,8 +292,28 @@ def _stats(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
-    """dc_bench runner flags for ``sc``; ``ecmp_seed`` (mode ``ecmp`` only) seeds ns-3's hash."""
+#: ns-3's TCP recovery ops, by ``compare(..., ns3_recovery=...)`` (``--ns3-recovery``): ns-3.44's
+#: default ``TcpPrrRecovery`` paces fast recovery and DCTCP's ECN cut (``CA_CWR``) by PRR;
+#: ``TcpClassicRecovery`` sets cwnd to ssthresh at once in both, as slacknet's TCP does unless
+#: ``transport.prr`` (and DCTCP's ``loss_in_cwr = "ns3"``) ask for PRR.
+NS3_RECOVERY = {"prr": "TcpPrrRecovery (ns-3's default)", "classic": "TcpClassicRecovery (--ns3-recovery classic)"}
+
+
+def check_ns3_recovery(value: object) -> str:
+    """``value`` if it names one of :data:`NS3_RECOVERY`, else CompareError naming it."""
+    if not isinstance(value, str) or value not in NS3_RECOVERY:
+        raise CompareError(
+            f"ns3_recovery = {value!r}: give \"prr\" (ns-3's default TcpPrrRecovery, which paces fast recovery "
+            "and the ECN cut by PRR) or \"classic\" (TcpClassicRecovery: cwnd = ssthresh at once, as slacknet's "
+            "TCP without transport.prr)"
+        )
+    return value
+
+
+def _peer_args(sc: Scenario, ecmp_seed: int | None = None, ns3_recovery: str = "prr") -> list[str]:
+    """dc_bench runner flags for ``sc``; ``ecmp_seed`` (mode ``ecmp`` only) seeds ns-3's hash;
+    ``ns3_recovery`` picks ns-3's TCP recovery ops (:data:`NS3_RECOVERY`)."""
+    check_ns3_recovery(ns3_recovery)
     t = sc.topology
     if not isinstance(t, LeafSpineTopology):
         raise CompareError("the ns-3 peer models leaf-spine topologies only (topology.kind = leaf_spine)")
@@ -359,6 +383,8 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None) -> list[str]:
     # turns it off in ns-3 too, so that both recover from loss alike.
     if not getattr(sc.transport, "sack", True):
         extra.append("--sack=false")
+    if ns3_recovery != "prr":
+        extra.append(f"--recovery={ns3_recovery}")
     if extra:
         args += ([] if "--" in args else ["--"]) + extra
     return args
@@ -509,11 +535,14 @@ def compare(
     repeat: int = 1,
     progress: Callable[[str], None] | None = None,
     ns3_dir: str | os.PathLike[str] | None = None,
+    ns3_recovery: str = "prr",
 ) -> Comparison:
     """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
     (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs). ns-3 is the
     PyPI wheel, or the ns-3.44 build at ``ns3_dir`` (else ``$NS3_DIR``): the wheel has logging
-    and asserts compiled in (``bench/peers/ns3/README.md``).
+    and asserts compiled in (``bench/peers/ns3/README.md``). ``ns3_recovery`` picks ns-3's TCP
+    recovery ops: ``"prr"`` (its default ``TcpPrrRecovery``) or ``"classic"``
+    (``TcpClassicRecovery``, the recovery slacknet's TCP models without ``transport.prr``).
 
     ``repeat`` runs each simulator that many times, alternated (slacknet, ns-3, htsim,
     slacknet, ...), and reports each one's median wall time; run ``i`` > 1 writes into
@@ -528,7 +557,7 @@ def compare(
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     repeat = check_repeat(repeat)
     build = _ns3_build_args(ns3_dir)
-    peer_args = build + _peer_args(sc)
+    peer_args = build + _peer_args(sc, ns3_recovery=ns3_recovery)
     out = check_compare_target(out_dir)
     peer = ns3peer_path()
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
@@ -538,6 +567,7 @@ def compare(
     _start_over(out, ["comparison.json"])
     flows = _flow_list(sc, out)
     cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim, repeat=repeat, progress=progress)
+    cmp.ns3_recovery = ns3_recovery
     if reason is not None:
         cmp.skipped["htsim"] = reason
     write_text_atomic(json.dumps(cmp.to_json(), indent=2) + "\n", out / "comparison.json")
@@ -1043,6 +1073,7 @@ def compare_seeds(
     htsim_dir: str | os.PathLike[str] | None = None,
     repeat: int = 1,
     ns3_dir: str | os.PathLike[str] | None = None,
+    ns3_recovery: str = "prr",
 ) -> SeedComparison:
     """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
     :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
@@ -1059,7 +1090,7 @@ def compare_seeds(
     Writes ``seed<s>/`` (each run's files), ``per_seed.csv``, ``seeds_summary.csv``,
     ``comparison.json`` and ``compare_cdf.png`` (every seed, faded) into ``out_dir``, and
     returns the :class:`SeedComparison`. ``python`` and ``progress`` are as for
-    :func:`compare`. Raises :class:`CompareError` as :func:`compare` does, and for ``seeds``
+    :func:`compare`, as are ``ns3_dir`` and ``ns3_recovery``. Raises :class:`CompareError` as :func:`compare` does, and for ``seeds``
     that are not 2 to :data:`MAX_HASH_SEEDS` distinct seeds in [0, 2^64 - 1]."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     try:
@@ -1067,7 +1098,7 @@ def compare_seeds(
     except ValueError as e:
         raise CompareError(str(e)) from None
     repeat = check_repeat(repeat)
-    _peer_args(sc)  # rejects what the peer cannot model before anything runs
+    _peer_args(sc, ns3_recovery=ns3_recovery)  # rejects what the peer cannot model before anything runs
     ns3_build = _ns3_build_args(ns3_dir)
     out = check_compare_target(out_dir)
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
@@ -1094,8 +1125,10 @@ def compare_seeds(
         if htsim is not None:
             htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
         each = _prefixed(progress, f"seed {s}: ") if progress is not None and repeat > 1 else None
-        cmp = _compare_once(sc_s, flows, out / f"seed{s}", ns3_build + _peer_args(sc_s, ecmp_seed=s), peer, python,
+        cmp = _compare_once(sc_s, flows, out / f"seed{s}",
+                            ns3_build + _peer_args(sc_s, ecmp_seed=s, ns3_recovery=ns3_recovery), peer, python,
                             htsim=htsim_s, repeat=repeat, progress=each)
+        cmp.ns3_recovery = ns3_recovery
         runs.append(cmp)
         if progress is not None:
             progress(
@@ -1235,7 +1268,7 @@ def render(cmp: Comparison | SeedComparison) -> str:
         rtx = cmp.htsim_info.get("rtx_pkts")
         lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
     if cmp.ns3_build:
-        lines += textwrap.wrap(f"ns-3: {cmp.ns3_build}", 100)
+        lines += textwrap.wrap(f"ns-3: {cmp.ns3_build}; recovery: {NS3_RECOVERY[cmp.ns3_recovery]}", 100)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
     if cmp.repeat > 1:
@@ -1276,6 +1309,8 @@ def _render_seeds(cmp: SeedComparison) -> str:
              f"the same flows in {sims}"]
     if cmp.routing_note:
         lines.append(f"note: {cmp.routing_note}")
+    if cmp.runs and cmp.runs[0].ns3_recovery != "prr":
+        lines.append(f"ns-3 recovery: {NS3_RECOVERY[cmp.runs[0].ns3_recovery]}")
     lines.append("")
     w = 28
     lines.append(f"{'slowdown':<14}{'slacknet mean':>14}{'sd':>7}{'min-max':>15}"

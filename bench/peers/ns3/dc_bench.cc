@@ -606,6 +606,7 @@ main(int argc, char* argv[])
     double stopS = -1.0;
     uint64_t ecmpSeed = 1;
     bool sack = true;
+    std::string recovery = "prr";
     std::string fctAt = "receiver";
     uint32_t sndBuf = 0;
     uint32_t rcvBuf = 0;
@@ -645,6 +646,11 @@ main(int argc, char* argv[])
                  "hash(id, ecmpSeed) mod S, both directions)",
                  g_ecmpMode);
     cmd.AddValue("sack", "TCP SACK (ns-3 default true)", sack);
+    cmd.AddValue("recovery",
+                 "TCP recovery ops, which pace fast recovery and DCTCP's ECN cut (CA_CWR): prr "
+                 "(ns-3's default TcpPrrRecovery) or classic (TcpClassicRecovery: cwnd = ssthresh "
+                 "at once)",
+                 recovery);
     cmd.AddValue("fctAt", "FCT end: receiver (all bytes received) or sender (last byte ACKed)",
                  fctAt);
     cmd.AddValue("sndBuf", "TCP SndBufSize bytes (0 = ns-3 default 131072)", sndBuf);
@@ -659,6 +665,11 @@ main(int argc, char* argv[])
     if (flowsPath.empty())
     {
         std::cerr << "--flows=FILE is required\n";
+        return 2;
+    }
+    if (recovery != "prr" && recovery != "classic")
+    {
+        std::cerr << "--recovery must be prr or classic\n";
         return 2;
     }
     if (fctAt != "receiver" && fctAt != "sender")
@@ -714,6 +725,9 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(minRtoUs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(recovery == "classic" ? TcpClassicRecovery::GetTypeId()
+                                                         : TcpPrrRecovery::GetTypeId()));
     if (sndBuf)
     {
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sndBuf));
@@ -896,9 +910,10 @@ main(int argc, char* argv[])
                  "# id src dst start_s size_bytes incast fct_ns ideal_ns slowdown "
                  "(fct_ns=-1: unfinished) | ns-3.44 dc_bench.cc leaves=%u hostsPerLeaf=%u "
                  "spines=%u rateGbps=%g delayNs=%u bufferBytes=%u hostBufferBytes=%u ecnK=%u redMode=%s "
-                 "fctAt=%s sack=%d ecmp=%s ecmpSeed=%" PRIu64 " stopS=%g\n",
+                 "fctAt=%s sack=%d ecmp=%s ecmpSeed=%" PRIu64 " stopS=%g recovery=%s\n",
                  leaves, hostsPerLeaf, spines, rateGbps, delayNs, bufferBytes, hostBytes, ecnK,
-                 redMode.c_str(), fctAt.c_str(), int(sack), g_ecmpMode.c_str(), ecmpSeed, stopS);
+                 redMode.c_str(), fctAt.c_str(), int(sack), g_ecmpMode.c_str(), ecmpSeed, stopS,
+                 recovery.c_str());
     uint32_t finished = 0;
     const double baseRttNs = 8.0 * delayNs; // host-leaf-spine-leaf-host and back
     for (const Flow& f : g_flows)
