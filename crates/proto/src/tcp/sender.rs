@@ -848,9 +848,10 @@ impl Sender {
             self.finish();
             return;
         }
-        // RFC 9937 DeliveredData: newly acknowledged plus newly SACKed (a SACKed range now
-        // acknowledged counts once, when it was SACKed). Only PRR reads it.
-        let delivered = if self.prr_recovery {
+        // Bytes this ACK delivered (RFC 9937's DeliveredData): newly acknowledged plus newly
+        // SACKed (a SACKed range now acknowledged counts once, when it was SACKed). Only the
+        // two PRRs read it.
+        let delivered = if self.ns3_cwr || self.prr_recovery {
             (bytes_acked + self.sack.as_deref().map_or(0, |sb| sb.sacked())).saturating_sub(sacked_before)
         } else {
             0
@@ -897,10 +898,6 @@ impl Sender {
             }
         }
         if self.ns3_cwr {
-            // Bytes this ACK delivered: newly acknowledged or newly SACKed (a SACKed range now
-            // acknowledged counts once, when it was SACKed).
-            let sacked = self.sack.as_deref().map_or(0, |sb| sb.sacked());
-            let delivered = (bytes_acked + sacked).saturating_sub(sacked_before);
             if is_cut || cwr_from_recovery {
                 // ns-3.44 `EnterCwr`: ssthresh cut (above), cwnd left to `TcpPrrRecovery`,
                 // whose `EnterRecovery` counts this ACK's delivery (with a duplicate ACK's
