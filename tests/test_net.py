@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import signal
 import socket
 import threading
 import time
@@ -222,10 +223,17 @@ def test_an_interrupted_or_cancelled_send_stops_sending() -> None:
     silent.bind(("127.0.0.1", 0))
     to = f"127.0.0.1:{silent.getsockname()[1]}"
     tx = Endpoint(LOCAL)
-    threading.Timer(0.3, _thread.interrupt_main).start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        tx.send_array(to, np.ones(1000, np.float32), deadline=30)
+    # A test run started as a background job of a shell (`make test &`, nohup) inherits SIGINT
+    # ignored, Python then installs no handler, and `interrupt_main` does nothing (the send ran
+    # to its 30 s deadline in such a run): give this test the terminal's behaviour.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Timer(0.3, _thread.interrupt_main).start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            tx.send_array(to, np.ones(1000, np.float32), deadline=30)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 5
     assert _sent_after(tx) == 0
 
