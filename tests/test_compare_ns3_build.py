@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from slacknet.compare import CompareError, _ns3_build_args, _peer_args, compare, compare_seeds, ns3peer_path, render
+from slacknet.compare import (
+    CompareError,
+    _ns3_build_args,
+    _peer_args,
+    _prr_note,
+    compare,
+    compare_seeds,
+    ns3peer_path,
+    render,
+)
 
 from .conftest import flow_list_scenario, load_script
 from .fake_peers import fake_python, runs
@@ -140,3 +149,12 @@ def test_ns3_recovery_reaches_the_runner_and_is_reported(tmp_path: Path, monkeyp
     seeds = compare_seeds(sc, tmp_path / "seeds", [1, 2], python=str(py), ns3_recovery="classic")
     assert all(r.ns3_build.endswith("(given --recovery=classic)") for r in seeds.runs)
     assert "ns-3 recovery: TcpClassicRecovery" in render(seeds) and seeds.to_json()["ns3_recovery"] == "classic"
+
+
+def test_a_lossy_comparison_against_ns3_s_prr_says_how_to_compare_like_for_like() -> None:
+    """Where either simulator dropped packets and ns-3 ran its default PRR, a note under the
+    table names `--ns3-recovery classic`; without drops, or with classic recovery, none."""
+    assert _prr_note([0.0, 0.0], "prr") == [] and _prr_note([float("nan"), 0.0], "prr") == []
+    assert _prr_note([3.0, 5.0], "classic") == []
+    note = " ".join(_prr_note([0.0, 12.0], "prr"))
+    assert note.startswith("note: packets were dropped") and "--ns3-recovery classic" in note

@@ -299,6 +299,21 @@ def _stats(df: pd.DataFrame) -> dict[str, float]:
 NS3_RECOVERY = {"prr": "TcpPrrRecovery (ns-3's default)", "classic": "TcpClassicRecovery (--ns3-recovery classic)"}
 
 
+#: Under a comparison where packets were dropped and ns-3 ran its default PRR.
+PRR_NOTE = (
+    "note: packets were dropped, and ns-3 paced its loss recovery and DCTCP's ECN cuts by PRR (its default); "
+    "slacknet's TCP cuts at once unless transport.prr is set. To compare loss recovery like for like, add "
+    "--ns3-recovery classic (README, \"PRR in fast recovery\": the lossy S2's drops and long flows agree then)"
+)
+
+
+def _prr_note(drops: Sequence[float], ns3_recovery: str) -> list[str]:
+    """:data:`PRR_NOTE`, wrapped, if any of ``drops`` is above 0 and ns-3 ran PRR; else nothing."""
+    if ns3_recovery != "prr" or not any(d > 0 for d in drops if not math.isnan(d)):
+        return []
+    return textwrap.wrap(PRR_NOTE, 100)
+
+
 def check_ns3_recovery(value: object) -> str:
     """``value`` if it names one of :data:`NS3_RECOVERY`, else CompareError naming it."""
     if not isinstance(value, str) or value not in NS3_RECOVERY:
@@ -1269,6 +1284,10 @@ def render(cmp: Comparison | SeedComparison) -> str:
         lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
     if cmp.ns3_build:
         lines += textwrap.wrap(f"ns-3: {cmp.ns3_build}; recovery: {NS3_RECOVERY[cmp.ns3_recovery]}", 100)
+    drops = cmp.table.loc["drops (packets)"] if "drops (packets)" in cmp.table.index else None
+    if drops is not None:
+        lines += _prr_note([float(drops.get("slacknet", math.nan)), float(drops.get("ns-3", math.nan))],
+                           cmp.ns3_recovery)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
     if cmp.repeat > 1:
@@ -1371,6 +1390,10 @@ def _render_seeds(cmp: SeedComparison) -> str:
             + "; only in htsim: " + ", ".join(map(str, vs["htsim"]))
         )
         lines += textwrap.wrap(HTSIM_NOTE.replace("-seed 1", "-seed s"), 100)
+    if cmp.runs and "drops (packets)" in cmp.means.index:
+        d = cmp.means.loc["drops (packets)"]
+        lines += _prr_note([float(d.get("slacknet", math.nan)), float(d.get("ns-3", math.nan))],
+                           cmp.runs[0].ns3_recovery)
     for who, why in cmp.skipped.items():
         lines.append(f"{who}: skipped: {why}")
     if cmp.repeat > 1:
