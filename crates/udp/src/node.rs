@@ -997,6 +997,11 @@ impl Loop {
             for k in self.ended.drain(..) {
                 self.conns.remove(&k);
             }
+            // Published before `reap` tells the waiters of cancelled or timed-out transfers, so
+            // that a waiter reading the counters then sees what this turn sent before it (read
+            // a turn late, a cancelled send looked as if it had sent two datagrams after its
+            // cancellation: a flaky test), and again after it for what reaping counted.
+            self.publish();
             self.reap(now);
             self.publish();
             let wait = self.next_wakeup().map_or(MAX_IDLE_WAIT, |at| at.saturating_duration_since(Instant::now()));
