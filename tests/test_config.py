@@ -468,6 +468,13 @@ def _mlt_rtos(seed: int, **keys: bool) -> int:
     return int(slacknet.run(sc, seed=seed).records["num_rtos"].sum())
 
 
+def _assert_needs_sack(key: str) -> None:
+    """`key` on without `sack` is refused, naming the key and the fix."""
+    with pytest.raises(slacknet.SpecError) as ei:
+        _mlt_rtos(2, **{key: True})
+    assert ei.value.key == f"transport.{key}" and "transport.sack = true" in ei.value.message
+
+
 def test_limited_transmit_reaches_the_transport() -> None:
     """`limited_transmit` changes a lossy run (the bounded-loss ML scenario's DCTCP baseline,
     seed 1: its segments on duplicate ACKs turn two of six timeouts into fast retransmits), and
@@ -497,9 +504,7 @@ def test_rack_tlp_reaches_the_transport() -> None:
     assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.rack_tlp
     rtos = {rack: _mlt_rtos(2, sack=True, rack_tlp=rack) for rack in (False, True)}
     assert rtos == {False: 3, True: 0}, rtos
-    with pytest.raises(slacknet.SpecError) as ei:
-        _mlt_rtos(2, rack_tlp=True)
-    assert ei.value.key == "transport.rack_tlp" and "transport.sack = true" in ei.value.message
+    _assert_needs_sack("rack_tlp")
 
 
 def test_prr_reaches_the_transport() -> None:
@@ -511,9 +516,7 @@ def test_prr_reaches_the_transport() -> None:
     assert isinstance(base.transport, slacknet.DctcpTransport) and not base.transport.prr
     rtos = {prr: _mlt_rtos(2, sack=True, prr=prr) for prr in (False, True)}
     assert rtos == {False: 3, True: 7}, rtos
-    with pytest.raises(slacknet.SpecError) as ei:
-        _mlt_rtos(2, prr=True)
-    assert ei.value.key == "transport.prr" and "transport.sack = true" in ei.value.message
+    _assert_needs_sack("prr")
 
 
 def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:

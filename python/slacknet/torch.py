@@ -226,7 +226,7 @@ def bounded_loss_hook(state: BoundedLossState, bucket: _dist.GradBucket) -> torc
     # DDP gives a sparse gradient (nn.Embedding(sparse=True)) a bucket of its own, the sparse
     # tensor itself: it travels dense and comes back in its layout.
     out, got = _exchange(state.worker, _dense(buf).reshape(-1), state.timeout)
-    out = _like(out.view_as(buf), buf) if buf.layout != torch.strided else out
+    out = _like(out.view_as(buf), buf)
     state.rounds += 1
     state.values += len(got.array)
     state.missing_values += int(got.missing.sum())
