@@ -10,6 +10,7 @@ import pytest
 import numpy as np
 import pandas as pd
 
+import slacknet
 from slacknet.cli import main
 from slacknet.compare import (
     CLASSES,
@@ -269,6 +270,78 @@ def test_peer_args_seed_only_for_hashed_ecmp(tmp_path: Path) -> None:
     args = _peer_args(hashed, ecmp_seed=5)
     assert args[-2:] == ["--ecmp-seed", "5"] and "--ecmp=flowid" not in args
     assert "--ecmp-seed" not in _peer_args(hashed)  # plain compare: ns-3's default seed, as before
+
+
+def test_peer_args_same_paths(tmp_path: Path) -> None:
+    """`same_paths`: ns-3 hashes as slacknet does (dc_bench --ecmp=slacknet) with the seed of the
+    run (compare_seeds') or else the scenario's own routing.hash_seed; a flow_index scenario
+    routes alike already and keeps --ecmp=flowid."""
+    sc = _scenario(tmp_path)
+    assert _peer_args(sc, same_paths=True)[-2:] == ["--", "--ecmp=flowid"]
+    hashed = sc.model_copy(update={"routing": sc.routing.model_copy(update={"mode": "ecmp", "hash_seed": 9})})
+    args = _peer_args(hashed, same_paths=True)
+    assert args[args.index("--ecmp-seed") + 1] == "9" and args[-2:] == ["--", "--ecmp=slacknet"]
+    args = _peer_args(hashed, ecmp_seed=3, same_paths=True)
+    assert args[args.index("--ecmp-seed") + 1] == "3" and "--ecmp=slacknet" in args
+
+
+@needs_ns3
+def test_same_paths_puts_every_packet_on_slacknets_spine(tmp_path: Path) -> None:
+    """dc_bench --ecmp=slacknet computes slacknet's ECMP hash (route.rs hash3) at each leaf: its
+    per-hop trace of every flow (--traceFlow=-2, the flows marked incast) shows each flow's data
+    leaving its source leaf, and its ACKs the destination's, on the spine slacknet's trace shows,
+    for two hash seeds; without it ns-3's own 5-tuple hash puts some elsewhere."""
+    flows = "".join(line[:-1] + "1\n" if not line.startswith("#") else line + "\n" for line in FLOWS.splitlines())
+    base = flow_list_scenario(tmp_path, flows, "same_paths")
+    peer = _ns3peer()
+    moved = 0
+    for seed in (7, 8):
+        sc = base.model_copy(update={"routing": base.routing.model_copy(update={"mode": "ecmp", "hash_seed": seed})})
+        links = slacknet.run(sc).links.set_index("link")
+        ours: dict[tuple[int, str], int] = {}
+        for fid in range(8):
+            t = slacknet.trace_flow(sc, fid)
+            up = t[(t["event"] == "enqueue") & (t["switch"] >= 0)]
+            for _, row in up.iterrows():
+                dst = int(links.loc[int(row["link"]), "dst"])
+                if dst >= 34:  # hosts 0-31, leaves 32-33, spines 34-37
+                    ours[(fid, "data" if row["to_receiver"] else "ack")] = dst - 34
+        assert len(set(ours.values())) >= 2, ours  # the seed spreads the flows: the check can fail
+        theirs: dict[tuple[int, str], int] = {}
+        for mode in ("slacknet", "hash"):
+            trace = tmp_path / f"trace_{seed}_{mode}.txt"
+            peer.run(tmp_path / "flows.txt", tmp_path / f"ns3_{seed}_{mode}.txt", stop_s=0.05, ecmp_seed=seed,
+                     extra_args=[f"--ecmp={mode}", "--traceFlow=-2", f"--traceOut={trace}"])
+            theirs = {}
+            for line in trace.read_text().splitlines():
+                f = line.split()
+                if len(f) > 4 and f[2] == "enq" and "->spine" in f[3]:
+                    theirs[(int(f[1].removeprefix("flow=")), f[4])] = int(f[3].split("->spine")[1])
+            if mode == "slacknet":
+                assert theirs == ours, (seed, theirs, ours)
+            else:
+                moved += sum(theirs[k] != v for k, v in ours.items())
+    assert moved > 0
+
+
+@needs_ns3
+def test_compare_seeds_with_same_paths_says_so_and_passes_it_on(tmp_path: Path) -> None:
+    """compare_seeds(same_paths=True): each seed's ns-3 run hashes as slacknet (its record header
+    says ecmp=slacknet with that seed), comparison.json and the printout say so, and on a handful
+    of flows every one finishes within 12% of slacknet's time, seed by seed (measured: 0.89-1.07;
+    with each simulator's own hash, seed 3's flows 2 and 3 are 0.77 and 0.80 and flow 4 1.17)."""
+    import json
+
+    cmp = compare_seeds(_scenario(tmp_path), tmp_path / "out", [3, 4], same_paths=True)
+    for s, run in zip((3, 4), cmp.runs):
+        header = (tmp_path / "out" / f"seed{s}" / "ns3_fct.txt").read_text().splitlines()[0]
+        assert f"ecmp=slacknet ecmpSeed={s} " in header, header
+        me, them = run.slacknet.set_index("id"), run.ns3.set_index("id")
+        for i in me.index:
+            assert math.isclose(me.loc[i, "fct_ps"] / 1e3, them.loc[i, "fct_ns"], rel_tol=0.12), (s, i)
+    assert json.loads((tmp_path / "out" / "comparison.json").read_text())["same_paths"] is True
+    text = render(cmp)
+    assert "--same-paths" in text and "ns-3 slacknet's hash with seed s" in (cmp.routing_note or "")
 
 
 def test_peer_args_refuse_hosts_the_peer_does_not_model(tmp_path: Path) -> None:

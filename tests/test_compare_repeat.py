@@ -88,7 +88,8 @@ def test_repeat_1_is_one_run_each_as_before(tmp_path: Path) -> None:
     assert cmp.repeat == 1 and cmp.wall_s["ns-3"] == 30.0 and cmp.wall_runs_s["ns-3"] == [30.0]
     saved = json.loads((tmp_path / "out" / "comparison.json").read_text())
     assert set(saved) == {"scenario", "table", "wall_s", "peak_rss_mb", "only_finished_in", "skipped", "ns3_build",
-                          "ns3_recovery"}
+                          "ns3_recovery", "same_paths"}
+    assert saved["same_paths"] is False
     assert not (tmp_path / "out" / "run2").exists()
     text = render(cmp)
     assert "median" not in text and "each run" not in text

@@ -4,7 +4,7 @@
     slacknet validate [SCENARIO]
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
-    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--ns3-dir DIR] [--ns3-recovery prr|classic] [--hash-seeds N | --hash-seeds a,b,...] [--repeat N]
+    slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--ns3-dir DIR] [--ns3-recovery prr|classic] [--hash-seeds N | --hash-seeds a,b,...] [--same-paths] [--repeat N]
     slacknet sweep SWEEP [--out DIR] [--jobs N]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
@@ -149,6 +149,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run each simulator once per ECMP hash seed (hashed ECMP in both, also for a "
         "flow_index scenario) and report every percentile as mean, sd and min-max over the seeds "
         "with a verdict per row; SEEDS is a count N (seeds 1..N) or a list such as 1,2,3",
+    )
+    c.add_argument(
+        "--same-paths", action="store_true",
+        help="route ns-3 by slacknet's own ECMP hash (its peer program's --ecmp=slacknet), so that every "
+        "flow takes the same spine in both simulators: with --hash-seeds each seed then compares like "
+        "for like; for a routing.mode = \"ecmp\" scenario with its routing.hash_seed (a flow_index "
+        "scenario always routes alike; htsim keeps its own hash)",
     )
     c.add_argument(
         "--repeat", metavar="N", default="1",
@@ -539,7 +546,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               file=sys.stderr)
         scmp = compare_seeds(sc, out, seeds, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
                              htsim_dir=args.htsim, repeat=repeat, ns3_dir=args.ns3_dir,
-                             ns3_recovery=args.ns3_recovery)
+                             ns3_recovery=args.ns3_recovery, same_paths=args.same_paths)
         print(render(scmp))
         print(f"plot: {out / 'compare_cdf.png'} (every seed, faded)")
         print(f"per-seed numbers: {out / 'per_seed.csv'}; summary: {out / 'seeds_summary.csv'}")
@@ -548,7 +555,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print(f"comparing {sc.name}: slacknet, ns-3.44 and (if given) UEC htsim on the same flows{runs} "
           "(ns-3 may take minutes)...", file=sys.stderr)
     cmp = compare(sc, out, htsim_dir=args.htsim, repeat=repeat, progress=progress, ns3_dir=args.ns3_dir,
-                  ns3_recovery=args.ns3_recovery)
+                  ns3_recovery=args.ns3_recovery, same_paths=args.same_paths)
     print(render(cmp))
     print(f"plot: {out / 'compare_cdf.png'}")
     print(f"results: {out}")

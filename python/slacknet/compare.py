@@ -182,6 +182,9 @@ class Comparison:
     """Which ns-3 ran, as its runner says (the PyPI wheel, or a user's build and its profile)."""
     ns3_recovery: str = "prr"
     """ns-3's TCP recovery ops (a key of :data:`NS3_RECOVERY`)."""
+    same_paths: bool = False
+    """ns-3 routed every flow over slacknet's path (``same_paths``; always so for ``flow_index``
+    scenarios, which this does not record)."""
     only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
     """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
     skipped: dict[str, str] = field(default_factory=dict)
@@ -210,6 +213,7 @@ class Comparison:
         if self.ns3_build:
             out["ns3_build"] = self.ns3_build
         out["ns3_recovery"] = self.ns3_recovery
+        out["same_paths"] = self.same_paths
         if self.htsim is not None:
             out["only_finished_vs_htsim"] = self.only_finished_vs_htsim
             out["htsim"] = {k: v for k, v in self.htsim_info.items() if k != "log"}
@@ -255,6 +259,7 @@ class SeedComparison:
             "scenario": self.scenario,
             "hash_seeds": self.seeds,
             "ns3_recovery": self.runs[0].ns3_recovery if self.runs else "prr",
+            "same_paths": bool(self.runs) and self.runs[0].same_paths,
             "routing_note": self.routing_note,
             "verdict_rule": VERDICT_RULE,
             "slowdown": json.loads(self.slowdown.to_json(orient="records")),
@@ -307,6 +312,10 @@ PRR_NOTE = (
 )
 
 
+#: Said under a comparison whose ns-3 routed by slacknet's hash (``same_paths``).
+SAME_PATHS_NOTE = "ns-3 paths: slacknet's ECMP hash (--same-paths): every flow on the same spine in both"
+
+
 def _prr_note(drops: Sequence[float], ns3_recovery: str) -> list[str]:
     """:data:`PRR_NOTE`, wrapped, if any of ``drops`` is above 0 and ns-3 ran PRR; else nothing."""
     if ns3_recovery != "prr" or not any(d > 0 for d in drops if not math.isnan(d)):
@@ -325,9 +334,14 @@ def check_ns3_recovery(value: object) -> str:
     return value
 
 
-def _peer_args(sc: Scenario, ecmp_seed: int | None = None, ns3_recovery: str = "prr") -> list[str]:
+def _peer_args(
+    sc: Scenario, ecmp_seed: int | None = None, ns3_recovery: str = "prr", same_paths: bool = False
+) -> list[str]:
     """dc_bench runner flags for ``sc``; ``ecmp_seed`` (mode ``ecmp`` only) seeds ns-3's hash;
-    ``ns3_recovery`` picks ns-3's TCP recovery ops (:data:`NS3_RECOVERY`)."""
+    ``ns3_recovery`` picks ns-3's TCP recovery ops (:data:`NS3_RECOVERY`); ``same_paths`` (mode
+    ``ecmp`` only) makes ns-3 hash as slacknet does (dc_bench ``--ecmp=slacknet``), with
+    ``ecmp_seed`` or else the scenario's ``routing.hash_seed``, so every flow takes the same
+    spine in both."""
     check_ns3_recovery(ns3_recovery)
     t = sc.topology
     if not isinstance(t, LeafSpineTopology):
@@ -385,6 +399,10 @@ def _peer_args(sc: Scenario, ecmp_seed: int | None = None, ns3_recovery: str = "
         args += ["--ecmp-seed", "0", "--", "--ecmp=flowid"]
     elif sc.routing.mode != "ecmp":
         raise CompareError("the ns-3 peer routes per flow: routing.mode must be ecmp or flow_index")
+    elif same_paths:
+        # dc_bench computes slacknet's own ECMP hash (route.rs hash3) at each packet's leaf.
+        args += ["--ecmp-seed", str(ecmp_seed if ecmp_seed is not None else sc.routing.hash_seed)]
+        extra.append("--ecmp=slacknet")
     elif ecmp_seed is not None:
         args += ["--ecmp-seed", str(ecmp_seed)]
     if sc.run.fct_at != "receiver":
@@ -551,6 +569,7 @@ def compare(
     progress: Callable[[str], None] | None = None,
     ns3_dir: str | os.PathLike[str] | None = None,
     ns3_recovery: str = "prr",
+    same_paths: bool = False,
 ) -> Comparison:
     """Replay one flow list in slacknet and ns-3, and in UEC htsim when a checkout is given
     (``htsim_dir``, else ``$HTSIM_DIR``), and compare them (see the module docs). ns-3 is the
@@ -558,6 +577,9 @@ def compare(
     and asserts compiled in (``bench/peers/ns3/README.md``). ``ns3_recovery`` picks ns-3's TCP
     recovery ops: ``"prr"`` (its default ``TcpPrrRecovery``) or ``"classic"``
     (``TcpClassicRecovery``, the recovery slacknet's TCP models without ``transport.prr``).
+    ``same_paths`` makes ns-3 route a hashed-ECMP scenario (``routing.mode = "ecmp"``) by
+    slacknet's own hash and ``routing.hash_seed``, so that each flow takes the same spine in both
+    (a ``flow_index`` scenario always does; htsim keeps its own hash).
 
     ``repeat`` runs each simulator that many times, alternated (slacknet, ns-3, htsim,
     slacknet, ...), and reports each one's median wall time; run ``i`` > 1 writes into
@@ -572,7 +594,7 @@ def compare(
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     repeat = check_repeat(repeat)
     build = _ns3_build_args(ns3_dir)
-    peer_args = build + _peer_args(sc, ns3_recovery=ns3_recovery)
+    peer_args = build + _peer_args(sc, ns3_recovery=ns3_recovery, same_paths=same_paths)
     out = check_compare_target(out_dir)
     peer = ns3peer_path()
     htsim, reason = _htsim_plan(sc, htsim_dir, python)
@@ -583,6 +605,7 @@ def compare(
     flows = _flow_list(sc, out)
     cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim, repeat=repeat, progress=progress)
     cmp.ns3_recovery = ns3_recovery
+    cmp.same_paths = same_paths and sc.routing.mode in ("ecmp", "flow_index")
     if reason is not None:
         cmp.skipped["htsim"] = reason
     write_text_atomic(json.dumps(cmp.to_json(), indent=2) + "\n", out / "comparison.json")
@@ -1089,6 +1112,7 @@ def compare_seeds(
     repeat: int = 1,
     ns3_dir: str | os.PathLike[str] | None = None,
     ns3_recovery: str = "prr",
+    same_paths: bool = False,
 ) -> SeedComparison:
     """Replay one flow list in slacknet and ns-3 (and htsim, when a checkout is given as in
     :func:`compare`; its seed ``s`` is ``-seed s``, its per-flow ECMP hash) once per ECMP hash
@@ -1096,7 +1120,9 @@ def compare_seeds(
 
     Seed ``s`` runs slacknet with ``routing.mode = "ecmp"``, ``routing.hash_seed = s`` and ns-3
     with ``--ecmp-seed s`` (its 5-tuple hash); the two hashes are unrelated, so only the
-    distributions over seeds are compared, never one seed against the same seed. A
+    distributions over seeds are compared, never one seed against the same seed, unless
+    ``same_paths`` makes ns-3 hash as slacknet does (dc_bench ``--ecmp=slacknet``): then each
+    seed runs every flow over the same spine in both, and seed ``s`` compares with seed ``s``. A
     ``flow_index`` scenario is switched to ``ecmp`` (``routing_note`` says so). Runs go one at a
     time (seed 1 slacknet, seed 1 ns-3, seed 2 slacknet, ...) so no wall time is shared.
     With ``repeat`` above 1 each seed is compared as :func:`compare` does with it (every
@@ -1126,7 +1152,7 @@ def compare_seeds(
         note = (
             'the scenario routes by flow_index (flow i on spine i mod spines); for --hash-seeds '
             'every simulator hashes instead: slacknet routing.mode = "ecmp", routing.hash_seed = s; '
-            "ns-3 its 5-tuple hash with --ecmp-seed s"
+            + ("ns-3 slacknet's hash with seed s (--same-paths)" if same_paths else "ns-3 its 5-tuple hash with --ecmp-seed s")
         )
     if note is not None and htsim is not None:
         note += "; htsim its per-flow ECMP hash with -seed s"
@@ -1141,9 +1167,11 @@ def compare_seeds(
             htsim_s = _HtsimPlan(htsim.runner, htsim.checkout, [*htsim.args, "--ecmp-seed", str(s)])
         each = _prefixed(progress, f"seed {s}: ") if progress is not None and repeat > 1 else None
         cmp = _compare_once(sc_s, flows, out / f"seed{s}",
-                            ns3_build + _peer_args(sc_s, ecmp_seed=s, ns3_recovery=ns3_recovery), peer, python,
+                            ns3_build + _peer_args(sc_s, ecmp_seed=s, ns3_recovery=ns3_recovery, same_paths=same_paths),
+                            peer, python,
                             htsim=htsim_s, repeat=repeat, progress=each)
         cmp.ns3_recovery = ns3_recovery
+        cmp.same_paths = same_paths
         runs.append(cmp)
         if progress is not None:
             progress(
@@ -1284,6 +1312,8 @@ def render(cmp: Comparison | SeedComparison) -> str:
         lines += textwrap.wrap(HTSIM_NOTE + (f"; it retransmitted {rtx} packets" if rtx is not None else ""), 100)
     if cmp.ns3_build:
         lines += textwrap.wrap(f"ns-3: {cmp.ns3_build}; recovery: {NS3_RECOVERY[cmp.ns3_recovery]}", 100)
+    if cmp.same_paths:
+        lines.append(SAME_PATHS_NOTE)
     drops = cmp.table.loc["drops (packets)"] if "drops (packets)" in cmp.table.index else None
     if drops is not None:
         lines += _prr_note([float(drops.get("slacknet", math.nan)), float(drops.get("ns-3", math.nan))],
@@ -1330,6 +1360,8 @@ def _render_seeds(cmp: SeedComparison) -> str:
         lines.append(f"note: {cmp.routing_note}")
     if cmp.runs and cmp.runs[0].ns3_recovery != "prr":
         lines.append(f"ns-3 recovery: {NS3_RECOVERY[cmp.runs[0].ns3_recovery]}")
+    if cmp.runs and cmp.runs[0].same_paths:
+        lines.append(SAME_PATHS_NOTE + "; so per_seed.csv compares each seed's runs flow path for flow path")
     lines.append("")
     w = 28
     lines.append(f"{'slowdown':<14}{'slacknet mean':>14}{'sd':>7}{'min-max':>15}"

@@ -321,6 +321,19 @@ EndpointKey(Ipv4Address a, uint16_t port)
 // chosen from the flow id (for A/B tests against other simulators' choices).
 std::string g_ecmpMode = "hash";
 uint64_t g_ecmpSeed = 1;
+uint32_t g_hostsPerLeaf = 1;
+uint64_t g_spines = 1;
+
+// slacknet's hash3 (crates/sim/src/route.rs): a SplitMix64 finalizer over a linear
+// combination of three words, so that --ecmp=slacknet picks the spines slacknet picks.
+inline uint64_t
+SlacknetHash3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t z = a * 0x9E3779B97F4A7C15ULL + b * 0xC2B2AE3D27D4EB4FULL + c * 0x165667B19E3779F9ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
 
 int64_t
 PinSpine(Ipv4Address src, uint16_t sport, Ipv4Address dst, uint16_t dport)
@@ -335,6 +348,15 @@ PinSpine(Ipv4Address src, uint16_t sport, Ipv4Address dst, uint16_t dport)
         }
     }
     uint64_t id = g_flows[it->second].id;
+    if (g_ecmpMode == "slacknet")
+    {
+        // slacknet's routing.mode = "ecmp" (crates/sim/src/route.rs, hash3 and member): the
+        // packet's own leaf (its source host's) hashes (flow id, leaf, seed) and takes the
+        // upper 32 bits' share of its spines, so data and ACKs hash independently there as here.
+        uint32_t leaf = ((src.Get() - kHostBase) / 4) / g_hostsPerLeaf;
+        uint64_t key = SlacknetHash3(id, leaf, g_ecmpSeed);
+        return int64_t(((key >> 32) * g_spines) >> 32);
+    }
     if (g_ecmpMode == "flowid")
     {
         return int64_t((id + g_ecmpSeed) & 0x7fffffff);
@@ -512,6 +534,77 @@ TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
                  TcpSocketState::TcpCongStateName[now]);
 }
 
+// The traced flow's packets at every queue disc (--traceFlow): enqueued, marked or dropped,
+// where, and the disc's backlog then, for comparing drops hop by hop with `slacknet trace`.
+Ipv4Address g_traceAddr;
+uint16_t g_tracePort = 0;
+
+void
+TraceQueue(std::string where, const char* what, Ptr<const QueueDisc> q, Ptr<const QueueDiscItem> item)
+{
+    if (g_tracePort == 0 && g_traceFlow != -2)
+    {
+        return;
+    }
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ip || ip->GetHeader().GetProtocol() != 6 || item->GetPacket()->GetSize() < 20)
+    {
+        return;
+    }
+    Ptr<Packet> c = item->GetPacket()->Copy();
+    TcpHeader th;
+    c->RemoveHeader(th);
+    const Ipv4Header& h = ip->GetHeader();
+    bool data, ack;
+    uint64_t id = uint64_t(g_traceFlow);
+    if (g_traceFlow == -2)
+    {
+        auto it = g_byEndpoint.find(EndpointKey(h.GetSource(), th.GetSourcePort()));
+        data = it != g_byEndpoint.end();
+        if (!data)
+        {
+            it = g_byEndpoint.find(EndpointKey(h.GetDestination(), th.GetDestinationPort()));
+        }
+        ack = !data && it != g_byEndpoint.end();
+        if ((!data && !ack) || !g_flows[it->second].incast)
+        {
+            return;
+        }
+        id = g_flows[it->second].id;
+    }
+    else
+    {
+        data = h.GetSource() == g_traceAddr && th.GetSourcePort() == g_tracePort;
+        ack = h.GetDestination() == g_traceAddr && th.GetDestinationPort() == g_tracePort;
+    }
+    if (!data && !ack)
+    {
+        return;
+    }
+    std::fprintf(g_trace, "%" PRId64 " flow=%" PRIu64 " %s %s %s seq=%u ack=%u len=%u qbytes=%u\n",
+                 Simulator::Now().GetNanoSeconds(), id, what, where.c_str(), data ? "data" : "ack",
+                 th.GetSequenceNumber().GetValue(), th.GetAckNumber().GetValue(), c->GetSize(),
+                 q->GetNBytes());
+}
+
+void
+TraceEnq(std::string where, Ptr<const QueueDisc> q, Ptr<const QueueDiscItem> item)
+{
+    TraceQueue(where, "enq", q, item);
+}
+
+void
+TraceDrop(std::string where, Ptr<const QueueDisc> q, Ptr<const QueueDiscItem> item)
+{
+    TraceQueue(where, "drop", q, item);
+}
+
+void
+TraceMark(std::string where, Ptr<const QueueDisc> q, Ptr<const QueueDiscItem> item, const char*)
+{
+    TraceQueue(where, "mark", q, item);
+}
+
 void
 StartFlow(uint32_t i)
 {
@@ -531,6 +624,8 @@ StartFlow(uint32_t i)
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     if (g_trace && int64_t(f.id) == g_traceFlow)
     {
+        g_traceAddr = HostAddr(f.src);
+        g_tracePort = port;
         s->TraceConnectWithoutContext("Tx", MakeCallback(&TraceTx));
         s->TraceConnectWithoutContext("Rx", MakeCallback(&TraceRx));
         s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&TraceCwnd));
@@ -634,7 +729,7 @@ main(int argc, char* argv[])
                  "retransmissions by the congestion state they were sent in (open, disorder, cwr, "
                  "recovery, loss)",
                  flowStatsPath);
-    cmd.AddValue("traceFlow", "flow id whose sender --traceOut traces (-1: none)", g_traceFlow);
+    cmd.AddValue("traceFlow", "flow id whose sender --traceOut traces (-1: none; -2: every incast flow's packets at every queue disc)", g_traceFlow);
     cmd.AddValue("traceOut", "file for --traceFlow's trace: t_ns tx|rx seq ack len flags, cwnd, state",
                  traceOutPath);
     cmd.AddValue("stopS", "stop time, s (default: last start + 10 s; the run also ends "
@@ -643,7 +738,9 @@ main(int argc, char* argv[])
     cmd.AddValue("ecmp",
                  "per-flow ECMP: hash (5-tuple hash at the source leaf, default), flowid "
                  "(spine = (id + ecmpSeed) mod S, both directions) or flowidhash (spine = "
-                 "hash(id, ecmpSeed) mod S, both directions)",
+                 "hash(id, ecmpSeed) mod S, both directions) or slacknet (slacknet's ECMP "
+                 "hash of (id, leaf, ecmpSeed) at each packet's source leaf: the same paths as "
+                 "slacknet's routing.mode = \"ecmp\" with hash_seed = ecmpSeed)",
                  g_ecmpMode);
     cmd.AddValue("sack", "TCP SACK (ns-3 default true)", sack);
     cmd.AddValue("recovery",
@@ -677,7 +774,7 @@ main(int argc, char* argv[])
         std::cerr << "--fctAt must be receiver or sender\n";
         return 2;
     }
-    if (g_traceFlow >= 0)
+    if (g_traceFlow >= 0 || g_traceFlow == -2)
     {
         if (traceOutPath.empty())
         {
@@ -697,12 +794,15 @@ main(int argc, char* argv[])
         return 2;
     }
     g_fctAtSender = (fctAt == "sender");
-    if (g_ecmpMode != "hash" && g_ecmpMode != "flowid" && g_ecmpMode != "flowidhash")
+    if (g_ecmpMode != "hash" && g_ecmpMode != "flowid" && g_ecmpMode != "flowidhash" &&
+        g_ecmpMode != "slacknet")
     {
-        std::cerr << "--ecmp must be hash, flowid or flowidhash\n";
+        std::cerr << "--ecmp must be hash, flowid, flowidhash or slacknet\n";
         return 2;
     }
     g_ecmpSeed = ecmpSeed;
+    g_hostsPerLeaf = hostsPerLeaf;
+    g_spines = spines;
     if (g_ecmpMode != "hash")
     {
         LeafSpineRouting::s_pinSpine = MakeCallback(&PinSpine);
@@ -839,6 +939,31 @@ main(int argc, char* argv[])
         Ptr<LeafSpineRouting> r =
             DynamicCast<LeafSpineRouting>(leafNodes.Get(l)->GetObject<Ipv4>()->GetRoutingProtocol());
         r->Configure(LeafSpineRouting::LEAF, l, hostsPerLeaf, nHosts, ecmpSeed, leafDown[l], leafUp[l]);
+    }
+    if (g_trace)
+    {
+        // qdiscs' order, as installed above: per host its NIC and its leaf's port to it, then
+        // per (leaf, spine) the leaf's port up and the spine's port down.
+        for (uint32_t i = 0; i < qdiscs.GetN(); ++i)
+        {
+            std::ostringstream w;
+            if (i < 2 * nHosts)
+            {
+                uint32_t h = i / 2;
+                w << (i % 2 ? "leaf" + std::to_string(h / hostsPerLeaf) + "->host" : "nic") << h;
+            }
+            else
+            {
+                uint32_t j = (i - 2 * nHosts) / 2;
+                uint32_t l = j / spines, sp = j % spines;
+                w << ((i - 2 * nHosts) % 2 ? "spine" + std::to_string(sp) + "->leaf" + std::to_string(l)
+                                           : "leaf" + std::to_string(l) + "->spine" + std::to_string(sp));
+            }
+            Ptr<QueueDisc> q = qdiscs.Get(i);
+            q->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&TraceEnq, w.str(), Ptr<const QueueDisc>(q)));
+            q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&TraceDrop, w.str(), Ptr<const QueueDisc>(q)));
+            q->TraceConnectWithoutContext("Mark", MakeBoundCallback(&TraceMark, w.str(), Ptr<const QueueDisc>(q)));
+        }
     }
     for (uint32_t s = 0; s < spines; ++s)
     {
