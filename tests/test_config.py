@@ -522,8 +522,8 @@ def test_prr_reaches_the_transport() -> None:
 def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:
     """`loss_response` is "halve" by default and "alpha" under ns3_compat (ns-3.44's TcpDctcp),
     and changes a lossy run: the lossy S2 comparison's incast responses, whose windows are cut
-    by alpha/2 instead of halved after a loss, finish with a p95 slowdown of about 157 (ns-3:
-    155) where halving gives about 252."""
+    by alpha/2 instead of halved after a loss, finish with a p95 slowdown of about 155 (ns-3:
+    155) where halving gives about 304 (252 before ns3_compat read ECE from new ACKs only)."""
     assert slacknet.DctcpTransport().loss_response == "halve"
     base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "compare" / "s2_lossy.toml")
     assert base.resolve(tmp_path).transport.loss_response == "alpha"  # type: ignore[union-attr]
@@ -532,7 +532,7 @@ def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:
         sc = base.model_copy(update={"transport": slacknet.DctcpTransport(loss_response=lr)})
         rec = slacknet.run(sc).records
         p95[lr] = float(rec[rec["incast"]]["slowdown"].quantile(0.95))
-    assert 240 < p95["halve"] < 265 and 150 < p95["alpha"] < 165, p95
+    assert 285 < p95["halve"] < 320 and 150 < p95["alpha"] < 165, p95
     with pytest.raises(ValueError, match="loss_response"):
         slacknet.DctcpTransport(loss_response="third")  # type: ignore[arg-type]
 
@@ -554,6 +554,40 @@ def test_dctcp_loss_in_cwr_ns3_reaches_the_transport(tmp_path: Path) -> None:
     assert got["ns3"][0] > 1.3 * got["recovery"][0] and got["ns3"][1] > 1.3 * got["recovery"][1], got
     with pytest.raises(ValueError, match="loss_in_cwr"):
         slacknet.DctcpTransport(loss_in_cwr="linux")  # type: ignore[arg-type]
+
+
+def test_dctcp_ece_only_on_new_acks_reaches_the_transport(tmp_path: Path) -> None:
+    """`ece_only_on_new_acks` (ns-3.44 reads ECE only from ACKs that advance SND.UNA) is off by
+    default and on under ns3_compat; on the lossy S2 comparison more incast responses finish
+    without a timeout with it (their duplicate ACKs echo marks; cutting on them leaves no room for
+    limited transmit: README, "Under loss"), and runs without a duplicate ACK do not move."""
+    assert slacknet.DctcpTransport().ece_only_on_new_acks is False
+    base = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "compare" / "s2_lossy.toml")
+    resolved = base.resolve(tmp_path)
+    assert resolved.transport.ece_only_on_new_acks is True  # type: ignore[union-attr]
+    survivors = {False: 0, True: 0}
+    for only_new in (False, True):
+        for seed in (1, 2, 3, 4):  # hashed ECMP: uneven uplinks (flow_index shares them evenly)
+            sc = resolved.model_copy(
+                update={
+                    "transport": resolved.transport.model_copy(update={"ece_only_on_new_acks": only_new}),
+                    "routing": resolved.routing.model_copy(update={"mode": "ecmp", "hash_seed": seed}),
+                }
+            )
+            rec = slacknet.run(sc).records
+            survivors[only_new] += int((rec[rec["incast"]]["num_rtos"] == 0).sum())
+    # Measured 54 and 63 of 192 (ns-3.44 with its classic recovery on the same paths: 74).
+    assert survivors[True] >= survivors[False] + 5, survivors
+    lossless = Scenario.from_toml(Path(__file__).parent.parent / "experiments" / "compare" / "s2.toml").resolve(tmp_path)
+    fct = {}
+    for only_new in (False, True):
+        sc = lossless.model_copy(
+            update={"transport": lossless.transport.model_copy(update={"ece_only_on_new_acks": only_new})}
+        )
+        fct[only_new] = slacknet.run(sc).records["fct_ps"].tolist()
+    assert fct[True] == fct[False]
+    with pytest.raises(ValueError, match="ece_only_on_new_acks"):
+        slacknet.DctcpTransport(ece_only_on_new_acks="yes")  # type: ignore[arg-type]
 
 
 def test_unknown_profile_is_a_spec_error():

@@ -421,13 +421,16 @@ class DctcpTransport(_TcpKeys):
     the window is being cut for ECN marks starts fast recovery (``loss_in_cwr = "recovery"``,
     RFC 6675, Linux) or, as in ns-3.44's ``CA_CWR`` (``"ns3"``), no recovery: the SACK
     scoreboard's lost segments are resent within cwnd - pipe, a resend lost again waits for the
-    timer, and an ECE during fast recovery ends it with an ECN cut."""
+    timer, and an ECE during fast recovery ends it with an ECN cut. ``ece_only_on_new_acks``
+    reads the echo only from ACKs that advance ``SND.UNA``, as ns-3.44's ``TcpSocketBase`` does
+    (the ``ns3_compat`` profile's), where RFC 3168 and Linux also cut on a duplicate ACK's."""
 
     kind: Literal["dctcp"] = "dctcp"
     g: F64 = 1.0 / 16.0
     init_alpha: F64 = 1.0
     loss_response: Literal["halve", "alpha"] = "halve"
     loss_in_cwr: Literal["recovery", "ns3"] = "recovery"
+    ece_only_on_new_acks: Bool = False
 
 
 class NewRenoTransport(_TcpKeys):

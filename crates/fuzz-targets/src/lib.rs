@@ -251,7 +251,13 @@ pub fn tcp_endpoints_run(data: &[u8]) -> TcpRun {
     let (a, b) = (r.u8(), r.u8());
     let cc = match a % 3 {
         0 => CcKind::NewReno,
-        1 => CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: b & 0x80 != 0, ns3_cwr: a & 0x80 != 0 },
+        1 => CcKind::Dctcp {
+            g: 1.0 / 16.0,
+            init_alpha: 1.0,
+            loss_by_alpha: b & 0x80 != 0,
+            ns3_cwr: a & 0x80 != 0,
+            ece_only_on_new_acks: b & 0x08 != 0,
+        },
         _ => CcKind::power_tcp_default(Dur::from_us(10), Bps::from_gbps(10)),
     };
     let cfg = TcpConfig {

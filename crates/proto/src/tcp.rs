@@ -66,6 +66,14 @@ pub enum CcKind {
         /// new ACK during fast recovery ends the recovery with an ECN cut. `false` (Linux and
         /// RFC 6675: a loss starts fast recovery in any state) in every default.
         ns3_cwr: bool,
+        /// An ECE counts only on an ACK that advances `SND.UNA`, as in ns-3.44's
+        /// `TcpSocketBase::ReceivedAck` (which tests `ackNumber > oldHeadSequence` before
+        /// `EnterCwr`): an ECE on a duplicate ACK neither cuts the window nor counts in
+        /// [`EndpointStats::num_ecn`](crate::EndpointStats::num_ecn). `false` (RFC 3168 §6.1.2
+        /// and Linux's `tcp_ack`, which take the echo from any ACK) in every default. It matters
+        /// after a loss whose duplicate ACKs echo marks: the cut they cause leaves no room for
+        /// the limited-transmit segments that would raise the third duplicate.
+        ece_only_on_new_acks: bool,
     },
     /// PowerTCP (Addanki et al. NSDI'22, Algorithm 1): data is sent Not-ECT and collects
     /// in-band telemetry, the receiver echoes it, and the window follows the bottleneck's
@@ -189,7 +197,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
-            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false },
+            cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false, ece_only_on_new_acks: false },
             mss: 1460,
             init_cwnd_pkts: 10,
             init_cwnd_covers_transfer: false,

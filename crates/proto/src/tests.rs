@@ -24,7 +24,7 @@ const MSS: u64 = 1460;
 const G: f64 = 1.0 / 16.0;
 
 fn dctcp(init_alpha: f64) -> CcKind {
-    CcKind::Dctcp { g: G, init_alpha, loss_by_alpha: false, ns3_cwr: false }
+    CcKind::Dctcp { g: G, init_alpha, loss_by_alpha: false, ns3_cwr: false, ece_only_on_new_acks: false }
 }
 
 fn tcp(cc: CcKind) -> TcpConfig {
@@ -1769,7 +1769,7 @@ fn sack_beats_newreno_through_a_droptail_queue_slow_start_overflows() {
 
 /// DCTCP with SACK and ns-3.44's `CA_CWR` (`ns3_cwr`) or RFC 6675's recovery in any state.
 fn dctcp_sack(ns3_cwr: bool) -> TcpConfig {
-    TcpConfig { sack: true, ..tcp(CcKind::Dctcp { g: G, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr }) }
+    TcpConfig { sack: true, ..tcp(CcKind::Dctcp { g: G, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr, ece_only_on_new_acks: false }) }
 }
 
 /// A loss found while the window is being cut for a mark: RFC 6675 (and Linux) enter fast
@@ -1815,6 +1815,41 @@ fn ns3_cwr_an_ece_ends_fast_recovery_with_an_ecn_cut() {
         let s = p.client.stats();
         assert_eq!((s.num_fast_retx, s.num_rtos, s.segments_retx), (1, 0, 2), "ns3 {ns3}");
         assert_eq!(s.num_ecn_cuts, u64::from(ns3), "ns3 {ns3}");
+    }
+}
+
+/// An ECE on a duplicate ACK: RFC 3168 and Linux cut the window for it, ns-3.44 reads the echo
+/// only from ACKs that advance `SND.UNA` (`ece_only_on_new_acks`). A window of three whose first
+/// segment is lost and whose other two arrive marked: cut on the first duplicate, the window has
+/// no room for limited transmit, two duplicates are all there will be and the timer resends;
+/// not cut, limited transmit sends segments 3 and 4 on the two duplicates, their arrivals raise
+/// the third and fast retransmit repairs the loss. With and without SACK (both read duplicates).
+#[test]
+fn ece_on_duplicate_acks_cuts_unless_only_new_acks_count() {
+    for sack in [false, true] {
+        for only_new in [false, true] {
+            let cc = CcKind::Dctcp { g: G, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false, ece_only_on_new_acks: only_new };
+            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: true, sack, ..tcp(cc) };
+            let mut p = pair(cfg, 5 * MSS, 0);
+            p.drop_data.insert(0);
+            p.mark = Mark::DataIndices(BTreeSet::from([1, 2]));
+            assert!(p.drive());
+            assert!(p.is_complete());
+            let s = p.client.stats();
+            let what = format!("sack {sack}, only new ACKs {only_new}");
+            let dups = ack_arrivals(&p, 0);
+            if only_new {
+                assert_eq!((s.num_ecn_cuts, s.num_ecn, s.num_fast_retx, s.num_rtos), (0, 0, 1, 0), "{what}");
+                // RFC 3042: segments 3 and 4 leave on the first two duplicates (the marked ones).
+                assert_eq!(sends_of(&p, 3 * MSS)[0].sent, dups[0], "{what}");
+                assert_eq!(sends_of(&p, 4 * MSS)[0].sent, dups[1], "{what}");
+                assert_eq!(sends_of(&p, 0)[1].sent, dups[2], "{what}: fast retransmit on the third");
+            } else {
+                assert_eq!((s.num_ecn_cuts, s.num_ecn, s.num_fast_retx, s.num_rtos), (1, 2, 0, 1), "{what}");
+                assert_eq!(dups.len(), 2, "{what}: nothing new left before the timeout");
+                assert!(sends_of(&p, 3 * MSS)[0].sent > dups[1], "{what}");
+            }
+        }
     }
 }
 

@@ -363,6 +363,7 @@ fabric_rate_gbps = 10
         assert_eq!(s.profile, Profile::Ns3Compat);
         assert_eq!(s.transport.mss_bytes(), 1000, "the user's key wins");
         assert!(s.transport.tcp().unwrap().handshake);
+        assert!(matches!(&s.transport, TransportSpec::Dctcp(d) if d.ece_only_on_new_acks && d.tcp().sack));
         assert_eq!(s.transport.header_bytes(), 54);
         assert_eq!(s.switch.admission, AdmissionSpec::Static { port_bytes: Some(350_000) });
         assert_eq!(s.host.ecn_threshold_bytes, Some(14_000));

@@ -137,6 +137,8 @@ pub(super) struct Sender {
     in_recovery: bool,
     /// ns-3.44's `CA_CWR` handling ([`CcKind::Dctcp`]'s `ns3_cwr`; module docs).
     ns3_cwr: bool,
+    /// ECE taken from new ACKs only ([`CcKind::Dctcp`]'s `ece_only_on_new_acks`, ns-3.44).
+    ece_only_on_new_acks: bool,
     /// RFC 9937 PRR in fast recovery ([`TcpConfig::prr`], with SACK; module docs).
     prr_recovery: bool,
     /// With `ns3_cwr` and SACK: a loss found during an ECN cut is repaired outside fast
@@ -231,6 +233,7 @@ impl Sender {
             dupacks: 0,
             in_recovery: false,
             ns3_cwr: matches!(cfg.cc, CcKind::Dctcp { ns3_cwr: true, .. }),
+            ece_only_on_new_acks: matches!(cfg.cc, CcKind::Dctcp { ece_only_on_new_acks: true, .. }),
             prr_recovery: cfg.sack && cfg.prr,
             cwr_repair: false,
             prr: None,
@@ -944,6 +947,8 @@ impl Sender {
     }
 
     fn on_dup_ack(&mut self, now: Time, ece: bool, int: Option<&IntStack>, sack: Option<&SackBlocks>) {
+        // ns-3.44 (`ece_only_on_new_acks`): the echo of a duplicate ACK is not read.
+        let ece = ece && !self.ece_only_on_new_acks;
         self.on_feedback(now, 0, ece, int);
         if let Some(sb) = self.sack.as_deref_mut() {
             let sacked_before = sb.sacked();

@@ -231,6 +231,10 @@ tcp_kind!(
         /// ECE during fast recovery ends it with an ECN cut).
         #[serde(default)]
         loss_in_cwr: DctcpLossInCwr = DctcpLossInCwr::Recovery,
+        /// ECE counts only on ACKs that advance `SND.UNA` (ns-3.44's `TcpSocketBase`; the
+        /// `ns3_compat` profile's), not also on duplicate ACKs (RFC 3168 §6.1.2, Linux).
+        #[serde(default)]
+        ece_only_on_new_acks: bool = false,
     }
 );
 

@@ -55,6 +55,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             init_alpha: d.init_alpha,
             loss_by_alpha: d.loss_response == crate::spec::DctcpLossResponse::Alpha,
             ns3_cwr: d.loss_in_cwr == crate::spec::DctcpLossInCwr::Ns3,
+            ece_only_on_new_acks: d.ece_only_on_new_acks,
         }),
         TransportSpec::Newreno(n) => tcp(n.tcp(), CcKind::NewReno),
         TransportSpec::PowerTcp(p) => {

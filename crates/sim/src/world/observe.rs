@@ -282,7 +282,7 @@ mod tests {
         let unpaced = TransportConfig::Udp(UdpConfig::default());
         assert_eq!(sending_rate(&ep, &st, &unpaced, nic, None), (10e9, false));
         // DCTCP before any RTT sample: no estimate yet, and alpha is reported.
-        let tcp = TransportConfig::Tcp(TcpConfig { cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false }, ..TcpConfig::default() });
+        let tcp = TransportConfig::Tcp(TcpConfig { cc: CcKind::Dctcp { g: 1.0 / 16.0, init_alpha: 1.0, loss_by_alpha: false, ns3_cwr: false, ece_only_on_new_acks: false }, ..TcpConfig::default() });
         let ep = Endpoint::sender(&tcp, 0, units::Bytes(10_000), Time::ZERO);
         let st = ep.stats();
         let (r, paced) = sending_rate(&ep, &st, &tcp, nic, None);
