@@ -25,7 +25,7 @@ from slacknet import analysis
 from slacknet.plot import plot_queue_series, plot_results, plot_slowdown_cdf, size_bins
 from slacknet.results import MANIFEST, write_text_atomic
 
-from .conftest import SERIES_TOML
+from .conftest import SERIES_TOML, TINY_TOML
 
 
 def _reseal(d: Path) -> None:
@@ -355,3 +355,17 @@ def test_plot_of_a_finished_flow_without_slowdown_says_so(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="flow at row 0 finished with slowdown inf"):
         plot_slowdown_cdf(_records(slowdown=[np.inf, 2.0]), tmp_path / "cdf.png")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_written_before_tail_probes_were_counted_still_loads(tmp_path: Path) -> None:
+    """records.parquet without `tail_probes` (folders written before 2026-11-29) loads, without
+    the column (its count is unknown, not zero); a folder lacking another column is refused."""
+    d = slacknet.run(slacknet.Scenario.from_toml_text(TINY_TOML)).save(tmp_path / "old")
+    _rewrite("records", lambda r: r.drop(columns="tail_probes"))(d)
+    _reseal(d)
+    r = slacknet.Results.load(d)
+    assert "tail_probes" not in r.records.columns and r.num_flows > 0
+    _rewrite("records", lambda r: r.drop(columns="retx_segments"))(d)
+    _reseal(d)
+    with pytest.raises(slacknet.ResultsError, match="retx_segments"):
+        slacknet.Results.load(d)

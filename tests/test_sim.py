@@ -16,7 +16,7 @@ from .conftest import EXAMPLES, SMALL_NET, TINY_TOML
 
 RECORD_COLUMNS = {
     "id", "src", "dst", "size_bytes", "start_ps", "fct_ps", "ideal_fct_ps", "slowdown",
-    "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "bytes_delivered",
+    "finished", "incast", "prio", "workload", "num_rtos", "retx_segments", "tail_probes", "bytes_delivered",
     "outcome", "transport", "start_us", "fct_us", "ideal_fct_us",
 }
 SWITCH_COLUMNS = {

@@ -117,8 +117,9 @@ _MANIFEST_MAX_BYTES = 1 << 24
 _JSON_MAX_BYTES = 1 << 26
 #: Columns a table of a format-1 folder may lack: added since, and read without them.
 #: ``occ_samples``: :func:`~slacknet.analysis.switch_table` tells unsampled switches by the
-#: ``occupancy`` table instead.
-_OPTIONAL_COLUMNS = {"switches": ("occ_samples",)}
+#: ``occupancy`` table instead. ``tail_probes`` (2026-11-29): absent, not zero, from a folder
+#: written before it was counted.
+_OPTIONAL_COLUMNS = {"switches": ("occ_samples",), "records": ("tail_probes",)}
 #: The summary's counts that readers (``slacknet summary``, ``repr``) use, and its rates.
 _SUMMARY_REQUIRED = ("num_flows", "finished_flows")
 _SUMMARY_FLOATS = ("wall_time_s", "events_per_s", "packet_hops_per_s", "sim_time_ms")

@@ -368,6 +368,7 @@ fn encode_records(records: &[sim::FctRecord]) -> Vec<(&'static str, Col)> {
         .text("transport", |r| r.transport)
         .num("num_rtos", |r| r.num_rtos)
         .num("retx_segments", |r| r.retx_segments)
+        .num("tail_probes", |r| r.tail_probes)
         .num("bytes_delivered", |r| r.bytes_delivered)
         .text("outcome", |r| r.outcome)
         .done()

@@ -43,6 +43,9 @@ pub struct FctRecord {
     pub num_rtos: u64,
     /// Segments the sender retransmitted.
     pub retx_segments: u64,
+    /// Tail-loss probes the sender sent (TCP with `rack_tlp`; RFC 8985 §7; 0 otherwise). A
+    /// probe that resends a segment counts in `retx_segments` too.
+    pub tail_probes: u64,
     /// Distinct payload bytes the receiver got.
     pub bytes_delivered: u64,
     /// How the flow ended: `complete`, `enough` (a loss-tolerant transport stopped waiting),

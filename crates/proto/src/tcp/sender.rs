@@ -1245,9 +1245,9 @@ impl Sender {
     #[inline(never)]
     fn send_probe(&mut self, now: Time) -> Option<SegmentRepr> {
         let probe = self.rack.as_deref_mut().and_then(|r| r.probe.take())?;
-        self.stats.num_tail_probes += 1;
         let seg = match probe {
             Probe::New if self.snd_nxt < self.written => {
+                self.stats.num_tail_probes += 1;
                 let seq = self.snd_nxt;
                 let is_retx = seq < self.snd_max;
                 self.snd_nxt += self.seg_len(seq);
@@ -1255,13 +1255,14 @@ impl Sender {
                 self.emit_data(now, seq, is_retx)
             }
             Probe::Again { seq, len } if seq >= self.snd_una && len > 0 && seq + len <= self.snd_max => {
+                self.stats.num_tail_probes += 1;
                 let seg = self.emit_data_len(now, seq, len, true);
                 if let Some(r) = self.rack.as_deref_mut() {
                     r.mark_probe(seq);
                 }
                 seg
             }
-            // What the probe was for was acknowledged meanwhile.
+            // What the probe was for was acknowledged meanwhile: no probe is sent (nor counted).
             _ => {
                 if let Some(r) = self.rack.as_deref_mut() {
                     r.tlp_end = None;

@@ -116,8 +116,11 @@ pub(crate) struct TransferRt {
     pub(crate) released: bool,
     /// Whether its record was taken (`Simulation::take_records`).
     pub(crate) taken: bool,
-    /// Counters captured when the endpoints were freed.
-    pub(crate) final_rtos: u64,
+    /// Counters captured when the endpoints were freed (timeouts and tail-loss probes in four
+    /// bytes each, sharing the word the flags leave: a transfer gives up long before either
+    /// count nears `u32::MAX`, and they saturate there).
+    pub(crate) final_rtos: u32,
+    pub(crate) final_probes: u32,
     pub(crate) final_retx: u64,
     pub(crate) final_delivered: u64,
     /// TSQ: bytes of the sender's packets waiting in its NIC queue (module docs).
@@ -126,17 +129,31 @@ pub(crate) struct TransferRt {
     pub(crate) is_held: bool,
 }
 
+/// A transfer's loss counters and delivered bytes so far ([`TransferRt::counters`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) rtos: u64,
+    pub(crate) retx: u64,
+    pub(crate) delivered: u64,
+    pub(crate) probes: u64,
+}
+
 impl TransferRt {
-    /// `(rtos, retransmitted segments, bytes delivered)` so far.
-    pub(crate) fn counters(&self) -> (u64, u64, u64) {
+    /// Its counters so far (the sender's and receiver's, or those kept when they were freed).
+    pub(crate) fn counters(&self) -> Counters {
         if self.released {
-            return (self.final_rtos, self.final_retx, self.final_delivered);
+            return Counters {
+                rtos: u64::from(self.final_rtos),
+                retx: self.final_retx,
+                delivered: self.final_delivered,
+                probes: u64::from(self.final_probes),
+            };
         }
-        let (a, b) = self.sender.as_ref().map_or((0, 0), |s| {
+        let (rtos, retx, probes) = self.sender.as_ref().map_or((0, 0, 0), |s| {
             let st = s.stats();
-            (st.num_rtos, st.segments_retx)
+            (st.num_rtos, st.segments_retx, st.num_tail_probes)
         });
-        (a, b, self.receiver.as_ref().map_or(0, |r| r.stats().bytes_received))
+        Counters { rtos, retx, probes, delivered: self.receiver.as_ref().map_or(0, |r| r.stats().bytes_received) }
     }
 }
 
@@ -561,7 +578,7 @@ impl Simulation {
     /// Tell transfer `f`'s application that it ended with `outcome`.
     fn notify_done(&mut self, f: usize, outcome: Outcome) {
         let Some((spec, rt)) = self.transfers.get(f) else { return };
-        let (_, _, delivered) = rt.counters();
+        let delivered = rt.counters().delivered;
         let st = rt.sender.as_ref().map(|s| s.stats()).unwrap_or_default();
         let job = rt
             .sender
@@ -591,11 +608,12 @@ impl Simulation {
     fn release_transfer(&mut self, f: usize) {
         let Some(rt) = self.transfers.rt_mut(f) else { return };
         debug_assert!(!rt.released);
-        let (rtos, retx, delivered) = rt.counters();
+        let c = rt.counters();
         rt.released = true;
-        rt.final_rtos = rtos;
-        rt.final_retx = retx;
-        rt.final_delivered = delivered;
+        rt.final_rtos = u32::try_from(c.rtos).unwrap_or(u32::MAX);
+        rt.final_probes = u32::try_from(c.probes).unwrap_or(u32::MAX);
+        rt.final_retx = c.retx;
+        rt.final_delivered = c.delivered;
         rt.sender = None;
         rt.receiver = None;
         self.transfers.ended(f);

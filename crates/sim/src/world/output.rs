@@ -35,7 +35,7 @@ impl RecordMaker<'_> {
         let tr = &self.transports[spec.transport as usize];
         let ideal = NetIdeal { topo: self.topo, routes: self.routes, model: &tr.ideal };
         let ideal = ideal.ideal_fct(spec.src, spec.dst, spec.size).ps();
-        let (rtos, retx, delivered) = rt.counters();
+        let c = rt.counters();
         let fct = rt.finished_at.map(|t| t.since(spec.start).ps());
         FctRecord {
             id: spec.id,
@@ -51,9 +51,10 @@ impl RecordMaker<'_> {
             prio: spec.prio,
             workload: spec.app.0,
             transport: tr.cfg.kind_name(),
-            num_rtos: rtos,
-            retx_segments: retx,
-            bytes_delivered: delivered,
+            num_rtos: c.rtos,
+            retx_segments: c.retx,
+            tail_probes: c.probes,
+            bytes_delivered: c.delivered,
             outcome: match (fct, rt.outcome) {
                 (Some(_), Some(o)) => o.as_str(),
                 (Some(_), None) => Outcome::Complete.as_str(),
