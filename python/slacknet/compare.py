@@ -183,8 +183,8 @@ class Comparison:
     ns3_recovery: str = "prr"
     """ns-3's TCP recovery ops (a key of :data:`NS3_RECOVERY`)."""
     same_paths: bool = False
-    """ns-3 routed every flow over slacknet's path (``same_paths``; always so for ``flow_index``
-    scenarios, which this does not record)."""
+    """``same_paths`` was asked for: ns-3 routed every flow over slacknet's path (a
+    ``flow_index`` scenario always does, recorded here only when asked)."""
     only_finished_vs_htsim: dict[str, list[int]] = field(default_factory=dict)
     """Flows finished in slacknet but not in htsim (``slacknet``) and the other way round."""
     skipped: dict[str, str] = field(default_factory=dict)
@@ -605,7 +605,7 @@ def compare(
     flows = _flow_list(sc, out)
     cmp = _compare_once(sc, flows, out, peer_args, peer, python, htsim=htsim, repeat=repeat, progress=progress)
     cmp.ns3_recovery = ns3_recovery
-    cmp.same_paths = same_paths and sc.routing.mode in ("ecmp", "flow_index")
+    cmp.same_paths = same_paths  # _peer_args refused every other routing mode
     if reason is not None:
         cmp.skipped["htsim"] = reason
     write_text_atomic(json.dumps(cmp.to_json(), indent=2) + "\n", out / "comparison.json")

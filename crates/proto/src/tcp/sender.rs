@@ -1247,7 +1247,6 @@ impl Sender {
         let probe = self.rack.as_deref_mut().and_then(|r| r.probe.take())?;
         let seg = match probe {
             Probe::New if self.snd_nxt < self.written => {
-                self.stats.num_tail_probes += 1;
                 let seq = self.snd_nxt;
                 let is_retx = seq < self.snd_max;
                 self.snd_nxt += self.seg_len(seq);
@@ -1255,7 +1254,6 @@ impl Sender {
                 self.emit_data(now, seq, is_retx)
             }
             Probe::Again { seq, len } if seq >= self.snd_una && len > 0 && seq + len <= self.snd_max => {
-                self.stats.num_tail_probes += 1;
                 let seg = self.emit_data_len(now, seq, len, true);
                 if let Some(r) = self.rack.as_deref_mut() {
                     r.mark_probe(seq);
@@ -1270,6 +1268,7 @@ impl Sender {
                 return self.next_segment(now);
             }
         };
+        self.stats.num_tail_probes += 1;
         if let Some(r) = self.rack.as_deref_mut() {
             r.tlp_end = Some(self.snd_max);
         }
