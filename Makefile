@@ -23,7 +23,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python test-torch fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-collective bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python test-torch test-ray fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-collective bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -71,6 +71,12 @@ test-python:
 test-torch: install
 	$(PIP) install --quiet -e ".[test,ml,torch]"
 	$(PY) -m pytest -q tests/test_torch.py
+
+## test-ray: install Ray (the ray extra, about 300 MB) into $(VENV) and run the sweep-on-a-cluster
+## tests, whose Ray case `make test` skips while Ray is not installed (the Dask cases always run)
+test-ray: install
+	$(PIP) install --quiet -e ".[test,ml,ray]"
+	$(PY) -m pytest -q tests/test_sweep_cluster.py
 
 ## fuzz-smoke: every libFuzzer target (fuzz/) for FUZZ_SMOKE_SECS seconds each, when nightly
 ## and cargo-fuzz are installed; otherwise it says so and passes. Either way `test-rust`

@@ -5,7 +5,7 @@
     slacknet summary RESULTS_DIR
     slacknet plot RESULTS_DIR [--out DIR]
     slacknet compare SCENARIO [--out DIR] [--htsim DIR] [--ns3-dir DIR] [--ns3-recovery prr|classic] [--hash-seeds N | --hash-seeds a,b,...] [--same-paths] [--repeat N]
-    slacknet sweep SWEEP [--out DIR] [--jobs N]
+    slacknet sweep SWEEP [--out DIR] [--jobs N] [--cluster ADDRESS]
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
     slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
@@ -40,6 +40,7 @@ status 2; usage errors also exit 2. ``sweep`` exits with status 1 if any of its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import hashlib
 import math
@@ -178,7 +179,12 @@ def _build_parser() -> argparse.ArgumentParser:
                     "folder, or this sweep's earlier one (it holds sweep.csv, and sweep.json naming the sweep), "
                     "which resumes it: its finished runs are "
                     "reused; any other folder is refused")
-    sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core)")
+    sw.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core, or "
+                    "the cluster's cores with --cluster)")
+    sw.add_argument("--cluster", metavar="ADDRESS",
+                    help="run on a cluster: a Dask scheduler (tcp://host:8786; pip install 'slacknet[cluster]') or "
+                    "a Ray cluster (ray for the local one, ray://host:10001; pip install 'slacknet[ray]'), every "
+                    "worker with this slacknet version; results come back here")
 
     cr = sub.add_parser("credence", help="Credence's drop oracle: trace LQD, train a forest")
     crs = cr.add_subparsers(dest="credence_command", metavar="ACTION", required=True)
@@ -565,6 +571,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from .cluster import ClusterError
     from .sweep import SweepRun, check_sweep_target, describe_size, load_sweep, num_runs, run_sweep
 
     _check_jobs(args.jobs)
@@ -589,7 +596,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print(f"  FAILED {run.variant}: {row['error']}", file=sys.stderr)
 
     try:
-        table = run_sweep(sweep, out, jobs=args.jobs, on_done=done)
+        table = run_sweep(sweep, out, jobs=args.jobs, on_done=done, cluster=args.cluster)
+    except ClusterError as e:  # raised before run_sweep writes into the folder
+        if given is None:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # the new folder made above, still empty
+        raise InputError(str(e).replace("cluster = ", "--cluster = ", 1)) from None
     except (KeyboardInterrupt, SystemExit):
         print(f"stopped: the finished runs are kept in {out}; run the same command with --out {out} "
               "to resume", file=sys.stderr)

@@ -57,6 +57,10 @@ same sweep into the same folder again resumes it: a run whose folder holds compl
 (its manifest checks) of the same resolved scenario (:func:`~slacknet.results.scenario_sha256`),
 seed and slacknet version is reused (``reused`` true), not run again; failed runs run again.
 SIGTERM and SIGINT (Ctrl-C) stop the worker processes before the sweep's process ends.
+
+``run_sweep(..., cluster=...)`` (``slacknet sweep --cluster``) runs the runs on a Dask or Ray
+cluster instead, with the same table, folders, resuming and failed rows; the workers send each
+run's results back and this process saves them (:mod:`slacknet.cluster`).
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ import tomllib
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -627,6 +631,7 @@ def run_sweep(
     *,
     jobs: int | None = None,
     on_done: Callable[[SweepRun, dict[str, Any]], None] | None = None,
+    cluster: Any = None,
 ) -> pd.DataFrame:
     """Run every run of ``sweep`` (``jobs`` worker processes, default one per core), save each
     run's results under ``out_dir/<variant>/`` and return (and write to ``sweep.csv`` as runs
@@ -634,10 +639,16 @@ def run_sweep(
     ``error``. Runs finished in ``out_dir`` before are reused, failed runs are recorded (see
     the module docs). ``on_done(run, row)`` is called as each run ends, the reused ones first.
 
+    ``cluster`` runs them on a cluster instead (:mod:`slacknet.cluster`): a Dask scheduler's
+    address (``"tcp://host:8786"``), ``"ray"`` or ``"ray://host:10001"``, a
+    ``distributed.Client`` or any :class:`concurrent.futures.Executor`; ``jobs`` then caps the
+    runs at once (default: the cluster's cores) and each run's results come back to this
+    process, which saves them.
+
     Raises, before anything runs, :class:`~slacknet.ResultsError` if ``out_dir`` is not a
     folder a sweep may write (:func:`check_sweep_target`) or a run's folder exists but is not a
-    results folder, :class:`SpecError` (see :func:`expand`), and :class:`ValueError` for
-    ``jobs`` below 1."""
+    results folder, :class:`SpecError` (see :func:`expand`), :class:`ValueError` for ``jobs``
+    below 1 and :class:`~slacknet.cluster.ClusterError` for a cluster that cannot run it."""
     out = Path(out_dir)
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs = {jobs}: must be at least 1 (None: one per core)")
@@ -645,45 +656,55 @@ def run_sweep(
     runs = expand(sweep)
     for r in runs:
         check_save_target(out / r.variant)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(json.dumps({"name": sweep.name}) + "\n", out / SWEEP_INFO)
-    table = out / SWEEP_TABLE
-    columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
-    # Every run is listed from the start: an interrupted sweep's table must not read as a
-    # whole one (it listed only the runs that ended, each "ok").
-    rows: dict[int, dict[str, Any]] = {
-        i: {"variant": r.variant, **r.columns, "seed": r.seed, **dict.fromkeys(METRIC_COLUMNS, math.nan),
-            "status": PENDING, "reused": False, "error": ""}
-        for i, r in enumerate(runs)
-    }
+    with ExitStack() as stack:
+        # The cluster is asked before the folder is made: a wrong address leaves nothing behind.
+        c = None
+        if cluster is not None:
+            from .cluster import connect
 
-    def record(i: int, metrics: dict[str, float] | None, error: str, reused: bool) -> None:
-        r = runs[i]
-        rows[i] = {
-            "variant": r.variant, **r.columns, "seed": r.seed,
-            **(metrics if metrics is not None else dict.fromkeys(METRIC_COLUMNS, math.nan)),
-            "status": "ok" if metrics is not None else "failed", "reused": reused, "error": error,
+            c = stack.enter_context(connect(cluster))
+        out.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(json.dumps({"name": sweep.name}) + "\n", out / SWEEP_INFO)
+        table = out / SWEEP_TABLE
+        columns = ["variant", *(a.column for a in sweep.axes), "seed", *METRIC_COLUMNS, *STATUS_COLUMNS]
+        # Every run is listed from the start: an interrupted sweep's table must not read as a
+        # whole one (it listed only the runs that ended, each "ok").
+        rows: dict[int, dict[str, Any]] = {
+            i: {"variant": r.variant, **r.columns, "seed": r.seed, **dict.fromkeys(METRIC_COLUMNS, math.nan),
+                "status": PENDING, "reused": False, "error": ""}
+            for i, r in enumerate(runs)
         }
-        if not reused:  # the table first: it holds the run even if on_done raises
-            _write_table(table, columns, rows)
-        if on_done is not None:
-            on_done(r, rows[i])
 
-    def ran(i: int, metrics: dict[str, float] | None, error: str) -> None:
-        record(i, metrics, error, reused=False)
+        def record(i: int, metrics: dict[str, float] | None, error: str, reused: bool) -> None:
+            r = runs[i]
+            rows[i] = {
+                "variant": r.variant, **r.columns, "seed": r.seed,
+                **(metrics if metrics is not None else dict.fromkeys(METRIC_COLUMNS, math.nan)),
+                "status": "ok" if metrics is not None else "failed", "reused": reused, "error": error,
+            }
+            if not reused:  # the table first: it holds the run even if on_done raises
+                _write_table(table, columns, rows)
+            if on_done is not None:
+                on_done(r, rows[i])
 
-    todo = []
-    for i, r in enumerate(runs):
-        metrics = _finished_before(out / r.variant, r)
-        if metrics is None:
-            todo.append(i)
-        else:
-            record(i, metrics, "", reused=True)
-    _write_table(table, columns, rows)
-    if todo:
-        with _sigterm_exits():
-            _run_all(runs, todo, out, max(1, min(jobs or os.cpu_count() or 1, len(todo))), ran)
-    return _write_table(table, columns, rows)
+        def ran(i: int, metrics: dict[str, float] | None, error: str) -> None:
+            record(i, metrics, error, reused=False)
+
+        todo = []
+        for i, r in enumerate(runs):
+            metrics = _finished_before(out / r.variant, r)
+            if metrics is None:
+                todo.append(i)
+            else:
+                record(i, metrics, "", reused=True)
+        _write_table(table, columns, rows)
+        if todo and c is not None:
+            with _sigterm_exits():
+                _run_on_cluster(c, runs, todo, out, max(1, min(jobs or c.cores, len(todo))), ran)
+        elif todo:
+            with _sigterm_exits():
+                _run_all(runs, todo, out, max(1, min(jobs or os.cpu_count() or 1, len(todo))), ran)
+        return _write_table(table, columns, rows)
 
 
 def check_sweep_target(directory: str | os.PathLike[str], *, name: str | None = None,
@@ -809,13 +830,55 @@ def _run_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _run_on_cluster(
+    c: Any, runs: list[SweepRun], todo: list[int], out: Path, jobs: int,
+    ran: Callable[[int, dict[str, float] | None, str], None],
+) -> None:
+    """Run ``runs[i]`` for each ``i`` in ``todo`` on the cluster ``c`` (a
+    :class:`slacknet.cluster.Cluster`), ``jobs`` at a time; save each run's results as they
+    come back and report it with ``ran``. On an interrupt the runs submitted are cancelled."""
+    from . import __version__
+    from .cluster import RunFailed, run_remote
+
+    queue = deque(todo)
+    running: dict[Future[Any], int] = {}
+    try:
+        while True:
+            while queue and len(running) < jobs:
+                i = queue.popleft()
+                running[c.executor.submit(run_remote, runs[i].scenario_json, __version__)] = i
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for f in done:
+                i = running.pop(f)
+                e = f.exception()
+                if e is not None:
+                    ran(i, None, str(e) if isinstance(e, RunFailed) else f"{type(e).__name__}: {_first_line(e)}")
+                    continue
+                res, metrics = f.result()
+                try:
+                    res.save(out / runs[i].variant)
+                except (ResultsError, OSError) as e2:
+                    ran(i, None, f"saving its results: {type(e2).__name__}: {_first_line(e2)}")
+                    continue
+                ran(i, metrics, "")
+    except BaseException:
+        c.cancel(list(running))
+        raise
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "no message"
+
+
 def _report(f: Future[dict[str, float]], i: int, ran: Callable[[int, dict[str, float] | None, str], None]) -> None:
     e = f.exception()
     if e is None:
         ran(i, f.result(), "")
     else:
-        text = str(e).strip()
-        ran(i, None, f"{type(e).__name__}: {text.splitlines()[0] if text else 'no message'}")
+        ran(i, None, f"{type(e).__name__}: {_first_line(e)}")
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
