@@ -230,3 +230,34 @@ def test_a_ray_cluster_gives_the_local_rows(sweep_file: Path, local_sweep: tuple
     finally:
         ray.shutdown()
     _same_rows(table, local_sweep[1])
+
+
+def test_reproduce_on_a_dask_cluster(tmp_path: Path, dask_address: str, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from slacknet.reproduce import load_paper, reproduce
+
+    from .test_reproduce_spec import SERIES_TOML, TINY_TOML, TOY, TOY_SWEEP
+
+    exp = tmp_path / "experiments"
+    (exp / "toy").mkdir(parents=True)
+    for name, text in (("base.toml", TINY_TOML), ("sweep.toml", TOY_SWEEP), ("reproduce.toml", TOY),
+                       ("series.toml", SERIES_TOML)):
+        (exp / "toy" / name).write_text(text)
+    assert main(["reproduce", "toy", "--experiments", str(exp), "--out", str(tmp_path / "c"),
+                 "--cluster", dask_address]) == 0
+    assert "[holds   ] Figure 1: LQD's incast p95 is within 100x DT's" in capsys.readouterr().out
+    with ThreadPoolExecutor(2) as ex:  # the reference, in this process (no fork beside the cluster's threads)
+        ref = reproduce(load_paper(exp, "toy"), tmp_path / "r", cluster=ex)
+    _same_rows(pd.read_csv(tmp_path / "c" / "load.csv"), pd.read_csv(tmp_path / "r" / "load.csv"))
+    assert len(ref.figures["load"]) == 4
+    # A cluster that cannot run it: one error naming --cluster, before any folder.
+    assert main(["reproduce", "toy", "--experiments", str(exp), "--out", str(tmp_path / "x"),
+                 "--cluster", "head"]) == 2
+    assert capsys.readouterr().err == ("error: --cluster = head: not a Dask scheduler address (missing port number "
+                                       "in address 'head'); give it as tcp://host:8786 (or ray, ray://host:10001 "
+                                       "for Ray)\n")
+    assert not (tmp_path / "x").exists()
+    # The coflow reproduction runs no sweep: the option is refused, as --jobs is.
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "coflow", "--cluster", dask_address]) == 2
+    assert "--cluster: not used by the coflow reproduction" in capsys.readouterr().err

@@ -9,6 +9,7 @@
     slacknet credence trace SCENARIO --out TRACE.parquet
     slacknet credence train TRACE... --out MODEL.json
     slacknet reproduce PAPER [--experiments DIR] [--full] [--only ID,...] [--seeds S,...] [--out DIR] [--jobs N]
+                       [--cluster ADDRESS]
     slacknet reproduce --list [--experiments DIR]
     slacknet reproduce coflow [--full] [--trace FILE] [--out DIR]
     slacknet ml tolerance [--models mlp,cnn,rnn,mf] [--policy zero_fill,rescale] [--seeds 1,2,3]
@@ -227,7 +228,11 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="the experiments folder (default: experiments/ in the working directory)")
     rp.add_argument("--full", action="store_true", help="the paper's scale (the description's full base; long)")
     rp.add_argument("--out", metavar="DIR", help="output folder (default: results/reproduce/PAPER[-full])")
-    rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core)")
+    rp.add_argument("--jobs", type=int, metavar="N", help="parallel runs, at least 1 (default: one per core, or "
+                    "the cluster's cores with --cluster)")
+    rp.add_argument("--cluster", metavar="ADDRESS",
+                    help="run the figures' sweeps on a cluster, as `slacknet sweep --cluster` (a Dask scheduler "
+                    "tcp://host:8786, ray, or ray://host:10001)")
     rp.add_argument("--only", metavar="IDS", help="comma-separated figure ids to make (default: all)")
     rp.add_argument("--seeds", metavar="SEEDS", type=_seed_list,
                     help="comma-separated seeds, each point run once per seed (default: the description's)")
@@ -601,7 +606,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if given is None:
             with contextlib.suppress(OSError):
                 out.rmdir()  # the new folder made above, still empty
-        raise InputError(str(e).replace("cluster = ", "--cluster = ", 1)) from None
+        raise InputError(f"--cluster = {e.value}: {e.message}") from None
     except (KeyboardInterrupt, SystemExit):
         print(f"stopped: the finished runs are kept in {out}; run the same command with --out {out} "
               "to resume", file=sys.stderr)
@@ -801,7 +806,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         report = reproduce(
             paper, out, full=args.full, jobs=args.jobs, only=only, seeds=args.seeds,
-            on_done=lambda name: print(f"  {name} done", file=sys.stderr),
+            on_done=lambda name: print(f"  {name} done", file=sys.stderr), cluster=args.cluster,
         )
     except ReproduceError as e:
         raise InputError(str(e)) from None
@@ -814,7 +819,7 @@ def _reproduce_coflow(args: argparse.Namespace) -> int:
     """`slacknet reproduce coflow`: the flow-level coflow models (not a reproduce.toml paper)."""
     from . import coflow
 
-    for flag in ("list", "experiments", "only", "seeds", "jobs"):
+    for flag in ("list", "experiments", "only", "seeds", "jobs", "cluster"):
         if getattr(args, flag) is not None and getattr(args, flag) is not False:  # --jobs 0 == False
             raise InputError(f"--{flag}: not used by the coflow reproduction (it runs every table once, "
                              "deterministically, and reads no experiments folder); remove it")

@@ -57,7 +57,15 @@ CONNECT_TIMEOUT_S = 15.0
 class ClusterError(ValueError):
     """The cluster named cannot run the sweep: no scheduler answers at the address, it has no
     workers, a worker lacks slacknet or runs another version, or the library for it is not
-    installed. The message is one line naming the address and the fix. Raised before any run."""
+    installed. The message is one line, ``cluster = <value>: <message>``, naming the address
+    and the fix. Raised before any run."""
+
+    def __init__(self, value: str, message: str) -> None:
+        self.value = value
+        """The cluster as given (an address, or the repr of an object)."""
+        self.message = message
+        """What is wrong and how to fix it."""
+        super().__init__(f"cluster = {value}: {message}")
 
 
 class RunFailed(RuntimeError):
@@ -116,8 +124,12 @@ def _is_ray(address: str) -> bool:
 def connect(cluster: Any) -> Iterator[Cluster]:
     """Open ``cluster`` for a sweep and close what was opened here when done: a Dask scheduler
     address (``tcp://host:8786``; any address ``distributed.Client`` takes), ``"ray"`` (the Ray
-    cluster this machine belongs to) or ``"ray://host:10001"``, a ``distributed.Client``, or any
-    :class:`concurrent.futures.Executor`. Raises :class:`ClusterError` (see there)."""
+    cluster this machine belongs to) or ``"ray://host:10001"``, a ``distributed.Client``, any
+    :class:`concurrent.futures.Executor`, or a :class:`Cluster` opened before (several sweeps on
+    one connection: ``slacknet reproduce --cluster``). Raises :class:`ClusterError` (see there)."""
+    if isinstance(cluster, Cluster):  # opened by the caller, who closes it
+        yield cluster
+        return
     if isinstance(cluster, Executor):
         cores = getattr(cluster, "_max_workers", None)  # a ThreadPool's or ProcessPool's size
         cores = cores if isinstance(cores, int) and cores > 0 else (os.cpu_count() or 1)
@@ -125,7 +137,7 @@ def connect(cluster: Any) -> Iterator[Cluster]:
         return
     if isinstance(cluster, str):
         if not cluster.strip():
-            raise ClusterError(f"cluster = {cluster!r}: name a Dask scheduler (tcp://host:8786) or a Ray cluster (ray, "
+            raise ClusterError(repr(cluster), f"name a Dask scheduler (tcp://host:8786) or a Ray cluster (ray, "
                                "ray://host:10001)")
         if _is_ray(cluster):
             with _ray(cluster) as c:
@@ -137,7 +149,7 @@ def connect(cluster: Any) -> Iterator[Cluster]:
     if type(cluster).__name__ == "Client" and type(cluster).__module__.startswith("distributed"):
         yield _dask_cluster(cluster, str(getattr(cluster.scheduler, "address", None) or repr(cluster)))
         return
-    raise ClusterError(f"cluster = {cluster!r}: not a cluster; give a Dask scheduler address (tcp://host:8786), "
+    raise ClusterError(repr(cluster), f"not a cluster; give a Dask scheduler address (tcp://host:8786), "
                        "'ray' or 'ray://host:10001', a distributed.Client or a concurrent.futures.Executor")
 
 
@@ -154,13 +166,13 @@ def _dask_address(address: str) -> Iterator[Cluster]:
     try:
         from distributed import Client
     except ImportError:
-        raise ClusterError(f"cluster = {address}: dask.distributed is not installed here; pip install "
+        raise ClusterError(address, f"dask.distributed is not installed here; pip install "
                            "'slacknet[cluster]' (on every node)") from None
     _check_dask_address(address)
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as e:
-        raise ClusterError(f"cluster = {address}: no Dask scheduler answered there within {CONNECT_TIMEOUT_S:g} s "
+        raise ClusterError(address, f"no Dask scheduler answered there within {CONNECT_TIMEOUT_S:g} s "
                            f"({type(e).__name__}: {_first_line(e)}); start one (`dask scheduler`, then `dask worker "
                            "ADDRESS` on each node) or fix the address") from None
     try:
@@ -183,7 +195,7 @@ def _check_dask_address(address: str) -> None:
             if not 0 < port < 65536:
                 raise ValueError(f"port {port} is not in 1-65535")
     except (ValueError, TypeError) as e:
-        raise ClusterError(f"cluster = {address}: not a Dask scheduler address ({_first_line(e)}); give it as "
+        raise ClusterError(address, f"not a Dask scheduler address ({_first_line(e)}); give it as "
                            "tcp://host:8786 (or ray, ray://host:10001 for Ray)") from None
 
 
@@ -194,12 +206,12 @@ def _dask_cluster(client: Any, name: str) -> Cluster:
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as e:
-        raise ClusterError(f"cluster = {name}: the scheduler has no workers (none joined within "
+        raise ClusterError(name, f"the scheduler has no workers (none joined within "
                            f"{CONNECT_TIMEOUT_S:g} s: {type(e).__name__}); start some (`dask worker ADDRESS`)") from None
     try:
         infos = client.run(worker_info)
     except Exception as e:  # noqa: BLE001 - a worker that cannot import slacknet raises what it raises
-        raise ClusterError(f"cluster = {name}: a worker could not report its slacknet ({type(e).__name__}: "
+        raise ClusterError(name, f"a worker could not report its slacknet ({type(e).__name__}: "
                            f"{_first_line(e)}); install slacknet {__version__} on every worker") from None
     check_workers(name, {str(w): tuple(i) for w, i in infos.items()}, (__version__, _native.version()))
     cores = sum(int(n) for n in client.nthreads().values())
@@ -212,7 +224,7 @@ def check_workers(name: str, infos: dict[str, tuple[str, ...]], want: tuple[str,
     ``infos`` (worker -> (host, slacknet, native)) are not ``want``."""
     for worker, (host, version, native) in sorted(infos.items()):
         if (version, native) != want:
-            raise ClusterError(f"cluster = {name}: worker {worker} (on {host}) runs slacknet {version} (native "
+            raise ClusterError(name, f"worker {worker} (on {host}) runs slacknet {version} (native "
                                f"{native}), this sweep {want[0]} (native {want[1]}): install the same version on "
                                "every worker")
 
@@ -225,14 +237,14 @@ def _ray(address: str) -> Iterator[Cluster]:
     try:
         import ray
     except ImportError:
-        raise ClusterError(f"cluster = {address}: Ray is not installed here; pip install 'slacknet[ray]' (on every "
+        raise ClusterError(address, f"Ray is not installed here; pip install 'slacknet[ray]' (on every "
                            "node)") from None
     started = not ray.is_initialized()
     if started:
         try:
             ray.init(address="auto" if address == "ray" else address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError, OSError) as e:
-            raise ClusterError(f"cluster = {address}: no Ray cluster answered ({type(e).__name__}: "
+            raise ClusterError(address, f"no Ray cluster answered ({type(e).__name__}: "
                                f"{_first_line(e)}); start one (`ray start --head`) or fix the address") from None
     try:
         cores = int(ray.cluster_resources().get("CPU", 1))

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -45,6 +46,7 @@ from .reproduce_spec import (
     with_set,
 )
 from .results import ResultsError, is_results_folder, replace_atomic, write_csv_atomic, write_text_atomic
+from .cluster import ClusterError, connect
 from .sweep import check_sweep_target, run_sweep
 
 __all__ = [
@@ -273,6 +275,7 @@ def reproduce(
     only: list[str] | None = None,
     seeds: list[int] | None = None,
     on_done: Callable[[str], None] | None = None,
+    cluster: Any = None,
 ) -> Report:
     """Make the figures of ``paper`` (all, or the ids in ``only``) under ``out_dir``, sweeps
     from the description's full-scale base if ``full`` (``jobs`` runs at a time), each point
@@ -283,7 +286,11 @@ def reproduce(
     rest; reproducing again into the same folder reuses the finished runs), and, before anything
     runs, for an ``out_dir`` that is neither new, empty nor an earlier reproduction's of ``paper``
     (:func:`check_target`); :class:`TypeError` for an argument of the wrong type. Returns the
-    :class:`Report`, whose tables and plots are also written under ``out_dir``."""
+    :class:`Report`, whose tables and plots are also written under ``out_dir``.
+
+    ``cluster`` runs the figures' sweeps on a Dask or Ray cluster (what
+    :func:`~slacknet.sweep.run_sweep` takes; connected once, before anything is written: a
+    cluster that cannot run them is a :class:`ReproduceError` naming ``--cluster``)."""
     if not isinstance(paper, Paper):
         raise TypeError(f"paper = {paper!r}: a Paper, e.g. load_paper('experiments', 'credence')")
     if not isinstance(out_dir, (str, os.PathLike)):
@@ -331,6 +338,23 @@ def reproduce(
                 check_sweep_target(out / fid, name=f"{out / fid} (figure {fid}'s runs)", sweep_name=paper.sweeps[fid].name)
             except ResultsError as e:
                 raise ReproduceError("--out", None, str(e)) from None
+    with ExitStack() as stack:
+        c = None
+        if cluster is not None and any(f.sweep is not None for f in wanted):
+            try:
+                c = stack.enter_context(connect(cluster))
+            except ClusterError as e:
+                raise ReproduceError("--cluster", e.value, e.message) from None
+        return _reproduce_into(paper, out, full, jobs, only, seeds, on_done, c, ids, base_file, base_seeds)
+
+
+def _reproduce_into(
+    paper: Paper, out: Path, full: bool, jobs: int | None, only: list[str] | None, seeds: list[int] | None,
+    on_done: Callable[[str], None] | None, c: Any, ids: list[str], base_file: str | None, base_seeds: list[int],
+) -> Report:
+    """The body of :func:`reproduce` once its arguments are checked (and its cluster ``c``, if
+    any, is open)."""
+    desc = paper.description
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(json.dumps({"paper": paper.name}) + "\n", out / MARKER)
     report = Report(paper=paper, out_dir=out, full=full)
@@ -362,7 +386,7 @@ def reproduce(
                 fig_base = base
             run_seeds = list(seeds or base_seeds or [fig_base.seed])
             sweep = dataclasses.replace(paper.sweeps[fid], base=with_set(fig_base, fig.set), seeds=run_seeds)
-            table = run_sweep(sweep, out / fid, jobs=jobs)
+            table = run_sweep(sweep, out / fid, jobs=jobs, cluster=c)
             failed = table[table["status"] == "failed"]
             if len(failed):
                 first = failed.iloc[0]
