@@ -23,7 +23,7 @@ BUILD_SIM  := cargo build --release --quiet -p slacknet-sim
 BUILD_EXT  := @true
 endif
 
-.PHONY: demo install install-pgo pgo test test-rust test-python test-torch test-ray fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-collective bench-sim-vs-testbed profile clean
+.PHONY: demo install install-pgo pgo test test-rust test-python test-torch test-ray fuzz-smoke fuzz bench bench-ab bench-peers bench-peers-seeds bench-credence bench-scale bench-scale-table bench-sweep bench-targets bench-coflow bench-coflow-peer bench-udp bench-udp-lossy bench-approx bench-collective bench-sim-vs-testbed profile clean
 
 ## demo: install everything into $(VENV) and run the built-in default scenario (summary + plots)
 demo: install
@@ -204,6 +204,14 @@ BENCH_SCALE_ARGS ?=
 bench-scale-table:
 	$(BUILD_SIM)
 	$(PY) bench/scale_table.py --binary $(SIM) $(BENCH_SCALE_ARGS)
+
+## bench-sweep: runs per hour of a sweep by one local worker, by one per core and on a Dask
+## cluster of one worker per core on this machine (each run's results sent back), with the
+## speed-up, the cluster's cost per run, and a check that the three tables agree (about 40 s;
+## BENCH_SWEEP_ARGS="--runs 16 --ms 80", "--no-dask")
+BENCH_SWEEP_ARGS ?=
+bench-sweep: install
+	$(PY) bench/sweep_scaling.py $(BENCH_SWEEP_ARGS)
 
 ## bench-coflow-peer: our coflow schedulers (idealised and coflowsim-compatible) against the
 ## reference simulator coflowsim (Java) in the same run, CPU time and ratio per scheduler, and

@@ -34,6 +34,7 @@ SCRIPTS = {
     "pgo": (BENCH / "pgo.py", "main"),
     "scale_table": (BENCH / "scale_table.py", "main"),
     "sim_vs_testbed": (BENCH / "sim_vs_testbed.py", "main"),
+    "sweep_scaling": (BENCH / "sweep_scaling.py", "main"),
     "targets": (BENCH / "targets.py", "main"),
     "udp_lossy": (BENCH / "udp_lossy.py", "main"),
     "gen_flows": (BENCH / "peers" / "ns3" / "gen_flows.py", "main"),
@@ -145,6 +146,9 @@ def test_every_script_loads_by_path_from_another_folder(tmp_path: Path, name: st
     ("pgo", ["--help"], 0, "usage: "),
     ("scale_table", ["--help"], 0, "usage: bench/scale_table.py"),
     ("scale_table", ["--k", "x"], 2, "bench-scale-table: argument --k: invalid int value: 'x'"),
+    ("sweep_scaling", ["--help"], 0, "usage: bench/sweep_scaling.py"),
+    ("sweep_scaling", ["--runs", "0"], 2, "bench-sweep: --runs 0: a whole number of runs from 1 to 10000"),
+    ("sweep_scaling", ["--ms", "0"], 2, "bench-sweep: --ms 0.0: simulated milliseconds in (0, 1000]"),
     ("targets", ["--help"], 0, "usage: bench/targets.py"),
     ("targets", ["--runs", "0"], 2, "bench-targets: --runs 0: give a whole number"),
     ("udp_lossy", ["--runs", "0"], 2, "bench-udp-lossy: --runs 0:"),
@@ -246,6 +250,11 @@ def _htsimpeer(mod: ModuleType, tmp: Path, mp: pytest.MonkeyPatch) -> Callable[[
     return lambda: mod._main(["ensure", "--htsim", str(tmp)])
 
 
+def _sweep_scaling(mod: ModuleType, tmp: Path, mp: pytest.MonkeyPatch) -> Callable[[], object]:
+    mp.setattr(mod, "_timed", interrupt)
+    return lambda: mod.main(["--runs", "1", "--ms", "1"])
+
+
 def interrupt(*args: Any, **kwargs: Any) -> Any:
     raise KeyboardInterrupt
 
@@ -253,7 +262,7 @@ def interrupt(*args: Any, **kwargs: Any) -> Any:
 INTERRUPTED_WORK = {"ab": _ab, "scale_table": _scale_table, "targets": _targets,
                     "approx_loopback": _approx_loopback, "coflow_peer": _coflow_peer,
                     "credence_overhead": _credence_overhead, "credence_regime": _credence_regime, "pgo": _pgo,
-                    "sim_vs_testbed": _sim_vs_testbed, "collective_testbed": _collective_testbed, "udp_lossy": _udp_lossy, "gen_flows": _gen_flows,
+                    "sim_vs_testbed": _sim_vs_testbed, "sweep_scaling": _sweep_scaling, "collective_testbed": _collective_testbed, "udp_lossy": _udp_lossy, "gen_flows": _gen_flows,
                     "ns3peer": _ns3peer, "htsimpeer": _htsimpeer}
 
 

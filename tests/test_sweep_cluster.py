@@ -261,3 +261,16 @@ def test_reproduce_on_a_dask_cluster(tmp_path: Path, dask_address: str, monkeypa
     monkeypatch.chdir(tmp_path)
     assert main(["reproduce", "coflow", "--cluster", dask_address]) == 2
     assert "--cluster: not used by the coflow reproduction" in capsys.readouterr().err
+
+
+def test_bench_sweep_times_three_ways_and_checks_they_agree() -> None:
+    """`make bench-sweep` on a tiny sweep: one local worker, one per core and a Dask cluster give
+    the same table (the script exits 1 otherwise) and it prints the figures."""
+    p = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "bench" / "sweep_scaling.py"),
+                        "--runs", "2", "--ms", "2"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[-1] == "every table identical but wall_s: yes"
+    assert any(line.startswith("local, 1 worker") for line in lines)
+    assert any(line.startswith("Dask cluster, ") for line in lines)
+    assert any(line.startswith("Dask: ") and "one run's results sent back:" in line for line in lines)
