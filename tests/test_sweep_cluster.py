@@ -22,17 +22,9 @@ from slacknet.cluster import ClusterError, RunFailed, check_workers, connect, ru
 from slacknet.results import Results, read_manifest
 from slacknet.sweep import METRIC_COLUMNS, expand, load_sweep, run_sweep
 
-from .test_sweep import BASE, SWEEP
+from .test_sweep import BASE, SWEEP, sweep_file  # noqa: F401 - a fixture
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (the test extra has it)")
-
-
-@pytest.fixture()
-def sweep_file(tmp_path: Path) -> Path:
-    (tmp_path / "base.toml").write_text(BASE)
-    p = tmp_path / "sweep.toml"
-    p.write_text(SWEEP)
-    return p
 
 
 @pytest.fixture(scope="module")
