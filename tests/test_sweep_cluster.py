@@ -266,3 +266,13 @@ def test_bench_sweep_times_three_ways_and_checks_they_agree() -> None:
     assert any(line.startswith("local, 1 worker") for line in lines)
     assert any(line.startswith("Dask cluster, ") for line in lines)
     assert any(line.startswith("Dask: ") and "one run's results sent back:" in line for line in lines)
+
+
+def test_a_finished_sweep_resumed_needs_no_cluster(sweep_file: Path) -> None:
+    out = sweep_file.parent / "out"
+    with ThreadPoolExecutor(2) as ex:
+        first = run_sweep(load_sweep(sweep_file), out, cluster=ex)
+    # Nothing is left to run: the (unreachable) cluster is not asked.
+    again = run_sweep(load_sweep(sweep_file), out, cluster="tcp://127.0.0.1:9")
+    assert again["reused"].all()
+    _same_rows(again.drop(columns="reused"), first.drop(columns="reused"))

@@ -656,10 +656,13 @@ def run_sweep(
     runs = expand(sweep)
     for r in runs:
         check_save_target(out / r.variant)
+    # Runs finished here before (read only: nothing is written before the cluster answers).
+    before = {i: m for i, r in enumerate(runs) if (m := _finished_before(out / r.variant, r)) is not None}
     with ExitStack() as stack:
-        # The cluster is asked before the folder is made: a wrong address leaves nothing behind.
+        # The cluster is asked before the folder is made (a wrong address leaves nothing
+        # behind), and only if a run is left to run.
         c = None
-        if cluster is not None:
+        if cluster is not None and len(before) < len(runs):
             from .cluster import connect
 
             c = stack.enter_context(connect(cluster))
@@ -691,12 +694,11 @@ def run_sweep(
             record(i, metrics, error, reused=False)
 
         todo = []
-        for i, r in enumerate(runs):
-            metrics = _finished_before(out / r.variant, r)
-            if metrics is None:
-                todo.append(i)
+        for i in range(len(runs)):
+            if i in before:
+                record(i, before[i], "", reused=True)
             else:
-                record(i, metrics, "", reused=True)
+                todo.append(i)
         _write_table(table, columns, rows)
         if todo and c is not None:
             with _sigterm_exits():
