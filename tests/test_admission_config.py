@@ -35,6 +35,7 @@ FOREST = {
         slacknet.Harmonic(),
         slacknet.ActiveBufferManagement(),
         slacknet.ActiveBufferManagement(alpha_first_rtt=8.0, base_rtt_us=12.5, congested_bytes=3000),
+        slacknet.ActiveBufferManagement(first_rtt_bytes=43800),
         slacknet.FollowLqd(),
         slacknet.Credence(oracle=slacknet.AlwaysAcceptOracle()),
         slacknet.Credence(

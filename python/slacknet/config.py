@@ -265,12 +265,15 @@ class ActiveBufferManagement(_Model):
     ``n_p`` its congested queues (longer than ``congested_bytes``) and ``mu_i / b`` the
     queue's normalized dequeue rate, both refreshed once per ``base_rtt_us`` (absent: the
     network's base RTT, else :data:`DEFAULT_BASE_RTT_US`). First-RTT packets use
-    ``alpha_first_rtt``."""
+    ``alpha_first_rtt``: those starting in a flow's first ``first_rtt_bytes`` (absent: one
+    round trip of propagation at the host link rate, the Credence artifact's ``RTTBytes``, so
+    fewer bytes as the RTT falls: the paper's "ABM is sensitive to RTT")."""
 
     policy: Literal["abm"] = "abm"
     alpha_first_rtt: F64 = 64.0
     base_rtt_us: F64 | None = None
     congested_bytes: U64 = 20 * 1400
+    first_rtt_bytes: U64 | None = None
 
 
 class FollowLqd(_Model):

@@ -233,7 +233,7 @@ impl AnyAdmission {
             }
             AdmissionSpec::Lqd => AnyAdmission::Lqd(Lqd),
             AdmissionSpec::Harmonic => AnyAdmission::Harmonic(Harmonic::new()),
-            AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes } => AnyAdmission::Abm(Abm::new(
+            AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes, .. } => AnyAdmission::Abm(Abm::new(
                 ctx.dt_alpha.to_vec(),
                 *alpha_first_rtt,
                 ctx.base_rtt(*base_rtt_us),
@@ -417,7 +417,7 @@ pub(crate) mod tests {
             (AdmissionSpec::Static { port_bytes: Some(2_500) }, false),
             (AdmissionSpec::Lqd, false),
             (AdmissionSpec::Harmonic, false),
-            (AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 1_000 }, true),
+            (AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 1_000, first_rtt_bytes: None }, true),
             (AdmissionSpec::FollowLqd, true),
             (AdmissionSpec::Credence { oracle: OracleSpec::AlwaysAccept, base_rtt_us: None }, true),
         ];

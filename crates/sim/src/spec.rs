@@ -475,7 +475,7 @@ fabric_rate_gbps = 10
         let s = Spec::from_toml_str(&with(r#"{ policy = "abm" }"#)).unwrap();
         assert_eq!(
             s.switch.admission,
-            AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 28_000 }
+            AdmissionSpec::Abm { alpha_first_rtt: 64.0, base_rtt_us: None, congested_bytes: 28_000, first_rtt_bytes: None }
         );
         for policy in ["harmonic", "follow_lqd"] {
             Spec::from_toml_str(&with(&format!("{{ policy = \"{policy}\" }}"))).unwrap().validate(base()).unwrap();

@@ -85,6 +85,18 @@ pub(crate) const BYTES_PER_TRANSFER: usize =
 
 /// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
 /// then be listed without a network).
+/// The bytes at the start of a flow whose packets ABM treats as its first round trip's: the
+/// spec's `first_rtt_bytes`, else one propagation round trip at the host link rate (the
+/// Credence artifact's `RTTBytes`, Credence §4.1; [`crate::spec::AdmissionSpec::Abm`]).
+fn abm_first_rtt_bytes(admission: &crate::spec::AdmissionSpec, topo: &Topology, routes: &Routes) -> u64 {
+    if let crate::spec::AdmissionSpec::Abm { first_rtt_bytes: Some(b), .. } = admission {
+        return *b;
+    }
+    // Zero-byte packets: the longest round trip of propagation alone.
+    let rtt = build::base_rtt(topo, routes, 0, 0);
+    topo.host_rate.bytes_in(rtt).0
+}
+
 fn unstarted_generators(apps: &[AnyApp]) -> Option<Vec<AnyApp>> {
     apps.iter().map(AnyApp::clone_generator).collect()
 }
@@ -220,7 +232,7 @@ pub struct Simulation {
     bytes_dropped: u64,
     nic_drops: u64,
     nic_marks: u64,
-    /// Data bytes of a flow's initial window: packets below it are "first RTT" for ABM.
+    /// A flow's first bytes whose packets are "first RTT" for ABM (`abm_first_rtt_bytes`).
     first_rtt_bytes: u64,
     /// The base RTT of the network (see `build::base_rtt`).
     base_rtt: Dur,
@@ -355,6 +367,7 @@ impl Simulation {
         // The event queue's ring reaches two of the longest hops (see `Sched::with_reach`).
         let mtu = packet_bytes().max().unwrap_or(1500);
         let hop = links.iter().map(|l| l.delay + l.rate.tx_time(Bytes(mtu))).max().unwrap_or(Dur::ZERO);
+        let first_rtt_bytes = abm_first_rtt_bytes(&spec.switch.admission, &topo, &routes);
         let mut sim = Simulation {
             sched: Sched::with_reach(hop),
             routes,
@@ -394,7 +407,7 @@ impl Simulation {
             bytes_dropped: 0,
             nic_drops: 0,
             nic_marks: 0,
-            first_rtt_bytes: t.init_window_pkts() as u64 * mss,
+            first_rtt_bytes,
             base_rtt,
             trace: None,
             flow_trace: None,
@@ -751,6 +764,29 @@ mod tests {
             let drops = s.bytes_dropped;
             assert!(most > 0 && drops > 0, "{case}: the case drops nothing ({s:?})");
         }
+    }
+
+    #[test]
+    fn abm_first_rtt_is_one_propagation_round_trip_at_the_host_rate() {
+        // Credence's S2 leaf-spine (10 Gb/s, 3 us links, 8 links a round trip): the artifact's
+        // `RTTBytes` = 10 Gb/s x 24 us = 30,000 B, less than an incast response of 32,896 B, so
+        // its last packets are not first-RTT; with 1 us links 10,000 B, with 8 us 80,000 B.
+        let sim_with = |delay_ns: u64, admission: &str| {
+            let text = format!(
+                "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 16\nspines = 4\n\
+                 host_rate_gbps = 10\nfabric_rate_gbps = 10\nhost_delay_ns = {delay_ns}\nfabric_delay_ns = {delay_ns}\n\
+                 [switch]\nadmission = {admission}\n[transport]\nkind = \"dctcp\"\ninit_cwnd_pkts = 30\n\
+                 [[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 16, size_bytes = 1000, start_ns = 0 }} ]\n"
+            );
+            let valid = crate::Spec::from_toml_str(&text).unwrap().validate(std::path::Path::new(".")).unwrap();
+            Simulation::new(&valid).unwrap()
+        };
+        let abm = "{ policy = \"abm\" }";
+        assert_eq!(sim_with(3000, abm).first_rtt_bytes, 30_000);
+        assert_eq!(sim_with(1000, abm).first_rtt_bytes, 10_000);
+        assert_eq!(sim_with(8000, abm).first_rtt_bytes, 80_000);
+        // Not the initial window (30 x 1460 B), and the key overrides it.
+        assert_eq!(sim_with(3000, "{ policy = \"abm\", first_rtt_bytes = 43800 }").first_rtt_bytes, 43_800);
     }
 
     #[test]

@@ -266,6 +266,14 @@ pub enum AdmissionSpec {
         /// A queue longer than this is congested (counts toward `n_p`).
         #[serde(default = "default_abm_congested_bytes")]
         congested_bytes: u64,
+        /// The bytes at the start of each flow whose packets are its first round trip's
+        /// (`alpha_first_rtt`), by their offset in the flow. Absent: one round trip of
+        /// propagation at the host link rate (the hosts' rate times the longest propagation
+        /// round trip between two hosts), as the Credence artifact's `RTTBytes` (Credence
+        /// §4.1: "packets which arrive during the first round-trip-time"), so that fewer bytes
+        /// are prioritized as the RTT falls (the paper's "ABM is sensitive to RTT").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_rtt_bytes: Option<u64>,
     },
     /// FollowLQD (Credence Algorithm 2): drop-tail following LQD's queue lengths as
     /// thresholds, without predictions.
@@ -294,7 +302,7 @@ impl AdmissionSpec {
             AdmissionSpec::Static { port_bytes: Some(1) },
             AdmissionSpec::Lqd,
             AdmissionSpec::Harmonic,
-            AdmissionSpec::Abm { alpha_first_rtt: 1.0, base_rtt_us: Some(1.0), congested_bytes: 1 },
+            AdmissionSpec::Abm { alpha_first_rtt: 1.0, base_rtt_us: Some(1.0), congested_bytes: 1, first_rtt_bytes: Some(1) },
             AdmissionSpec::FollowLqd,
             AdmissionSpec::Credence { oracle: OracleSpec::AlwaysAccept, base_rtt_us: Some(1.0) },
         ];

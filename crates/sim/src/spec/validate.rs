@@ -1060,7 +1060,7 @@ fn check_admission(a: &AdmissionSpec) -> Result<(), SpecError> {
         _ => Ok(()),
     };
     match a {
-        AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes } => {
+        AdmissionSpec::Abm { alpha_first_rtt, base_rtt_us, congested_bytes, .. } => {
             if !(alpha_first_rtt.is_finite() && *alpha_first_rtt > 0.0) {
                 return Err(SpecError::invalid(
                     "switch.admission.alpha_first_rtt",
