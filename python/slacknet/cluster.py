@@ -137,7 +137,7 @@ def connect(cluster: Any) -> Iterator[Cluster]:
         return
     if isinstance(cluster, str):
         if not cluster.strip():
-            raise ClusterError(repr(cluster), f"name a Dask scheduler (tcp://host:8786) or a Ray cluster (ray, "
+            raise ClusterError(repr(cluster), "name a Dask scheduler (tcp://host:8786) or a Ray cluster (ray, "
                                "ray://host:10001)")
         if _is_ray(cluster):
             with _ray(cluster) as c:
@@ -149,7 +149,7 @@ def connect(cluster: Any) -> Iterator[Cluster]:
     if type(cluster).__name__ == "Client" and type(cluster).__module__.startswith("distributed"):
         yield _dask_cluster(cluster, str(getattr(cluster.scheduler, "address", None) or repr(cluster)))
         return
-    raise ClusterError(repr(cluster), f"not a cluster; give a Dask scheduler address (tcp://host:8786), "
+    raise ClusterError(repr(cluster), "not a cluster; give a Dask scheduler address (tcp://host:8786), "
                        "'ray' or 'ray://host:10001', a distributed.Client or a concurrent.futures.Executor")
 
 
@@ -166,7 +166,7 @@ def _dask_address(address: str) -> Iterator[Cluster]:
     try:
         from distributed import Client
     except ImportError:
-        raise ClusterError(address, f"dask.distributed is not installed here; pip install "
+        raise ClusterError(address, "dask.distributed is not installed here; pip install "
                            "'slacknet[cluster]' (on every node)") from None
     _check_dask_address(address)
     try:
@@ -206,7 +206,7 @@ def _dask_cluster(client: Any, name: str) -> Cluster:
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as e:
-        raise ClusterError(name, f"the scheduler has no workers (none joined within "
+        raise ClusterError(name, "the scheduler has no workers (none joined within "
                            f"{CONNECT_TIMEOUT_S:g} s: {type(e).__name__}); start some (`dask worker ADDRESS`)") from None
     try:
         infos = client.run(worker_info)
@@ -237,7 +237,7 @@ def _ray(address: str) -> Iterator[Cluster]:
     try:
         import ray
     except ImportError:
-        raise ClusterError(address, f"Ray is not installed here; pip install 'slacknet[ray]' (on every "
+        raise ClusterError(address, "Ray is not installed here; pip install 'slacknet[ray]' (on every "
                            "node)") from None
     started = not ray.is_initialized()
     if started:
