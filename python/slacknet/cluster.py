@@ -76,15 +76,15 @@ class RunFailed(RuntimeError):
 @dataclass
 class Cluster:
     """An open connection to a cluster: ``executor`` runs the sweep's runs, ``cores`` is how
-    many it runs at once by default, ``name`` says which cluster in messages."""
+    many it runs at once by default, ``cancel`` stops submitted runs on an interrupt."""
 
     executor: Executor
     cores: int
-    name: str
     cancel: Callable[[list[Future[Any]]], None]
 
 
 def _first_line(e: BaseException) -> str:
+    """The first line of ``e``'s message (a sweep row's error), or ``no message``."""
     text = str(e).strip()
     return text.splitlines()[0] if text else "no message"
 
@@ -133,7 +133,7 @@ def connect(cluster: Any) -> Iterator[Cluster]:
     if isinstance(cluster, Executor):
         cores = getattr(cluster, "_max_workers", None)  # a ThreadPool's or ProcessPool's size
         cores = cores if isinstance(cores, int) and cores > 0 else (os.cpu_count() or 1)
-        yield Cluster(cluster, cores, type(cluster).__name__, _cancel_futures)
+        yield Cluster(cluster, cores, _cancel_futures)
         return
     if isinstance(cluster, str):
         if not cluster.strip():
@@ -216,7 +216,7 @@ def _dask_cluster(client: Any, name: str) -> Cluster:
     check_workers(name, {str(w): tuple(i) for w, i in infos.items()}, (__version__, _native.version()))
     cores = sum(int(n) for n in client.nthreads().values())
     executor = client.get_executor(pure=False)
-    return Cluster(executor, max(1, cores), name, _cancel_futures)
+    return Cluster(executor, max(1, cores), _cancel_futures)
 
 
 def check_workers(name: str, infos: dict[str, tuple[str, ...]], want: tuple[str, str]) -> None:
@@ -249,7 +249,7 @@ def _ray(address: str) -> Iterator[Cluster]:
     try:
         cores = int(ray.cluster_resources().get("CPU", 1))
         executor = _RayExecutor(ray)
-        yield Cluster(executor, max(1, cores), address, executor.cancel)
+        yield Cluster(executor, max(1, cores), executor.cancel)
     finally:
         if started:
             ray.shutdown()
@@ -261,19 +261,19 @@ class _RayExecutor(Executor):
     def __init__(self, ray: Any) -> None:
         self._ray = ray
         self._task = ray.remote(num_cpus=1, max_retries=0)(run_remote)
-        self._refs: dict[int, Any] = {}
+        self._refs: dict[Future[Any], Any] = {}
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         if fn is not run_remote or kwargs:
             raise TypeError("this executor runs slacknet's sweep runs only")
         ref = self._task.remote(*args)
         fut: Future[Any] = ref.future()
-        self._refs[id(fut)] = ref
-        fut.add_done_callback(lambda f: self._refs.pop(id(f), None))
+        self._refs[fut] = ref
+        fut.add_done_callback(lambda f: self._refs.pop(f, None))
         return fut
 
     def cancel(self, futures: list[Future[Any]]) -> None:
         for f in futures:
-            ref = self._refs.pop(id(f), None)
+            ref = self._refs.pop(f, None)
             if ref is not None:
                 self._ray.cancel(ref, force=True)

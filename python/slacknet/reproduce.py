@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from .cluster import ClusterError, connect
 from .config import Scenario, is_seed
 from .reproduce_spec import (
     CDF_QUANTILES,
@@ -46,7 +47,6 @@ from .reproduce_spec import (
     with_set,
 )
 from .results import ResultsError, is_results_folder, replace_atomic, write_csv_atomic, write_text_atomic
-from .cluster import ClusterError, connect
 from .sweep import check_sweep_target, run_sweep
 
 __all__ = [

@@ -89,6 +89,7 @@ import pandas as pd
 
 from . import _native
 from .analysis import class_masks
+from .cluster import RunFailed, _first_line, connect, run_remote
 from .config import Scenario, is_seed, read_text_file, spec_error, variant_fields
 from .results import (
     MANIFEST, Results, ResultsError, check_save_target, is_results_folder, read_manifest, scenario_sha256,
@@ -663,8 +664,6 @@ def run_sweep(
         # behind), and only if a run is left to run.
         c = None
         if cluster is not None and len(before) < len(runs):
-            from .cluster import connect
-
             c = stack.enter_context(connect(cluster))
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(json.dumps({"name": sweep.name}) + "\n", out / SWEEP_INFO)
@@ -840,7 +839,6 @@ def _run_on_cluster(
     :class:`slacknet.cluster.Cluster`), ``jobs`` at a time; save each run's results as they
     come back and report it with ``ran``. On an interrupt the runs submitted are cancelled."""
     from . import __version__
-    from .cluster import RunFailed, run_remote
 
     queue = deque(todo)
     running: dict[Future[Any], int] = {}
@@ -868,11 +866,6 @@ def _run_on_cluster(
     except BaseException:
         c.cancel(list(running))
         raise
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else "no message"
 
 
 def _report(f: Future[dict[str, float]], i: int, ran: Callable[[int, dict[str, float] | None, str], None]) -> None:

@@ -83,20 +83,24 @@ pub const CLOCK_END: Time = Time::from_ps(u64::MAX - 1);
 pub(crate) const BYTES_PER_TRANSFER: usize =
     std::mem::size_of::<Transfer>() + std::mem::size_of::<TransferRt>() + std::mem::size_of::<crate::metrics::FctRecord>();
 
-/// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
-/// then be listed without a network).
 /// The bytes at the start of a flow whose packets ABM treats as its first round trip's: the
 /// spec's `first_rtt_bytes`, else one propagation round trip at the host link rate (the
-/// Credence artifact's `RTTBytes`, Credence §4.1; [`crate::spec::AdmissionSpec::Abm`]).
+/// Credence artifact's `RTTBytes`, Credence §4.1; [`crate::spec::AdmissionSpec::Abm`]). Only
+/// ABM reads it ([`crate::admission::Arrival::first_rtt`]); other policies get 0 without the
+/// search over host pairs.
 fn abm_first_rtt_bytes(admission: &crate::spec::AdmissionSpec, topo: &Topology, routes: &Routes) -> u64 {
-    if let crate::spec::AdmissionSpec::Abm { first_rtt_bytes: Some(b), .. } = admission {
-        return *b;
+    match admission {
+        crate::spec::AdmissionSpec::Abm { first_rtt_bytes: Some(b), .. } => *b,
+        // Zero-byte packets: the longest round trip of propagation alone.
+        crate::spec::AdmissionSpec::Abm { first_rtt_bytes: None, .. } => {
+            topo.host_rate.bytes_in(build::base_rtt(topo, routes, 0, 0)).0
+        }
+        _ => 0,
     }
-    // Zero-byte packets: the longest round trip of propagation alone.
-    let rtt = build::base_rtt(topo, routes, 0, 0);
-    topo.host_rate.bytes_in(rtt).0
 }
 
+/// Copies of `apps` before they start, if every one is an open-loop generator (whose flows can
+/// then be listed without a network).
 fn unstarted_generators(apps: &[AnyApp]) -> Option<Vec<AnyApp>> {
     apps.iter().map(AnyApp::clone_generator).collect()
 }
