@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,6 +154,35 @@ def test_manifest_lists_every_file_with_its_size_and_hash(tiny_results: slacknet
         assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     assert verify_results(d).seed == 7
     assert _scratch(tmp_path) == []
+
+
+def test_manifest_and_summary_name_the_engine_that_ran(tiny_results: slacknet.Results, tmp_path: Path) -> None:
+    engine = slacknet._native.engine_sha256()
+    assert re.fullmatch(r"[0-9a-f]{64}", engine)
+    d = tiny_results.save(tmp_path / "run")
+    assert json.loads((d / MANIFEST).read_text())["engine_sha256"] == engine
+    assert verify_results(d).engine_sha256 == engine and slacknet.Results.load(d).summary["engine_sha256"] == engine
+    # The manifest records the engine that ran (the summary's, made where the run ran), not the
+    # one that saves; results without one (a summary from before it was recorded) record none.
+    summary = dict(tiny_results.summary)
+    del summary["engine_sha256"]
+    older = copy.copy(tiny_results)
+    older.summary = summary
+    older.save(tmp_path / "older")
+    assert json.loads((tmp_path / "older" / MANIFEST).read_text())["engine_sha256"] is None
+    assert verify_results(tmp_path / "older").engine_sha256 is None
+    # A folder written before the key existed reads as such.
+    m = json.loads((d / MANIFEST).read_text())
+    del m["engine_sha256"]
+    (d / MANIFEST).write_text(json.dumps(m))
+    assert verify_results(d).engine_sha256 is None and slacknet.Results.load(d).num_flows > 0
+    # A value that is not a digest is a damaged manifest or summary.
+    (d / MANIFEST).write_text(json.dumps({**m, "engine_sha256": "abc"}))
+    with pytest.raises(slacknet.ResultsError, match=r"is damaged \(ValueError: engine_sha256 = 'abc' is not a SHA-256"):
+        verify_results(d)
+    summary["engine_sha256"] = 7
+    with pytest.raises(slacknet.ResultsError, match="engine_sha256 = 7 is not a SHA-256 in hex"):
+        older.save(tmp_path / "bad")
 
 
 def test_save_replaces_an_earlier_run_without_mixing(

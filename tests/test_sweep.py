@@ -304,6 +304,34 @@ def test_an_interrupted_sweep_keeps_its_finished_runs_and_resumes(sweep_file: Pa
 
 
 @forked
+def test_a_run_made_by_another_build_of_the_engine_runs_again(sweep_file: Path, tmp_path: Path,
+                                                             run_log: Path) -> None:
+    # The version alone did not guard reuse: a change to a default that leaves the scenario's
+    # text as it was (Credence's ABM first-RTT bytes, 0.2.0) would have been mixed with runs
+    # from before it. A folder is reused only if the engine that ran it was built from the
+    # same sources.
+    sweep_file.write_text(SWEEP.replace('labels = ["DT", "LQD"]', 'labels = ["DT", "LQD_"]').replace(
+        "seeds = [1, 2]", "seeds = [1]"))
+    sweep, out = load_sweep(sweep_file), tmp_path / "out"
+    first = run_sweep(sweep, out, jobs=1)
+    assert (first["status"] == "ok").all() and len(first) == 4
+    for v in first["variant"]:
+        assert slacknet.results.read_manifest(out / v).engine_sha256 == slacknet._native.engine_sha256()
+    other, older = first["variant"][0], first["variant"][1]
+    m = json.loads((out / other / "manifest.json").read_text())
+    (out / other / "manifest.json").write_text(json.dumps({**m, "engine_sha256": "0" * 64}))
+    m = json.loads((out / older / "manifest.json").read_text())
+    del m["engine_sha256"]  # a folder written before the engine was recorded
+    (out / older / "manifest.json").write_text(json.dumps(m))
+    assert slacknet.Results.load(out / older).num_flows > 0  # still results, only not reused
+    again = run_sweep(sweep, out, jobs=1)
+    assert again["reused"].tolist() == [False, False, True, True]
+    assert run_log.read_text().split()[4:] == [other, older]
+    same = [c for c in METRIC_COLUMNS if c != "wall_s"]
+    assert again[same].equals(first[same])  # the same engine, the same runs
+
+
+@forked
 def test_cli_sweep_reports_failures_and_exits_1(sweep_file: Path, tmp_path: Path, run_log: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o"

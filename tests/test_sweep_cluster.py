@@ -100,27 +100,38 @@ def test_a_client_object_and_its_worker_check(sweep_file: Path, dask_address: st
     with distributed.Client(dask_address, set_as_default=False) as client:
         infos = client.run(slacknet.cluster.worker_info)
         assert len(infos) == 2
-        for host, version, native in infos.values():
-            assert (host, version, native) == (socket.gethostname(), slacknet.__version__, slacknet._native.version())
+        for info in infos.values():
+            assert tuple(info) == (socket.gethostname(), slacknet.__version__, slacknet._native.version(),
+                                   slacknet._native.engine_sha256())
         table = run_sweep(load_sweep(sweep_file), sweep_file.parent / "out", cluster=client, jobs=1)
         assert list(table["status"]) == ["ok"] * 8
         assert client.status == "running"  # a client the caller opened stays open
 
 
 def test_another_version_on_a_worker_is_refused_by_name(sweep_file: Path) -> None:
-    want = (slacknet.__version__, slacknet._native.version())
+    engine = slacknet._native.engine_sha256()
+    want = (slacknet.__version__, slacknet._native.version(), engine)
     check_workers("tcp://x:1", {"tcp://10.0.0.2:40001": ("n2", *want)}, want)
     with pytest.raises(ClusterError) as e:
         check_workers("tcp://x:1", {"tcp://10.0.0.2:40001": ("n2", *want),
-                                    "tcp://10.0.0.3:40001": ("n3", "0.0.1", want[1])}, want)
+                                    "tcp://10.0.0.3:40001": ("n3", "0.0.1", want[1], engine)}, want)
     assert str(e.value) == (f"cluster = tcp://x:1: worker tcp://10.0.0.3:40001 (on n3) runs slacknet 0.0.1 (native "
                             f"{want[1]}), this sweep {want[0]} (native {want[1]}): install the same version on "
                             "every worker")
+    # The same version built from other sources (a developer's tree) may give other results.
+    with pytest.raises(ClusterError) as e:
+        check_workers("tcp://x:1", {"tcp://10.0.0.3:40001": ("n3", *want[:2], "ab" * 32)}, want)
+    assert str(e.value) == (f"cluster = tcp://x:1: worker tcp://10.0.0.3:40001 (on n3) runs slacknet {want[0]} built "
+                            f"from other sources (engine {'ab' * 6}, this sweep {engine[:12]}): install the same "
+                            "build on every worker")
     # And a worker that joins later: its run checks again, where it runs.
     run = expand(load_sweep(sweep_file))[0]
     with pytest.raises(RunFailed, match=rf"^the worker on {socket.gethostname()} runs slacknet "
                        rf"{slacknet.__version__}, this sweep 9\.9\.9: install the same version on every worker$"):
-        run_remote(run.scenario_json, "9.9.9")
+        run_remote(run.scenario_json, "9.9.9", engine)
+    with pytest.raises(RunFailed, match=rf"^the worker on {socket.gethostname()} runs an engine built from other "
+                       rf"sources \(engine {engine[:12]}, this sweep {'ab' * 6}\): install the same build on every worker$"):
+        run_remote(run.scenario_json, slacknet.__version__, "ab" * 32)
 
 
 def test_a_failed_run_is_a_row_naming_its_host(sweep_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:

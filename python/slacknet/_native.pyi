@@ -105,6 +105,9 @@ def credence_figure14(seeds: Sequence[int] | None = None) -> dict[str, Any]:
 def version() -> str:
     """Version of the native extension."""
 
+def engine_sha256() -> str:
+    """SHA-256 (hex) of the sources the engine was built from (``crates/py/build.rs``)."""
+
 def coflow_inter(
     trace: str,
     scheduler: str,

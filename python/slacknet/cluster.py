@@ -89,17 +89,18 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else "no message"
 
 
-def worker_info() -> tuple[str, str, str]:
-    """(host, slacknet version, native extension version) of the process that calls it (run on
-    each worker before a sweep)."""
+def worker_info() -> tuple[str, str, str, str]:
+    """(host, slacknet version, native extension version, engine digest) of the process that
+    calls it (run on each worker before a sweep; the digest is ``_native.engine_sha256()``)."""
     from . import __version__
 
-    return socket.gethostname(), __version__, _native.version()
+    return socket.gethostname(), __version__, _native.version(), _native.engine_sha256()
 
 
-def run_remote(scenario_json: str, version: str) -> tuple[Any, dict[str, float]]:
+def run_remote(scenario_json: str, version: str, engine: str) -> tuple[Any, dict[str, float]]:
     """One run on a worker: ``(Results, metrics)``. Raises :class:`RunFailed`, naming this host,
-    if this worker's slacknet is not ``version`` or the run fails."""
+    if this worker's slacknet is not ``version``, its engine not built from the sources of
+    ``engine`` (a ``_native.engine_sha256()``), or the run fails."""
     from . import __version__
     from .sim import run
     from .sweep import run_metrics
@@ -108,6 +109,10 @@ def run_remote(scenario_json: str, version: str) -> tuple[Any, dict[str, float]]
     if __version__ != version:
         raise RunFailed(f"the worker on {host} runs slacknet {__version__}, this sweep {version}: install the "
                         "same version on every worker")
+    if _native.engine_sha256() != engine:
+        raise RunFailed(f"the worker on {host} runs an engine built from other sources (engine "
+                        f"{_native.engine_sha256()[:12]}, this sweep {engine[:12]}): install the same build on "
+                        "every worker")
     try:
         # Paths in the resolved scenario are absolute (the sweep resolved them where it was read).
         res = run(_native.validate_json(scenario_json, str(Path.cwd())))
@@ -213,20 +218,27 @@ def _dask_cluster(client: Any, name: str) -> Cluster:
     except Exception as e:  # noqa: BLE001 - a worker that cannot import slacknet raises what it raises
         raise ClusterError(name, f"a worker could not report its slacknet ({type(e).__name__}: "
                            f"{_first_line(e)}); install slacknet {__version__} on every worker") from None
-    check_workers(name, {str(w): tuple(i) for w, i in infos.items()}, (__version__, _native.version()))
+    check_workers(name, {str(w): tuple(i) for w, i in infos.items()},
+                  (__version__, _native.version(), _native.engine_sha256()))
     cores = sum(int(n) for n in client.nthreads().values())
     executor = client.get_executor(pure=False)
     return Cluster(executor, max(1, cores), _cancel_futures)
 
 
-def check_workers(name: str, infos: dict[str, tuple[str, ...]], want: tuple[str, str]) -> None:
-    """Raise :class:`ClusterError` naming the first worker whose (slacknet, native) versions in
-    ``infos`` (worker -> (host, slacknet, native)) are not ``want``."""
-    for worker, (host, version, native) in sorted(infos.items()):
-        if (version, native) != want:
+def check_workers(name: str, infos: dict[str, tuple[str, ...]], want: tuple[str, str, str]) -> None:
+    """Raise :class:`ClusterError` naming the first worker whose (slacknet, native, engine) in
+    ``infos`` (worker -> (host, slacknet, native, engine), as :func:`worker_info` gives) are not
+    ``want``: another version, or the same version built from other sources (a developer's
+    build), whose results may differ."""
+    for worker, (host, version, native, engine) in sorted(infos.items()):
+        if (version, native) != want[:2]:
             raise ClusterError(name, f"worker {worker} (on {host}) runs slacknet {version} (native "
                                f"{native}), this sweep {want[0]} (native {want[1]}): install the same version on "
                                "every worker")
+        if engine != want[2]:
+            raise ClusterError(name, f"worker {worker} (on {host}) runs slacknet {version} built from other "
+                               f"sources (engine {engine[:12]}, this sweep {want[2][:12]}): install the same "
+                               "build on every worker")
 
 
 # -- Ray --

@@ -111,6 +111,8 @@ _PLOT_SUFFIX = ".png"
 #: The scratch folders of a save: ``.<name>.tmp-<pid>-<random>`` while writing, and
 #: ``.<name>.old-<pid>-<random>`` for the folder it replaces.
 _SCRATCH = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]{8}$")
+#: An engine digest as ``_native.engine_sha256()`` gives it.
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 #: The largest ``manifest.json`` read (one is a few kB), and the largest ``scenario.json`` or
 #: ``summary.json`` (a resolved scenario from a scenario file of at most 16 MB, indented).
 _MANIFEST_MAX_BYTES = 1 << 24
@@ -137,7 +139,8 @@ class ResultsError(ValueError):
 class Manifest:
     """What ``manifest.json`` records about a results folder (format version
     :data:`MANIFEST_VERSION`): the ``slacknet_version`` that wrote it, the resolved
-    scenario's ``scenario_sha256``, the ``seed`` and the ``files``."""
+    scenario's ``scenario_sha256``, the ``seed``, the ``files`` and the ``engine_sha256`` of
+    the engine that ran it."""
 
     slacknet_version: str
     scenario_sha256: str
@@ -145,6 +148,11 @@ class Manifest:
     seed: int
     files: dict[str, tuple[int, str]]
     """Every file of the folder but the manifest and plots: name -> (bytes, SHA-256 hex)."""
+    engine_sha256: str | None = None
+    """SHA-256 of the sources the engine that ran it was built from
+    (``slacknet._native.engine_sha256()`` where it ran; ``crates/py/build.rs`` says which
+    files), or None: written before slacknet recorded it, or the summary saved lacked it. A
+    sweep reuses a folder only if this is the running engine's."""
 
     def to_json(self) -> str:
         """The manifest as ``manifest.json`` holds it."""
@@ -155,6 +163,7 @@ class Manifest:
                 "slacknet_version": self.slacknet_version,
                 "scenario_sha256": self.scenario_sha256,
                 "seed": self.seed,
+                "engine_sha256": self.engine_sha256,
                 "files": {n: {"bytes": b, "sha256": h} for n, (b, h) in sorted(self.files.items())},
             },
             indent=2,
@@ -285,8 +294,11 @@ def _parse_manifest(path: Path) -> Manifest:
         if version != MANIFEST_VERSION:
             raise ValueError(f"unknown format_version {version!r}")
         files = {str(n): (_whole(e["bytes"], "bytes"), str(e["sha256"])) for n, e in raw["files"].items()}
+        engine = raw.get("engine_sha256")  # absent in folders written before it was recorded
+        if engine is not None and not (isinstance(engine, str) and _HEX64.fullmatch(engine)):
+            raise ValueError(f"engine_sha256 = {engine!r} is not a SHA-256 in hex")
         manifest = Manifest(str(raw["slacknet_version"]), str(raw["scenario_sha256"]), _whole(raw["seed"], "seed"),
-                            files)
+                            files, engine)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ResultsError(f"{path} is damaged ({type(e).__name__}: {_first_line(e)}): "
                            "re-run to write the folder again") from None
@@ -491,6 +503,9 @@ def _check_summary(summary: Mapping[str, Any]) -> None:
                 raise ValueError(f"{key} = {value!r} is not true or false")
         else:
             _whole(value, key)
+    engine = summary.get("engine_sha256")
+    if engine is not None and not (isinstance(engine, str) and _HEX64.fullmatch(engine)):
+        raise ValueError(f"engine_sha256 = {engine!r} is not a SHA-256 in hex")
     if summary["finished_flows"] > summary["num_flows"]:
         raise ValueError(f"finished_flows = {summary['finished_flows']} is more than num_flows = {summary['num_flows']}")
     for key in _SUMMARY_FLOATS:
@@ -614,6 +629,12 @@ def _git_hash() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{out}-dirty" if dirty else out or None
+
+
+def _summary_engine(summary: Mapping[str, Any]) -> str | None:
+    """The engine digest a run's ``summary`` records (checked by ``_check_summary``), or None."""
+    engine = summary.get("engine_sha256")
+    return engine if isinstance(engine, str) else None
 
 
 def _version() -> str:
@@ -741,7 +762,10 @@ class Results:
         summary["sim_time_ms"] = summary.get("sim_end_ps", 0) / 1e9
         summary["seed"] = meta["seed"]
         summary["scenario"] = meta["name"]
+        from . import _native
+
         summary["slacknet_version"] = _version()
+        summary["engine_sha256"] = _native.engine_sha256()
         summary["git_hash"] = _git_hash()
         return cls(scenario=scenario, summary=summary, **tables)
 
@@ -819,6 +843,7 @@ class Results:
             scenario_sha256=scenario_sha256(text),
             seed=int(json.loads(text)["seed"]),
             files={p.name: _sealed(p) for p in sorted(d.iterdir())},
+            engine_sha256=_summary_engine(self.summary),
         )
         (d / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
         _fsync(d / MANIFEST)

@@ -761,14 +761,16 @@ def _sweep_name_in(folder: Path) -> str | None:
 
 def _finished_before(folder: Path, run: SweepRun) -> dict[str, float] | None:
     """The metrics of ``run`` if ``folder`` holds its complete results from before: same
-    resolved scenario, seed and slacknet version (and every file as its manifest says)."""
+    resolved scenario, seed, slacknet version and engine (built from the same sources:
+    ``_native.engine_sha256()``), and every file as its manifest says."""
     from . import __version__
 
     if not folder.is_dir():
         return None
     try:
         m = read_manifest(folder)
-        if (m.scenario_sha256, m.seed, m.slacknet_version) != (scenario_sha256(run.scenario_json), run.seed, __version__):
+        if (m.scenario_sha256, m.seed, m.slacknet_version, m.engine_sha256) != (
+                scenario_sha256(run.scenario_json), run.seed, __version__, _native.engine_sha256()):
             return None
         return run_metrics(Results.load(folder))
     except (ResultsError, OSError):
@@ -840,13 +842,14 @@ def _run_on_cluster(
     come back and report it with ``ran``. On an interrupt the runs submitted are cancelled."""
     from . import __version__
 
+    engine = _native.engine_sha256()
     queue = deque(todo)
     running: dict[Future[Any], int] = {}
     try:
         while True:
             while queue and len(running) < jobs:
                 i = queue.popleft()
-                running[c.executor.submit(run_remote, runs[i].scenario_json, __version__)] = i
+                running[c.executor.submit(run_remote, runs[i].scenario_json, __version__, engine)] = i
             if not running:
                 return
             done, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -274,6 +274,13 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// SHA-256 (hex) of the sources this extension's engine was built from (`build.rs` says which):
+/// two builds that may give different results for one scenario have different digests.
+#[pyfunction]
+fn engine_sha256() -> &'static str {
+    env!("SLACKNET_ENGINE_SHA256")
+}
+
 /// One column of a result table, encoded off the interpreter.
 enum Col {
     /// numpy dtype string and little-endian bytes.
@@ -957,6 +964,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario_toml, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_sha256, m)?)?;
     m.add_function(wrap_pyfunction!(profile_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(credence_figure14, m)?)?;
     m.add_function(wrap_pyfunction!(empty_results, m)?)?;
