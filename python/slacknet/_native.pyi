@@ -20,6 +20,7 @@ __all__ = [
     "profile_defaults",
     "credence_figure14",
     "version",
+    "engine_sha256",
     "empty_results",
     "coflow_inter",
     "coflowsim_run",
