@@ -526,6 +526,55 @@ def test_prr_reaches_the_transport() -> None:
     _assert_needs_sack("prr")
 
 
+def test_slow_start_reaches_the_transport() -> None:
+    """`slow_start = false` (the Credence artifact's DCTCP, ns-3.39 with `m_useSS = false`)
+    grows the window by one segment a round from the first window on: one 300-segment flow on
+    an idle path with 400 us of propagation takes 17 rounds (10, 11, ..., 25, then 20) instead
+    of slow start's 5 (10, 20, 40, 80, then 150), so it finishes 12 round trips later, less the
+    130 segments' serialization the longer last round of slow start took. PowerTCP refuses
+    it."""
+    text = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+hosts_per_leaf = 2
+spines = 1
+host_rate_gbps = 10
+fabric_rate_gbps = 10
+host_delay_ns = 50000
+fabric_delay_ns = 50000
+[transport]
+kind = "KIND"
+[[workload]]
+kind = "flows"
+flows = [{ src = 0, dst = 3, size_bytes = 438000 }]
+"""
+    assert slacknet.DctcpTransport().slow_start and slacknet.NewRenoTransport().slow_start
+    seg_us, ack_us = 1500 * 8 / 10e3, 40 * 8 / 10e3  # serialization at 10 Gb/s
+    rtt_us = 8 * 50 + 4 * seg_us + 4 * ack_us  # four links each way, store and forward
+    for kind in ("dctcp", "newreno"):
+        fct_us = {}
+        for ss in (True, False):
+            sc = Scenario.from_toml_text(text.replace("KIND", kind))
+            sc.transport.slow_start = ss  # type: ignore[union-attr]
+            rec = slacknet.run(sc).records
+            assert int(rec["num_rtos"].sum()) == 0 and int(rec["retx_segments"].sum()) == 0
+            fct_us[ss] = float(rec["fct_ps"].iloc[0]) / 1e6
+        assert fct_us[False] - fct_us[True] == pytest.approx(12 * rtt_us - 130 * seg_us, rel=1e-3), (kind, fct_us)
+    with pytest.raises(slacknet.SpecError) as ei:
+        Scenario.from_toml_text(text.replace('kind = "KIND"', 'kind = "power_tcp"\nslow_start = false'))
+    assert ei.value.key == "transport.slow_start" and "PowerTCP" in ei.value.message
+
+
+def test_toml_text_given_as_a_path_is_named_as_such(tmp_path: Path) -> None:
+    # It raised OSError "File name too long" with the whole text as the name.
+    with pytest.raises(FileNotFoundError, match=r"^no such scenario file: what was given is 3 lines of text, not a "
+                       r"path; give the scenario file's path \(TOML text goes to Scenario.from_toml_text\)$"):
+        Scenario.from_toml('[topology]\nkind = "fat_tree"\n')
+    with pytest.raises(FileNotFoundError, match=r"^no such scenario file: a path of 5000 characters is too long"):
+        Scenario.from_toml("x" * 5000)
+
+
 def test_dctcp_loss_response_reaches_the_transport(tmp_path: Path) -> None:
     """`loss_response` is "halve" by default and "alpha" under ns3_compat (ns-3.44's TcpDctcp),
     and changes a lossy run: the lossy S2 comparison's incast responses, whose windows are cut

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import errno
 import os
 import stat
 import tomllib
@@ -412,6 +413,7 @@ class _TcpKeys(_Model):
     sack: Bool = False
     rack_tlp: Bool = False
     prr: Bool = False
+    slow_start: Bool = True
     delayed_ack_segments: U32 = 0
     delayed_ack_timeout_us: U64 = 40
     handshake: Bool = False
@@ -1012,6 +1014,10 @@ def read_text_file(p: Path, what: str, limit: int) -> str:
     """The UTF-8 text of the file ``p`` (a ``what``: "scenario file", "sweep file"), a regular
     file of at most ``limit`` bytes (:func:`read_bounded`). Raises ``FileNotFoundError``,
     ``IsADirectoryError``, ``OSError`` and :class:`SpecError` (not UTF-8)."""
+    name = os.fspath(p)
+    if "\n" in name:  # TOML text where a path belongs (it raised "File name too long")
+        raise FileNotFoundError(f"no such {what}: what was given is {name.count(chr(10)) + 1} lines of text, not a "
+                                f"path; give the {what}'s path (TOML text goes to Scenario.from_toml_text)")
     try:
         data = read_bounded(p, limit)
     except FileNotFoundError:
@@ -1023,6 +1029,11 @@ def read_text_file(p: Path, what: str, limit: int) -> str:
     except FileTooLargeError:
         size = f"{limit // 2**20} MB" if limit >= 2**20 else f"{limit} bytes"
         raise OSError(f"{what} {p} is larger than {size}, too large to be one; give the {what}") from None
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+        raise FileNotFoundError(f"no such {what}: a path of {len(name)} characters is too long for this system "
+                                f"({name[:40]}...)") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -159,10 +159,11 @@ impl AnyCc {
     pub fn new(cfg: &TcpConfig, init_pkts: u32) -> AnyCc {
         let mss = u64::from(cfg.mss);
         let init_cwnd = mss * u64::from(init_pkts.max(1));
+        let reno = NewReno::new(mss, init_cwnd).with_slow_start(cfg.slow_start);
         match cfg.cc {
-            CcKind::NewReno => AnyCc::NewReno(NewReno::new(mss, init_cwnd)),
+            CcKind::NewReno => AnyCc::NewReno(reno),
             CcKind::Dctcp { g, init_alpha, loss_by_alpha, .. } => {
-                AnyCc::Dctcp(Dctcp::new(NewReno::new(mss, init_cwnd), g, init_alpha, loss_by_alpha))
+                AnyCc::Dctcp(Dctcp::new(reno, g, init_alpha, loss_by_alpha))
             }
             CcKind::PowerTcp { gamma, beta_bytes, base_rtt, host_rate } => AnyCc::PowerTcp(
                 Box::new(PowerTcp::new(mss, gamma, beta_bytes, base_rtt, host_rate)),

@@ -185,6 +185,12 @@ pub struct TcpConfig {
     /// pipe`, which sends nothing until `pipe` falls below `ssthresh` and then a burst). Linux
     /// and ns-3.44 (its default `TcpPrrRecovery`) recover by it; default `false` here.
     pub prr: bool,
+    /// Slow start (RFC 5681 §3.1) while the window is below `ssthresh`; `false`: the window
+    /// grows by congestion avoidance only (one MSS per window acknowledged), from the initial
+    /// window and after a timeout, as in the Credence artifact's ns-3.39 DCTCP, whose
+    /// `TcpSocketState::m_useSS = false` turns slow start off for every flow. NewReno and
+    /// DCTCP; PowerTCP computes its window from telemetry and ignores it. Default `true`.
+    pub slow_start: bool,
     /// Delayed ACKs at the receiver, or `None` to ACK every segment. Default `None`.
     pub delayed_ack: Option<DelayedAck>,
     /// Open with a three-way handshake (SYN, SYN-ACK) before data. Default `false` (like htsim);
@@ -210,6 +216,7 @@ impl Default for TcpConfig {
             sack: false,
             rack_tlp: false,
             prr: false,
+            slow_start: true,
             delayed_ack: None,
             handshake: false,
             prio: 0,

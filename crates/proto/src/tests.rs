@@ -131,6 +131,31 @@ fn slow_start_doubles_cwnd_each_round() {
 }
 
 #[test]
+fn without_slow_start_each_round_is_one_segment_larger() {
+    // The Credence artifact's DCTCP (ns-3.39 with TcpSocketState::m_useSS = false): from the
+    // initial window the window grows by congestion avoidance only, one MSS per round.
+    for cc in [CcKind::NewReno, dctcp(1.0)] {
+        let mut p = pair(TcpConfig { slow_start: false, ..tcp(cc) }, 300 * MSS, 0);
+        p.latency = Dur::from_us(100);
+        assert!(p.drive());
+        assert!(p.is_complete());
+        let mut rounds: Vec<usize> = vec![];
+        let mut last: Option<Time> = None;
+        for e in p.data() {
+            if !matches!(last, Some(t) if e.sent.since(t) <= Dur::from_us(50)) {
+                rounds.push(0);
+            }
+            *rounds.last_mut().unwrap() += 1;
+            last = Some(e.sent);
+        }
+        // 10 + 11 + ... + 25 = 280 segments in 16 rounds, the last 20 in the 17th.
+        let want: Vec<usize> = (10..=25).chain([20]).collect();
+        assert_eq!(rounds, want, "{cc:?}");
+        assert_eq!(p.client.stats().segments_retx, 0);
+    }
+}
+
+#[test]
 fn an_initial_window_covering_the_transfer_sends_it_all_at_once_then_grows_as_usual() {
     let size = 73 * MSS - 5;
     for cc in [CcKind::NewReno, dctcp(1.0)] {

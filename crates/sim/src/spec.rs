@@ -71,6 +71,11 @@ pub use topology::*;
 pub use transport::*;
 pub use workload::*;
 
+/// `serde(default = "yes")`: a flag that is on unless a scenario turns it off.
+fn yes() -> bool {
+    true
+}
+
 fn default_name() -> String {
     "scenario".into()
 }

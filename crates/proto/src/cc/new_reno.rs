@@ -15,6 +15,10 @@ pub struct NewReno {
     ssthresh: u64,
     /// Bytes acknowledged in congestion avoidance since `cwnd` last grew (RFC 3465 §2.1).
     ca_acked: u64,
+    /// Whether a window below `ssthresh` grows by slow start (RFC 5681 §3.1); `false`: by
+    /// congestion avoidance always, as the Credence artifact's ns-3.39 DCTCP
+    /// (`TcpSocketState::m_useSS = false`, tested in `TcpLinuxReno::IncreaseWindow`).
+    slow_start: bool,
 }
 
 impl NewReno {
@@ -22,7 +26,14 @@ impl NewReno {
     /// `ssthresh` starts "arbitrarily high" (RFC 5681 §3.1).
     pub fn new(mss: u64, init_cwnd: u64) -> NewReno {
         debug_assert!(mss > 0);
-        NewReno { mss, cwnd: init_cwnd.max(mss), ssthresh: u64::MAX, ca_acked: 0 }
+        NewReno { mss, cwnd: init_cwnd.max(mss), ssthresh: u64::MAX, ca_acked: 0, slow_start: true }
+    }
+
+    /// The same controller growing its window by congestion avoidance only (`slow_start =
+    /// false`: no slow start, from the first window nor after a timeout).
+    pub fn with_slow_start(mut self, slow_start: bool) -> NewReno {
+        self.slow_start = slow_start;
+        self
     }
 
     /// Sender MSS (SMSS) in bytes.
@@ -88,7 +99,7 @@ impl CongestionControl for NewReno {
     }
 
     fn on_ack(&mut self, _now: Time, bytes_acked: u64) {
-        if self.cwnd < self.ssthresh {
+        if self.cwnd < self.ssthresh && self.slow_start {
             // RFC 5681 §3.1 slow start, byte counting: cwnd grows by the bytes acknowledged
             // (at most SMSS per acknowledged segment, as every segment is <= SMSS), and the
             // growth stops at ssthresh, where congestion avoidance takes over.
@@ -178,6 +189,27 @@ mod tests {
         assert_eq!(c.window(), 4 * MSS);
         c.on_ack(Time::ZERO, MSS);
         assert_eq!(c.window(), 5 * MSS);
+    }
+
+    #[test]
+    fn without_slow_start_the_window_grows_one_mss_per_window_from_the_start_and_after_a_timeout() {
+        // The Credence artifact's DCTCP (ns-3.39, m_useSS = false): below ssthresh too.
+        let mut c = NewReno::new(MSS, 4 * MSS).with_slow_start(false);
+        assert_eq!(c.ssthresh(), u64::MAX);
+        for _ in 0..3 {
+            c.on_ack(Time::ZERO, MSS);
+        }
+        assert_eq!(c.window(), 4 * MSS, "slow start would have added 3 MSS");
+        c.on_ack(Time::ZERO, MSS);
+        assert_eq!(c.window(), 5 * MSS);
+        c.on_rto(Time::ZERO, 10 * MSS, 10 * MSS, false);
+        assert_eq!((c.window(), c.ssthresh()), (MSS, 5 * MSS));
+        c.on_ack(Time::ZERO, MSS);
+        assert_eq!(c.window(), 2 * MSS, "one window of one MSS acknowledged");
+        c.on_ack(Time::ZERO, MSS);
+        assert_eq!(c.window(), 2 * MSS, "slow start would be at 3 MSS");
+        c.on_ack(Time::ZERO, MSS);
+        assert_eq!(c.window(), 3 * MSS);
     }
 
     #[test]

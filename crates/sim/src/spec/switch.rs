@@ -507,6 +507,3 @@ pub enum NicSchedulerKind {
     Pfabric,
 }
 
-fn yes() -> bool {
-    true
-}

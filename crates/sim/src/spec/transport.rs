@@ -80,6 +80,8 @@ pub struct TcpKeys {
     pub rack_tlp: bool,
     /// Proportional rate reduction in fast recovery (RFC 9937); needs `sack`.
     pub prr: bool,
+    /// Slow start below `ssthresh` (false: congestion avoidance only, as the Credence artifact).
+    pub slow_start: bool,
     /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
     pub delayed_ack_segments: u32,
     /// Delayed ACK timeout.
@@ -148,6 +150,11 @@ macro_rules! tcp_kind {
             /// (Linux and ns-3.44 recover by it).
             #[serde(default)]
             pub prr: bool,
+            /// Slow start while the window is below `ssthresh` (RFC 5681 §3.1); `false`: the
+            /// window grows by congestion avoidance only, as in the Credence artifact's DCTCP
+            /// (ns-3.39 `TcpSocketState::m_useSS = false`). PowerTCP ignores it.
+            #[serde(default = "yes")]
+            pub slow_start: bool,
             /// Delayed ACKs: ACK every this many segments (0 = every segment, no delayed ACK).
             #[serde(default)]
             pub delayed_ack_segments: u32,
@@ -177,6 +184,7 @@ macro_rules! tcp_kind {
                     sack: false,
                     rack_tlp: false,
                     prr: false,
+                    slow_start: true,
                     delayed_ack_segments: 0,
                     delayed_ack_timeout_us: default_delack_us(),
                     handshake: false,
@@ -203,6 +211,7 @@ macro_rules! tcp_kind {
                     sack: self.sack,
                     rack_tlp: self.rack_tlp,
                     prr: self.prr,
+                    slow_start: self.slow_start,
                     delayed_ack_segments: self.delayed_ack_segments,
                     delayed_ack_timeout_us: self.delayed_ack_timeout_us,
                     handshake: self.handshake,

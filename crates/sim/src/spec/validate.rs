@@ -779,6 +779,13 @@ fn check_transport(at: &str, t: &TransportSpec) -> Result<(), SpecError> {
                 format!("needs selective acknowledgments: set {at}.sack = true as well (RACK-TLP, RFC 8985, reads the SACK scoreboard)"),
             ));
         }
+        if !k.slow_start && matches!(t, TransportSpec::PowerTcp(_)) {
+            return Err(SpecError::invalid(
+                key("slow_start"),
+                false,
+                "PowerTCP sets its window from in-band telemetry and has no slow start to turn off: remove the key (it applies to dctcp and newreno)",
+            ));
+        }
         if k.prr && !k.sack {
             return Err(SpecError::invalid(
                 key("prr"),

@@ -442,9 +442,6 @@ pub struct TimeseriesSpec {
     pub max_transfers: Option<u64>,
 }
 
-fn yes() -> bool {
-    true
-}
 
 /// Where a TCP flow's completion time is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

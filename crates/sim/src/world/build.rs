@@ -41,6 +41,7 @@ pub fn transport_config(t: &TransportSpec, base_rtt: Dur, host_rate: Bps) -> Tra
             sack: k.sack,
             rack_tlp: k.rack_tlp,
             prr: k.prr,
+            slow_start: k.slow_start,
             delayed_ack: (k.delayed_ack_segments > 0).then(|| proto::tcp::DelayedAck {
                 count: k.delayed_ack_segments,
                 timeout: Dur::from_us(k.delayed_ack_timeout_us),
