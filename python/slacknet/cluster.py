@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import socket
+import warnings
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -254,10 +255,13 @@ def _ray(address: str) -> Iterator[Cluster]:
     started = not ray.is_initialized()
     if started:
         try:
-            ray.init(address="auto" if address == "ray" else address, log_to_driver=False)
+            with warnings.catch_warnings():  # Ray Client warns of its timeout before raising it
+                warnings.simplefilter("ignore")
+                ray.init(address="auto" if address == "ray" else address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError, OSError) as e:
             raise ClusterError(address, f"no Ray cluster answered ({type(e).__name__}: "
-                               f"{_first_line(e)}); start one (`ray start --head`) or fix the address") from None
+                               f"{_first_line(e)}); start one (`ray start --head`) or fix the address"
+                               f"{_ray_auth_hint(address)}") from None
     try:
         cores = int(ray.cluster_resources().get("CPU", 1))
         executor = _RayExecutor(ray)
@@ -265,6 +269,19 @@ def _ray(address: str) -> Iterator[Cluster]:
     finally:
         if started:
             ray.shutdown()
+
+
+def _ray_auth_hint(address: str) -> str:
+    """What to add to a failed Ray Client connection: a cluster that requires token
+    authentication (Ray 2.59 and later turn it on for `ray start`) lets a client without its
+    token time out, as an unreachable one does. (The token as the string RAY_AUTH_TOKEN, which
+    Ray also reads, connected but never started the client's session with Ray 2.60 here; from
+    a file it did.)"""
+    if not address.startswith("ray://") or os.environ.get("RAY_AUTH_MODE") == "token":
+        return ""
+    return ("; if the cluster requires token authentication (Ray 2.59 and later turn it on for `ray start`), "
+            "set RAY_AUTH_MODE=token here, with the cluster's token in ~/.ray/auth_token or the file "
+            "RAY_AUTH_TOKEN_PATH names")
 
 
 class _RayExecutor(Executor):
