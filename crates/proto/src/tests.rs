@@ -107,13 +107,13 @@ fn established_completed_sender_is_silent_and_has_no_timers() {
     assert_eq!(p.server.poll_timeout(), None);
 }
 
-#[test]
-fn slow_start_doubles_cwnd_each_round() {
-    let mut p = pair(tcp(CcKind::NewReno), 300 * MSS, 0);
+/// One transfer of `size` bytes over a 100 us link, complete, and its data segments counted
+/// by round (split at idle gaps longer than a quarter RTT).
+fn rounds_of(cfg: TcpConfig, size: u64) -> (Pair, Vec<usize>) {
+    let mut p = pair(cfg, size, 0);
     p.latency = Dur::from_us(100);
     assert!(p.drive());
     assert!(p.is_complete());
-    // Split data transmissions into rounds at idle gaps longer than a quarter RTT.
     let mut rounds: Vec<usize> = vec![];
     let mut last: Option<Time> = None;
     for e in p.data() {
@@ -123,6 +123,12 @@ fn slow_start_doubles_cwnd_each_round() {
         *rounds.last_mut().unwrap() += 1;
         last = Some(e.sent);
     }
+    (p, rounds)
+}
+
+#[test]
+fn slow_start_doubles_cwnd_each_round() {
+    let (p, rounds) = rounds_of(tcp(CcKind::NewReno), 300 * MSS);
     assert_eq!(rounds[..4], [10, 20, 40, 80], "rounds: {rounds:?}");
     // After the first round is acknowledged, cwnd = 2·IW.
     let after_round1 = p.snaps.iter().find(|s| s.seq.0 == 10 * MSS).unwrap();
@@ -135,19 +141,7 @@ fn without_slow_start_each_round_is_one_segment_larger() {
     // The Credence artifact's DCTCP (ns-3.39 with TcpSocketState::m_useSS = false): from the
     // initial window the window grows by congestion avoidance only, one MSS per round.
     for cc in [CcKind::NewReno, dctcp(1.0)] {
-        let mut p = pair(TcpConfig { slow_start: false, ..tcp(cc) }, 300 * MSS, 0);
-        p.latency = Dur::from_us(100);
-        assert!(p.drive());
-        assert!(p.is_complete());
-        let mut rounds: Vec<usize> = vec![];
-        let mut last: Option<Time> = None;
-        for e in p.data() {
-            if !matches!(last, Some(t) if e.sent.since(t) <= Dur::from_us(50)) {
-                rounds.push(0);
-            }
-            *rounds.last_mut().unwrap() += 1;
-            last = Some(e.sent);
-        }
+        let (p, rounds) = rounds_of(TcpConfig { slow_start: false, ..tcp(cc) }, 300 * MSS);
         // 10 + 11 + ... + 25 = 280 segments in 16 rounds, the last 20 in the 17th.
         let want: Vec<usize> = (10..=25).chain([20]).collect();
         assert_eq!(rounds, want, "{cc:?}");
