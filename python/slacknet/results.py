@@ -294,9 +294,7 @@ def _parse_manifest(path: Path) -> Manifest:
         if version != MANIFEST_VERSION:
             raise ValueError(f"unknown format_version {version!r}")
         files = {str(n): (_whole(e["bytes"], "bytes"), str(e["sha256"])) for n, e in raw["files"].items()}
-        engine = raw.get("engine_sha256")  # absent in folders written before it was recorded
-        if engine is not None and not (isinstance(engine, str) and _HEX64.fullmatch(engine)):
-            raise ValueError(f"engine_sha256 = {engine!r} is not a SHA-256 in hex")
+        engine = _engine_digest(raw.get("engine_sha256"))  # absent in folders written before it was recorded
         manifest = Manifest(str(raw["slacknet_version"]), str(raw["scenario_sha256"]), _whole(raw["seed"], "seed"),
                             files, engine)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -503,9 +501,7 @@ def _check_summary(summary: Mapping[str, Any]) -> None:
                 raise ValueError(f"{key} = {value!r} is not true or false")
         else:
             _whole(value, key)
-    engine = summary.get("engine_sha256")
-    if engine is not None and not (isinstance(engine, str) and _HEX64.fullmatch(engine)):
-        raise ValueError(f"engine_sha256 = {engine!r} is not a SHA-256 in hex")
+    _engine_digest(summary.get("engine_sha256"))
     if summary["finished_flows"] > summary["num_flows"]:
         raise ValueError(f"finished_flows = {summary['finished_flows']} is more than num_flows = {summary['num_flows']}")
     for key in _SUMMARY_FLOATS:
@@ -629,6 +625,14 @@ def _git_hash() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{out}-dirty" if dirty else out or None
+
+
+def _engine_digest(value: Any) -> str | None:
+    """``value`` if it is an engine digest (``_native.engine_sha256()``) or None; ValueError
+    naming it otherwise."""
+    if value is not None and not (isinstance(value, str) and _HEX64.fullmatch(value)):
+        raise ValueError(f"engine_sha256 = {value!r} is not a SHA-256 in hex")
+    return value
 
 
 def _summary_engine(summary: Mapping[str, Any]) -> str | None:
