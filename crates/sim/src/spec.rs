@@ -260,6 +260,21 @@ fabric_rate_gbps = 10
     }
 
     #[test]
+    fn an_error_in_the_transport_table_gives_the_line_of_its_key() {
+        // MINIMAL's last line is 8; [transport] on 9. It said "line 8" (the line before the
+        // table) for every key of the table.
+        let e = Spec::from_toml_str(&format!("{MINIMAL}[transport]\nkind = \"dctcp\"\n\n\nsack = \"no\"\n")).unwrap_err();
+        assert_eq!(e.key(), "transport.sack", "{e}");
+        assert!(e.to_string().ends_with("(line 13)"), "{e}");
+        let e = Spec::from_toml_str(&format!("{MINIMAL}[transport]\nkind = \"power_tcp\"\nslow_startx = false\n")).unwrap_err();
+        assert!(e.to_string().ends_with("(line 11)"), "{e}");
+        // A key not written as `key =` in the table: the table's own line.
+        let e = Spec::from_toml_str(&format!("transport = {{ kind = \"dctcp\", sack = \"no\" }}\n{MINIMAL}")).unwrap_err();
+        assert_eq!(e.key(), "transport.sack", "{e}");
+        assert!(e.to_string().ends_with("(line 1)"), "{e}");
+    }
+
+    #[test]
     fn integers_beyond_toml_are_named_with_their_key() {
         // The TOML parser refuses them before serde reads a key; the key is read from the text.
         let cases = [

@@ -38,11 +38,13 @@ impl Spec {
                 .ok()
                 .and_then(|v| serde_json::to_value(v).ok())
                 .and_then(|root| refine_tagged_error(&root, &key));
-            let line = e.inner().span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            let line = e.inner().span().map(|span| line_of(text, span.start));
             match (refined, line) {
-                // The transport table is tagged: its span is the table's, which still helps.
+                // The transport table is tagged: its span is the table's; the key's own line
+                // is found in it by name (the table's line if it is not there).
                 (Some(SpecError::Parse { key, message }), Some(line)) if key.starts_with("transport") => {
-                    return SpecError::Parse { key, message: format!("{message} (line {line})") }
+                    let line = key_line(text, line, &key);
+                    return SpecError::Parse { key, message: format!("{message} (line {line})") };
                 }
                 (Some(r), _) => return r,
                 _ => {}
@@ -50,8 +52,7 @@ impl Spec {
             let message = e.inner().message().to_string();
             let message = match e.inner().span() {
                 Some(span) if !key.starts_with("topology") && !key.starts_with("workload") => {
-                    let line = text[..span.start.min(text.len())].lines().count().max(1);
-                    format!("{message} (line {line})")
+                    format!("{message} (line {})", line_of(text, span.start))
                 }
                 _ => message,
             };
@@ -294,6 +295,29 @@ fn path_string(p: &serde_path_to_error::Path) -> String {
     } else {
         s
     }
+}
+
+/// The 1-based line of byte `at` of `text`. (Counting `text[..at].lines()` gave the line
+/// before it when `at` starts a line, as a table's span does: `[transport]` on line 5 was
+/// reported as line 4.)
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The line of `key`'s last part written as `name = ...` in the table whose header (or inline
+/// table) is on line `table_line`, up to the next table header; `table_line` if it is not there.
+fn key_line(text: &str, table_line: usize, key: &str) -> usize {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    for (i, line) in text.lines().enumerate().skip(table_line) {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            break;
+        }
+        if t.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('=')) {
+            return i + 1;
+        }
+    }
+    table_line
 }
 
 /// A TOML parse error at `span` of `text` with the key it belongs to, read from the text: the
