@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
@@ -283,13 +284,11 @@ def test_a_failed_ray_client_connection_names_token_authentication(monkeypatch: 
 
         @staticmethod
         def init(**kw: Any) -> None:
-            import warnings
             warnings.warn("Ray Client connection timed out.", UserWarning, stacklevel=1)
             raise ConnectionError("ray client connection timeout")
 
     monkeypatch.setitem(sys.modules, "ray", FakeRay)
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # Ray's warning must not escape
         with pytest.raises(ClusterError) as e:

@@ -55,18 +55,15 @@ fn main() {
     }
     let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
     println!("cargo:rustc-env=SLACKNET_ENGINE_SHA256={hex}");
-    for top in ["Cargo.toml", "Cargo.lock"] {
-        println!("cargo:rerun-if-changed={}", root.join(top).display());
-    }
 }
 
 /// `rel` (a file or a folder, walked) into `files` as (its `/`-separated path, its path), if it
-/// exists; each folder is watched for changes.
+/// exists; each is watched for changes.
 fn add(root: &Path, rel: &Path, files: &mut Vec<(String, PathBuf)>) {
     let path = root.join(rel);
     let Ok(meta) = fs::metadata(&path) else { return };
+    println!("cargo:rerun-if-changed={}", path.display());
     if meta.is_dir() {
-        println!("cargo:rerun-if-changed={}", path.display());
         let mut entries: Vec<_> = fs::read_dir(&path)
             .unwrap_or_else(|e| panic!("cannot list {}: {e}", path.display()))
             .filter_map(|e| e.ok())

@@ -635,12 +635,6 @@ def _engine_digest(value: Any) -> str | None:
     return value
 
 
-def _summary_engine(summary: Mapping[str, Any]) -> str | None:
-    """The engine digest a run's ``summary`` records (checked by ``_check_summary``), or None."""
-    engine = summary.get("engine_sha256")
-    return engine if isinstance(engine, str) else None
-
-
 def _version() -> str:
     from . import __version__
 
@@ -847,7 +841,7 @@ class Results:
             scenario_sha256=scenario_sha256(text),
             seed=int(json.loads(text)["seed"]),
             files={p.name: _sealed(p) for p in sorted(d.iterdir())},
-            engine_sha256=_summary_engine(self.summary),
+            engine_sha256=_engine_digest(self.summary.get("engine_sha256")),  # _check_savable checked it
         )
         (d / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
         _fsync(d / MANIFEST)
