@@ -30,6 +30,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 /// needs (performance log, fifteenth step). Python's own objects keep Python's allocator;
 /// nothing allocated on one side is freed on the other, since every result leaves as bytes
 /// that Python copies.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -11,6 +11,7 @@ use std::time::Instant;
 /// buffers come and go. On the k = 16 fat-tree, which waits on memory, 3 of 3 alternated pairs
 /// 0.837 (performance log, fifteenth step); results are the same byte for byte, since nothing
 /// in a run depends on an address.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
