@@ -26,10 +26,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 /// mimalloc for the extension's Rust allocations (the simulation's whole state), as in the
-/// `slacknet-sim` binary: a long run's heap stays compact, which a run that waits on memory
-/// needs (performance log, fifteenth step). Python's own objects keep Python's allocator;
-/// nothing allocated on one side is freed on the other, since every result leaves as bytes
-/// that Python copies.
+/// `slacknet-sim` binary (the `mimalloc` feature; why: the workspace's Cargo.toml). Python's
+/// own objects keep Python's allocator; nothing allocated on one side is freed on the other,
+/// since every result leaves as bytes that Python copies.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

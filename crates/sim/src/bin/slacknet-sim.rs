@@ -7,10 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// mimalloc, not the system's malloc: a long run's heap stays compact as flows and queue
-/// buffers come and go. On the k = 16 fat-tree, which waits on memory, 3 of 3 alternated pairs
-/// 0.837 (performance log, fifteenth step); results are the same byte for byte, since nothing
-/// in a run depends on an address.
+/// mimalloc, not the system's malloc (the `mimalloc` feature; why: the workspace's Cargo.toml).
+/// Results are the same byte for byte either way: nothing in a run depends on an address.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
