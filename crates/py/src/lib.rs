@@ -960,6 +960,8 @@ impl PySimulation {
 /// The native core of slacknet. Private: use the `slacknet` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(feature = "mimalloc")]
+    sim::heap::keep_freed_memory();
     let py = m.py();
     m.add("SpecError", py.get_type::<SpecError>())?;
     m.add("SimError", py.get_type::<SimError>())?;

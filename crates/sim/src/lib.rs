@@ -17,6 +17,8 @@
 pub mod admission;
 pub mod app;
 pub mod credence;
+#[cfg(feature = "mimalloc")]
+pub mod heap;
 pub mod ideal;
 pub mod metrics;
 pub mod packet;

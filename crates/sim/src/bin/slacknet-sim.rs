@@ -50,6 +50,8 @@ fn read_scenario(p: &str) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "mimalloc")]
+    sim::heap::keep_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 1 {
         eprintln!("usage: slacknet-sim [SCENARIO.toml]   (built-in default scenario without an argument)");
