@@ -30,16 +30,16 @@ pub fn keep_freed_memory() {
     unsafe { libmimalloc_sys::mi_option_set_default(PURGE_DELAY, -1) }
 }
 
-/// mimalloc's current purge delay in milliseconds (`-1`: never).
-pub fn purge_delay_ms() -> std::ffi::c_long {
-    // SAFETY: reads one option word (initialising it from the environment the first time).
-    unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::process::Command;
+
+    /// mimalloc's current purge delay in milliseconds (`-1`: never).
+    fn purge_delay_ms() -> std::ffi::c_long {
+        // SAFETY: reads one option word (initialising it from the environment the first time).
+        unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }
+    }
 
     /// Set in the child processes of the test below, with what they must see.
     const CHILD: &str = "SLACKNET_HEAP_TEST_EXPECT";
