@@ -41,6 +41,10 @@ How each is measured, and what decides:
   machine (on 2026-11-28 this VM took 325 ns and 4.2 ns, and the k16 run 99-110 s, where it had
   run in 56-60 s two days before). Without a C compiler the line says so and the rest runs;
   `--no-calibration` leaves it out.
+- **Which machine.** The first line, `processor:`, names the processor and its caches as Linux
+  reports them (`/proc/cpuinfo`, `/sys/devices/system/cpu/cpu0/cache`): the k16 run's 80 MB fit
+  in one VM's 300 MiB L3 and not in another's 32 MiB, and the 256 MiB chase above is partly
+  cache-resident on the first, so figures from different machines are read apart.
 - **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 
@@ -60,6 +64,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -150,6 +155,42 @@ def calibration_line(before: Calibration | str, after: Calibration | str) -> str
         return f"{c.memory_ns:.0f} ns over 256 MiB, {c.cache_ns:.1f} ns over 256 KiB"
     return (f"machine: one dependent load (bench/memlat.c) took {one(before)} before the k16 runs; "
             f"{one(after)} after")
+
+
+def kib_text(size: str) -> str:
+    """A cache size as sysfs writes it ("48K", "2048K", "300M") in KiB or, when whole, MiB."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", size)
+    if m is None:
+        return size
+    kib = int(m[1]) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1 << 20}[m[2]]
+    return f"{kib // 1024:.0f} MiB" if kib >= 1024 and kib % 1024 == 0 else f"{kib:g} KiB"
+
+
+def describe_machine(cpuinfo: Path = Path("/proc/cpuinfo"),
+                     caches: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> str:
+    """The `processor:` line: the processor's model name, how many logical CPUs, and the first
+    CPU's caches with the CPUs that share each, as Linux reports them (on a VM, what the host
+    lets it see). Rows measured on different machines differ by more than any one change (the
+    k16 run's state fits in one machine's L3 and not in another's), so the output names which
+    machine it came from. Parts Linux does not report are said to be unknown, never an error."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        text = ""
+    models = re.findall(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    cpus = len(re.findall(r"^processor\s*:", text, re.MULTILINE))
+    name = models[0].strip() if models else "unknown processor"
+    line = f"processor: {name}, {plural(cpus, 'logical CPU')}" if cpus else f"processor: {name}"
+    found = []
+    for index in sorted(caches.glob("index*")):
+        try:
+            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
+            shared = (index / "shared_cpu_list").read_text().strip()
+        except OSError:
+            continue
+        label = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
+        found.append(f"{label} {kib_text(size)} (CPUs {shared})")
+    return f"{line}; caches: {', '.join(found)}" if found else f"{line}; caches: unknown"
 
 
 @dataclass
@@ -338,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = check_args(args)
         verdicts: list[Verdict] = []
+        print(describe_machine())
         if args.only != "k16":
             say(f"ls256: slacknet compare {args.ls256_scenario} --repeat {runs}...")
             found, table = measure_ls256(args.ls256_scenario, args.out, runs, args.htsim, say, ns3_dir=args.ns3_dir)

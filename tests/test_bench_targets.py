@@ -216,3 +216,29 @@ def test_ls256_through_compare_with_fake_peers(tmp_path: Path, monkeypatch: pyte
     htsim, ns3 = verdicts
     assert htsim.target == "ls256 on tiny.json: >= 5x faster than htsim" and "vs 2 s (median of 3)" in htsim.measured
     assert "vs 60 s (median of 3)" in ns3.measured and ns3.holds in ("yes", "no")
+
+
+def test_the_output_names_the_machine(tmp_path: Path) -> None:
+    # The processor and each cache with the CPUs sharing it, from files as Linux writes them; what
+    # is missing or unreadable is "unknown", never an error.
+    t = targets_module()
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n\nprocessor\t: 1\nmodel name\t: Example CPU 9000\n")
+    caches = tmp_path / "cache"
+    for i, (level, kind, size, shared) in enumerate([(1, "Data", "48K", "0"), (2, "Unified", "2048K", "0"),
+                                                     (3, "Unified", "300M", "0-1")]):
+        d = caches / f"index{i}"
+        d.mkdir(parents=True)
+        for name, value in (("level", level), ("type", kind), ("size", size), ("shared_cpu_list", shared)):
+            (d / name).write_text(f"{value}\n")
+    assert t.describe_machine(cpuinfo, caches) == ("processor: Example CPU 9000, 2 logical CPUs; caches: L1d 48 KiB "
+                                                   "(CPUs 0), L2 2 MiB (CPUs 0), L3 300 MiB (CPUs 0-1)")
+    (caches / "index1" / "size").unlink()  # a cache without its size is left out
+    assert "L2" not in t.describe_machine(cpuinfo, caches)
+    assert t.describe_machine(tmp_path / "none", tmp_path / "none") == "processor: unknown processor; caches: unknown"
+    assert [t.kib_text(x) for x in ("48K", "1536K", "300M", "1G", "odd")] == ["48 KiB", "1536 KiB", "300 MiB",
+                                                                             "1024 MiB", "odd"]
+    sim = fake_sim(tmp_path / "sim", [50.0])
+    proc = targets("--only", "k16", "--runs", 1, "--binary", sim, "--k16-scenario", scenario(tmp_path),
+                   "--no-calibration")
+    assert proc.returncode == 0 and proc.stdout.startswith("processor: "), proc.stdout
