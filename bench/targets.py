@@ -64,6 +64,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import platform
 import re
 import shutil
 import statistics
@@ -179,7 +180,8 @@ def describe_machine(cpuinfo: Path = Path("/proc/cpuinfo"),
         text = ""
     models = re.findall(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
     cpus = len(re.findall(r"^processor\s*:", text, re.MULTILINE))
-    name = models[0].strip() if models else "unknown processor"
+    # No "model name" (Linux on Arm, or no /proc): the architecture at least.
+    name = models[0].strip() if models else f"unknown {platform.machine() or 'kind of'} processor"
     line = f"processor: {name}, {plural(cpus, 'logical CPU')}" if cpus else f"processor: {name}"
     found = []
     for index in sorted(caches.glob("index*")):
