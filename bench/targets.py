@@ -42,9 +42,10 @@ How each is measured, and what decides:
   run in 56-60 s two days before). Without a C compiler the line says so and the rest runs;
   `--no-calibration` leaves it out.
 - **Which machine.** The first line, `processor:`, names the processor and its caches as Linux
-  reports them (`/proc/cpuinfo`, `/sys/devices/system/cpu/cpu0/cache`): the k16 run's 80 MB fit
-  in one VM's 300 MiB L3 and not in another's 32 MiB, and the 256 MiB chase above is partly
-  cache-resident on the first, so figures from different machines are read apart.
+  reports them (`/proc/cpuinfo`, `/sys/devices/system/cpu/cpu0/cache`): on 2026-11-29 one VM (AMD,
+  32 MiB L3) ran every simulator in about half the time of another (Intel at 2.1 GHz, a 300 MiB
+  L3 shared with the host's other tenants, where the 256 MiB chase above is partly in the L3),
+  so figures from different machines are read apart.
 - **The median decides.** This machine's speed drifts by 10-20% within minutes, so one run
   decides nothing near a threshold; with R = 3 one outlier run moves the verdict neither way.
 
@@ -171,12 +172,12 @@ def describe_machine(cpuinfo: Path = Path("/proc/cpuinfo"),
                      caches: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> str:
     """The `processor:` line: the processor's model name, how many logical CPUs, and the first
     CPU's caches with the CPUs that share each, as Linux reports them (on a VM, what the host
-    lets it see). Rows measured on different machines differ by more than any one change (the
-    k16 run's state fits in one machine's L3 and not in another's), so the output names which
-    machine it came from. Parts Linux does not report are said to be unknown, never an error."""
+    lets it see). Rows measured on different machines differ by more than any one change (twice
+    the time on one VM as on another, on 2026-11-29), so the output names which machine it
+    came from. Parts Linux does not report are said to be unknown, never an error."""
     try:
         text = cpuinfo.read_text(errors="replace")
-    except OSError:
+    except (OSError, ValueError):
         text = ""
     models = re.findall(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
     cpus = len(re.findall(r"^processor\s*:", text, re.MULTILINE))
@@ -188,7 +189,7 @@ def describe_machine(cpuinfo: Path = Path("/proc/cpuinfo"),
         try:
             level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
             shared = (index / "shared_cpu_list").read_text().strip()
-        except OSError:
+        except (OSError, ValueError):
             continue
         label = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
         found.append(f"{label} {kib_text(size)} (CPUs {shared})")

@@ -236,6 +236,9 @@ def test_the_output_names_the_machine(tmp_path: Path) -> None:
                                                    "(CPUs 0), L2 2 MiB (CPUs 0), L3 300 MiB (CPUs 0-1)")
     (caches / "index1" / "size").unlink()  # a cache without its size is left out
     assert "L2" not in t.describe_machine(cpuinfo, caches)
+    (caches / "index0" / "type").write_bytes(b"\xff\xfe")  # nor is one whose files are not text
+    assert t.describe_machine(cpuinfo, caches) == ("processor: Example CPU 9000, 2 logical CPUs; caches: "
+                                                   "L3 300 MiB (CPUs 0-1)")
     assert t.describe_machine(tmp_path / "none", tmp_path / "none") == (f"processor: unknown {platform.machine()} "
                                                                        "processor; caches: unknown")
     assert [t.kib_text(x) for x in ("48K", "1536K", "300M", "1G", "odd")] == ["48 KiB", "1536 KiB", "300 MiB",
