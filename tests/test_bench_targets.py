@@ -134,20 +134,21 @@ def _comparison(walls: dict[str, float], skipped: dict[str, str] | None = None) 
 
 
 def test_the_machine_is_timed_before_and_after_the_k16_runs(tmp_path: Path) -> None:
-    # A pointer chase over 256 MiB and 256 KiB, built from bench/memlat.c, beside the verdicts.
+    # A pointer chase over 256 MiB, 16 MiB and 256 KiB, built from bench/memlat.c, beside the verdicts.
     sim = fake_sim(tmp_path / "sim", [50.0])
     proc = targets("--only", "k16", "--runs", 1, "--binary", sim, "--k16-scenario", scenario(tmp_path))
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("machine: "))
-    assert re.fullmatch(r"machine: one dependent load \(bench/memlat\.c\) took \d+ ns over 256 MiB, [\d.]+ ns "
-                        r"over 256 KiB before the k16 runs; \d+ ns over 256 MiB, [\d.]+ ns over 256 KiB after", line), line
+    one = r"\d+ ns over 256 MiB, \d+ ns over 16 MiB, [\d.]+ ns over 256 KiB"
+    assert re.fullmatch(rf"machine: one dependent load \(bench/memlat\.c\) took {one} before the k16 runs; {one} after",
+                        line), line
 
 
 def test_the_calibration_measures_or_says_why_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     t = targets_module()
-    got = t.calibrate(memory=(8192, 200_000), cache=(64, 200_000))
+    got = t.calibrate(memory=(8192, 200_000), mid=(1024, 200_000), cache=(64, 200_000))
     assert isinstance(got, t.Calibration), got
-    assert 0 < got.cache_ns < 1e4 and 0 < got.memory_ns < 1e5
+    assert 0 < got.cache_ns < 1e4 and 0 < got.mid_ns < 1e5 and 0 < got.memory_ns < 1e5
     # Built once, rebuilt when the source is newer; a missing compiler is a reason, not a crash.
     src = tmp_path / "memlat.c"
     src.write_text(t.MEMLAT_SRC.read_text())
