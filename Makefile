@@ -62,8 +62,13 @@ test-rust:
 	cargo test -p slacknet-proto --quiet
 	cargo test --workspace --exclude slacknet-py --quiet
 
+## test-python: the Python tests on PYTEST_WORKERS cores (pytest-xdist; each file's tests on one
+## worker, so that a module's fixtures are made once), then those marked realtime (real packets
+## through real sockets, timed) one at a time, with no other test competing for the cores
+PYTEST_WORKERS ?= auto
 test-python:
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not realtime" tests
+	$(PY) -m pytest -q -m realtime tests
 
 ## test-torch: install PyTorch (the torch extra; PyPI's Linux wheel brings its CUDA libraries,
 ## about 5 GB, a minute or two) into $(VENV) and run slacknet.torch's tests, which `make test`
@@ -78,25 +83,27 @@ test-ray: install
 	$(PIP) install --quiet -e ".[test,ml,ray]"
 	$(PY) -m pytest -q tests/test_sweep_cluster.py
 
-## fuzz-smoke: every libFuzzer target (fuzz/) for FUZZ_SMOKE_SECS seconds each, when nightly
-## and cargo-fuzz are installed; otherwise it says so and passes. Either way `test-rust`
-## replays the committed corpus and seeded mutations of it on stable
-## (crates/fuzz-targets/tests/corpus.rs). New inputs go to fuzz/target/corpus/, never into the
-## committed corpus; a crash fails the run and leaves its input in fuzz/artifacts/<target>/.
+## fuzz-smoke: every libFuzzer target (fuzz/) for FUZZ_SMOKE_SECS seconds each, FUZZ_SMOKE_JOBS
+## at a time (one per core), when nightly and cargo-fuzz are installed; otherwise it says so and
+## passes. Either way `test-rust` replays the committed corpus and seeded mutations of it on
+## stable (crates/fuzz-targets/tests/corpus.rs). New inputs go to fuzz/target/corpus/, never into
+## the committed corpus; a crash fails the run (after the other targets' smokes) and leaves its
+## input in fuzz/artifacts/<target>/.
 FUZZ_SMOKE_SECS ?= 8
+FUZZ_SMOKE_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 fuzz-smoke:
 	@if [ "$(FUZZ_SMOKE_SECS)" = 0 ]; then echo "fuzz-smoke: skipped (FUZZ_SMOKE_SECS=0)"; \
 	elif ! cargo +nightly fuzz --version >/dev/null 2>&1; then \
 	  echo "fuzz-smoke: skipped: needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz);" \
 	    "the corpus replay in test-rust ran every target"; \
 	else \
-	  cd fuzz && nice cargo +nightly fuzz build && for t in $$(cargo +nightly fuzz list); do \
-	    mkdir -p target/corpus/$$t && case $$t in scenario_*) dict=-dict=scenario.dict;; *) dict=;; esac && \
+	  cd fuzz && nice cargo +nightly fuzz build && cargo +nightly fuzz list | xargs -n 1 -P $(FUZZ_SMOKE_JOBS) sh -c '\
+	    t=$$0; mkdir -p target/corpus/$$t && case $$t in scenario_*) dict=-dict=scenario.dict;; *) dict=;; esac && \
 	    if nice cargo +nightly fuzz run $$t target/corpus/$$t corpus/$$t -- -max_total_time=$(FUZZ_SMOKE_SECS) \
 	        -timeout=30 $$dict > target/smoke-$$t.log 2>&1; then \
-	      echo "fuzz-smoke: $$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' target/smoke-$$t.log)"; \
-	    else tail -n 40 target/smoke-$$t.log; echo "fuzz-smoke: $$t FAILED (log: fuzz/target/smoke-$$t.log)"; exit 1; fi; \
-	  done; \
+	      echo "fuzz-smoke: $$t: $$(grep -o "Done [0-9]* runs in [0-9]* second(s)" target/smoke-$$t.log)"; \
+	    else tail -n 40 target/smoke-$$t.log; echo "fuzz-smoke: $$t FAILED (log: fuzz/target/smoke-$$t.log)"; exit 1; fi' \
+	  || { echo "fuzz-smoke: FAILED (the lines above name the target)"; exit 1; }; \
 	fi
 
 ## fuzz: one target for a long run, e.g. `make fuzz FUZZ_TARGET=scenario_toml FUZZ_SECS=3600`

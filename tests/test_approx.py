@@ -17,6 +17,9 @@ from slacknet import approx
 from slacknet.approx import ApproxFormatError, MsrController, Sample, pack, unpack
 from slacknet.net import Endpoint, Faults, Job
 
+# Real packets through real sockets, timed: `make test` runs these tests after the others, one at a time.
+pytestmark = pytest.mark.realtime
+
 LOCAL = "127.0.0.1:0"
 
 

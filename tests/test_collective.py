@@ -19,6 +19,9 @@ from slacknet import mltol
 from slacknet.collective import CollectiveError, ParameterServer, RoundReport, Worker
 from slacknet.net import Endpoint, Faults, Received
 
+# Real packets through real sockets, timed: `make test` runs these tests after the others, one at a time.
+pytestmark = pytest.mark.realtime
+
 LOCAL = "127.0.0.1:0"
 
 

@@ -18,6 +18,9 @@ import pytest
 
 from slacknet.net import Endpoint, Faults, Received, TransportError
 
+# Real packets through real sockets, timed: `make test` runs these tests after the others, one at a time.
+pytestmark = pytest.mark.realtime
+
 LOCAL = "127.0.0.1:0"
 
 

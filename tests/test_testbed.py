@@ -17,6 +17,9 @@ import pytest
 
 from slacknet import testbed
 
+# Real packets through real sockets, timed: `make test` runs these tests after the others, one at a time.
+pytestmark = pytest.mark.realtime
+
 REASON = testbed.available()
 needs_netns = pytest.mark.skipif(REASON is not None, reason=f"namespace testbed: {REASON}")
 

@@ -24,6 +24,9 @@ from slacknet.collective import ParameterServer, Worker  # noqa: E402
 from slacknet.net import Endpoint, Faults, Received  # noqa: E402
 from slacknet.torch import BoundedLossState, allreduce_gradients, bounded_loss_hook  # noqa: E402
 
+# Real packets through real sockets, timed: `make test` runs these tests after the others, one at a time.
+pytestmark = pytest.mark.realtime
+
 LOCAL = "127.0.0.1:0"
 torch.set_num_threads(1)
 
