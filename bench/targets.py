@@ -100,8 +100,9 @@ MEMLAT_SRC = ROOT / "bench" / "memlat.c"
 MEMLAT_BIN = ROOT / "target" / "bench" / "memlat"
 #: Buffer sizes (KiB) and dependent loads of the chase: 256 MiB, far beyond any cache here
 #: (about 2 s at 300 ns a load); 16 MiB, within a large shared L3 if one serves this core (0.6 s
-#: at 300 ns; on 2026-11-30 an Intel VM whose sysfs names a 300 MiB L3 took 157 ns over 4 MiB and
-#: 278 ns over 16 MiB: none does there); and 256 KiB, within a core's L2 (0.2 s).
+#: at 300 ns; on 2026-11-30 an Intel VM whose sysfs names a 300 MiB L3 took about 40 ns over 2-4
+#: MiB and 150-170 ns over 8-16 MiB, quiet: none does there beyond a few MiB); and 256 KiB,
+#: within a core's L2 (0.2 s).
 MEMORY_KIB, MEMORY_HOPS = 256 << 10, 5_000_000
 MID_KIB, MID_HOPS = 16 << 10, 2_000_000
 CACHE_KIB, CACHE_HOPS = 256, 50_000_000
@@ -147,8 +148,8 @@ def chase_ns(binary: Path, kib: int, hops: int) -> float:
 def calibrate(memory: tuple[int, int] = (MEMORY_KIB, MEMORY_HOPS),
               mid: tuple[int, int] = (MID_KIB, MID_HOPS),
               cache: tuple[int, int] = (CACHE_KIB, CACHE_HOPS)) -> Calibration | str:
-    """This machine's dependent-load latency over a large and a small buffer, or why not (a
-    string: the calibration is context, never a reason for the benchmark to fail)."""
+    """This machine's dependent-load latency over a large, a middle-sized and a small buffer, or
+    why not (a string: the calibration is context, never a reason for the benchmark to fail)."""
     try:
         binary = build_memlat()
         return Calibration(memory_ns=chase_ns(binary, *memory), mid_ns=chase_ns(binary, *mid),
